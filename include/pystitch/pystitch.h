@@ -1,0 +1,601 @@
+/* pystitch: read perf.data captures, unwind and symbolise their stacks.
+ *
+ * Public API. Conventions (after libbpf):
+ *  - every name starts with ps_; handles are opaque;
+ *  - options structs start with their own size (set .sz = sizeof(opts)) so
+ *    the ABI can grow;
+ *  - functions return 0 or a positive count on success and a negative errno
+ *    value on failure; the handle keeps a one-line message describing the
+ *    last failure (ps_reader_errmsg());
+ *  - the library never prints and never exits; diagnostics go through the
+ *    log callback given in the options.
+ */
+#ifndef PYSTITCH_PYSTITCH_H
+#define PYSTITCH_PYSTITCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PS_VERSION_STRING "0.1.0"
+
+#if defined(__GNUC__) && defined(PS_BUILDING_LIBRARY)
+#define PS_API __attribute__((visibility("default")))
+#else
+#define PS_API
+#endif
+
+enum ps_log_level {
+	PS_LOG_WARN = 0,
+	PS_LOG_INFO = 1,
+	PS_LOG_DEBUG = 2,
+};
+
+typedef void (*ps_log_fn)(void *ctx, enum ps_log_level level, const char *msg);
+
+/* ------------------------------------------------------------------ */
+/* perf.data reader                                                    */
+/* ------------------------------------------------------------------ */
+
+struct ps_reader;
+
+enum ps_order {
+	/* Records in the order they are stored in the file (after
+	 * decompression), as `perf report -D` reads them. */
+	PS_ORDER_FILE = 0,
+	/* perf's delivery order: kernel records are queued and released in
+	 * timestamp order at FINISHED_ROUND barriers; perf's own records
+	 * (type >= 64) are delivered when read. */
+	PS_ORDER_TIME = 1,
+};
+
+struct ps_reader_opts {
+	size_t sz;		/* sizeof(struct ps_reader_opts) */
+	enum ps_order order;
+	/* Stop at a damaged record without failing: everything before it
+	 * is delivered and ps_reader_next() returns 0 (a warning is logged
+	 * and ps_reader_stats() records the offset). */
+	bool force;
+	/* Upper bound on memory held by the timestamp queue, in bytes;
+	 * 0 means the default (256 MiB). When it is exceeded, half of the
+	 * queue is released early, as perf does. */
+	size_t max_queue_bytes;
+	ps_log_fn log;
+	void *log_ctx;
+};
+
+/* Open a capture. path "-" reads standard input (file or pipe format).
+ * On failure the return value is a negative errno and *out still holds a
+ * handle whose ps_reader_errmsg() says what went wrong (or NULL when even
+ * that could not be allocated); close it with ps_reader_close(). */
+PS_API int ps_reader_open(const char *path, const struct ps_reader_opts *opts,
+		   struct ps_reader **out);
+/* Same, on an already open descriptor; name is used in messages. The
+ * reader does not close fd. */
+PS_API int ps_reader_open_fd(int fd, const char *name,
+		      const struct ps_reader_opts *opts, struct ps_reader **out);
+PS_API void ps_reader_close(struct ps_reader *reader);
+PS_API const char *ps_reader_errmsg(const struct ps_reader *reader);
+PS_API const char *ps_reader_path(const struct ps_reader *reader);
+
+/* ---- header facts -------------------------------------------------- */
+
+struct ps_attr {
+	/* struct perf_event_attr fields, host byte order */
+	uint32_t type;
+	uint32_t size;		/* attr.size as stored (0 means 64) */
+	uint64_t config;
+	uint64_t sample_period; /* or sample_freq when freq is set */
+	uint64_t sample_type;
+	uint64_t read_format;
+	uint64_t flags;		/* the bitfield word: disabled, inherit, ... */
+	uint32_t wakeup_events;
+	uint32_t bp_type;
+	uint64_t config1;
+	uint64_t config2;
+	uint64_t branch_sample_type;
+	uint64_t sample_regs_user;
+	uint32_t sample_stack_user;
+	int32_t clockid;
+	uint64_t sample_regs_intr;
+	uint32_t aux_watermark;
+	uint16_t sample_max_stack;
+	uint32_t aux_sample_size;
+	uint64_t sig_data;
+	uint64_t config3;
+
+	/* from the ids section, HEADER_ATTR or EVENT_DESC */
+	const char *name;	/* event name, e.g. "cpu-clock:ppp"; never NULL */
+	size_t nr_ids;
+	const uint64_t *ids;
+
+	/* derived */
+	unsigned index;		/* position in the attr list */
+	size_t id_pos;		/* u64 index of the id in a sample, or SIZE_MAX */
+	size_t is_pos;		/* u64 index of the id from the end of a trailer */
+	size_t id_hdr_size;	/* bytes of the sample_id trailer */
+};
+
+/* attr.flags bits we use */
+#define PS_ATTR_FREQ (1ULL << 10)
+#define PS_ATTR_SAMPLE_ID_ALL (1ULL << 18)
+#define PS_ATTR_EXCLUDE_CALLCHAIN_USER (1ULL << 22)
+
+struct ps_build_id {
+	uint16_t misc;		/* cpumode of the DSO */
+	int32_t pid;
+	uint8_t size;		/* valid bytes of id (20 when not recorded) */
+	uint8_t id[20];
+	const char *filename;
+};
+
+struct ps_string_list {
+	size_t nr;
+	const char *const *items;
+};
+
+/* Decoded header features. Strings are NULL when the feature is absent. */
+struct ps_features {
+	uint64_t present[4];	/* feature bits as in the file */
+	const char *hostname;
+	const char *osrelease;
+	const char *version;
+	const char *arch;
+	const char *cpudesc;
+	const char *cpuid;
+	bool has_nrcpus;
+	uint32_t nr_cpus_available, nr_cpus_online;
+	bool has_total_mem;
+	uint64_t total_mem_kb;
+	struct ps_string_list cmdline;
+	size_t nr_build_ids;
+	const struct ps_build_id *build_ids;
+	bool has_clockid;
+	uint64_t clockid_res_ns;
+	bool has_clock_data;
+	uint32_t clock_data_version, clock_data_clockid;
+	uint64_t clock_wall_ns, clock_clockid_ns;
+	bool has_compressed;
+	uint32_t comp_version, comp_type, comp_level, comp_ratio, comp_mmap_len;
+	bool has_sample_time;
+	uint64_t first_sample_time, last_sample_time;
+	bool has_tracing_data;
+	uint64_t tracing_data_size;
+	size_t tracing_nr_events;	/* event formats libtraceevent parsed */
+	struct ps_string_list cpu_topology_sibling_cores;
+	struct ps_string_list cpu_topology_sibling_threads;
+	size_t nr_pmu_mappings;
+	const uint32_t *pmu_types;
+	const char *const *pmu_names;
+	bool branch_stack;
+	bool is_stat;
+	bool has_dir_format;
+	uint64_t dir_format_version;
+};
+
+/* Feature bit numbers as in perf's header.h. */
+enum ps_feature {
+	PS_FEAT_TRACING_DATA = 1,
+	PS_FEAT_BUILD_ID = 2,
+	PS_FEAT_HOSTNAME = 3,
+	PS_FEAT_OSRELEASE = 4,
+	PS_FEAT_VERSION = 5,
+	PS_FEAT_ARCH = 6,
+	PS_FEAT_NRCPUS = 7,
+	PS_FEAT_CPUDESC = 8,
+	PS_FEAT_CPUID = 9,
+	PS_FEAT_TOTAL_MEM = 10,
+	PS_FEAT_CMDLINE = 11,
+	PS_FEAT_EVENT_DESC = 12,
+	PS_FEAT_CPU_TOPOLOGY = 13,
+	PS_FEAT_NUMA_TOPOLOGY = 14,
+	PS_FEAT_BRANCH_STACK = 15,
+	PS_FEAT_PMU_MAPPINGS = 16,
+	PS_FEAT_GROUP_DESC = 17,
+	PS_FEAT_AUXTRACE = 18,
+	PS_FEAT_STAT = 19,
+	PS_FEAT_CACHE = 20,
+	PS_FEAT_SAMPLE_TIME = 21,
+	PS_FEAT_MEM_TOPOLOGY = 22,
+	PS_FEAT_CLOCKID = 23,
+	PS_FEAT_DIR_FORMAT = 24,
+	PS_FEAT_BPF_PROG_INFO = 25,
+	PS_FEAT_BPF_BTF = 26,
+	PS_FEAT_COMPRESSED = 27,
+	PS_FEAT_CPU_PMU_CAPS = 28,
+	PS_FEAT_CLOCK_DATA = 29,
+	PS_FEAT_HYBRID_TOPOLOGY = 30,
+	PS_FEAT_PMU_CAPS = 31,
+	PS_FEAT_LAST = 32,
+};
+PS_API const char *ps_feature_name(unsigned bit);
+
+PS_API bool ps_reader_is_pipe(const struct ps_reader *reader);
+PS_API bool ps_reader_is_swapped(const struct ps_reader *reader);
+PS_API uint64_t ps_reader_data_offset(const struct ps_reader *reader);
+PS_API uint64_t ps_reader_data_size(const struct ps_reader *reader);
+PS_API size_t ps_reader_nr_attrs(const struct ps_reader *reader);
+PS_API const struct ps_attr *ps_reader_attr(const struct ps_reader *reader, size_t index);
+/* Features known so far. In pipe mode they arrive as records, so they are
+ * complete only once the stream has been read (ps_reader_next() == 0). */
+PS_API const struct ps_features *ps_reader_features(const struct ps_reader *reader);
+/* The libtraceevent handle built from TRACING_DATA (struct tep_handle *),
+ * or NULL. Owned by the reader. */
+PS_API void *ps_reader_tep(const struct ps_reader *reader);
+
+/* ---- events -------------------------------------------------------- */
+
+/* perf's own record types (type >= 64), as in tools/lib/perf/include/perf/event.h */
+enum ps_user_record_type {
+	PS_RECORD_HEADER_ATTR = 64,
+	PS_RECORD_HEADER_EVENT_TYPE = 65,
+	PS_RECORD_HEADER_TRACING_DATA = 66,
+	PS_RECORD_HEADER_BUILD_ID = 67,
+	PS_RECORD_FINISHED_ROUND = 68,
+	PS_RECORD_ID_INDEX = 69,
+	PS_RECORD_AUXTRACE_INFO = 70,
+	PS_RECORD_AUXTRACE = 71,
+	PS_RECORD_AUXTRACE_ERROR = 72,
+	PS_RECORD_THREAD_MAP = 73,
+	PS_RECORD_CPU_MAP = 74,
+	PS_RECORD_STAT_CONFIG = 75,
+	PS_RECORD_STAT = 76,
+	PS_RECORD_STAT_ROUND = 77,
+	PS_RECORD_EVENT_UPDATE = 78,
+	PS_RECORD_TIME_CONV = 79,
+	PS_RECORD_HEADER_FEATURE = 80,
+	PS_RECORD_COMPRESSED = 81,
+	PS_RECORD_FINISHED_INIT = 82,
+	PS_RECORD_COMPRESSED2 = 83,
+	PS_RECORD_BPF_METADATA = 84,
+	PS_RECORD_SCHEDSTAT_CPU = 85,
+	PS_RECORD_SCHEDSTAT_DOMAIN = 86,
+	PS_RECORD_TYPE_MAX = 87,
+};
+/* Kernel record types newer than Linux 6.1's headers. */
+#define PS_RECORD_CALLCHAIN_DEFERRED 22
+
+/* Record type name as perf spells it ("PERF_RECORD_SAMPLE"), or NULL. */
+PS_API const char *ps_record_type_name(uint32_t type);
+
+/* The sample_id trailer of non-sample records (and the equivalent fields
+ * of samples). has_* flags tell which fields were present. */
+struct ps_sample_id {
+	bool has_tid, has_time, has_id, has_stream_id, has_cpu;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t id;
+	uint64_t stream_id;
+	uint32_t cpu;
+};
+
+struct ps_read_value {
+	uint64_t value;
+	uint64_t id;
+	uint64_t lost;
+};
+
+struct ps_read_data {
+	uint64_t time_enabled, time_running;
+	size_t nr;		/* 1 unless PERF_FORMAT_GROUP */
+	const struct ps_read_value *values;
+};
+
+struct ps_branch_entry {
+	uint64_t from, to, flags;
+};
+
+struct ps_regs {
+	uint64_t abi;		/* 0: no registers */
+	uint64_t mask;
+	size_t nr;
+	const uint64_t *regs;	/* host order, in increasing bit order of mask */
+};
+
+struct ps_sample {
+	uint64_t sample_type;
+	uint64_t identifier;	/* PERF_SAMPLE_IDENTIFIER */
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t addr;
+	uint64_t id;
+	uint64_t stream_id;
+	uint32_t cpu, cpu_res;
+	uint64_t period;
+	struct ps_read_data read;
+	size_t callchain_nr;
+	const uint64_t *callchain; /* host order */
+	uint32_t raw_size;
+	const uint8_t *raw;	/* tracepoint payload, as recorded */
+	size_t branch_nr;
+	bool has_branch_hw_idx;
+	uint64_t branch_hw_idx;
+	const struct ps_branch_entry *branches;
+	struct ps_regs regs_user;
+	uint64_t stack_size;	/* bytes reserved in the record */
+	uint64_t stack_dyn_size;	/* bytes actually copied, <= stack_size */
+	const uint8_t *stack_data;	/* starts at the user SP */
+	uint64_t weight;	/* PERF_SAMPLE_WEIGHT, or WEIGHT_STRUCT's var1 */
+	uint16_t weight_var2, weight_var3; /* WEIGHT_STRUCT only */
+	uint64_t data_src;
+	uint64_t transaction;
+	struct ps_regs regs_intr;
+	uint64_t phys_addr;
+	uint64_t cgroup;
+	uint64_t data_page_size;
+	uint64_t code_page_size;
+	uint64_t aux_size;
+	const uint8_t *aux_data;
+};
+
+struct ps_record_mmap {
+	uint32_t pid, tid;
+	uint64_t start, len, pgoff;
+	/* MMAP2 only */
+	bool has_build_id;	/* PERF_RECORD_MISC_MMAP_BUILD_ID */
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint8_t build_id_size;
+	uint8_t build_id[20];
+	uint32_t prot, flags;
+	const char *filename;	/* NUL-terminated, within the record */
+};
+
+struct ps_record_comm {
+	uint32_t pid, tid;
+	const char *comm;
+};
+
+struct ps_record_fork {	/* FORK and EXIT */
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+
+struct ps_record_lost {
+	uint64_t id, lost;
+};
+
+struct ps_record_throttle {	/* THROTTLE and UNTHROTTLE */
+	uint64_t time, id, stream_id;
+};
+
+struct ps_record_read {
+	uint32_t pid, tid;
+	struct ps_read_data values;
+};
+
+struct ps_record_aux {
+	uint64_t aux_offset, aux_size, flags;
+};
+
+struct ps_record_itrace_start {
+	uint32_t pid, tid;
+};
+
+struct ps_record_switch {	/* SWITCH and SWITCH_CPU_WIDE */
+	bool cpu_wide;
+	uint32_t next_prev_pid, next_prev_tid;
+};
+
+struct ps_record_namespaces {
+	uint32_t pid, tid;
+	uint64_t nr_namespaces;
+	size_t nr;		/* entries decoded (bounded by the record) */
+	const uint64_t *dev_ino;	/* nr pairs: dev, inode (host order) */
+};
+
+struct ps_record_ksymbol {
+	uint64_t addr;
+	uint32_t len;
+	uint16_t ksym_type, flags;
+	const char *name;
+};
+
+struct ps_record_bpf_event {
+	uint16_t type, flags;
+	uint32_t id;
+	uint8_t tag[8];
+};
+
+struct ps_record_cgroup {
+	uint64_t id;
+	const char *path;
+};
+
+struct ps_record_text_poke {
+	uint64_t addr;
+	uint16_t old_len, new_len;
+	const uint8_t *bytes;	/* old_len + new_len bytes */
+};
+
+struct ps_record_aux_output_hw_id {
+	uint64_t hw_id;
+};
+
+struct ps_record_callchain_deferred {
+	uint64_t cookie;
+	size_t nr;
+	const uint64_t *ips;
+};
+
+struct ps_record_id_index_entry {
+	uint64_t id, idx, cpu, tid;
+};
+
+struct ps_record_id_index {
+	uint64_t nr;
+	const struct ps_record_id_index_entry *entries;
+};
+
+struct ps_record_thread_map_entry {
+	uint64_t pid;
+	char comm[16];
+};
+
+struct ps_record_thread_map {
+	uint64_t nr;
+	const struct ps_record_thread_map_entry *entries;
+};
+
+struct ps_record_cpu_map {
+	/* the map as a list of cpus, decoded from any of perf's encodings */
+	uint16_t encoding;	/* 0 cpus, 1 mask, 2 range */
+	size_t nr;
+	const uint32_t *cpus;
+	bool any_cpu;		/* range encoding with the "any cpu" flag */
+};
+
+struct ps_record_build_id {
+	int32_t pid;
+	uint8_t size;
+	uint8_t id[20];
+	const char *filename;
+};
+
+struct ps_record_attr {
+	const struct ps_attr *attr;	/* the attr as registered */
+};
+
+struct ps_record_tracing_data {
+	uint32_t size;		/* payload bytes that follow the record */
+};
+
+struct ps_record_event_update {
+	uint64_t type;		/* 0 unit, 1 scale, 2 name, 3 cpus */
+	uint64_t id;
+	const char *text;	/* unit or name */
+	double scale;
+};
+
+struct ps_record_time_conv {
+	uint64_t time_shift, time_mult, time_zero;
+	bool has_cycles;
+	uint64_t time_cycles, time_mask;
+	uint8_t cap_user_time_zero, cap_user_time_short;
+};
+
+struct ps_record_feature {
+	uint64_t feat_id;
+};
+
+struct ps_record_auxtrace_info {
+	uint32_t type;
+};
+
+struct ps_record_auxtrace {
+	uint64_t size, offset, reference;
+	uint32_t idx, tid, cpu;
+};
+
+struct ps_record_auxtrace_error {
+	uint32_t type, code, cpu, pid, tid, fmt;
+	uint64_t ip, time;
+	const char *msg;
+	uint32_t machine_pid, vcpu;
+};
+
+struct ps_record_stat_config {
+	uint64_t nr;
+};
+
+struct ps_record_stat {
+	uint64_t id;
+	uint32_t cpu, thread;
+	uint64_t val, ena, run;
+};
+
+struct ps_record_stat_round {
+	uint64_t type, time;
+};
+
+struct ps_record_compressed {
+	uint64_t data_size;	/* compressed bytes in the record */
+};
+
+struct ps_event {
+	uint32_t type;
+	uint16_t misc;
+	uint16_t size;		/* record size as stored (header included) */
+	/* Offset of the record in the input: the file offset in file mode,
+	 * the stream offset after the pipe header in pipe mode. A record
+	 * that came out of a COMPRESSED record carries the offset of that
+	 * COMPRESSED record, as perf reports it, and from_compressed. */
+	uint64_t offset;
+	bool from_compressed;
+	/* Extra payload that followed the record outside its size
+	 * (HEADER_TRACING_DATA, AUXTRACE). */
+	uint64_t payload_size;
+	const uint8_t *raw;	/* the record bytes as stored (file byte order) */
+	/* The attr the record belongs to (for samples and records with a
+	 * sample_id trailer), or NULL when it cannot be told. */
+	const struct ps_attr *attr;
+	struct ps_sample_id sample_id;	/* trailer of non-sample records */
+	/* Timestamp used for ordering: sample time, trailer time, or
+	 * UINT64_MAX when the record has none. */
+	uint64_t timestamp;
+	union {
+		struct ps_sample sample;
+		struct ps_record_mmap mmap;	/* MMAP and MMAP2 */
+		struct ps_record_comm comm;
+		struct ps_record_fork fork;	/* FORK and EXIT */
+		struct ps_record_lost lost;	/* LOST and LOST_SAMPLES (id 0) */
+		struct ps_record_throttle throttle;
+		struct ps_record_read read;
+		struct ps_record_aux aux;
+		struct ps_record_itrace_start itrace_start;
+		struct ps_record_switch context_switch;
+		struct ps_record_namespaces namespaces;
+		struct ps_record_ksymbol ksymbol;
+		struct ps_record_bpf_event bpf_event;
+		struct ps_record_cgroup cgroup;
+		struct ps_record_text_poke text_poke;
+		struct ps_record_aux_output_hw_id aux_output_hw_id;
+		struct ps_record_callchain_deferred callchain_deferred;
+		struct ps_record_attr header_attr;
+		struct ps_record_tracing_data tracing_data;
+		struct ps_record_build_id build_id;
+		struct ps_record_id_index id_index;
+		struct ps_record_auxtrace_info auxtrace_info;
+		struct ps_record_auxtrace auxtrace;
+		struct ps_record_auxtrace_error auxtrace_error;
+		struct ps_record_thread_map thread_map;
+		struct ps_record_cpu_map cpu_map;
+		struct ps_record_stat_config stat_config;
+		struct ps_record_stat stat;
+		struct ps_record_stat_round stat_round;
+		struct ps_record_event_update event_update;
+		struct ps_record_time_conv time_conv;
+		struct ps_record_feature feature;
+		struct ps_record_compressed compressed;
+	} u;
+};
+
+/* Read the next event. Returns 1 and sets *event (valid until the next
+ * call), 0 at the end, or a negative errno (message: ps_reader_errmsg()).
+ * With PS_ORDER_FILE every record is delivered, COMPRESSED and
+ * FINISHED_ROUND included, followed by the records unpacked from each
+ * COMPRESSED record. With PS_ORDER_TIME, COMPRESSED records are not
+ * delivered (only their contents), as perf script sees them. */
+PS_API int ps_reader_next(struct ps_reader *reader, const struct ps_event **event);
+
+struct ps_reader_stats {
+	uint64_t nr_records[PS_RECORD_TYPE_MAX];	/* by type, all records read */
+	uint64_t nr_unknown_type;	/* records of a type this reader does not know */
+	uint64_t nr_skipped;	/* known but not decoded: counted, skipped by size */
+	uint64_t nr_unordered;	/* delivered after a later timestamp */
+	uint64_t nr_decompressed_bytes;
+	bool damaged;		/* --force stopped at a damaged record */
+	uint64_t damaged_offset;
+};
+PS_API const struct ps_reader_stats *ps_reader_stats(const struct ps_reader *reader);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PYSTITCH_PYSTITCH_H */
