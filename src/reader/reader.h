@@ -11,6 +11,7 @@
 
 #include "pystitch/pystitch.h"
 #include "base/arena.h"
+#include "base/cursor.h"
 
 struct ZSTD_DCtx_s;
 
@@ -115,7 +116,9 @@ struct ps_reader {
 		scratch_regs_intr, scratch_read, scratch_misc, scratch_record;
 	/* a user record held back until a flush completes */
 	bool pending_round;
+	bool pending_round_compressed;
 	uint64_t pending_round_offset;
+	uint8_t pending_round_bytes[8];
 
 	struct ps_reader_stats stats;
 	bool warned_unknown;

@@ -1,0 +1,362 @@
+/* Event attributes: decoding perf_event_attr of any size and byte order,
+ * the id -> attr map, and the id positions perf uses to tell which event
+ * a record belongs to (evlist__event2evsel in perf).
+ */
+#include "reader/reader.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cursor.h"
+#include "reader/perf_format.h"
+
+static uint8_t reverse_bits(uint8_t b)
+{
+	b = (uint8_t)((b & 0xf0) >> 4 | (b & 0x0f) << 4);
+	b = (uint8_t)((b & 0xcc) >> 2 | (b & 0x33) << 2);
+	b = (uint8_t)((b & 0xaa) >> 1 | (b & 0x55) << 1);
+	return b;
+}
+
+int ps_attr_parse(struct ps_reader *r, const uint8_t *data, size_t size, uint64_t offset,
+		  struct ps_attr *out, size_t *consumed)
+{
+	struct ps_cursor c = ps_cursor_make(data, size, r->swap);
+	uint8_t known[PS_ATTR_SIZE_KNOWN];
+	uint32_t attr_size;
+
+	memset(out, 0, sizeof(*out));
+	ps_cursor_u32(&c);
+	attr_size = ps_cursor_u32(&c);
+	if (!ps_cursor_ok(&c))
+		return ps_reader_fail_at(r, -EINVAL, offset, 0, "attr: truncated (%zu bytes)", size);
+	if (attr_size == 0)
+		attr_size = PS_ATTR_SIZE_VER0;
+	if (attr_size < PS_ATTR_SIZE_VER0 || attr_size > PS_ATTR_SIZE_MAX || (attr_size & 7))
+		return ps_reader_fail_at(r, -EINVAL, offset + 4, 0, "attr: size %u is invalid",
+					 attr_size);
+	if (attr_size > size)
+		return ps_reader_fail_at(r, -EINVAL, offset + 4, 0,
+					 "attr: size %u larger than the %zu bytes that hold it",
+					 attr_size, size);
+	/* copy what this reader knows; newer fields stay zero, unknown
+	 * trailing fields are skipped */
+	memset(known, 0, sizeof(known));
+	memcpy(known, data, attr_size < sizeof(known) ? attr_size : sizeof(known));
+	c = ps_cursor_make(known, sizeof(known), r->swap);
+
+	out->type = ps_cursor_u32(&c);
+	out->size = ps_cursor_u32(&c);
+	out->config = ps_cursor_u64(&c);
+	out->sample_period = ps_cursor_u64(&c);
+	out->sample_type = ps_cursor_u64(&c);
+	out->read_format = ps_cursor_u64(&c);
+	{
+		/* The bitfield word: in a file of the other byte order each
+		 * byte holds its bits in reverse (perf's swap_bitfield). */
+		const uint8_t *b = ps_cursor_take(&c, 8);
+		uint64_t flags = 0;
+		for (int i = 0; i < 8; i++) {
+			uint8_t v = r->swap ? reverse_bits(b[i]) : b[i];
+			flags |= (uint64_t)v << (8 * i);
+		}
+		out->flags = flags;
+	}
+	out->wakeup_events = ps_cursor_u32(&c);
+	out->bp_type = ps_cursor_u32(&c);
+	out->config1 = ps_cursor_u64(&c);
+	out->config2 = ps_cursor_u64(&c);
+	out->branch_sample_type = ps_cursor_u64(&c);
+	out->sample_regs_user = ps_cursor_u64(&c);
+	out->sample_stack_user = ps_cursor_u32(&c);
+	out->clockid = (int32_t)ps_cursor_u32(&c);
+	out->sample_regs_intr = ps_cursor_u64(&c);
+	out->aux_watermark = ps_cursor_u32(&c);
+	out->sample_max_stack = ps_cursor_u16(&c);
+	ps_cursor_u16(&c);
+	out->aux_sample_size = ps_cursor_u32(&c);
+	ps_cursor_u32(&c);
+	out->sig_data = ps_cursor_u64(&c);
+	out->config3 = ps_cursor_u64(&c);
+	out->size = attr_size;
+	*consumed = attr_size;
+	return 0;
+}
+
+/* ---- id map ------------------------------------------------------- */
+
+static size_t id_hash(uint64_t id, size_t cap)
+{
+	id ^= id >> 33;
+	id *= 0xff51afd7ed558ccdULL;
+	id ^= id >> 33;
+	return (size_t)id & (cap - 1);
+}
+
+static int id_map_grow(struct ps_id_map *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 64;
+	uint64_t *ids = calloc(cap, sizeof(*ids));
+	uint32_t *idx = malloc(cap * sizeof(*idx));
+	if (!ids || !idx) {
+		free(ids);
+		free(idx);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < cap; i++)
+		idx[i] = UINT32_MAX;
+	for (size_t i = 0; i < m->cap; i++) {
+		if (m->attr_index[i] == UINT32_MAX)
+			continue;
+		size_t h = id_hash(m->ids[i], cap);
+		while (idx[h] != UINT32_MAX)
+			h = (h + 1) & (cap - 1);
+		ids[h] = m->ids[i];
+		idx[h] = m->attr_index[i];
+	}
+	free(m->ids);
+	free(m->attr_index);
+	m->ids = ids;
+	m->attr_index = idx;
+	m->cap = cap;
+	return 0;
+}
+
+static int id_map_put(struct ps_id_map *m, uint64_t id, uint32_t index)
+{
+	size_t h;
+	if ((m->used + 1) * 2 > m->cap && id_map_grow(m))
+		return -ENOMEM;
+	h = id_hash(id, m->cap);
+	while (m->attr_index[h] != UINT32_MAX) {
+		if (m->ids[h] == id) {
+			m->attr_index[h] = index; /* a later attr claims the id */
+			return 0;
+		}
+		h = (h + 1) & (m->cap - 1);
+	}
+	m->ids[h] = id;
+	m->attr_index[h] = index;
+	m->used++;
+	return 0;
+}
+
+const struct ps_attr *ps_attrs_find_id(const struct ps_reader *r, uint64_t id)
+{
+	const struct ps_id_map *m = &r->id_map;
+	size_t h;
+	if (!m->cap)
+		return NULL;
+	h = id_hash(id, m->cap);
+	while (m->attr_index[h] != UINT32_MAX) {
+		if (m->ids[h] == id)
+			return &r->attrs[m->attr_index[h]];
+		h = (h + 1) & (m->cap - 1);
+	}
+	return NULL;
+}
+
+/* ---- names -------------------------------------------------------- */
+
+static const char *const hw_names[] = {
+	"cycles", "instructions", "cache-references", "cache-misses", "branches",
+	"branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend",
+	"ref-cycles",
+};
+static const char *const sw_names[] = {
+	"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations",
+	"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy",
+	"bpf-output", "cgroup-switches",
+};
+
+/* The name perf would give an event that no EVENT_DESC or EVENT_UPDATE
+ * names: enough for the common types. */
+static const char *default_name(struct ps_reader *r, const struct ps_attr *attr)
+{
+	char buf[64];
+	if (attr->type == PERF_TYPE_HARDWARE &&
+	    attr->config < sizeof(hw_names) / sizeof(hw_names[0]))
+		return hw_names[attr->config];
+	if (attr->type == PERF_TYPE_SOFTWARE &&
+	    attr->config < sizeof(sw_names) / sizeof(sw_names[0]))
+		return sw_names[attr->config];
+	snprintf(buf, sizeof(buf), "unknown-%u:%#" PRIx64, attr->type, attr->config);
+	const char *s = ps_arena_strndup(&r->arena, buf, sizeof(buf));
+	return s ? s : "unknown";
+}
+
+void ps_attrs_set_name(struct ps_reader *r, struct ps_attr *attr, const char *name)
+{
+	const char *copy = ps_arena_strndup(&r->arena, name, 4096);
+	if (copy)
+		attr->name = copy;
+}
+
+/* ---- the attr list ------------------------------------------------ */
+
+int ps_attrs_add(struct ps_reader *r, const struct ps_attr *attr, const uint64_t *ids,
+		 size_t nr_ids, uint64_t offset)
+{
+	struct ps_attr *a;
+	uint64_t *copy = NULL;
+
+	if (r->nr_attrs >= PS_MAX_ATTRS)
+		return ps_reader_fail_at(r, -EINVAL, offset, 0, "more than %u attrs", PS_MAX_ATTRS);
+	if (r->nr_attrs == r->cap_attrs) {
+		/* ps_attr pointers handed out stay valid only within one
+		 * ps_reader_next() call when attrs arrive as records */
+		size_t cap = r->cap_attrs ? r->cap_attrs * 2 : 8;
+		struct ps_attr *na = realloc(r->attrs, cap * sizeof(*na));
+		if (!na)
+			return ps_reader_fail(r, -ENOMEM, "out of memory");
+		r->attrs = na;
+		r->cap_attrs = cap;
+	}
+	if (nr_ids) {
+		copy = ps_arena_alloc(&r->arena, nr_ids * sizeof(*copy));
+		if (!copy)
+			return ps_reader_fail(r, -ENOMEM, "out of memory");
+		memcpy(copy, ids, nr_ids * sizeof(*copy));
+	}
+	a = &r->attrs[r->nr_attrs];
+	*a = *attr;
+	a->index = (unsigned)r->nr_attrs;
+	a->ids = copy;
+	a->nr_ids = nr_ids;
+	a->name = default_name(r, a);
+	for (size_t i = 0; i < nr_ids; i++)
+		if (id_map_put(&r->id_map, ids[i], a->index))
+			return ps_reader_fail(r, -ENOMEM, "out of memory");
+	r->nr_attrs++;
+	r->attrs_dirty = true;
+	return ps_attrs_finish(r, offset);
+}
+
+static size_t calc_id_pos(uint64_t t)
+{
+	size_t idx = 0;
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		return 0;
+	if (!(t & PERF_SAMPLE_ID))
+		return SIZE_MAX;
+	idx += !!(t & PERF_SAMPLE_IP);
+	idx += !!(t & PERF_SAMPLE_TID);
+	idx += !!(t & PERF_SAMPLE_TIME);
+	idx += !!(t & PERF_SAMPLE_ADDR);
+	return idx;
+}
+
+static size_t calc_is_pos(uint64_t t)
+{
+	size_t idx = 1;
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		return 1;
+	if (!(t & PERF_SAMPLE_ID))
+		return SIZE_MAX;
+	idx += !!(t & PERF_SAMPLE_CPU);
+	idx += !!(t & PERF_SAMPLE_STREAM_ID);
+	return idx;
+}
+
+static size_t calc_id_hdr_size(const struct ps_attr *a)
+{
+	uint64_t t = a->sample_type;
+	size_t n = 0;
+	if (!(a->flags & PS_ATTR_SAMPLE_ID_ALL))
+		return 0;
+	n += (t & PERF_SAMPLE_TID) ? 8 : 0;
+	n += (t & PERF_SAMPLE_TIME) ? 8 : 0;
+	n += (t & PERF_SAMPLE_ID) ? 8 : 0;
+	n += (t & PERF_SAMPLE_STREAM_ID) ? 8 : 0;
+	n += (t & PERF_SAMPLE_CPU) ? 8 : 0;
+	n += (t & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
+	return n;
+}
+
+int ps_attrs_finish(struct ps_reader *r, uint64_t offset)
+{
+	for (size_t i = 0; i < r->nr_attrs; i++) {
+		struct ps_attr *a = &r->attrs[i];
+		a->id_pos = calc_id_pos(a->sample_type);
+		a->is_pos = calc_is_pos(a->sample_type);
+		a->id_hdr_size = calc_id_hdr_size(a);
+	}
+	if (r->nr_attrs) {
+		r->common_id_pos = r->attrs[0].id_pos;
+		r->common_is_pos = r->attrs[0].is_pos;
+	}
+	/* perf refuses event lists whose ids sit at different places, since
+	 * it could not tell which event a record belongs to */
+	for (size_t i = 1; i < r->nr_attrs; i++) {
+		const struct ps_attr *a = &r->attrs[i];
+		if (a->id_pos != r->common_id_pos || a->is_pos != r->common_is_pos)
+			return ps_reader_fail_at(r, -EINVAL, offset, 0,
+						 "attr %zu: sample_type %#" PRIx64
+						 " puts the event id elsewhere than attr 0's %#" PRIx64,
+						 i, a->sample_type, r->attrs[0].sample_type);
+	}
+	r->attrs_dirty = false;
+	return 0;
+}
+
+void ps_attrs_free(struct ps_reader *r)
+{
+	free(r->attrs);
+	free(r->id_map.ids);
+	free(r->id_map.attr_index);
+	r->attrs = NULL;
+	r->nr_attrs = r->cap_attrs = 0;
+}
+
+static uint64_t read_u64_at(const struct ps_reader *r, const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return r->swap ? __builtin_bswap64(v) : v;
+}
+
+/* Which attr a sample belongs to: the id at id_pos, as perf finds it. */
+const struct ps_attr *ps_attr_for_sample(const struct ps_reader *r, const uint8_t *raw,
+					  size_t size)
+{
+	size_t n = (size - 8) / 8;
+	uint64_t id;
+
+	if (r->nr_attrs == 0)
+		return NULL;
+	if (r->nr_attrs == 1)
+		return &r->attrs[0];
+	if (r->common_id_pos == SIZE_MAX || r->common_id_pos >= n)
+		return NULL;
+	id = read_u64_at(r, raw + 8 + r->common_id_pos * 8);
+	if (id == 0) /* synthesized records carry id 0 */
+		return &r->attrs[0];
+	return ps_attrs_find_id(r, id);
+}
+
+/* Which attr a non-sample record belongs to, from its trailer. */
+const struct ps_attr *ps_attr_for_trailer(const struct ps_reader *r, const uint8_t *raw,
+					   size_t size)
+{
+	size_t n = (size - 8) / 8;
+	uint64_t id;
+
+	if (r->nr_attrs == 0)
+		return NULL;
+	if (r->nr_attrs == 1 || !(r->attrs[0].flags & PS_ATTR_SAMPLE_ID_ALL))
+		return &r->attrs[0];
+	if (r->common_is_pos == SIZE_MAX)
+		return &r->attrs[0];
+	if (r->common_is_pos > n)
+		return NULL;
+	id = read_u64_at(r, raw + 8 + (n - r->common_is_pos) * 8);
+	/* Synthesized records carry id 0. An id no attr lists still has a
+	 * trailer of the common layout (perf requires one), so read it with
+	 * the first attr rather than drop the record. */
+	const struct ps_attr *a = id ? ps_attrs_find_id(r, id) : NULL;
+	return a ? a : &r->attrs[0];
+}
