@@ -35,6 +35,7 @@ int ps_cmd_dump(struct ps_cli *cli, int argc, char **argv)
 	};
 	enum ps_order order = PS_ORDER_TIME;
 	struct ps_strbuf out = PS_STRBUF_INIT;
+	struct ps_dump_state state;
 	struct ps_reader *reader;
 	const struct ps_event *event;
 	int status = PS_EXIT_OK, opt, ret;
@@ -69,13 +70,14 @@ int ps_cmd_dump(struct ps_cli *cli, int argc, char **argv)
 	reader = ps_cli_open(cli, order, &status);
 	if (!reader)
 		return status;
+	ps_dump_state_init(&state);
 	while ((ret = ps_reader_next(reader, &event)) > 0) {
-		ps_dump_event(&out, reader, event);
+		ps_dump_event(&out, &state, reader, event);
 		if (out.len > (1u << 16) && !ps_strbuf_flush(&out, stdout))
 			break;
 	}
 	if (ret == 0)
-		ps_dump_stats(&out, reader);
+		ps_dump_stats(&out, &state, reader);
 	if (!ps_strbuf_flush(&out, stdout) || fflush(stdout) != 0) {
 		ps_cli_error(cli, "dump: cannot write output");
 		status = PS_EXIT_USAGE;
@@ -84,6 +86,7 @@ int ps_cmd_dump(struct ps_cli *cli, int argc, char **argv)
 		ps_cli_error(cli, "%s", ps_reader_errmsg(reader));
 		status = ps_cli_status(ret);
 	}
+	ps_dump_state_release(&state);
 	ps_strbuf_release(&out);
 	ps_reader_close(reader);
 	return status;

@@ -2,6 +2,9 @@
  * `perf report --header-only`). */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "output/output.h"
@@ -70,7 +73,12 @@ int ps_cmd_info(struct ps_cli *cli, int argc, char **argv)
 			return ps_cli_status(ret);
 		}
 	}
-	ps_info_print(&out, reader);
+	/* perf shows the file's modification time as "captured on" */
+	struct stat st;
+	time_t captured_on = 0;
+	if (strcmp(cli->input, "-") == 0 ? fstat(0, &st) == 0 : stat(cli->input, &st) == 0)
+		captured_on = st.st_mtime;
+	ps_info_print(&out, reader, captured_on);
 	if (!ps_strbuf_flush(&out, stdout) || fflush(stdout) != 0) {
 		ps_cli_error(cli, "info: cannot write output");
 		status = PS_EXIT_USAGE;

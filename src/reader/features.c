@@ -122,12 +122,15 @@ static int out_of_memory(struct feature_section *s)
  * since perf would use it too. */
 static int read_string(struct feature_section *s, const char **out)
 {
+	const uint8_t *start = s->c.p;
 	uint32_t len = ps_cursor_u32(&s->c);
 	const uint8_t *bytes = ps_cursor_take(&s->c, len);
 	char *copy;
 
-	if (!bytes)
+	if (!bytes) {
+		s->c.p = start; /* report the string's length field */
 		return section_truncated(s);
+	}
 	copy = ps_arena_strndup(&s->r->arena, (const char *)bytes, len);
 	if (!copy)
 		return out_of_memory(s);

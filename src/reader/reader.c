@@ -786,17 +786,6 @@ static int next_time_order(struct ps_reader *r, const struct ps_event **event)
 		ret = deliver_queued(r, event);
 		if (ret)
 			return ret;
-		if (r->pending_round) {
-			/* the FINISHED_ROUND that triggered the flush comes after it */
-			r->pending_round = false;
-			ret = decode(r, r->pending_round_bytes, 8, r->pending_round_offset,
-				     r->pending_round_compressed, 0);
-			if (ret > 0)
-				*event = &r->event;
-			if (ret)
-				return ret;
-			continue;
-		}
 		if (r->queue.final)
 			return 0;
 
@@ -818,18 +807,15 @@ static int next_time_order(struct ps_reader *r, const struct ps_event **event)
 			continue;
 		}
 		if (rec.type == PS_RECORD_FINISHED_ROUND) {
-			/* perf flushes up to the previous round's high-water mark and
-			 * only moves the mark when something was queued. */
+			/* perf flushes up to the previous round's high-water mark
+			 * and only moves the mark when something was queued. The
+			 * round itself is delivered first, as perf reports it when
+			 * read, and the flushed records follow. */
 			if (r->queue.nr) {
 				r->queue.flushing = true;
 				r->queue.flush_limit = r->queue.next_flush;
 				r->queue.next_flush = r->queue.max_timestamp;
 			}
-			r->pending_round = true;
-			r->pending_round_offset = rec.offset;
-			r->pending_round_compressed = rec.from_compressed;
-			memcpy(r->pending_round_bytes, rec.bytes, 8);
-			continue;
 		}
 		if (rec.type >= PS_RECORD_HEADER_ATTR) {
 			ret = deliver_now(r, &rec, event);

@@ -114,11 +114,6 @@ struct ps_reader {
 	struct ps_event event;
 	struct ps_scratch scratch_callchain, scratch_branch, scratch_regs_user,
 		scratch_regs_intr, scratch_read, scratch_misc, scratch_record;
-	/* a user record held back until a flush completes */
-	bool pending_round;
-	bool pending_round_compressed;
-	uint64_t pending_round_offset;
-	uint8_t pending_round_bytes[8];
 
 	struct ps_reader_stats stats;
 	bool warned_unknown;

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Install what building and testing pystitch needs on Debian 12 (bookworm).
+# Sourced by scripts/demo and scripts/test; safe to run again.
+set -euo pipefail
+
+PYSTITCH_DEB_PACKAGES=(
+	build-essential autoconf automake libtool pkg-config make
+	libdw-dev libelf-dev libtraceevent-dev libcapstone-dev libzstd-dev check
+	linux-perf gawk python3 zstd
+	clang libclang-rt-dev clang-format cppcheck
+)
+
+pystitch_install_deps() {
+	local sudo=""
+	if [ "$(id -u)" -ne 0 ]; then
+		command -v sudo >/dev/null || { echo "deps: run as root or install sudo" >&2; return 1; }
+		sudo="sudo"
+	fi
+	local missing=()
+	for p in "${PYSTITCH_DEB_PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	done
+	if [ "${#missing[@]}" -gt 0 ]; then
+		echo "deps: installing ${missing[*]}" >&2
+		$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+	fi
+}
+
+# Configure and build in the given directory (default: the source tree).
+pystitch_build() {
+	local top builddir
+	top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	builddir=${1:-$top}
+	shift || true
+	(cd "$top" && { [ -x configure ] || autoreconf -fi >/dev/null; })
+	mkdir -p "$builddir"
+	(cd "$builddir" && { [ -f Makefile ] || "$top/configure" -q "$@"; } && make -s -j"$(nproc)")
+}

@@ -1,0 +1,86 @@
+/* Session model: the threads and address spaces of a capture, kept as
+ * they were at the time of the event being processed. Events must be fed
+ * in perf's delivery order (PS_ORDER_TIME). Follows perf's rules for
+ * thread creation, comm inheritance and map overlap.
+ */
+#ifndef PS_SESSION_SESSION_H
+#define PS_SESSION_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pystitch/pystitch.h"
+
+/* A mapped object, shared by every map of it. `user` lets the consumer
+ * (symbols, unwinder) hang its own per-object state here. */
+struct ps_mapped_object {
+	char *name;		/* as recorded: a path, "[vdso]", "//anon", ... */
+	bool has_build_id;
+	uint8_t build_id_size;
+	uint8_t build_id[20];
+	bool kernel;		/* [kernel.kallsyms] and kernel modules */
+	void *user;
+	struct ps_mapped_object *next;	/* registry chain */
+};
+
+struct ps_map {
+	uint64_t start, end;	/* [start, end) */
+	uint64_t pgoff;
+	uint32_t prot, flags;
+	struct ps_mapped_object *object;
+};
+
+/* The address space of one process: maps sorted by start, never
+ * overlapping. `generation` changes whenever the set changes, so caches
+ * keyed on it (the unwinder's Dwfl) know when to rebuild. */
+struct ps_process {
+	int32_t pid;
+	struct ps_map *maps;
+	size_t nr_maps, cap_maps;
+	uint64_t generation;
+	void *user;		/* consumer state (unwinder) */
+	void (*user_free)(void *user);
+	struct ps_process *next;
+};
+
+struct ps_thread {
+	int32_t pid, tid, ppid;
+	char *comm;		/* ":tid" until a COMM names it */
+	bool comm_set;
+	struct ps_thread *next;
+};
+
+struct ps_session;
+
+int ps_session_new(struct ps_session **out);
+void ps_session_free(struct ps_session *session);
+
+/* Apply COMM, FORK, EXIT, MMAP, MMAP2 (other records are ignored).
+ * Returns 0 or -ENOMEM. */
+int ps_session_process_event(struct ps_session *session, const struct ps_event *event);
+
+/* The thread perf would find for (pid, tid), created as perf creates it
+ * when it has not been seen. NULL only when out of memory. */
+struct ps_thread *ps_session_thread(struct ps_session *session, int32_t pid, int32_t tid);
+/* The address space of a process (created empty when unknown). */
+struct ps_process *ps_session_process(struct ps_session *session, int32_t pid);
+/* The kernel's address space (maps recorded with pid -1). */
+struct ps_process *ps_session_kernel(struct ps_session *session);
+
+const struct ps_map *ps_process_find_map(const struct ps_process *process, uint64_t addr);
+
+/* Object registry: the same name and build-id give the same object. */
+struct ps_mapped_object *ps_session_object(struct ps_session *session, const char *name,
+					   const uint8_t *build_id, uint8_t build_id_size);
+/* Walk every object, e.g. to free consumer state. */
+void ps_session_for_each_object(struct ps_session *session,
+				 void (*fn)(void *ctx, struct ps_mapped_object *object), void *ctx);
+/* Build-ids recorded in the BUILD_ID feature, for objects whose MMAP2
+ * carried none. The features must outlive the session. */
+void ps_session_set_features(struct ps_session *session, const struct ps_features *features);
+
+/* Lowest address of kernel space on x86-64. */
+#define PS_KERNEL_START 0xffff800000000000ULL
+
+#endif /* PS_SESSION_SESSION_H */
