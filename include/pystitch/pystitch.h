@@ -594,6 +594,79 @@ struct ps_reader_stats {
 };
 PS_API const struct ps_reader_stats *ps_reader_stats(const struct ps_reader *reader);
 
+/* ------------------------------------------------------------------ */
+/* Stacks: samples with their symbolised call stacks                   */
+/* ------------------------------------------------------------------ */
+
+struct ps_session;
+
+struct ps_session_opts {
+	size_t sz;		/* sizeof(struct ps_session_opts) */
+	bool force;		/* see ps_reader_opts.force */
+	const char *symfs;	/* look up every recorded path under this directory */
+	const char *buildid_dir;	/* perf's build-id cache; NULL: $HOME/.debug */
+	const char *kallsyms;	/* kernel symbols from this file */
+	const char *vmlinux;	/* kernel symbols from this ELF */
+	bool no_inline;		/* no inline frames */
+	bool srcline;		/* fill ps_frame.srcline */
+	/* Unwind as perf built with libdw does instead of matching Debian's
+	 * perf (libunwind), which at stacks cut off by the stack-copy limit
+	 * adds a bogus ffffffffffffffff frame and loses the last real one. */
+	bool libdw_unwind;
+	unsigned max_stack;	/* frames per stack part; 0: 127 as perf */
+	bool no_callchain;	/* only the sampled IP (perf script -G) */
+	/* Which samples to deliver; empty lists and a zero range select all.
+	 * Filtered samples are not unwound. */
+	const int32_t *pids;
+	size_t nr_pids;
+	const int32_t *tids;
+	size_t nr_tids;
+	const char *const *comms;
+	size_t nr_comms;
+	const int32_t *cpus;
+	size_t nr_cpus;
+	uint64_t time_start, time_end;	/* inclusive, ns; 0: open */
+	ps_log_fn log;
+	void *log_ctx;
+};
+
+struct ps_frame {
+	/* The address as perf script prints it: relative to the object's
+	 * file for user code (a return address minus one for callers in
+	 * DWARF mode), the raw address for kernel and unmapped code. */
+	uint64_t addr;
+	const char *sym;	/* NULL: [unknown] */
+	uint64_t symoff;
+	const char *dso;	/* NULL: [unknown] */
+	bool inlined;
+	bool kernel;
+	const char *srcline;	/* with opts.srcline, else NULL */
+};
+
+struct ps_stack {
+	const struct ps_event *event;	/* the PERF_RECORD_SAMPLE */
+	const struct ps_sample *sample;
+	const struct ps_attr *attr;
+	const char *comm;	/* the thread's name at the sample's time */
+	/* The event records call chains (PERF_SAMPLE_CALLCHAIN): frames is
+	 * the stack, leaf first. Otherwise frames[0] is the sampled IP
+	 * (printed raw). */
+	bool has_callchain;
+	size_t nr_frames;
+	const struct ps_frame *frames;
+};
+
+/* Open a capture for stacks. Same conventions as ps_reader_open(). */
+PS_API int ps_session_open(const char *path, const struct ps_session_opts *opts,
+			   struct ps_session **out);
+PS_API void ps_session_close(struct ps_session *session);
+PS_API const char *ps_session_errmsg(const struct ps_session *session);
+/* The reader underneath (header facts, features, stats). */
+PS_API struct ps_reader *ps_session_reader(const struct ps_session *session);
+/* The next sample that passes the filters, in perf's order, with its
+ * stack (valid until the next call). 1, 0 at the end, or -errno. */
+PS_API int ps_session_next(struct ps_session *session, const struct ps_stack **stack);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,6 +29,7 @@ struct ps_reader *ps_cli_open(const struct ps_cli *cli, enum ps_order order, int
 /* Map a library error to an exit status. */
 int ps_cli_status(int err);
 
+int ps_cmd_script(struct ps_cli *cli, int argc, char **argv);
 int ps_cmd_dump(struct ps_cli *cli, int argc, char **argv);
 int ps_cmd_info(struct ps_cli *cli, int argc, char **argv);
 

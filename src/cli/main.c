@@ -10,11 +10,13 @@
 #include <string.h>
 
 static const char usage_text[] =
-	"usage: pystitch <command> [options]\n"
+	"usage: pystitch [<command>] [options]\n"
 	"\n"
 	"Read a perf.data capture made by `perf record`.\n"
 	"\n"
 	"commands:\n"
+	"  script  print every sample with its stack, as perf script does (the default:\n"
+	"          `pystitch -i perf.data` is `pystitch script -i perf.data`)\n"
 	"  info    print the capture's header and features (like perf report --header-only)\n"
 	"  dump    print every record (like perf report -D), then counts per record type\n"
 	"\n"
@@ -85,10 +87,8 @@ int main(int argc, char **argv)
 	if (strcmp(base, "perf-pystitch") == 0)
 		cli.program = "perf pystitch";
 
-	if (argc < 2) {
-		fputs(usage_text, stderr);
-		return PS_EXIT_USAGE;
-	}
+	if (argc < 2)
+		return ps_cmd_script(&cli, argc, argv);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		fputs(usage_text, stdout);
@@ -98,6 +98,10 @@ int main(int argc, char **argv)
 		printf("pystitch %s\n", PS_VERSION_STRING);
 		return PS_EXIT_OK;
 	}
+	if (strcmp(argv[1], "script") == 0)
+		return ps_cmd_script(&cli, argc - 1, argv + 1);
+	if (argv[1][0] == '-')
+		return ps_cmd_script(&cli, argc, argv);
 	if (strcmp(argv[1], "dump") == 0)
 		return ps_cmd_dump(&cli, argc - 1, argv + 1);
 	if (strcmp(argv[1], "info") == 0)

@@ -1,6 +1,5 @@
-/* `pystitch dump`: one block of text per record in the format of perf 6.1's
- * `perf report -D` (its summary line without the timestamp, then the detail
- * lines perf's tools print), and the closing statistics. Samples are
+/* `pystitch dump`: each record as perf 6.1's `perf report -D` prints it (the summary line
+ * without its timestamp, then perf's detail lines), and the closing statistics. Samples are
  * printed by dump_sample.c. */
 #include "output/dump_priv.h"
 
@@ -69,7 +68,8 @@ static bool grow_read_slots(struct ps_dump_state *st)
 
 		if (!st->read_slots[i].used)
 			continue;
-		for (j = slot_index(st->read_slots[i].id, cap); slots[j].used; j = (j + 1) & (cap - 1))
+		for (j = slot_index(st->read_slots[i].id, cap); slots[j].used;
+		     j = (j + 1) & (cap - 1))
 			;
 		slots[j] = st->read_slots[i];
 	}
@@ -81,8 +81,8 @@ static bool grow_read_slots(struct ps_dump_state *st)
 
 /* The slot of a sample id, created on first sight; NULL when no event owns
  * the id (perf counts those as unknown ids and delivers nothing). */
-static struct ps_dump_read_slot *read_slot(struct ps_dump_state *st,
-					   const struct ps_reader *reader, uint64_t id)
+static struct ps_dump_read_slot *read_slot(struct ps_dump_state *st, const struct ps_reader *reader,
+                                           uint64_t id)
 {
 	const struct ps_attr *owner = NULL;
 	size_t i;
@@ -109,9 +109,10 @@ static struct ps_dump_read_slot *read_slot(struct ps_dump_state *st,
 		st->failed = true;
 		return NULL;
 	}
-	for (i = slot_index(id, st->read_cap); st->read_slots[i].used; i = (i + 1) & (st->read_cap - 1))
+	for (i = slot_index(id, st->read_cap); st->read_slots[i].used;
+	     i = (i + 1) & (st->read_cap - 1))
 		;
-	st->read_slots[i] = (struct ps_dump_read_slot){id, 0, owner->index, true};
+	st->read_slots[i] = (struct ps_dump_read_slot){ id, 0, owner->index, true };
 	st->read_used++;
 	return &st->read_slots[i];
 }
@@ -120,7 +121,7 @@ static struct ps_dump_read_slot *read_slot(struct ps_dump_state *st,
  * splits the sample into one per read value and counts it for the value's
  * event when that counter moved since its last sample. */
 static void count_sample(struct ps_dump_state *st, const struct ps_reader *reader,
-			 const struct ps_event *event)
+                         const struct ps_event *event)
 {
 	const struct ps_attr *attr = event->attr;
 	const struct ps_read_data *rd = &event->u.sample.read;
@@ -172,7 +173,7 @@ static void cpu_list_flush(struct cpu_list *cl)
 		ps_strbuf_addf(cl->out, "%s%d", cl->first ? "" : ",", cl->start);
 	else
 		ps_strbuf_addf(cl->out, "%s%d-%d", cl->first ? "" : ",", cl->start,
-			       cl->start + cl->len - 1);
+		               cl->start + cl->len - 1);
 	cl->first = false;
 	cl->open = false;
 }
@@ -199,17 +200,17 @@ static int cpu_value(uint32_t cpu)
  * 24, which the decoded event does not expose: read the three encodings
  * (list of u16, bitmask of u32 or u64 words, range) from the raw bytes. */
 static void print_raw_cpu_map(struct ps_strbuf *out, const struct ps_reader *reader,
-			      const struct ps_event *ev, size_t off)
+                              const struct ps_event *ev, size_t off)
 {
-	struct cpu_list cl = {out, false, true, 0, 0};
+	struct cpu_list cl = { out, false, true, 0, 0 };
 	uint16_t type = ps_dump_raw_u16(reader, ev, off);
 
-	if (type == 0) {	/* PERF_CPU_MAP__CPUS */
+	if (type == 0) { /* PERF_CPU_MAP__CPUS */
 		uint16_t nr = ps_dump_raw_u16(reader, ev, off + 2);
 
 		for (size_t i = 0; i < nr && off + 6 + 2 * i <= ev->size; i++)
 			cpu_list_add(&cl, cpu_value(ps_dump_raw_u16(reader, ev, off + 4 + 2 * i)));
-	} else if (type == 1) {	/* PERF_CPU_MAP__MASK */
+	} else if (type == 1) { /* PERF_CPU_MAP__MASK */
 		uint16_t nr = ps_dump_raw_u16(reader, ev, off + 2);
 		uint16_t long_size = ps_dump_raw_u16(reader, ev, off + 4);
 		size_t base = long_size == 8 ? off + 10 : off + 6;
@@ -220,13 +221,13 @@ static void print_raw_cpu_map(struct ps_strbuf *out, const struct ps_reader *rea
 		}
 		for (size_t i = 0; i < nr && base + long_size * (i + 1) <= ev->size; i++) {
 			uint64_t word = long_size == 8 ? ps_dump_raw_u64(reader, ev, base + 8 * i)
-						       : ps_dump_raw_u32(reader, ev, base + 4 * i);
+			                               : ps_dump_raw_u32(reader, ev, base + 4 * i);
 
 			for (unsigned bit = 0; bit < 64; bit++)
 				if (word & (1ULL << bit))
 					cpu_list_add(&cl, (int)(bit + i * long_size * 8));
 		}
-	} else if (type == 2) {	/* PERF_CPU_MAP__RANGE_CPUS */
+	} else if (type == 2) { /* PERF_CPU_MAP__RANGE_CPUS */
 		uint8_t any = off + 3 <= ev->size && ev->raw ? ev->raw[off + 2] : 0;
 		uint16_t first = ps_dump_raw_u16(reader, ev, off + 4);
 		uint16_t last = ps_dump_raw_u16(reader, ev, off + 6);
@@ -252,26 +253,26 @@ static void print_mmap(struct ps_strbuf *out, const struct ps_event *ev)
 	const struct ps_record_mmap *m = &ev->u.mmap;
 
 	ps_strbuf_addf(out, " %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: %c %s\n",
-		       (int32_t)m->pid, (int32_t)m->tid, m->start, m->len, m->pgoff,
-		       (ev->misc & PERF_RECORD_MISC_MMAP_DATA) ? 'r' : 'x', m->filename);
+	               (int32_t)m->pid, (int32_t)m->tid, m->start, m->len, m->pgoff,
+	               (ev->misc & PERF_RECORD_MISC_MMAP_DATA) ? 'r' : 'x', m->filename);
 }
 
 static void print_mmap2(struct ps_strbuf *out, const struct ps_event *ev)
 {
 	const struct ps_record_mmap *m = &ev->u.mmap;
 	char prot[5] = {
-		(m->prot & 1) ? 'r' : '-',	/* PROT_READ */
-		(m->prot & 2) ? 'w' : '-',	/* PROT_WRITE */
-		(m->prot & 4) ? 'x' : '-',	/* PROT_EXEC */
-		(m->flags & 1) ? 's' : 'p',	/* MAP_SHARED */
+		(m->prot & 1) ? 'r' : '-', /* PROT_READ */
+		(m->prot & 2) ? 'w' : '-', /* PROT_WRITE */
+		(m->prot & 4) ? 'x' : '-', /* PROT_EXEC */
+		(m->flags & 1) ? 's' : 'p', /* MAP_SHARED */
 		0,
 	};
 
 	ps_strbuf_addf(out, " %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64, (int32_t)m->pid,
-		       (int32_t)m->tid, m->start, m->len, m->pgoff);
+	               (int32_t)m->tid, m->start, m->len, m->pgoff);
 	if (ev->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 		size_t n = m->build_id_size < sizeof(m->build_id) ? m->build_id_size
-								  : sizeof(m->build_id);
+		                                                  : sizeof(m->build_id);
 
 		ps_strbuf_addstr(out, " <");
 		for (size_t i = 0; i < n; i++)
@@ -279,43 +280,43 @@ static void print_mmap2(struct ps_strbuf *out, const struct ps_event *ev)
 		ps_strbuf_addch(out, '>');
 	} else {
 		ps_strbuf_addf(out, " %02x:%02x %" PRIu64 " %" PRIu64, m->maj, m->min, m->ino,
-			       m->ino_generation);
+		               m->ino_generation);
 	}
 	ps_strbuf_addf(out, "]: %s %s\n", prot, m->filename);
 }
 
 static void print_namespaces(struct ps_strbuf *out, const struct ps_record_namespaces *ns)
 {
-	static const char *const names[] = {"net", "uts", "ipc", "pid", "user", "mnt", "cgroup"};
+	static const char *const names[] = { "net", "uts", "ipc", "pid", "user", "mnt", "cgroup" };
 	uint32_t nr = (uint32_t)ns->nr_namespaces;
 
 	ps_strbuf_addf(out, " %d/%d - nr_namespaces: %u\n\t\t[", (int32_t)ns->pid, (int32_t)ns->tid,
-		       nr);
+	               nr);
 	/* only the entries the record really holds are printed */
 	for (uint32_t i = 0; i < nr && i < ns->nr; i++) {
 		if (i && i % 4 == 0)
 			ps_strbuf_addstr(out, "\n\t\t ");
 		ps_strbuf_addf(out, "%u/%s: %" PRIu64 "/%#" PRIx64 "%s", i,
-			       i < sizeof(names) / sizeof(names[0]) ? names[i] : "UNKNOWN",
-			       ns->dev_ino[2 * i], ns->dev_ino[2 * i + 1],
-			       i + 1 != nr ? ", " : "]\n");
+		               i < sizeof(names) / sizeof(names[0]) ? names[i] : "UNKNOWN",
+		               ns->dev_ino[2 * i], ns->dev_ino[2 * i + 1],
+		               i + 1 != nr ? ", " : "]\n");
 	}
 }
 
 static void print_switch(struct ps_strbuf *out, const struct ps_event *ev)
 {
 	bool is_out = ev->misc & PERF_RECORD_MISC_SWITCH_OUT;
-	const char *in_out = !is_out ? "IN         "
-			     : !(ev->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? "OUT        "
-										: "OUT preempt";
+	const char *in_out = !is_out                                             ? "IN         "
+	                     : !(ev->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? "OUT        "
+	                                                                         : "OUT preempt";
 
 	if (ev->type == PERF_RECORD_SWITCH) {
 		ps_strbuf_addf(out, " %s\n", in_out);
 		return;
 	}
 	ps_strbuf_addf(out, " %s  %s pid/tid: %5d/%-5d\n", in_out, is_out ? "next" : "prev",
-		       (int32_t)ev->u.context_switch.next_prev_pid,
-		       (int32_t)ev->u.context_switch.next_prev_tid);
+	               (int32_t)ev->u.context_switch.next_prev_pid,
+	               (int32_t)ev->u.context_switch.next_prev_tid);
 }
 
 /* perf also names the kernel symbol at the address when it can load the
@@ -323,7 +324,7 @@ static void print_switch(struct ps_strbuf *out, const struct ps_event *ev)
 static void print_text_poke(struct ps_strbuf *out, const struct ps_record_text_poke *tp)
 {
 	ps_strbuf_addf(out, " %" PRIx64 "  old len %u new len %u\n", tp->addr, tp->old_len,
-		       tp->new_len);
+	               tp->new_len);
 	for (int part = 0; part < 2 && tp->bytes; part++) {
 		const uint8_t *b = tp->bytes + (part ? tp->old_len : 0);
 		size_t len = part ? tp->new_len : tp->old_len;
@@ -342,31 +343,35 @@ static void print_text_poke(struct ps_strbuf *out, const struct ps_record_text_p
  * {value, time_enabled, time_running, id, lost} layout whatever the
  * read_format, so we read them from the raw record the same way. */
 static void print_read(struct ps_strbuf *out, const struct ps_reader *reader,
-		       const struct ps_event *ev)
+                       const struct ps_event *ev)
 {
 	const struct ps_attr *attr = ev->attr;
 	uint64_t rf;
 
 	ps_strbuf_addf(out, ": %d %d %s %" PRIu64 "\n", (int32_t)ev->u.read.pid,
-		       (int32_t)ev->u.read.tid, attr ? attr->name : "unknown",
-		       ps_dump_raw_u64(reader, ev, 16));
+	               (int32_t)ev->u.read.tid, attr ? attr->name : "unknown",
+	               ps_dump_raw_u64(reader, ev, 16));
 	if (!attr)
 		return;
 	rf = attr->read_format;
 	if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED)
-		ps_strbuf_addf(out, "... time enabled : %" PRIu64 "\n", ps_dump_raw_u64(reader, ev, 24));
+		ps_strbuf_addf(out, "... time enabled : %" PRIu64 "\n",
+		               ps_dump_raw_u64(reader, ev, 24));
 	if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING)
-		ps_strbuf_addf(out, "... time running : %" PRIu64 "\n", ps_dump_raw_u64(reader, ev, 32));
+		ps_strbuf_addf(out, "... time running : %" PRIu64 "\n",
+		               ps_dump_raw_u64(reader, ev, 32));
 	if (rf & PERF_FORMAT_ID)
-		ps_strbuf_addf(out, "... id           : %" PRIu64 "\n", ps_dump_raw_u64(reader, ev, 40));
+		ps_strbuf_addf(out, "... id           : %" PRIu64 "\n",
+		               ps_dump_raw_u64(reader, ev, 40));
 	if (rf & PERF_FORMAT_LOST)
-		ps_strbuf_addf(out, "... lost         : %" PRIu64 "\n", ps_dump_raw_u64(reader, ev, 48));
+		ps_strbuf_addf(out, "... lost         : %" PRIu64 "\n",
+		               ps_dump_raw_u64(reader, ev, 48));
 }
 
 /* Not known to perf 6.1; the layout of newer perf's dump is not copied,
  * this prints the cookie and the user callchain. */
 static void print_callchain_deferred(struct ps_strbuf *out,
-				     const struct ps_record_callchain_deferred *cd)
+                                     const struct ps_record_callchain_deferred *cd)
 {
 	ps_strbuf_addf(out, " cookie: %#" PRIx64 "\n... FP chain: nr:%zu\n", cd->cookie, cd->nr);
 	for (size_t i = 0; i < cd->nr; i++)
@@ -378,7 +383,7 @@ static void print_callchain_deferred(struct ps_strbuf *out,
 /* ------------------------------------------------------------------ */
 
 static void print_id_index(struct ps_strbuf *out, const struct ps_reader *reader,
-			   const struct ps_event *ev)
+                           const struct ps_event *ev)
 {
 	const struct ps_record_id_index *ix = &ev->u.id_index;
 	uint64_t room = ev->size > 16 ? ev->size - 16u : 0;
@@ -391,13 +396,14 @@ static void print_id_index(struct ps_strbuf *out, const struct ps_reader *reader
 	for (uint64_t i = 0; i < ix->nr; i++) {
 		const struct ps_record_id_index_entry *e = &ix->entries[i];
 
-		ps_strbuf_addf(out, " ... id: %" PRIu64 "  idx: %" PRIu64 "  cpu: %" PRId64
-				    "  tid: %" PRId64,
-			       e->id, e->idx, (int64_t)e->cpu, (int64_t)e->tid);
+		ps_strbuf_addf(out,
+		               " ... id: %" PRIu64 "  idx: %" PRIu64 "  cpu: %" PRId64
+		               "  tid: %" PRId64,
+		               e->id, e->idx, (int64_t)e->cpu, (int64_t)e->tid);
 		if (second)
 			ps_strbuf_addf(out, "  machine_pid: %" PRId64 "  vcpu: %" PRIu64 "\n",
-				       (int64_t)ps_dump_raw_u64(reader, ev, second_off + 16 * i),
-				       ps_dump_raw_u64(reader, ev, second_off + 16 * i + 8));
+			               (int64_t)ps_dump_raw_u64(reader, ev, second_off + 16 * i),
+			               ps_dump_raw_u64(reader, ev, second_off + 16 * i + 8));
 		else
 			ps_strbuf_addch(out, '\n');
 	}
@@ -414,7 +420,7 @@ static void print_thread_map(struct ps_strbuf *out, const struct ps_record_threa
 
 static void print_cpu_map(struct ps_strbuf *out, const struct ps_record_cpu_map *cm)
 {
-	struct cpu_list cl = {out, false, true, 0, 0};
+	struct cpu_list cl = { out, false, true, 0, 0 };
 
 	ps_strbuf_addstr(out, ": ");
 	/* the range encoding's "any cpu" flag is a leading -1 in perf's map */
@@ -430,7 +436,7 @@ static void print_cpu_map(struct ps_strbuf *out, const struct ps_record_cpu_map 
 /* STAT_CONFIG holds {tag, value} pairs; the decoded event only has their
  * number, so read them from the raw record. */
 static void print_stat_config(struct ps_strbuf *out, const struct ps_reader *reader,
-			      const struct ps_event *ev)
+                              const struct ps_event *ev)
 {
 	uint64_t aggr_mode = 0, scale = 0, interval = 0;
 	uint64_t nr = ev->u.stat_config.nr;
@@ -447,12 +453,12 @@ static void print_stat_config(struct ps_strbuf *out, const struct ps_reader *rea
 			scale = val;
 	}
 	ps_strbuf_addf(out, "\n... aggr_mode %d\n... scale     %d\n... interval  %u\n",
-		       (int)aggr_mode, scale != 0, (unsigned)interval);
+	               (int)aggr_mode, scale != 0, (unsigned)interval);
 	unhandled(out);
 }
 
 static void print_event_update(struct ps_strbuf *out, const struct ps_reader *reader,
-			       const struct ps_event *ev)
+                               const struct ps_event *ev)
 {
 	const struct ps_record_event_update *eu = &ev->u.event_update;
 
@@ -480,15 +486,15 @@ static void print_event_update(struct ps_strbuf *out, const struct ps_reader *re
 static void print_time_conv(struct ps_strbuf *out, const struct ps_record_time_conv *tc)
 {
 	ps_strbuf_addf(out,
-		       "\n... Time Shift      %" PRIu64 "\n... Time Muliplier  %" PRIu64
-		       "\n... Time Zero       %" PRIu64 "\n",
-		       tc->time_shift, tc->time_mult, tc->time_zero);
+	               "\n... Time Shift      %" PRIu64 "\n... Time Muliplier  %" PRIu64
+	               "\n... Time Zero       %" PRIu64 "\n",
+	               tc->time_shift, tc->time_mult, tc->time_zero);
 	if (tc->has_cycles)
 		ps_strbuf_addf(out,
-			       "... Time Cycles     %" PRIu64 "\n... Time Mask       %#" PRIx64
-			       "\n... Cap Time Zero   %d\n... Cap Time Short  %d\n",
-			       tc->time_cycles, tc->time_mask, tc->cap_user_time_zero,
-			       tc->cap_user_time_short);
+		               "... Time Cycles     %" PRIu64 "\n... Time Mask       %#" PRIx64
+		               "\n... Cap Time Zero   %d\n... Cap Time Short  %d\n",
+		               tc->time_cycles, tc->time_mask, tc->cap_user_time_zero,
+		               tc->cap_user_time_short);
 	unhandled(out);
 }
 
@@ -497,7 +503,7 @@ static void print_time_conv(struct ps_strbuf *out, const struct ps_record_time_c
 /* ------------------------------------------------------------------ */
 
 static void print_fields(struct ps_strbuf *out, struct ps_dump_state *st,
-			 const struct ps_reader *reader, const struct ps_event *ev)
+                         const struct ps_reader *reader, const struct ps_event *ev)
 {
 	switch (ev->type) {
 	case PERF_RECORD_SAMPLE:
@@ -512,36 +518,40 @@ static void print_fields(struct ps_strbuf *out, struct ps_dump_state *st,
 		break;
 	case PERF_RECORD_COMM:
 		ps_strbuf_addf(out, "%s: %s:%d/%d\n",
-			       (ev->misc & PERF_RECORD_MISC_COMM_EXEC) ? " exec" : "", ev->u.comm.comm,
-			       (int32_t)ev->u.comm.pid, (int32_t)ev->u.comm.tid);
+		               (ev->misc & PERF_RECORD_MISC_COMM_EXEC) ? " exec" : "",
+		               ev->u.comm.comm, (int32_t)ev->u.comm.pid, (int32_t)ev->u.comm.tid);
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
 		ps_strbuf_addf(out, "(%d:%d):(%d:%d)\n", (int32_t)ev->u.fork.pid,
-			       (int32_t)ev->u.fork.tid, (int32_t)ev->u.fork.ppid,
-			       (int32_t)ev->u.fork.ptid);
+		               (int32_t)ev->u.fork.tid, (int32_t)ev->u.fork.ppid,
+		               (int32_t)ev->u.fork.ptid);
 		break;
 	case PERF_RECORD_LOST:
 		ps_strbuf_addf(out, ": id:%" PRIu64 ": lost:%" PRIu64 "\n", ev->u.lost.id,
-			       ev->u.lost.lost);
+		               ev->u.lost.lost);
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
 		/* the id comes from the sample_id trailer; perf's default is -1 */
 		ps_strbuf_addf(out, ": id:%" PRIu64 ": lost samples :%" PRIu64 "\n",
-			       ev->sample_id.has_id ? ev->sample_id.id : UINT64_MAX, ev->u.lost.lost);
+		               ev->sample_id.has_id ? ev->sample_id.id : UINT64_MAX,
+		               ev->u.lost.lost);
 		break;
 	case PERF_RECORD_READ:
 		print_read(out, reader, ev);
 		break;
 	case PERF_RECORD_AUX:
-		ps_strbuf_addf(out, " offset: %#" PRIx64 " size: %#" PRIx64 " flags: %#" PRIx64 " [%s%s%s]\n",
-			       ev->u.aux.aux_offset, ev->u.aux.aux_size, ev->u.aux.flags,
-			       (ev->u.aux.flags & PERF_AUX_FLAG_TRUNCATED) ? "T" : "",
-			       (ev->u.aux.flags & PERF_AUX_FLAG_OVERWRITE) ? "O" : "",
-			       (ev->u.aux.flags & PERF_AUX_FLAG_PARTIAL) ? "P" : "");
+		ps_strbuf_addf(out,
+		               " offset: %#" PRIx64 " size: %#" PRIx64 " flags: %#" PRIx64
+		               " [%s%s%s]\n",
+		               ev->u.aux.aux_offset, ev->u.aux.aux_size, ev->u.aux.flags,
+		               (ev->u.aux.flags & PERF_AUX_FLAG_TRUNCATED) ? "T" : "",
+		               (ev->u.aux.flags & PERF_AUX_FLAG_OVERWRITE) ? "O" : "",
+		               (ev->u.aux.flags & PERF_AUX_FLAG_PARTIAL) ? "P" : "");
 		break;
 	case PERF_RECORD_ITRACE_START:
-		ps_strbuf_addf(out, " pid: %u tid: %u\n", ev->u.itrace_start.pid, ev->u.itrace_start.tid);
+		ps_strbuf_addf(out, " pid: %u tid: %u\n", ev->u.itrace_start.pid,
+		               ev->u.itrace_start.tid);
 		break;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
@@ -552,15 +562,16 @@ static void print_fields(struct ps_strbuf *out, struct ps_dump_state *st,
 		break;
 	case PERF_RECORD_KSYMBOL:
 		ps_strbuf_addf(out, " addr %" PRIx64 " len %u type %u flags 0x%x name %s\n",
-			       ev->u.ksymbol.addr, ev->u.ksymbol.len, ev->u.ksymbol.ksym_type,
-			       ev->u.ksymbol.flags, ev->u.ksymbol.name);
+		               ev->u.ksymbol.addr, ev->u.ksymbol.len, ev->u.ksymbol.ksym_type,
+		               ev->u.ksymbol.flags, ev->u.ksymbol.name);
 		break;
 	case PERF_RECORD_BPF_EVENT:
 		ps_strbuf_addf(out, " type %u, flags %u, id %u\n", ev->u.bpf_event.type,
-			       ev->u.bpf_event.flags, ev->u.bpf_event.id);
+		               ev->u.bpf_event.flags, ev->u.bpf_event.id);
 		break;
 	case PERF_RECORD_CGROUP:
-		ps_strbuf_addf(out, " cgroup: %" PRIu64 " %s\n", ev->u.cgroup.id, ev->u.cgroup.path);
+		ps_strbuf_addf(out, " cgroup: %" PRIu64 " %s\n", ev->u.cgroup.id,
+		               ev->u.cgroup.path);
 		break;
 	case PERF_RECORD_TEXT_POKE:
 		print_text_poke(out, &ev->u.text_poke);
@@ -577,6 +588,13 @@ static void print_fields(struct ps_strbuf *out, struct ps_dump_state *st,
 	case PS_RECORD_FINISHED_INIT:
 		unhandled(out);
 		break;
+	case PS_RECORD_FINISHED_ROUND:
+		/* when the first event of a file lacks sample_id_all, perf
+		 * reads in file order and leaves rounds to its default stub */
+		if (!ps_reader_is_pipe(reader) && ps_reader_nr_attrs(reader) &&
+		    !(ps_reader_attr(reader, 0)->flags & PS_ATTR_SAMPLE_ID_ALL))
+			unhandled(out);
+		break;
 	case PS_RECORD_ID_INDEX:
 		print_id_index(out, reader, ev);
 		break;
@@ -584,11 +602,12 @@ static void print_fields(struct ps_strbuf *out, struct ps_dump_state *st,
 		ps_strbuf_addf(out, " type: %u\n", ev->u.auxtrace_info.type);
 		break;
 	case PS_RECORD_AUXTRACE:
-		ps_strbuf_addf(out, " size: %#" PRIx64 "  offset: %#" PRIx64 "  ref: %#" PRIx64
-				    "  idx: %u  tid: %d  cpu: %d\n",
-			       ev->u.auxtrace.size, ev->u.auxtrace.offset, ev->u.auxtrace.reference,
-			       ev->u.auxtrace.idx, (int32_t)ev->u.auxtrace.tid,
-			       (int32_t)ev->u.auxtrace.cpu);
+		ps_strbuf_addf(out,
+		               " size: %#" PRIx64 "  offset: %#" PRIx64 "  ref: %#" PRIx64
+		               "  idx: %u  tid: %d  cpu: %d\n",
+		               ev->u.auxtrace.size, ev->u.auxtrace.offset, ev->u.auxtrace.reference,
+		               ev->u.auxtrace.idx, (int32_t)ev->u.auxtrace.tid,
+		               (int32_t)ev->u.auxtrace.cpu);
 		break;
 	case PS_RECORD_THREAD_MAP:
 		print_thread_map(out, &ev->u.thread_map);
@@ -600,15 +619,16 @@ static void print_fields(struct ps_strbuf *out, struct ps_dump_state *st,
 		print_stat_config(out, reader, ev);
 		break;
 	case PS_RECORD_STAT:
-		ps_strbuf_addf(out, "\n... id %" PRIu64 ", cpu %d, thread %d\n"
-				    "... value %" PRIu64 ", enabled %" PRIu64 ", running %" PRIu64 "\n",
-			       ev->u.stat.id, (int32_t)ev->u.stat.cpu, (int32_t)ev->u.stat.thread,
-			       ev->u.stat.val, ev->u.stat.ena, ev->u.stat.run);
+		ps_strbuf_addf(out,
+		               "\n... id %" PRIu64 ", cpu %d, thread %d\n"
+		               "... value %" PRIu64 ", enabled %" PRIu64 ", running %" PRIu64 "\n",
+		               ev->u.stat.id, (int32_t)ev->u.stat.cpu, (int32_t)ev->u.stat.thread,
+		               ev->u.stat.val, ev->u.stat.ena, ev->u.stat.run);
 		unhandled(out);
 		break;
 	case PS_RECORD_STAT_ROUND:
 		ps_strbuf_addf(out, "\n... time %" PRIu64 ", type %s\n", ev->u.stat_round.time,
-			       ev->u.stat_round.type == 1 ? "FINAL" : "INTERVAL");
+		               ev->u.stat_round.type == 1 ? "FINAL" : "INTERVAL");
 		unhandled(out);
 		break;
 	case PS_RECORD_EVENT_UPDATE:
@@ -618,14 +638,14 @@ static void print_fields(struct ps_strbuf *out, struct ps_dump_state *st,
 		print_time_conv(out, &ev->u.time_conv);
 		break;
 	default:
-		/* ATTR, EVENT_TYPE, TRACING_DATA, BUILD_ID, FINISHED_ROUND and
+		/* ATTR, EVENT_TYPE, TRACING_DATA, BUILD_ID and
 		 * FEATURE: `perf report` processes them without printing */
 		break;
 	}
 }
 
-void ps_dump_event(struct ps_strbuf *out, struct ps_dump_state *st,
-		   const struct ps_reader *reader, const struct ps_event *event)
+void ps_dump_event(struct ps_strbuf *out, struct ps_dump_state *st, const struct ps_reader *reader,
+                   const struct ps_event *event)
 {
 	const char *name;
 
@@ -646,7 +666,7 @@ void ps_dump_event(struct ps_strbuf *out, struct ps_dump_state *st,
 }
 
 void ps_dump_stats(struct ps_strbuf *out, const struct ps_dump_state *st,
-		   const struct ps_reader *reader)
+                   const struct ps_reader *reader)
 {
 	const struct ps_reader_stats *stats = ps_reader_stats(reader);
 	const struct ps_features *f = ps_reader_features(reader);
@@ -654,8 +674,9 @@ void ps_dump_stats(struct ps_strbuf *out, const struct ps_dump_state *st,
 	uint64_t total = 0;
 
 	ps_strbuf_addf(out, "\nAggregated stats:%s\n",
-		       auxtrace ? " (excludes AUX area (e.g. instruction trace) decoded / synthesized events)"
-				: "");
+	               auxtrace ? " (excludes AUX area (e.g. instruction trace) decoded / "
+	                          "synthesized events)"
+	                        : "");
 	if (!stats)
 		return;
 	for (unsigned t = 0; t < PS_RECORD_TYPE_MAX; t++)
@@ -671,7 +692,7 @@ void ps_dump_stats(struct ps_strbuf *out, const struct ps_dump_state *st,
 		if (!strncmp(name, "PERF_RECORD_", 12))
 			name += 12;
 		ps_strbuf_addf(out, "%16s events: %10" PRIu64 "  (%4.1f%%)\n", name, n,
-			       100.0 * (double)n / (double)total);
+		               100.0 * (double)n / (double)total);
 	}
 	if (!st)
 		return;
@@ -684,6 +705,7 @@ void ps_dump_stats(struct ps_strbuf *out, const struct ps_dump_state *st,
 		n = st->nr_samples[attr->index];
 		if (!n)
 			continue;
-		ps_strbuf_addf(out, "%s stats:\n%16s events: %10" PRIu64 "\n", attr->name, "SAMPLE", n);
+		ps_strbuf_addf(out, "%s stats:\n%16s events: %10" PRIu64 "\n", attr->name, "SAMPLE",
+		               n);
 	}
 }

@@ -13,13 +13,13 @@
 /* The summary line and detail lines of a PERF_RECORD_SAMPLE, after the
  * "0xOFF [0xSIZE]: PERF_RECORD_SAMPLE" prefix. */
 void ps_dump_sample(struct ps_strbuf *out, const struct ps_reader *reader,
-		    const struct ps_event *event);
+                    const struct ps_event *event);
 
 /* A few records carry fields the decoded event does not expose (or that
  * perf reads at fixed offsets whatever the layout); those are read from
  * event->raw, which is in file byte order. Reads past the record give 0. */
-static inline uint64_t ps_dump_raw_u64(const struct ps_reader *reader,
-				       const struct ps_event *event, size_t off)
+static inline uint64_t ps_dump_raw_u64(const struct ps_reader *reader, const struct ps_event *event,
+                                       size_t off)
 {
 	uint64_t v;
 
@@ -29,8 +29,8 @@ static inline uint64_t ps_dump_raw_u64(const struct ps_reader *reader,
 	return ps_reader_is_swapped(reader) ? __builtin_bswap64(v) : v;
 }
 
-static inline uint32_t ps_dump_raw_u32(const struct ps_reader *reader,
-				       const struct ps_event *event, size_t off)
+static inline uint32_t ps_dump_raw_u32(const struct ps_reader *reader, const struct ps_event *event,
+                                       size_t off)
 {
 	uint32_t v;
 
@@ -40,8 +40,8 @@ static inline uint32_t ps_dump_raw_u32(const struct ps_reader *reader,
 	return ps_reader_is_swapped(reader) ? __builtin_bswap32(v) : v;
 }
 
-static inline uint16_t ps_dump_raw_u16(const struct ps_reader *reader,
-				       const struct ps_event *event, size_t off)
+static inline uint16_t ps_dump_raw_u16(const struct ps_reader *reader, const struct ps_event *event,
+                                       size_t off)
 {
 	uint16_t v;
 

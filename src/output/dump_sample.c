@@ -1,7 +1,5 @@
-/* `pystitch dump` for PERF_RECORD_SAMPLE: the text of perf 6.1's
- * dump_sample() (session.c) after the record name: the "(IP, misc)" line,
- * then callchain, branch stack, registers, user stack, weight, data source,
- * page sizes, transaction and read values, each when sample_type has it. */
+/* `pystitch dump` for PERF_RECORD_SAMPLE: what perf 6.1's dump_sample() prints after the
+ * record name: callchain, branch stack, registers, user stack, weight, data source, reads. */
 #include "output/dump_priv.h"
 
 #include <inttypes.h>
@@ -31,7 +29,7 @@ static enum reg_arch arch_of(const char *arch)
 static const char *recording_arch(const struct ps_reader *reader)
 {
 	const struct ps_features *f = ps_reader_features(reader);
-	static struct utsname uts;	/* perf falls back to the local machine */
+	static struct utsname uts; /* perf falls back to the local machine */
 
 	if (f && f->arch)
 		return f->arch;
@@ -43,23 +41,22 @@ static const char *recording_arch(const struct ps_reader *reader)
 static const char *reg_name(enum reg_arch arch, unsigned id)
 {
 	static const char *const x86[] = {
-		"AX", "BX", "CX", "DX", "SI", "DI", "BP", "SP", "IP", "FLAGS", "CS", "SS",
-		"DS", "ES", "FS", "GS", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15",
+		"AX", "BX", "CX", "DX", "SI", "DI", "BP",  "SP",  "IP",  "FLAGS", "CS",  "SS",
+		"DS", "ES", "FS", "GS", "R8", "R9", "R10", "R11", "R12", "R13",   "R14", "R15",
 	};
 	/* each XMM register takes two ids, both print the same name */
 	static const char *const xmm[] = {
-		"XMM0", "XMM1", "XMM2", "XMM3", "XMM4", "XMM5", "XMM6", "XMM7",
+		"XMM0", "XMM1", "XMM2",  "XMM3",  "XMM4",  "XMM5",  "XMM6",  "XMM7",
 		"XMM8", "XMM9", "XMM10", "XMM11", "XMM12", "XMM13", "XMM14", "XMM15",
 	};
 	static const char *const arm64[] = {
-		"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
-		"x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20",
-		"x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29", "lr",
-		"sp", "pc",
+		"x0",  "x1",  "x2",  "x3",  "x4",  "x5",  "x6",  "x7",  "x8",  "x9",  "x10",
+		"x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21",
+		"x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29", "lr",  "sp",  "pc",
 	};
 	static const char *const arm[] = {
-		"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10",
-		"fp", "ip", "sp", "lr", "pc",
+		"r0", "r1", "r2",  "r3", "r4", "r5", "r6", "r7",
+		"r8", "r9", "r10", "fp", "ip", "sp", "lr", "pc",
 	};
 
 	switch (arch) {
@@ -86,21 +83,21 @@ static const char *reg_name(enum reg_arch arch, unsigned id)
 }
 
 static void print_regs(struct ps_strbuf *out, const char *kind, const struct ps_regs *regs,
-		       enum reg_arch arch)
+                       enum reg_arch arch)
 {
-	static const char *const abi_names[] = {"none", "32-bit", "64-bit"};
+	static const char *const abi_names[] = { "none", "32-bit", "64-bit" };
 	size_t i = 0;
 
 	/* perf prints nothing when the kernel wrote no registers (abi 0) */
 	if (!regs->abi)
 		return;
 	ps_strbuf_addf(out, "... %s regs: mask 0x%" PRIx64 " ABI %s\n", kind, regs->mask,
-		       regs->abi < 3 ? abi_names[regs->abi] : "unknown");
+	               regs->abi < 3 ? abi_names[regs->abi] : "unknown");
 	for (unsigned bit = 0; bit < 64 && i < regs->nr; bit++) {
 		if (!(regs->mask & (1ULL << bit)))
 			continue;
 		ps_strbuf_addf(out, ".... %-5s 0x%016" PRIx64 "\n", reg_name(arch, bit),
-			       regs->regs[i++]);
+		               regs->regs[i++]);
 	}
 }
 
@@ -122,26 +119,26 @@ static void print_lbr_callchain(struct ps_strbuf *out, const struct ps_sample *s
 	ps_strbuf_addf(out, "..... %2d: %016" PRIx64 "\n", (int)kernel_nr, s->branches[0].to);
 	for (i = 0; i < s->branch_nr; i++)
 		ps_strbuf_addf(out, "..... %2d: %016" PRIx64 "\n", (int)(i + kernel_nr + 1),
-			       s->branches[i].from);
+		               s->branches[i].from);
 }
 
 static const char *branch_type_name(uint64_t flags)
 {
 	static const char *const types[16] = {
-		"N/A", "COND", "UNCOND", "IND", "CALL", "IND_CALL", "RET", "SYSCALL",
-		"SYSRET", "COND_CALL", "COND_RET", "ERET", "IRQ", "SERROR", "NO_TX", "",
+		"N/A",    "COND",      "UNCOND",   "IND",  "CALL", "IND_CALL", "RET",   "SYSCALL",
+		"SYSRET", "COND_CALL", "COND_RET", "ERET", "IRQ",  "SERROR",   "NO_TX", "",
 	};
 	/* the names an x86 build of perf 6.1 uses for the extended types */
 	static const char *const new_types[8] = {
-		"FAULT_ALGN", "FAULT_DATA", "FAULT_INST",
-		"ARCH_1", "ARCH_2", "ARCH_3", "ARCH_4", "ARCH_5",
+		"FAULT_ALGN", "FAULT_DATA", "FAULT_INST", "ARCH_1",
+		"ARCH_2",     "ARCH_3",     "ARCH_4",     "ARCH_5",
 	};
 	unsigned type = (unsigned)(flags >> 20) & 0xf;
 	unsigned new_type = (unsigned)(flags >> 26) & 0xf;
 
-	if (type == 0)	/* PERF_BR_UNKNOWN */
+	if (type == 0) /* PERF_BR_UNKNOWN */
 		return "";
-	if (type == 15)	/* PERF_BR_EXTEND_ABI; perf passes NULL to printf past its table */
+	if (type == 15) /* PERF_BR_EXTEND_ABI; perf passes NULL to printf past its table */
 		return new_type < 8 ? new_types[new_type] : "(null)";
 	return types[type];
 }
@@ -150,7 +147,7 @@ static void print_branch_stack(struct ps_strbuf *out, const struct ps_sample *s,
 {
 	/* a call stack of n branches expands to n + 1 frames */
 	ps_strbuf_addf(out, "%s: nr:%zu\n", callstack ? "... branch callstack" : "... branch stack",
-		       s->branch_nr + (callstack ? 1 : 0));
+	               s->branch_nr + (callstack ? 1 : 0));
 	for (size_t i = 0; i < s->branch_nr; i++) {
 		const struct ps_branch_entry *e = &s->branches[i];
 
@@ -158,15 +155,17 @@ static void print_branch_stack(struct ps_strbuf *out, const struct ps_sample *s,
 			/* flags word: mispred:1 predicted:1 in_tx:1 abort:1
 			 * cycles:16 type:4 spec:2 new_type:4 priv:3 reserved:31 */
 			ps_strbuf_addf(out,
-				       "..... %2zu: %016" PRIx64 " -> %016" PRIx64
-				       " %hu cycles %s%s%s%s %x %s\n",
-				       i, e->from, e->to, (unsigned short)((e->flags >> 4) & 0xffff),
-				       (e->flags & 1) ? "M" : " ", (e->flags & 2) ? "P" : " ",
-				       (e->flags & 8) ? "A" : " ", (e->flags & 4) ? "T" : " ",
-				       (unsigned)(e->flags >> 33), branch_type_name(e->flags));
+			               "..... %2zu: %016" PRIx64 " -> %016" PRIx64
+			               " %hu cycles %s%s%s%s %x %s\n",
+			               i, e->from, e->to,
+			               (unsigned short)((e->flags >> 4) & 0xffff),
+			               (e->flags & 1) ? "M" : " ", (e->flags & 2) ? "P" : " ",
+			               (e->flags & 8) ? "A" : " ", (e->flags & 4) ? "T" : " ",
+			               (unsigned)(e->flags >> 33), branch_type_name(e->flags));
 		} else if (i == 0) {
-			ps_strbuf_addf(out, "..... %2zu: %016" PRIx64 "\n..... %2zu: %016" PRIx64 "\n",
-				       i, e->to, i + 1, e->from);
+			ps_strbuf_addf(out,
+			               "..... %2zu: %016" PRIx64 "\n..... %2zu: %016" PRIx64 "\n",
+			               i, e->to, i + 1, e->from);
 		} else {
 			ps_strbuf_addf(out, "..... %2zu: %016" PRIx64 "\n", i + 1, e->from);
 		}
@@ -178,21 +177,21 @@ static void print_branch_stack(struct ps_strbuf *out, const struct ps_sample *s,
 static uint64_t ustack_offset(const struct ps_attr *attr, const struct ps_sample *s)
 {
 	static const uint64_t one_word[] = {
-		PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP, PERF_SAMPLE_TID, PERF_SAMPLE_TIME,
-		PERF_SAMPLE_ADDR, PERF_SAMPLE_ID, PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,
-		PERF_SAMPLE_PERIOD,
+		PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP,   PERF_SAMPLE_TID,
+		PERF_SAMPLE_TIME,       PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
+		PERF_SAMPLE_STREAM_ID,  PERF_SAMPLE_CPU,  PERF_SAMPLE_PERIOD,
 	};
 	uint64_t t = attr->sample_type, rf = attr->read_format;
-	uint64_t off = 8;	/* the record header */
+	uint64_t off = 8; /* the record header */
 
 	for (size_t i = 0; i < sizeof(one_word) / sizeof(one_word[0]); i++)
 		if (t & one_word[i])
 			off += 8;
 	if (t & PERF_SAMPLE_READ) {
 		uint64_t times = ((rf & PERF_FORMAT_TOTAL_TIME_ENABLED) ? 8 : 0) +
-				 ((rf & PERF_FORMAT_TOTAL_TIME_RUNNING) ? 8 : 0);
-		uint64_t per_value = 8 + ((rf & PERF_FORMAT_ID) ? 8 : 0) +
-				     ((rf & PERF_FORMAT_LOST) ? 8 : 0);
+		                 ((rf & PERF_FORMAT_TOTAL_TIME_RUNNING) ? 8 : 0);
+		uint64_t per_value =
+		        8 + ((rf & PERF_FORMAT_ID) ? 8 : 0) + ((rf & PERF_FORMAT_LOST) ? 8 : 0);
 
 		if (rf & PERF_FORMAT_GROUP)
 			off += 8 + times + s->read.nr * per_value;
@@ -206,7 +205,9 @@ static uint64_t ustack_offset(const struct ps_attr *attr, const struct ps_sample
 	if (t & PERF_SAMPLE_BRANCH_STACK)
 		off += 8 + (s->has_branch_hw_idx ? 8 : 0) + 24 * (uint64_t)s->branch_nr;
 	if (t & PERF_SAMPLE_REGS_USER)
-		off += 8 + (s->regs_user.abi ? 8 * (uint64_t)__builtin_popcountll(attr->sample_regs_user) : 0);
+		off += 8 + (s->regs_user.abi
+		                    ? 8 * (uint64_t)__builtin_popcountll(attr->sample_regs_user)
+		                    : 0);
 	return off;
 }
 
@@ -239,7 +240,7 @@ static void print_read_values(struct ps_strbuf *out, const struct ps_read_data *
 		ps_strbuf_addf(out, ".... group nr %zu\n", rd->nr);
 	for (size_t i = 0; i < rd->nr; i++) {
 		ps_strbuf_addf(out, "..... id %016" PRIx64 ", value %016" PRIx64, rd->values[i].id,
-			       rd->values[i].value);
+		               rd->values[i].value);
 		if (rf & PERF_FORMAT_LOST)
 			ps_strbuf_addf(out, ", lost %" PRIu64, rd->values[i].lost);
 		ps_strbuf_addch(out, '\n');
@@ -249,11 +250,11 @@ static void print_read_values(struct ps_strbuf *out, const struct ps_read_data *
 	/* a non-group read always prints its one value line */
 	if (!(rf & PERF_FORMAT_GROUP) && !rd->nr)
 		ps_strbuf_addf(out, "..... id %016" PRIx64 ", value %016" PRIx64 "%s\n",
-			       (uint64_t)0, (uint64_t)0, (rf & PERF_FORMAT_LOST) ? ", lost 0" : "");
+		               (uint64_t)0, (uint64_t)0, (rf & PERF_FORMAT_LOST) ? ", lost 0" : "");
 }
 
 void ps_dump_sample(struct ps_strbuf *out, const struct ps_reader *reader,
-		    const struct ps_event *event)
+                    const struct ps_event *event)
 {
 	const struct ps_attr *attr = event->attr;
 	const struct ps_sample *s = &event->u.sample;
@@ -271,12 +272,12 @@ void ps_dump_sample(struct ps_strbuf *out, const struct ps_reader *reader,
 
 	/* fields the sample lacks print perf's defaults: -1 for the pid and
 	 * tid, the attr's sample_period (or frequency) for the period */
-	ps_strbuf_addf(out, "(IP, 0x%x): %d/%d: %#" PRIx64 " period: %" PRIu64 " addr: %#" PRIx64 "\n",
-		       event->misc, (t & PERF_SAMPLE_TID) ? (int32_t)s->pid : -1,
-		       (t & PERF_SAMPLE_TID) ? (int32_t)s->tid : -1,
-		       (t & PERF_SAMPLE_IP) ? s->ip : 0,
-		       (t & PERF_SAMPLE_PERIOD) ? s->period : attr->sample_period,
-		       (t & PERF_SAMPLE_ADDR) ? s->addr : 0);
+	ps_strbuf_addf(
+	        out, "(IP, 0x%x): %d/%d: %#" PRIx64 " period: %" PRIu64 " addr: %#" PRIx64 "\n",
+	        event->misc, (t & PERF_SAMPLE_TID) ? (int32_t)s->pid : -1,
+	        (t & PERF_SAMPLE_TID) ? (int32_t)s->tid : -1, (t & PERF_SAMPLE_IP) ? s->ip : 0,
+	        (t & PERF_SAMPLE_PERIOD) ? s->period : attr->sample_period,
+	        (t & PERF_SAMPLE_ADDR) ? s->addr : 0);
 
 	if (t & PERF_SAMPLE_CALLCHAIN) {
 		if (attr->branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK)
@@ -286,15 +287,16 @@ void ps_dump_sample(struct ps_strbuf *out, const struct ps_reader *reader,
 			ps_strbuf_addf(out, "..... %2d: %016" PRIx64 "\n", (int)i, s->callchain[i]);
 	}
 	if (t & PERF_SAMPLE_BRANCH_STACK)
-		print_branch_stack(out, s, attr->branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK);
+		print_branch_stack(out, s,
+		                   attr->branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK);
 	if (t & PERF_SAMPLE_REGS_USER)
 		print_regs(out, "user", &s->regs_user, arch);
 	if (t & PERF_SAMPLE_REGS_INTR)
 		print_regs(out, "intr", &s->regs_intr, arch);
 	if (t & PERF_SAMPLE_STACK_USER)
 		ps_strbuf_addf(out, "... ustack: size %" PRIu64 ", offset 0x%x\n",
-			       s->stack_size ? s->stack_dyn_size : 0,
-			       (unsigned)ustack_offset(attr, s));
+		               s->stack_size ? s->stack_dyn_size : 0,
+		               (unsigned)ustack_offset(attr, s));
 	if (t & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) {
 		ps_strbuf_addf(out, "... weight: %" PRIu64, s->weight);
 		if (t & PERF_SAMPLE_WEIGHT_STRUCT) {
@@ -304,7 +306,7 @@ void ps_dump_sample(struct ps_strbuf *out, const struct ps_reader *reader,
 			bool ppc = !strncmp(a, "ppc", 3) || !strncmp(a, "powerpc", 7);
 
 			ps_strbuf_addf(out, ",0x%x,0x%x", (unsigned)s->weight_var2,
-				       ppc ? (unsigned)s->weight_var3 : 0u);
+			               ppc ? (unsigned)s->weight_var3 : 0u);
 		}
 		ps_strbuf_addch(out, '\n');
 	}

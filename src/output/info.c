@@ -1,7 +1,6 @@
-/* `pystitch info`: the file header and its features as perf 6.1's
- * `perf report --header-only` prints them (perf_header__fprintf_info and
- * the print_* feature printers of header.c), plus the build-ids and the
- * tracepoint formats, which perf shows elsewhere or not at all. */
+/* `pystitch info`: the header and features as perf 6.1's `perf report --header-only` prints
+ * them (header.c's print_* printers), plus the build-ids and tracepoint formats perf shows
+ * elsewhere or not at all. */
 #include "output/output.h"
 
 #include <inttypes.h>
@@ -17,7 +16,7 @@ static bool has_feat(const struct ps_features *f, unsigned bit)
 
 static const char *str_or_null(const char *s)
 {
-	return s ? s : "(null)";	/* what glibc's printf shows for NULL */
+	return s ? s : "(null)"; /* what glibc's printf shows for NULL */
 }
 
 /* ------------------------------------------------------------------ */
@@ -46,51 +45,102 @@ static void bits_to_buf(char *buf, size_t size, uint64_t value, const struct bit
 }
 
 static const struct bit_name sample_type_bits[] = {
-	{PERF_SAMPLE_IP, "IP"}, {PERF_SAMPLE_TID, "TID"}, {PERF_SAMPLE_TIME, "TIME"},
-	{PERF_SAMPLE_ADDR, "ADDR"}, {PERF_SAMPLE_READ, "READ"},
-	{PERF_SAMPLE_CALLCHAIN, "CALLCHAIN"}, {PERF_SAMPLE_ID, "ID"}, {PERF_SAMPLE_CPU, "CPU"},
-	{PERF_SAMPLE_PERIOD, "PERIOD"}, {PERF_SAMPLE_STREAM_ID, "STREAM_ID"},
-	{PERF_SAMPLE_RAW, "RAW"}, {PERF_SAMPLE_BRANCH_STACK, "BRANCH_STACK"},
-	{PERF_SAMPLE_REGS_USER, "REGS_USER"}, {PERF_SAMPLE_STACK_USER, "STACK_USER"},
-	{PERF_SAMPLE_IDENTIFIER, "IDENTIFIER"}, {PERF_SAMPLE_REGS_INTR, "REGS_INTR"},
-	{PERF_SAMPLE_DATA_SRC, "DATA_SRC"}, {PERF_SAMPLE_WEIGHT, "WEIGHT"},
-	{PERF_SAMPLE_PHYS_ADDR, "PHYS_ADDR"}, {PERF_SAMPLE_AUX, "AUX"},
-	{PERF_SAMPLE_CGROUP, "CGROUP"}, {PERF_SAMPLE_DATA_PAGE_SIZE, "DATA_PAGE_SIZE"},
-	{PERF_SAMPLE_CODE_PAGE_SIZE, "CODE_PAGE_SIZE"},
-	{PERF_SAMPLE_WEIGHT_STRUCT, "WEIGHT_STRUCT"}, {0, NULL},
+	{ PERF_SAMPLE_IP, "IP" },
+	{ PERF_SAMPLE_TID, "TID" },
+	{ PERF_SAMPLE_TIME, "TIME" },
+	{ PERF_SAMPLE_ADDR, "ADDR" },
+	{ PERF_SAMPLE_READ, "READ" },
+	{ PERF_SAMPLE_CALLCHAIN, "CALLCHAIN" },
+	{ PERF_SAMPLE_ID, "ID" },
+	{ PERF_SAMPLE_CPU, "CPU" },
+	{ PERF_SAMPLE_PERIOD, "PERIOD" },
+	{ PERF_SAMPLE_STREAM_ID, "STREAM_ID" },
+	{ PERF_SAMPLE_RAW, "RAW" },
+	{ PERF_SAMPLE_BRANCH_STACK, "BRANCH_STACK" },
+	{ PERF_SAMPLE_REGS_USER, "REGS_USER" },
+	{ PERF_SAMPLE_STACK_USER, "STACK_USER" },
+	{ PERF_SAMPLE_IDENTIFIER, "IDENTIFIER" },
+	{ PERF_SAMPLE_REGS_INTR, "REGS_INTR" },
+	{ PERF_SAMPLE_DATA_SRC, "DATA_SRC" },
+	{ PERF_SAMPLE_WEIGHT, "WEIGHT" },
+	{ PERF_SAMPLE_PHYS_ADDR, "PHYS_ADDR" },
+	{ PERF_SAMPLE_AUX, "AUX" },
+	{ PERF_SAMPLE_CGROUP, "CGROUP" },
+	{ PERF_SAMPLE_DATA_PAGE_SIZE, "DATA_PAGE_SIZE" },
+	{ PERF_SAMPLE_CODE_PAGE_SIZE, "CODE_PAGE_SIZE" },
+	{ PERF_SAMPLE_WEIGHT_STRUCT, "WEIGHT_STRUCT" },
+	{ 0, NULL },
 };
 
 static const struct bit_name branch_type_bits[] = {
-	{1ULL << 0, "USER"}, {1ULL << 1, "KERNEL"}, {1ULL << 2, "HV"}, {1ULL << 3, "ANY"},
-	{1ULL << 4, "ANY_CALL"}, {1ULL << 5, "ANY_RETURN"}, {1ULL << 6, "IND_CALL"},
-	{1ULL << 7, "ABORT_TX"}, {1ULL << 8, "IN_TX"}, {1ULL << 9, "NO_TX"}, {1ULL << 10, "COND"},
-	{1ULL << 11, "CALL_STACK"}, {1ULL << 12, "IND_JUMP"}, {1ULL << 13, "CALL"},
-	{1ULL << 14, "NO_FLAGS"}, {1ULL << 15, "NO_CYCLES"}, {1ULL << 16, "TYPE_SAVE"},
-	{1ULL << 17, "HW_INDEX"}, {1ULL << 18, "PRIV_SAVE"}, {0, NULL},
+	{ 1ULL << 0, "USER" },       { 1ULL << 1, "KERNEL" },
+	{ 1ULL << 2, "HV" },         { 1ULL << 3, "ANY" },
+	{ 1ULL << 4, "ANY_CALL" },   { 1ULL << 5, "ANY_RETURN" },
+	{ 1ULL << 6, "IND_CALL" },   { 1ULL << 7, "ABORT_TX" },
+	{ 1ULL << 8, "IN_TX" },      { 1ULL << 9, "NO_TX" },
+	{ 1ULL << 10, "COND" },      { 1ULL << 11, "CALL_STACK" },
+	{ 1ULL << 12, "IND_JUMP" },  { 1ULL << 13, "CALL" },
+	{ 1ULL << 14, "NO_FLAGS" },  { 1ULL << 15, "NO_CYCLES" },
+	{ 1ULL << 16, "TYPE_SAVE" }, { 1ULL << 17, "HW_INDEX" },
+	{ 1ULL << 18, "PRIV_SAVE" }, { 0, NULL },
 };
 
 static const struct bit_name read_format_bits[] = {
-	{PERF_FORMAT_TOTAL_TIME_ENABLED, "TOTAL_TIME_ENABLED"},
-	{PERF_FORMAT_TOTAL_TIME_RUNNING, "TOTAL_TIME_RUNNING"}, {PERF_FORMAT_ID, "ID"},
-	{PERF_FORMAT_GROUP, "GROUP"}, {PERF_FORMAT_LOST, "LOST"}, {0, NULL},
+	{ PERF_FORMAT_TOTAL_TIME_ENABLED, "TOTAL_TIME_ENABLED" },
+	{ PERF_FORMAT_TOTAL_TIME_RUNNING, "TOTAL_TIME_RUNNING" },
+	{ PERF_FORMAT_ID, "ID" },
+	{ PERF_FORMAT_GROUP, "GROUP" },
+	{ PERF_FORMAT_LOST, "LOST" },
+	{ 0, NULL },
 };
 
 /* The one-bit flags of perf_event_attr, by bit position in the flags
  * word, in the order perf prints them (precise_ip, two bits at 15, is
  * printed in its place by print_attr). */
 static const char *const flag_names[] = {
-	"disabled", "inherit", "pinned", "exclusive", "exclude_user", "exclude_kernel",
-	"exclude_hv", "exclude_idle", "mmap", "comm", "freq", "inherit_stat",
-	"enable_on_exec", "task", "watermark", NULL, NULL, "mmap_data", "sample_id_all",
-	"exclude_host", "exclude_guest", "exclude_callchain_kernel", "exclude_callchain_user",
-	"mmap2", "comm_exec", "use_clockid", "context_switch", "write_backward", "namespaces",
-	"ksymbol", "bpf_event", "aux_output", "cgroup", "text_poke", "build_id",
-	"inherit_thread", "remove_on_exec", "sigtrap",
+	"disabled",
+	"inherit",
+	"pinned",
+	"exclusive",
+	"exclude_user",
+	"exclude_kernel",
+	"exclude_hv",
+	"exclude_idle",
+	"mmap",
+	"comm",
+	"freq",
+	"inherit_stat",
+	"enable_on_exec",
+	"task",
+	"watermark",
+	NULL,
+	NULL,
+	"mmap_data",
+	"sample_id_all",
+	"exclude_host",
+	"exclude_guest",
+	"exclude_callchain_kernel",
+	"exclude_callchain_user",
+	"mmap2",
+	"comm_exec",
+	"use_clockid",
+	"context_switch",
+	"write_backward",
+	"namespaces",
+	"ksymbol",
+	"bpf_event",
+	"aux_output",
+	"cgroup",
+	"text_poke",
+	"build_id",
+	"inherit_thread",
+	"remove_on_exec",
+	"sigtrap",
 };
 
 struct attr_printer {
 	struct ps_strbuf *out;
-	char buf[1024];		/* shared by the fields, as in perf */
+	char buf[1024]; /* shared by the fields, as in perf */
 };
 
 static void field(struct attr_printer *p, const char *name)
@@ -115,7 +165,7 @@ static void field_x(struct attr_printer *p, const char *name, uint64_t v)
 }
 
 static void field_bits(struct attr_printer *p, const char *name, uint64_t v,
-		       const struct bit_name *bits)
+                       const struct bit_name *bits)
 {
 	if (!v)
 		return;
@@ -125,7 +175,7 @@ static void field_bits(struct attr_printer *p, const char *name, uint64_t v,
 
 static void print_attr(struct ps_strbuf *out, const struct ps_attr *a)
 {
-	struct attr_printer p = {.out = out, .buf = ""};
+	struct attr_printer p = { .out = out, .buf = "" };
 
 	field_u(&p, "type", a->type);
 	field_u(&p, "size", a->size);
@@ -205,8 +255,9 @@ static void print_pmu_mappings(struct ps_strbuf *out, const struct ps_features *
 		return;
 	}
 	for (size_t i = 0; i < f->nr_pmu_mappings; i++)
-		ps_strbuf_addf(out, "%s%s = %" PRIu32, i ? ", " : "# pmu mappings: ",
-			       str_or_null(f->pmu_names[i]), f->pmu_types[i]);
+		ps_strbuf_addf(out, "%s%s = %" PRIu32,
+		               i ? ", " : "# pmu mappings: ", str_or_null(f->pmu_names[i]),
+		               f->pmu_types[i]);
 	ps_strbuf_addch(out, '\n');
 }
 
@@ -215,9 +266,9 @@ static void print_sample_time(struct ps_strbuf *out, const struct ps_features *f
 	uint64_t first = f->first_sample_time, last = f->last_sample_time;
 
 	ps_strbuf_addf(out, "# time of first sample : %" PRIu64 ".%06" PRIu64 "\n",
-		       first / 1000000000, first % 1000000000 / 1000);
+	               first / 1000000000, first % 1000000000 / 1000);
 	ps_strbuf_addf(out, "# time of last sample : %" PRIu64 ".%06" PRIu64 "\n",
-		       last / 1000000000, last % 1000000000 / 1000);
+	               last / 1000000000, last % 1000000000 / 1000);
 	ps_strbuf_addf(out, "# sample duration : %10.3f ms\n", (double)(last - first) / 1000000.0);
 }
 
@@ -255,15 +306,14 @@ static void print_clock_data(struct ps_strbuf *out, const struct ps_features *f)
 	if (localtime_r(&sec, &tm) && strftime(date, sizeof(date), "%F %T", &tm))
 		snprintf(tstr, sizeof(tstr), "%s.%06d", date, usec);
 	ps_strbuf_addf(out, "# clockid: %s (%u)\n", clockid_name(f->clock_data_clockid),
-		       f->clock_data_clockid);
+	               f->clock_data_clockid);
 	ps_strbuf_addf(out, "# reference time: %s = %ld.%06d (TOD) = %ld.%09ld (%s)\n", tstr,
-		       (long)sec, usec,
-		       (long)(ref / 1000000000), (long)(ref % 1000000000),
-		       clockid_name(f->clock_data_clockid));
+	               (long)sec, usec, (long)(ref / 1000000000), (long)(ref % 1000000000),
+	               clockid_name(f->clock_data_clockid));
 }
 
 static void print_feature(struct ps_strbuf *out, const struct ps_reader *reader,
-			  const struct ps_features *f, unsigned bit)
+                          const struct ps_features *f, unsigned bit)
 {
 	switch (bit) {
 	case PS_FEAT_HOSTNAME:
@@ -280,7 +330,7 @@ static void print_feature(struct ps_strbuf *out, const struct ps_reader *reader,
 		break;
 	case PS_FEAT_NRCPUS:
 		ps_strbuf_addf(out, "# nrcpus online : %u\n# nrcpus avail : %u\n",
-			       f->nr_cpus_online, f->nr_cpus_available);
+		               f->nr_cpus_online, f->nr_cpus_available);
 		break;
 	case PS_FEAT_CPUDESC:
 		ps_strbuf_addf(out, "# cpudesc : %s\n", str_or_null(f->cpudesc));
@@ -303,7 +353,8 @@ static void print_feature(struct ps_strbuf *out, const struct ps_reader *reader,
 	case PS_FEAT_CACHE:
 	case PS_FEAT_MEM_TOPOLOGY:
 	case PS_FEAT_HYBRID_TOPOLOGY:
-		ps_strbuf_addf(out, "# %s info available, use -I to display\n", ps_feature_name(bit));
+		ps_strbuf_addf(out, "# %s info available, use -I to display\n",
+		               ps_feature_name(bit));
 		break;
 	case PS_FEAT_BRANCH_STACK:
 		/* a pipe carries no BRANCH_STACK or STAT record: perf has
@@ -325,15 +376,17 @@ static void print_feature(struct ps_strbuf *out, const struct ps_reader *reader,
 		print_sample_time(out, f);
 		break;
 	case PS_FEAT_CLOCKID:
-		ps_strbuf_addf(out, "# clockid frequency: %" PRIu64 " MHz\n", f->clockid_res_ns * 1000);
+		ps_strbuf_addf(out, "# clockid frequency: %" PRIu64 " MHz\n",
+		               f->clockid_res_ns * 1000);
 		break;
 	case PS_FEAT_DIR_FORMAT:
-		ps_strbuf_addf(out, "# directory data version : %" PRIu64 "\n", f->dir_format_version);
+		ps_strbuf_addf(out, "# directory data version : %" PRIu64 "\n",
+		               f->dir_format_version);
 		break;
 	case PS_FEAT_COMPRESSED:
 		ps_strbuf_addf(out, "# compressed : %s, level = %d, ratio = %d\n",
-			       f->comp_type == 1 ? "Zstd" : "Unknown", (int)f->comp_level,
-			       (int)f->comp_ratio);
+		               f->comp_type == 1 ? "Zstd" : "Unknown", (int)f->comp_level,
+		               (int)f->comp_ratio);
 		break;
 	case PS_FEAT_CLOCK_DATA:
 		print_clock_data(out, f);
@@ -352,7 +405,7 @@ static void print_extras(struct ps_strbuf *out, const struct ps_features *f)
 {
 	if (f->has_tracing_data)
 		ps_strbuf_addf(out, "# tracing data : %" PRIu64 " bytes, %zu event formats\n",
-			       f->tracing_data_size, f->tracing_nr_events);
+		               f->tracing_data_size, f->tracing_nr_events);
 	for (size_t i = 0; i < f->nr_build_ids; i++) {
 		const struct ps_build_id *b = &f->build_ids[i];
 		size_t n = b->size < sizeof(b->id) ? b->size : sizeof(b->id);
@@ -376,10 +429,12 @@ void ps_info_print(struct ps_strbuf *out, const struct ps_reader *reader, time_t
 	ps_strbuf_addstr(out, "# ========\n");
 	ps_strbuf_addf(out, "# captured on    : %s", when);
 	ps_strbuf_addstr(out, "# header version : 1\n");
-	ps_strbuf_addf(out, "# data offset    : %" PRIu64 "\n", pipe ? 0 : ps_reader_data_offset(reader));
-	ps_strbuf_addf(out, "# data size      : %" PRIu64 "\n", pipe ? 0 : ps_reader_data_size(reader));
+	ps_strbuf_addf(out, "# data offset    : %" PRIu64 "\n",
+	               pipe ? 0 : ps_reader_data_offset(reader));
+	ps_strbuf_addf(out, "# data size      : %" PRIu64 "\n",
+	               pipe ? 0 : ps_reader_data_size(reader));
 	ps_strbuf_addf(out, "# feat offset    : %" PRIu64 "\n",
-		       pipe ? 0 : ps_reader_data_offset(reader) + ps_reader_data_size(reader));
+	               pipe ? 0 : ps_reader_data_offset(reader) + ps_reader_data_size(reader));
 	/* in a pipe the features arrive as records, after perf has closed
 	 * its header block, and it prints them as they come */
 	if (pipe)

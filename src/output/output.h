@@ -17,11 +17,11 @@ struct ps_dump_read_slot;
  * sample for an event only when that event's value moved). Initialise it
  * with ps_dump_state_init(), free it with ps_dump_state_release(). */
 struct ps_dump_state {
-	uint64_t *nr_samples;	/* indexed by ps_attr.index */
+	uint64_t *nr_samples; /* indexed by ps_attr.index */
 	size_t nr_samples_cap;
-	struct ps_dump_read_slot *read_slots;	/* open addressing by id */
+	struct ps_dump_read_slot *read_slots; /* open addressing by id */
 	size_t read_cap, read_used;
-	bool failed;		/* an allocation failed: per-event counts are incomplete */
+	bool failed; /* an allocation failed: per-event counts are incomplete */
 };
 
 void ps_dump_state_init(struct ps_dump_state *st);
@@ -34,16 +34,68 @@ void ps_dump_state_release(struct ps_dump_state *st);
  * COMPRESSED records print nothing (perf does not dump them either; the
  * records inside them follow, carrying their offset). st may be NULL: the
  * per-event counts are then not kept. */
-void ps_dump_event(struct ps_strbuf *out, struct ps_dump_state *st,
-		   const struct ps_reader *reader, const struct ps_event *event);
+void ps_dump_event(struct ps_strbuf *out, struct ps_dump_state *st, const struct ps_reader *reader,
+                   const struct ps_event *event);
 /* The per-type record counts that end a dump ("Aggregated stats:"), then
  * the per-event sample counts when st is not NULL. */
 void ps_dump_stats(struct ps_strbuf *out, const struct ps_dump_state *st,
-		   const struct ps_reader *reader);
+                   const struct ps_reader *reader);
 
 /* `pystitch info`: the header and features, like `perf report --header-only`.
  * captured_on is what perf prints as "captured on": the input file's mtime. */
-void ps_info_print(struct ps_strbuf *out, const struct ps_reader *reader,
-		   time_t captured_on);
+void ps_info_print(struct ps_strbuf *out, const struct ps_reader *reader, time_t captured_on);
+
+/* ---- `pystitch script`: perf script text -------------------------- */
+
+enum ps_script_field {
+	PS_FIELD_COMM = 1u << 0,
+	PS_FIELD_TID = 1u << 1,
+	PS_FIELD_PID = 1u << 2,
+	PS_FIELD_TIME = 1u << 3,
+	PS_FIELD_CPU = 1u << 4,
+	PS_FIELD_EVENT = 1u << 5,
+	PS_FIELD_TRACE = 1u << 6,
+	PS_FIELD_IP = 1u << 7,
+	PS_FIELD_SYM = 1u << 8,
+	PS_FIELD_DSO = 1u << 9,
+	PS_FIELD_ADDR = 1u << 10,
+	PS_FIELD_SYMOFF = 1u << 11,
+	PS_FIELD_SRCLINE = 1u << 12,
+	PS_FIELD_PERIOD = 1u << 13,
+};
+
+/* perf script's output types, each with its own default fields */
+enum ps_output_type {
+	PS_OUTPUT_HW,
+	PS_OUTPUT_SW,
+	PS_OUTPUT_TRACE,
+	PS_OUTPUT_HW_CACHE,
+	PS_OUTPUT_RAW,
+	PS_OUTPUT_BREAK,
+	PS_OUTPUT_OTHER,
+	PS_OUTPUT_TYPES,
+};
+
+struct ps_script_format {
+	uint32_t fields[PS_OUTPUT_TYPES];
+	uint32_t user_fields[PS_OUTPUT_TYPES];	/* named in -F */
+	bool user_set[PS_OUTPUT_TYPES];
+	bool ns;
+	bool use_callchain;
+	size_t name_width;	/* longest event name of the capture */
+	void *tep;		/* struct tep_handle * for tracepoints */
+};
+
+int ps_output_type(uint32_t attr_type);
+/* Set up the fields from perf's defaults, an optional -F spec, and what
+ * the capture's events record. use_callchain false is -G. On a bad spec
+ * or a field the capture cannot supply, returns -EINVAL with a message
+ * in err. */
+int ps_script_format_init(struct ps_script_format *fmt, const struct ps_reader *reader,
+			  const char *spec, bool use_callchain, bool ns, char *err, size_t errsz);
+bool ps_script_wants_srcline(const struct ps_script_format *fmt);
+/* One sample: the header line, then its stack and a blank line. */
+void ps_script_print(struct ps_strbuf *out, const struct ps_script_format *fmt,
+		     const struct ps_stack *stack);
 
 #endif /* PS_OUTPUT_OUTPUT_H */

@@ -23,7 +23,7 @@ static uint8_t reverse_bits(uint8_t b)
 }
 
 int ps_attr_parse(struct ps_reader *r, const uint8_t *data, size_t size, uint64_t offset,
-		  struct ps_attr *out, size_t *consumed)
+		  uint32_t record_type, struct ps_attr *out, size_t *consumed)
 {
 	struct ps_cursor c = ps_cursor_make(data, size, r->swap);
 	uint8_t known[PS_ATTR_SIZE_KNOWN];
@@ -33,14 +33,14 @@ int ps_attr_parse(struct ps_reader *r, const uint8_t *data, size_t size, uint64_
 	ps_cursor_u32(&c);
 	attr_size = ps_cursor_u32(&c);
 	if (!ps_cursor_ok(&c))
-		return ps_reader_fail_at(r, -EINVAL, offset, 0, "attr: truncated (%zu bytes)", size);
+		return ps_reader_fail_at(r, -EINVAL, offset, record_type, "attr: truncated (%zu bytes)", size);
 	if (attr_size == 0)
 		attr_size = PS_ATTR_SIZE_VER0;
 	if (attr_size < PS_ATTR_SIZE_VER0 || attr_size > PS_ATTR_SIZE_MAX || (attr_size & 7))
-		return ps_reader_fail_at(r, -EINVAL, offset + 4, 0, "attr: size %u is invalid",
+		return ps_reader_fail_at(r, -EINVAL, offset + 4, record_type, "attr: size %u is invalid",
 					 attr_size);
 	if (attr_size > size)
-		return ps_reader_fail_at(r, -EINVAL, offset + 4, 0,
+		return ps_reader_fail_at(r, -EINVAL, offset + 4, record_type,
 					 "attr: size %u larger than the %zu bytes that hold it",
 					 attr_size, size);
 	/* copy what this reader knows; newer fields stay zero, unknown

@@ -266,7 +266,8 @@ static int decode_header_attr(struct ps_reader *r, struct ps_event *ev, struct p
 {
 	struct ps_attr attr;
 	size_t used;
-	int err = ps_attr_parse(r, c->p, ps_cursor_left(c), offset + 8, &attr, &used);
+	int err = ps_attr_parse(r, c->p, ps_cursor_left(c), offset + 8, PS_RECORD_HEADER_ATTR, &attr,
+				&used);
 	if (err)
 		return err;
 	ps_cursor_skip(c, used);
@@ -334,7 +335,11 @@ static int decode_user(struct ps_reader *r, struct ps_event *ev, struct ps_curso
 				MALFORMED("build-id size over 20");
 		}
 		b->filename = body_string(c);
-		break;
+		if (!ps_cursor_ok(c))
+			MALFORMED("truncated");
+		/* the record is one entry of the BUILD_ID feature's table: keep
+		 * it with the others (pipe mode, perf inject -b) */
+		return ps_feature_decode(r, PS_FEAT_BUILD_ID, c->start, ev->size, offset);
 	}
 	case PS_RECORD_ID_INDEX: {
 		struct ps_record_id_index *x = &ev->u.id_index;
@@ -440,8 +445,8 @@ static int decode_user(struct ps_reader *r, struct ps_event *ev, struct ps_curso
 		ev->u.feature.feat_id = ps_cursor_u64(c);
 		if (!ps_cursor_ok(c))
 			MALFORMED("truncated");
-		if (ev->u.feature.feat_id >= 256)
-			return 0; /* unknown to everyone: skipped, as perf does */
+		if (ev->u.feature.feat_id == 0 || ev->u.feature.feat_id >= PS_FEAT_LAST)
+			return 0; /* HEADER_LAST_FEATURE end marker or unknown: skipped, as perf does */
 		r->features.present[ev->u.feature.feat_id / 64] |= 1ull << (ev->u.feature.feat_id % 64);
 		return ps_feature_decode(r, (unsigned)ev->u.feature.feat_id, c->p,
 					 ps_cursor_left(c), offset + 16);

@@ -86,13 +86,13 @@ struct feature_section {
 	struct ps_reader *r;
 	struct ps_cursor c;
 	const char *name;
-	uint64_t offset;	/* input offset of the section's first byte */
+	uint64_t offset; /* input offset of the section's first byte */
 };
 
 /* Fail at the cursor's position. The cursor does not advance on a failed
  * read, so the offset points at the field that did not fit. */
 static int section_fail(struct feature_section *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 static int section_fail(struct feature_section *s, const char *fmt, ...)
 {
 	char what[256];
@@ -102,13 +102,12 @@ static int section_fail(struct feature_section *s, const char *fmt, ...)
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	return ps_reader_fail_at(s->r, -EINVAL, s->offset + ps_cursor_pos(&s->c), 0,
-				 "feature %s: %s", s->name, what);
+	                         "feature %s: %s", s->name, what);
 }
 
 static int section_truncated(struct feature_section *s)
 {
-	return section_fail(s, "truncated (section is %zu bytes)",
-			    (size_t)(s->c.end - s->c.start));
+	return section_fail(s, "truncated (section is %zu bytes)", (size_t)(s->c.end - s->c.start));
 }
 
 static int out_of_memory(struct feature_section *s)
@@ -145,22 +144,21 @@ static int read_string_list(struct feature_section *s, struct ps_string_list *ou
 	uint32_t nr = ps_cursor_u32(&s->c);
 	size_t keep;
 	const char **items;
-	int err;
 
 	if (!ps_cursor_ok(&s->c))
 		return section_truncated(s);
 	/* every string takes at least its u32 length */
 	if (nr > ps_cursor_left(&s->c) / 4)
 		return section_fail(s, "%u strings do not fit in %zu bytes", nr,
-				    ps_cursor_left(&s->c));
+		                    ps_cursor_left(&s->c));
 	keep = nr < PS_MAX_STRING_LIST ? nr : PS_MAX_STRING_LIST;
-	items = ps_arena_alloc(&s->r->arena, (keep ? keep : 1) * sizeof(*items));
+	items = ps_arena_alloc(&s->r->arena, keep * sizeof(*items));
 	if (!items)
 		return out_of_memory(s);
 	for (uint32_t i = 0; i < nr; i++) {
-		const char *str;
+		const char *str = NULL;
+		int err = read_string(s, &str);
 
-		err = read_string(s, &str);
 		if (err)
 			return err;
 		if (i < keep)
@@ -168,7 +166,7 @@ static int read_string_list(struct feature_section *s, struct ps_string_list *ou
 	}
 	if (keep < nr)
 		ps_reader_log(s->r, PS_LOG_WARN, "feature %s: %u strings, kept the first %zu",
-			      s->name, nr, keep);
+		              s->name, nr, keep);
 	out->nr = keep;
 	out->items = items;
 	return 0;
@@ -205,7 +203,8 @@ static int decode_total_mem(struct feature_section *s)
  * u8 build_id[24] whose byte 20 is the id's size when misc has
  * PERF_RECORD_MISC_BUILD_ID_SIZE, then the NUL-padded filename. */
 #define BUILD_ID_RECORD_SIZE 36
-/* Before Linux 2.6.35 the record had no pid (perf's ABI quirk). */
+/* perf before commit a1645ce1 ("perf kvm", Linux 2.6.34) wrote no pid:
+ * the ABI quirk perf still reads. */
 #define BUILD_ID_RECORD_SIZE_OLD 32
 #define BUILD_ID_FIELD 24
 #define BUILD_ID_MAX 20
@@ -256,17 +255,16 @@ static int read_build_ids(struct feature_section *s, bool old_layout)
 		if (!ps_cursor_ok(&record))
 			return section_truncated(s);
 		if (size < fixed)
-			return section_fail(s, "build-id record of %u bytes, less than %zu",
-					    size, fixed);
+			return section_fail(s, "build-id record of %u bytes, less than %zu", size,
+			                    fixed);
 		if (size > ps_cursor_left(&s->c))
-			return section_fail(s, "build-id record of %u bytes past the end",
-					    size);
+			return section_fail(s, "build-id record of %u bytes past the end", size);
 		/* the host kernel (-1), or the default guest for guest modes */
 		bid.pid = -1;
 		if (!old_layout)
 			bid.pid = (int32_t)ps_cursor_u32(&record);
 		else if (misc == PERF_RECORD_MISC_GUEST_USER ||
-			 misc == PERF_RECORD_MISC_GUEST_KERNEL)
+		         misc == PERF_RECORD_MISC_GUEST_KERNEL)
 			bid.pid = 0;
 		id = ps_cursor_take(&record, BUILD_ID_FIELD);
 		name_len = size - fixed;
@@ -281,15 +279,15 @@ static int read_build_ids(struct feature_section *s, bool old_layout)
 
 		if (s->r->features.nr_build_ids >= PS_MAX_BUILD_IDS) {
 			ps_reader_log(s->r, PS_LOG_WARN,
-				      "feature %s: more than %u build-ids, ignoring the rest",
-				      s->name, PS_MAX_BUILD_IDS);
+			              "feature %s: more than %u build-ids, ignoring the rest",
+			              s->name, PS_MAX_BUILD_IDS);
 			return 0;
 		}
 		bid.misc = misc & PS_MISC_CPUMODE_MASK;
 		bid.size = BUILD_ID_MAX;
 		if (misc & PS_MISC_BUILD_ID_SIZE)
-			bid.size = id[BUILD_ID_MAX] < BUILD_ID_MAX ? id[BUILD_ID_MAX]
-								   : BUILD_ID_MAX;
+			bid.size =
+			        id[BUILD_ID_MAX] < BUILD_ID_MAX ? id[BUILD_ID_MAX] : BUILD_ID_MAX;
 		memcpy(bid.id, id, bid.size);
 		bid.filename = ps_arena_strndup(&s->r->arena, (const char *)name, name_len);
 		if (!bid.filename)
@@ -319,8 +317,7 @@ static int decode_build_id(struct feature_section *s)
 
 /* The attr a description belongs to: the one owning its first sample id,
  * else the one at the same position (all perf itself looks at). */
-static struct ps_attr *described_attr(struct ps_reader *r, size_t index, bool has_id,
-				      uint64_t id)
+static struct ps_attr *described_attr(struct ps_reader *r, size_t index, bool has_id, uint64_t id)
 {
 	if (has_id) {
 		const struct ps_attr *found = ps_attrs_find_id(r, id);
@@ -342,10 +339,10 @@ static int decode_event_desc(struct feature_section *s)
 		return section_fail(s, "%u events, more than %u", nr_events, PS_MAX_ATTRS);
 	if (nr_events && (attr_size < PS_ATTR_SIZE_VER0 || attr_size > PS_ATTR_SIZE_MAX))
 		return section_fail(s, "attr size %u outside [%u, %u]", attr_size,
-				    PS_ATTR_SIZE_VER0, PS_ATTR_SIZE_MAX);
+		                    PS_ATTR_SIZE_VER0, PS_ATTR_SIZE_MAX);
 
 	for (uint32_t i = 0; i < nr_events; i++) {
-		const char *name;
+		const char *name = NULL;
 		uint32_t nr_ids;
 		uint64_t first_id = 0;
 		struct ps_attr *attr;
@@ -360,7 +357,7 @@ static int decode_event_desc(struct feature_section *s)
 			return section_truncated(s);
 		if (nr_ids > PS_MAX_IDS_PER_ATTR)
 			return section_fail(s, "event %u has %u ids, more than %u", i, nr_ids,
-					    PS_MAX_IDS_PER_ATTR);
+			                    PS_MAX_IDS_PER_ATTR);
 		err = read_string(s, &name);
 		if (err)
 			return err;
@@ -403,9 +400,9 @@ static int decode_pmu_mappings(struct feature_section *s)
 	/* each mapping is at least a u32 type and a u32 length */
 	if (nr > ps_cursor_left(&s->c) / 8 || nr > PS_MAX_STRING_LIST)
 		return section_fail(s, "%u mappings do not fit in %zu bytes", nr,
-				    ps_cursor_left(&s->c));
-	types = ps_arena_alloc(&s->r->arena, (nr ? nr : 1) * sizeof(*types));
-	names = ps_arena_alloc(&s->r->arena, (nr ? nr : 1) * sizeof(*names));
+		                    ps_cursor_left(&s->c));
+	types = ps_arena_alloc(&s->r->arena, nr * sizeof(*types));
+	names = ps_arena_alloc(&s->r->arena, nr * sizeof(*names));
 	if (!types || !names)
 		return out_of_memory(s);
 	for (uint32_t i = 0; i < nr; i++) {
@@ -480,8 +477,8 @@ static int decode_clock_data(struct feature_section *s)
 	/* perf 6.1 knows only version 1 and ignores the feature otherwise:
 	 * a later version may give these fields other meanings */
 	if (version != 1) {
-		ps_reader_log(s->r, PS_LOG_WARN, "feature %s: unknown version %u, ignored",
-			      s->name, version);
+		ps_reader_log(s->r, PS_LOG_WARN, "feature %s: unknown version %u, ignored", s->name,
+		              version);
 		return 0;
 	}
 	f->clock_data_clockid = clockid;
@@ -499,7 +496,7 @@ static int decode_tracing_data(struct feature_section *s)
 }
 
 int ps_feature_decode(struct ps_reader *r, unsigned bit, const uint8_t *data, size_t size,
-		      uint64_t offset)
+                      uint64_t offset)
 {
 	static const uint8_t empty[1];
 	struct ps_features *f = &r->features;
@@ -598,7 +595,7 @@ static int read_at(int fd, void *buf, size_t size, uint64_t offset)
 }
 
 static int read_section(struct ps_reader *r, unsigned bit, uint64_t offset, uint64_t size,
-			uint64_t file_size)
+                        uint64_t file_size)
 {
 	const char *name = ps_feature_name(bit);
 	uint8_t *data;
@@ -606,15 +603,15 @@ static int read_section(struct ps_reader *r, unsigned bit, uint64_t offset, uint
 
 	if (offset > file_size || size > file_size - offset)
 		return ps_reader_fail_at(r, -EINVAL, offset, 0,
-					 "feature %s: section of %" PRIu64
-					 " bytes at %" PRIu64 " passes the end of the file (%" PRIu64
-					 " bytes)", name, size, offset, file_size);
+		                         "feature %s: section of %" PRIu64 " bytes at %" PRIu64
+		                         " passes the end of the file (%" PRIu64 " bytes)",
+		                         name, size, offset, file_size);
 	if (!feature_decoded(bit))
 		return ps_feature_decode(r, bit, NULL, 0, offset);
 	if (size > PS_MAX_FEATURE_SIZE)
 		return ps_reader_fail_at(r, -EINVAL, offset, 0,
-					 "feature %s: section of %" PRIu64 " bytes, more than %u",
-					 name, size, PS_MAX_FEATURE_SIZE);
+		                         "feature %s: section of %" PRIu64 " bytes, more than %u",
+		                         name, size, PS_MAX_FEATURE_SIZE);
 
 	data = malloc(size ? size : 1);
 	if (!data)
@@ -623,8 +620,8 @@ static int read_section(struct ps_reader *r, unsigned bit, uint64_t offset, uint
 	if (err) {
 		free(data);
 		return ps_reader_fail_at(r, err == -EIO ? -EINVAL : err, offset, 0,
-					 "feature %s: cannot read %" PRIu64 " bytes: %s", name,
-					 size, err == -EIO ? "file too short" : strerror(-err));
+		                         "feature %s: cannot read %" PRIu64 " bytes: %s", name,
+		                         size, err == -EIO ? "file too short" : strerror(-err));
 	}
 	err = ps_feature_decode(r, bit, data, size, offset);
 	free(data);
@@ -650,8 +647,8 @@ int ps_features_read_file(struct ps_reader *r)
 	 * and no table (perf warns and reads on, so do we) */
 	if (r->data_size == 0) {
 		ps_reader_log(r, PS_LOG_WARN,
-			      "data size is 0 (perf record not terminated properly?): "
-			      "feature sections not read");
+		              "data size is 0 (perf record not terminated properly?): "
+		              "feature sections not read");
 		return 0;
 	}
 	if (fstat(r->in.fd, &st) == 0 && S_ISREG(st.st_mode))
@@ -659,14 +656,14 @@ int ps_features_read_file(struct ps_reader *r)
 	if (table_offset < r->data_offset || table_offset > file_size ||
 	    nr_sections * SECTION_ENTRY_SIZE > file_size - table_offset)
 		return ps_reader_fail_at(r, -EINVAL, table_offset, 0,
-					 "feature table of %zu sections at %" PRIu64
-					 " passes the end of the file (%" PRIu64 " bytes)",
-					 nr_sections, table_offset, file_size);
+		                         "feature table of %zu sections at %" PRIu64
+		                         " passes the end of the file (%" PRIu64 " bytes)",
+		                         nr_sections, table_offset, file_size);
 	err = read_at(r->in.fd, table, nr_sections * SECTION_ENTRY_SIZE, table_offset);
 	if (err)
 		return ps_reader_fail_at(r, err == -EIO ? -EINVAL : err, table_offset, 0,
-					 "cannot read the feature table: %s",
-					 err == -EIO ? "file too short" : strerror(-err));
+		                         "cannot read the feature table: %s",
+		                         err == -EIO ? "file too short" : strerror(-err));
 
 	/* one entry per set bit, in bit order, unknown bits included */
 	c = ps_cursor_make(table, nr_sections * SECTION_ENTRY_SIZE, r->swap);

@@ -55,12 +55,12 @@ int ps_reader_fail_at(struct ps_reader *r, int err, uint64_t offset, uint32_t ty
 	if (r->failed)
 		return err;
 	if (type && name)
-		snprintf(prefix, sizeof(prefix), "offset %#" PRIx64 ": %s: ", offset, name);
+		snprintf(prefix, sizeof(prefix), "offset 0x%" PRIx64 ": %s: ", offset, name);
 	else if (type)
-		snprintf(prefix, sizeof(prefix), "offset %#" PRIx64 ": record type %u: ",
+		snprintf(prefix, sizeof(prefix), "offset 0x%" PRIx64 ": record type %u: ",
 			 offset, type);
 	else
-		snprintf(prefix, sizeof(prefix), "offset %#" PRIx64 ": ", offset);
+		snprintf(prefix, sizeof(prefix), "offset 0x%" PRIx64 ": ", offset);
 	va_start(ap, fmt);
 	vformat_error(r, prefix, fmt, ap);
 	va_end(ap);
@@ -168,8 +168,12 @@ static int input_skip(struct ps_reader *r, uint64_t n)
 	in->offset += have;
 	in->head = in->tail = 0;
 	if (in->seekable) {
-		if (lseek(in->fd, (off_t)n, SEEK_CUR) < 0)
+		struct stat st;
+		off_t at = lseek(in->fd, (off_t)n, SEEK_CUR);
+		if (at < 0)
 			return -errno;
+		if (fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode) && at > st.st_size)
+			return -ENODATA;
 		in->offset += n;
 		return 0;
 	}
@@ -238,6 +242,10 @@ static int read_file_header(struct ps_reader *r, const uint8_t *hdr, uint64_t fi
 					 "file header: attrs section [%#" PRIx64 ", +%#" PRIx64
 					 ") past end of file (%#" PRIx64 " bytes)",
 					 r->attrs_offset, r->attrs_size, file_size);
+	if (r->opts.force && r->data_offset <= file_size && r->data_size > file_size - r->data_offset) {
+		ps_reader_log(r, PS_LOG_WARN, "data section past end of file; --force: reading to the end");
+		r->data_size = file_size - r->data_offset;
+	}
 	if (r->data_offset > file_size || r->data_size > file_size - r->data_offset)
 		return ps_reader_fail_at(r, -EINVAL, 40, 0,
 					 "file header: data section [%#" PRIx64 ", +%#" PRIx64
@@ -268,7 +276,7 @@ static int read_file_header(struct ps_reader *r, const uint8_t *hdr, uint64_t fi
 		struct ps_attr attr;
 		size_t used;
 
-		err = ps_attr_parse(r, entry, (size_t)r->attr_size - 16, entry_offset, &attr, &used);
+		err = ps_attr_parse(r, entry, (size_t)r->attr_size - 16, entry_offset, 0, &attr, &used);
 		if (err)
 			break;
 		/* the ids section follows the attr as stored by the writer */
@@ -413,6 +421,7 @@ int ps_reader_open_fd(int fd, const char *name, const struct ps_reader_opts *opt
 {
 	struct ps_reader *r;
 	int err = reader_new(name, opts, &r);
+	*out = r;
 	if (err)
 		return err;
 	r->in.fd = fd;
@@ -622,10 +631,16 @@ static int next_raw(struct ps_reader *r, struct raw_record *rec)
 
 end:
 	r->done = true;
-	if (r->zstd.tail > r->zstd.head)
-		return ps_reader_fail_at(r, -EINVAL, r->zstd.offset, PS_RECORD_COMPRESSED,
-					 "%zu bytes of an incomplete record left after decompression",
-					 r->zstd.tail - r->zstd.head);
+	if (r->zstd.tail > r->zstd.head) {
+		/* perf record can stop with the tail of a record still in its
+		 * compressor; perf drops that piece, and so do we, saying so */
+		ps_reader_log(r, PS_LOG_WARN,
+			      "offset 0x%" PRIx64 ": PERF_RECORD_COMPRESSED: the capture ends inside a "
+			      "record (%zu bytes of it dropped)",
+			      r->zstd.offset, r->zstd.tail - r->zstd.head);
+		r->stats.nr_skipped++;
+		r->zstd.head = r->zstd.tail;
+	}
 	return 0;
 }
 
@@ -823,7 +838,10 @@ static int next_time_order(struct ps_reader *r, const struct ps_event **event)
 				return ret;
 			continue;
 		}
-		uint64_t ts = ps_record_timestamp(r, rec.bytes, rec.size);
+		/* Without sample_id_all most records have no time: perf then
+		 * gives up ordering and delivers everything as read. */
+		bool untimed = r->nr_attrs && !(r->attrs[0].flags & PS_ATTR_SAMPLE_ID_ALL);
+		uint64_t ts = untimed ? UINT64_MAX : ps_record_timestamp(r, rec.bytes, rec.size);
 		if (ts == 0 || ts == UINT64_MAX) {
 			/* no usable timestamp: perf delivers it at once */
 			ret = deliver_now(r, &rec, event);

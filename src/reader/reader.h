@@ -131,7 +131,7 @@ void ps_scratch_free(struct ps_scratch *s);
 
 /* attrs.c */
 int ps_attr_parse(struct ps_reader *r, const uint8_t *data, size_t size, uint64_t offset,
-		  struct ps_attr *out, size_t *consumed);
+		  uint32_t record_type, struct ps_attr *out, size_t *consumed);
 int ps_attrs_add(struct ps_reader *r, const struct ps_attr *attr, const uint64_t *ids,
 		 size_t nr_ids, uint64_t offset);
 int ps_attrs_finish(struct ps_reader *r, uint64_t offset);

@@ -24,15 +24,20 @@ int ps_read_values_parse(struct ps_reader *r, struct ps_cursor *c, uint64_t read
 	struct ps_read_value *values;
 
 	memset(out, 0, sizeof(*out));
+	uint64_t first = 0;
 	if (read_format & PERF_FORMAT_GROUP)
 		nr = ps_cursor_u64(c);
+	else
+		first = ps_cursor_u64(c);
 	if (read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
 		out->time_enabled = ps_cursor_u64(c);
 	if (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
 		out->time_running = ps_cursor_u64(c);
 	per_value += (read_format & PERF_FORMAT_ID) ? 8 : 0;
 	per_value += (read_format & PERF_FORMAT_LOST) ? 8 : 0;
-	if (!ps_cursor_ok(c) || nr > ps_cursor_left(c) / per_value) {
+	if (!(read_format & PERF_FORMAT_GROUP))
+		per_value -= 8;
+	if (!ps_cursor_ok(c) || (per_value && nr > ps_cursor_left(c) / per_value)) {
 		c->failed = true;
 		return -EINVAL;
 	}
@@ -41,7 +46,7 @@ int ps_read_values_parse(struct ps_reader *r, struct ps_cursor *c, uint64_t read
 		return -ENOMEM;
 	for (uint64_t i = 0; i < nr; i++) {
 		/* in the non-group layout the id and lost follow the times */
-		values[i].value = ps_cursor_u64(c);
+		values[i].value = (read_format & PERF_FORMAT_GROUP) ? ps_cursor_u64(c) : first;
 		values[i].id = (read_format & PERF_FORMAT_ID) ? ps_cursor_u64(c) : 0;
 		values[i].lost = (read_format & PERF_FORMAT_LOST) ? ps_cursor_u64(c) : 0;
 	}

@@ -30,13 +30,13 @@
 struct tracing_blob {
 	struct ps_reader *r;
 	struct ps_cursor c;
-	uint64_t offset;	/* input offset of the blob */
+	uint64_t offset; /* input offset of the blob */
 	struct tep_handle *tep;
 	size_t nr_formats;
 };
 
 static int blob_fail(struct tracing_blob *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 static int blob_fail(struct tracing_blob *b, const char *fmt, ...)
 {
 	char what[256];
@@ -46,13 +46,13 @@ static int blob_fail(struct tracing_blob *b, const char *fmt, ...)
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	return ps_reader_fail_at(b->r, -EINVAL, b->offset + ps_cursor_pos(&b->c), 0,
-				 "tracing data: %s", what);
+	                         "tracing data: %s", what);
 }
 
 static int blob_truncated(struct tracing_blob *b, const char *what)
 {
 	return blob_fail(b, "truncated in %s (blob is %zu bytes)", what,
-			 (size_t)(b->c.end - b->c.start));
+	                 (size_t)(b->c.end - b->c.start));
 }
 
 static int out_of_memory(struct tracing_blob *b)
@@ -168,8 +168,7 @@ static struct field_name declared_name(const char *decl, const char *end)
  * lines. Kernel formats do neither (all 2,323 of Linux 6.18 are ASCII and
  * every REC->name is a declared field), so a format that does is damaged
  * and is refused before libtraceevent sees it. */
-static int check_format(struct tracing_blob *b, const char *text, size_t size,
-			const char *system)
+static int check_format(struct tracing_blob *b, const char *text, size_t size, const char *system)
 {
 	const char *end = text + size, *line = text, *print = NULL;
 	struct field_name *fields = NULL;
@@ -180,8 +179,10 @@ static int check_format(struct tracing_blob *b, const char *text, size_t size,
 		unsigned char c = (unsigned char)text[i];
 
 		if ((c < 0x20 && c != '\t' && c != '\n') || c > 0x7e)
-			return blob_fail(b, "event format %zu (system %s): byte %#x at %zu is not "
-					 "printable ASCII", b->nr_formats, system, c, i);
+			return blob_fail(b,
+			                 "event format %zu (system %s): byte %#x at %zu is not "
+			                 "printable ASCII",
+			                 b->nr_formats, system, c, i);
 	}
 	while (line < end && !print) {
 		const char *eol = memchr(line, '\n', (size_t)(end - line));
@@ -194,7 +195,7 @@ static int check_format(struct tracing_blob *b, const char *text, size_t size,
 		if (eol - p >= 10 && memcmp(p, "print fmt:", 10) == 0) {
 			print = p + 10;
 		} else if (eol - p >= 6 && memcmp(p, "field:", 6) == 0 &&
-			   (semicolon = memchr(p, ';', (size_t)(eol - p)))) {
+		           (semicolon = memchr(p, ';', (size_t)(eol - p)))) {
 			if (nr_fields == cap) {
 				struct field_name *grown;
 
@@ -218,13 +219,16 @@ static int check_format(struct tracing_blob *b, const char *text, size_t size,
 		if (memcmp(p, "REC->", 5) != 0)
 			continue;
 		ref.name = p + 5;
-		for (ref.len = 0; ref.name + ref.len < end && is_identifier_char(ref.name[ref.len]);)
+		for (ref.len = 0;
+		     ref.name + ref.len < end && is_identifier_char(ref.name[ref.len]);)
 			ref.len++;
-		if (!nr_fields || !bsearch(&ref, fields, nr_fields, sizeof(*fields),
-					   compare_field_names)) {
-			err = blob_fail(b, "event format %zu (system %s): print fmt uses field "
-					"'%.*s' the event does not declare", b->nr_formats,
-					system, (int)(ref.len < 64 ? ref.len : 64), ref.name);
+		if (!nr_fields ||
+		    !bsearch(&ref, fields, nr_fields, sizeof(*fields), compare_field_names)) {
+			err = blob_fail(b,
+			                "event format %zu (system %s): print fmt uses field "
+			                "'%.*s' the event does not declare",
+			                b->nr_formats, system, (int)(ref.len < 64 ? ref.len : 64),
+			                ref.name);
 			break;
 		}
 	}
@@ -259,7 +263,7 @@ static int parse_format(struct tracing_blob *b, const char *system, const char *
 	if (tep_strerror(b->tep, ret, msg, sizeof(msg)) < 0)
 		snprintf(msg, sizeof(msg), "error %d", (int)ret);
 	return blob_fail(b, "%s format %zu (system %s) rejected by libtraceevent: %s", what,
-			 b->nr_formats, system, msg);
+	                 b->nr_formats, system, msg);
 }
 
 static int parse_header_files(struct tracing_blob *b, int long_size)
@@ -319,7 +323,7 @@ static int parse_formats(struct tracing_blob *b)
 		return blob_truncated(b, "ftrace formats");
 	if (nr_ftrace > TRACING_MAX_FORMATS)
 		return blob_fail(b, "%u ftrace formats, more than %u", nr_ftrace,
-				 TRACING_MAX_FORMATS);
+		                 TRACING_MAX_FORMATS);
 	for (uint32_t i = 0; i < nr_ftrace; i++) {
 		err = parse_format(b, "ftrace", "ftrace");
 		if (err)
@@ -331,7 +335,7 @@ static int parse_formats(struct tracing_blob *b)
 		return blob_truncated(b, "event systems");
 	if (nr_systems > TRACING_MAX_SYSTEMS)
 		return blob_fail(b, "%u event systems, more than %u", nr_systems,
-				 TRACING_MAX_SYSTEMS);
+		                 TRACING_MAX_SYSTEMS);
 	for (uint32_t i = 0; i < nr_systems; i++) {
 		const char *system = ps_cursor_string(&b->c, TRACING_MAX_STRING, false);
 		uint32_t nr_events;
@@ -343,7 +347,7 @@ static int parse_formats(struct tracing_blob *b)
 			return blob_truncated(b, "event formats");
 		if (nr_events > TRACING_MAX_FORMATS)
 			return blob_fail(b, "system %s has %u events, more than %u", system,
-					 nr_events, TRACING_MAX_FORMATS);
+			                 nr_events, TRACING_MAX_FORMATS);
 		for (uint32_t j = 0; j < nr_events; j++) {
 			err = parse_format(b, system, "event");
 			if (err)
@@ -457,8 +461,9 @@ static int parse_blob(struct tracing_blob *b)
 	page_size = ps_cursor_u32(&b->c);
 	if (!ps_cursor_ok(&b->c))
 		return blob_truncated(b, "the header");
-	if (page_size == 0)
-		return blob_fail(b, "page size 0");
+	/* libtraceevent keeps it in an int */
+	if (page_size == 0 || (page_size & (page_size - 1)) || page_size > (1u << 30))
+		return blob_fail(b, "page size %u is not a power of two up to 1 GiB", page_size);
 
 	b->tep = tep_alloc();
 	if (!b->tep)
@@ -501,8 +506,8 @@ int ps_tracing_parse(struct ps_reader *r, const uint8_t *data, size_t size, uint
 
 	if (size > PS_MAX_TRACING_DATA)
 		return ps_reader_fail_at(r, -EINVAL, offset, 0,
-					 "tracing data: %zu bytes, more than %u", size,
-					 PS_MAX_TRACING_DATA);
+		                         "tracing data: %zu bytes, more than %u", size,
+		                         PS_MAX_TRACING_DATA);
 	err = parse_blob(&b);
 	if (err) {
 		if (b.tep)

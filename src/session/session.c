@@ -11,10 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define BUCKETS 4096
 
-struct ps_session {
+struct ps_machine {
 	struct ps_thread *threads[BUCKETS];
 	struct ps_process *processes[BUCKETS];
 	struct ps_mapped_object *objects[BUCKETS];
@@ -36,9 +37,9 @@ static size_t hash_str(const char *s)
 	return (size_t)(h % BUCKETS);
 }
 
-int ps_session_new(struct ps_session **out)
+int ps_machine_new(struct ps_machine **out)
 {
-	struct ps_session *s = calloc(1, sizeof(*s));
+	struct ps_machine *s = calloc(1, sizeof(*s));
 	*out = s;
 	if (!s)
 		return -ENOMEM;
@@ -46,7 +47,7 @@ int ps_session_new(struct ps_session **out)
 	return 0;
 }
 
-void ps_session_set_features(struct ps_session *s, const struct ps_features *features)
+void ps_machine_set_features(struct ps_machine *s, const struct ps_features *features)
 {
 	s->features = features;
 }
@@ -58,7 +59,7 @@ static void process_free(struct ps_process *p)
 	free(p->maps);
 }
 
-void ps_session_free(struct ps_session *s)
+void ps_machine_free(struct ps_machine *s)
 {
 	if (!s)
 		return;
@@ -92,7 +93,7 @@ static bool kernel_name(const char *name)
 	       strcmp(name, "[vvar]") != 0 && strncmp(name, "[anon", 5) != 0;
 }
 
-struct ps_mapped_object *ps_session_object(struct ps_session *s, const char *name,
+struct ps_mapped_object *ps_machine_object(struct ps_machine *s, const char *name,
 					   const uint8_t *build_id, uint8_t build_id_size)
 {
 	size_t b = hash_str(name);
@@ -142,7 +143,7 @@ struct ps_mapped_object *ps_session_object(struct ps_session *s, const char *nam
 	return o;
 }
 
-void ps_session_for_each_object(struct ps_session *s,
+void ps_machine_for_each_object(struct ps_machine *s,
 				 void (*fn)(void *ctx, struct ps_mapped_object *object), void *ctx)
 {
 	for (size_t b = 0; b < BUCKETS; b++)
@@ -152,7 +153,7 @@ void ps_session_for_each_object(struct ps_session *s,
 
 /* ---- processes and maps ------------------------------------------- */
 
-static struct ps_process *find_process(struct ps_session *s, int32_t pid)
+static struct ps_process *find_process(struct ps_machine *s, int32_t pid)
 {
 	for (struct ps_process *p = s->processes[hash_int(pid)]; p; p = p->next)
 		if (p->pid == pid)
@@ -160,7 +161,7 @@ static struct ps_process *find_process(struct ps_session *s, int32_t pid)
 	return NULL;
 }
 
-struct ps_process *ps_session_process(struct ps_session *s, int32_t pid)
+struct ps_process *ps_machine_process(struct ps_machine *s, int32_t pid)
 {
 	struct ps_process *p;
 	if (pid == -1)
@@ -177,7 +178,7 @@ struct ps_process *ps_session_process(struct ps_session *s, int32_t pid)
 	return p;
 }
 
-struct ps_process *ps_session_kernel(struct ps_session *s)
+struct ps_process *ps_machine_kernel(struct ps_machine *s)
 {
 	return &s->kernel;
 }
@@ -275,7 +276,7 @@ static int clone_maps(struct ps_process *to, const struct ps_process *from)
 
 /* ---- threads ------------------------------------------------------ */
 
-static struct ps_thread *find_thread(struct ps_session *s, int32_t tid)
+static struct ps_thread *find_thread(struct ps_machine *s, int32_t tid)
 {
 	for (struct ps_thread *t = s->threads[hash_int(tid)]; t; t = t->next)
 		if (t->tid == tid)
@@ -294,7 +295,7 @@ static int set_comm(struct ps_thread *t, const char *comm)
 	return 0;
 }
 
-static struct ps_thread *new_thread(struct ps_session *s, int32_t pid, int32_t tid)
+static struct ps_thread *new_thread(struct ps_machine *s, int32_t pid, int32_t tid)
 {
 	char name[16];
 	struct ps_thread *t = calloc(1, sizeof(*t));
@@ -314,7 +315,7 @@ static struct ps_thread *new_thread(struct ps_session *s, int32_t pid, int32_t t
 	return t;
 }
 
-static void remove_thread(struct ps_session *s, struct ps_thread *victim)
+static void remove_thread(struct ps_machine *s, struct ps_thread *victim)
 {
 	struct ps_thread **pp = &s->threads[hash_int(victim->tid)];
 	while (*pp && *pp != victim)
@@ -325,7 +326,7 @@ static void remove_thread(struct ps_session *s, struct ps_thread *victim)
 	free(victim);
 }
 
-struct ps_thread *ps_session_thread(struct ps_session *s, int32_t pid, int32_t tid)
+struct ps_thread *ps_machine_thread(struct ps_machine *s, int32_t pid, int32_t tid)
 {
 	struct ps_thread *t = find_thread(s, tid);
 	if (t) {
@@ -339,10 +340,10 @@ struct ps_thread *ps_session_thread(struct ps_session *s, int32_t pid, int32_t t
 	return t;
 }
 
-static int process_fork(struct ps_session *s, const struct ps_event *ev)
+static int process_fork(struct ps_machine *s, const struct ps_event *ev)
 {
 	const struct ps_record_fork *f = &ev->u.fork;
-	struct ps_thread *parent = ps_session_thread(s, (int32_t)f->ppid, (int32_t)f->ptid);
+	struct ps_thread *parent = ps_machine_thread(s, (int32_t)f->ppid, (int32_t)f->ptid);
 	struct ps_thread *old = find_thread(s, (int32_t)f->tid);
 	struct ps_thread *child;
 
@@ -351,7 +352,7 @@ static int process_fork(struct ps_session *s, const struct ps_event *ev)
 	if (parent->pid != (int32_t)f->ppid) {
 		/* a stale thread under the parent's tid: start over, as perf does */
 		remove_thread(s, parent);
-		parent = ps_session_thread(s, (int32_t)f->ppid, (int32_t)f->ptid);
+		parent = ps_machine_thread(s, (int32_t)f->ppid, (int32_t)f->ptid);
 		if (!parent)
 			return -ENOMEM;
 	}
@@ -365,7 +366,7 @@ static int process_fork(struct ps_session *s, const struct ps_event *ev)
 		return -ENOMEM;
 	if ((int32_t)f->pid != parent->pid && !(ev->misc & PERF_RECORD_MISC_FORK_EXEC)) {
 		/* a new process starts with a copy of its parent's maps */
-		struct ps_process *to = ps_session_process(s, (int32_t)f->pid);
+		struct ps_process *to = ps_machine_process(s, (int32_t)f->pid);
 		struct ps_process *from = find_process(s, parent->pid);
 		if (!to)
 			return -ENOMEM;
@@ -375,7 +376,19 @@ static int process_fork(struct ps_session *s, const struct ps_event *ev)
 	return 0;
 }
 
-static int process_mmap(struct ps_session *s, const struct ps_event *ev)
+static bool is_anon_memory(const char *name)
+{
+	return strcmp(name, "//anon") == 0 || strncmp(name, "/dev/zero", 9) == 0 ||
+	       strncmp(name, "/anon_hugepage", 14) == 0;
+}
+
+static bool is_no_dso_memory(const char *name)
+{
+	return strncmp(name, "[stack", 6) == 0 || strncmp(name, "/SYSV", 5) == 0 ||
+	       strcmp(name, "[heap]") == 0;
+}
+
+static int process_mmap(struct ps_machine *s, const struct ps_event *ev)
 {
 	const struct ps_record_mmap *m = &ev->u.mmap;
 	unsigned cpumode = ev->misc & PERF_RECORD_MISC_CPUMODE_MASK;
@@ -383,12 +396,24 @@ static int process_mmap(struct ps_session *s, const struct ps_event *ev)
 	struct ps_process *p;
 	struct ps_map map = {0};
 
-	if (!kernel && !ps_session_thread(s, (int32_t)m->pid, (int32_t)m->tid))
+	if (!kernel && !ps_machine_thread(s, (int32_t)m->pid, (int32_t)m->tid))
 		return -ENOMEM;
-	p = kernel ? &s->kernel : ps_session_process(s, (int32_t)m->pid);
+	p = kernel ? &s->kernel : ps_machine_process(s, (int32_t)m->pid);
 	if (!p)
 		return -ENOMEM;
-	map.object = ps_session_object(s, m->filename ? m->filename : "",
+	const char *name = m->filename ? m->filename : "";
+	char perf_map[40];
+	uint32_t prot = ev->type == PERF_RECORD_MMAP2 ? m->prot : 0;
+	uint32_t flags = ev->type == PERF_RECORD_MMAP2 ? m->flags : 0;
+	map.identity = !kernel && (is_anon_memory(name) || is_no_dso_memory(name) ||
+				   (flags & MAP_HUGETLB));
+	if ((prot & PROT_EXEC) && map.identity) {
+		/* executable anonymous memory is JIT code: perf names it after
+		 * the perf map the JIT writes for it */
+		snprintf(perf_map, sizeof(perf_map), "/tmp/perf-%d.map", (int32_t)m->pid);
+		name = perf_map;
+	}
+	map.object = ps_machine_object(s, name,
 				       m->has_build_id ? m->build_id : NULL,
 				       m->has_build_id ? m->build_id_size : 0);
 	if (!map.object)
@@ -410,11 +435,11 @@ static int process_mmap(struct ps_session *s, const struct ps_event *ev)
 	return insert_map(p, &map);
 }
 
-int ps_session_process_event(struct ps_session *s, const struct ps_event *ev)
+int ps_machine_process_event(struct ps_machine *s, const struct ps_event *ev)
 {
 	switch (ev->type) {
 	case PERF_RECORD_COMM: {
-		struct ps_thread *t = ps_session_thread(s, (int32_t)ev->u.comm.pid,
+		struct ps_thread *t = ps_machine_thread(s, (int32_t)ev->u.comm.pid,
 							(int32_t)ev->u.comm.tid);
 		if (!t)
 			return -ENOMEM;

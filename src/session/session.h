@@ -28,6 +28,9 @@ struct ps_map {
 	uint64_t start, end;	/* [start, end) */
 	uint64_t pgoff;
 	uint32_t prot, flags;
+	/* perf addresses anonymous memory ([stack], //anon, ...) by raw
+	 * address instead of by file offset */
+	bool identity;
 	struct ps_mapped_object *object;
 };
 
@@ -51,34 +54,34 @@ struct ps_thread {
 	struct ps_thread *next;
 };
 
-struct ps_session;
+struct ps_machine;
 
-int ps_session_new(struct ps_session **out);
-void ps_session_free(struct ps_session *session);
+int ps_machine_new(struct ps_machine **out);
+void ps_machine_free(struct ps_machine *session);
 
 /* Apply COMM, FORK, EXIT, MMAP, MMAP2 (other records are ignored).
  * Returns 0 or -ENOMEM. */
-int ps_session_process_event(struct ps_session *session, const struct ps_event *event);
+int ps_machine_process_event(struct ps_machine *session, const struct ps_event *event);
 
 /* The thread perf would find for (pid, tid), created as perf creates it
  * when it has not been seen. NULL only when out of memory. */
-struct ps_thread *ps_session_thread(struct ps_session *session, int32_t pid, int32_t tid);
+struct ps_thread *ps_machine_thread(struct ps_machine *session, int32_t pid, int32_t tid);
 /* The address space of a process (created empty when unknown). */
-struct ps_process *ps_session_process(struct ps_session *session, int32_t pid);
+struct ps_process *ps_machine_process(struct ps_machine *session, int32_t pid);
 /* The kernel's address space (maps recorded with pid -1). */
-struct ps_process *ps_session_kernel(struct ps_session *session);
+struct ps_process *ps_machine_kernel(struct ps_machine *session);
 
 const struct ps_map *ps_process_find_map(const struct ps_process *process, uint64_t addr);
 
 /* Object registry: the same name and build-id give the same object. */
-struct ps_mapped_object *ps_session_object(struct ps_session *session, const char *name,
+struct ps_mapped_object *ps_machine_object(struct ps_machine *session, const char *name,
 					   const uint8_t *build_id, uint8_t build_id_size);
 /* Walk every object, e.g. to free consumer state. */
-void ps_session_for_each_object(struct ps_session *session,
+void ps_machine_for_each_object(struct ps_machine *session,
 				 void (*fn)(void *ctx, struct ps_mapped_object *object), void *ctx);
 /* Build-ids recorded in the BUILD_ID feature, for objects whose MMAP2
  * carried none. The features must outlive the session. */
-void ps_session_set_features(struct ps_session *session, const struct ps_features *features);
+void ps_machine_set_features(struct ps_machine *session, const struct ps_features *features);
 
 /* Lowest address of kernel space on x86-64. */
 #define PS_KERNEL_START 0xffff800000000000ULL

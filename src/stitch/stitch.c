@@ -1,0 +1,527 @@
+/* The public stack API (ps_session_*): reads a capture in perf's order,
+ * keeps the machine model up to date, and gives each sample its stack:
+ * the recorded callchain (kernel part, or everything with -g) followed by
+ * the user stack unwound from the DWARF stack copy, every frame resolved
+ * to the names perf script prints. Ties the reader, session, unwind and
+ * symbols modules together; none of them knows about the others.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+
+#include "pystitch/pystitch.h"
+#include "session/session.h"
+#include "symbols/symbols.h"
+#include "unwind/unwind.h"
+
+#define MAX_INLINE 32
+
+struct ps_session {
+	struct ps_reader *reader;
+	struct ps_session_opts opts;
+	struct ps_machine *machine;
+	struct ps_symbols *symbols;
+	struct ps_dso *kernel_dso;
+	struct ps_unwind_opts unwind_opts;
+	char errmsg[512];
+
+	struct ps_frame *frames;
+	size_t nr_frames, cap_frames;
+	uint64_t pcs[PS_UNWIND_DEFAULT_MAX_FRAMES * 2];
+	struct ps_stack stack;
+};
+
+/* Unwinding state hung on a process of the machine model. */
+#define BASE_CACHE 64
+
+struct process_unwind {
+	struct ps_session *session;
+	struct ps_process *process;
+	struct ps_unwinder *unwinder;
+	/* lowest mapping base per object, valid for one map generation */
+	uint64_t base_generation;
+	struct {
+		const struct ps_mapped_object *object;
+		uint64_t base;
+	} bases[BASE_CACHE];
+};
+
+static int fail(struct ps_session *s, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(struct ps_session *s, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->errmsg, sizeof(s->errmsg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* ---- objects and names ------------------------------------------- */
+
+static struct ps_dso *object_dso(struct ps_session *s, struct ps_mapped_object *object)
+{
+	if (!object->user)
+		object->user = ps_symbols_dso(s->symbols, object->name,
+					      object->has_build_id ? object->build_id : NULL,
+					      object->has_build_id ? object->build_id_size : 0);
+	return object->user;
+}
+
+/* The name perf prints for an object: the kernel text map is recorded as
+ * "[kernel.kallsyms]_text" but printed as "[kernel.kallsyms]". */
+static const char *object_display_name(const struct ps_mapped_object *object)
+{
+	if (object->kernel && strncmp(object->name, "[kernel.kallsyms]", 17) == 0)
+		return "[kernel.kallsyms]";
+	return object->name;
+}
+
+static struct ps_frame *push_frame(struct ps_session *s)
+{
+	if (s->nr_frames == s->cap_frames) {
+		size_t cap = s->cap_frames ? s->cap_frames * 2 : 256;
+		struct ps_frame *f = realloc(s->frames, cap * sizeof(*f));
+		if (!f)
+			return NULL;
+		s->frames = f;
+		s->cap_frames = cap;
+	}
+	struct ps_frame *f = &s->frames[s->nr_frames++];
+	memset(f, 0, sizeof(*f));
+	return f;
+}
+
+/* Append the frame(s) for one address. cpumode picks the address space;
+ * inlines expands inline chains (perf does so for DWARF-unwound frames). */
+static int add_frames(struct ps_session *s, struct ps_process *process, unsigned cpumode,
+		      uint64_t ip, bool inlines)
+{
+	struct ps_frame_name names[MAX_INLINE];
+	const struct ps_map *map = NULL;
+	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL;
+	struct ps_frame *f;
+
+	if (kernel)
+		map = ps_process_find_map(ps_machine_kernel(s->machine), ip);
+	else if (cpumode == PERF_RECORD_MISC_USER && process)
+		map = ps_process_find_map(process, ip);
+	if (!map) {
+		f = push_frame(s);
+		if (!f)
+			return -ENOMEM;
+		f->addr = ip;
+		f->kernel = kernel;
+		return 0;
+	}
+	/* kernel objects are looked up by raw address, user ones by file offset */
+	uint64_t addr = map->object->kernel || map->identity ? ip : ip - map->start + map->pgoff;
+	struct ps_dso *dso = object_dso(s, map->object);
+	size_t n = 0;
+	if (dso)
+		n = ps_dso_resolve(dso, addr, inlines, names, MAX_INLINE);
+	if (n == 0) {
+		names[0] = (struct ps_frame_name){0};
+		n = 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		f = push_frame(s);
+		if (!f)
+			return -ENOMEM;
+		f->addr = addr;
+		f->sym = names[i].sym;
+		f->symoff = names[i].offset;
+		f->inlined = names[i].inlined;
+		f->srcline = names[i].srcline;
+		f->kernel = map->object->kernel;
+		f->dso = object_display_name(map->object);
+	}
+	return 0;
+}
+
+/* ---- unwinding ---------------------------------------------------- */
+
+/* The base perf's libunwind path uses for an object: that of its lowest
+ * mapping in the process (see ps_unwind_map.libunwind_base). */
+static uint64_t lowest_base(struct process_unwind *pu, const struct ps_mapped_object *object)
+{
+	const struct ps_process *p = pu->process;
+	size_t slot = ((uintptr_t)object >> 4) % BASE_CACHE;
+
+	if (pu->base_generation != p->generation) {
+		memset(pu->bases, 0, sizeof(pu->bases));
+		pu->base_generation = p->generation;
+	}
+	if (pu->bases[slot].object == object)
+		return pu->bases[slot].base;
+	for (size_t i = 0; i < p->nr_maps; i++) {
+		if (p->maps[i].object == object) {
+			/* maps are sorted: the first is the lowest */
+			pu->bases[slot].object = object;
+			pu->bases[slot].base = p->maps[i].start - p->maps[i].pgoff;
+			return pu->bases[slot].base;
+		}
+	}
+	return 0;
+}
+
+static bool find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
+{
+	struct process_unwind *pu = ctx;
+	const struct ps_map *map = ps_process_find_map(pu->process, addr);
+
+	if (!map)
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->start = map->start;
+	out->end = map->end;
+	out->pgoff = map->pgoff;
+	out->name = map->object->name;
+	out->exec = (map->prot & PROT_EXEC) != 0;
+	out->libunwind_base = lowest_base(pu, map->object);
+	if (!map->object->kernel) {
+		struct ps_dso *dso = object_dso(pu->session, map->object);
+		if (dso) {
+			out->path = ps_dso_file(dso);
+			const char *debug = ps_dso_symbol_file(dso);
+			if (debug && out->path && strcmp(debug, out->path) != 0)
+				out->debug_path = debug;
+		}
+	}
+	return true;
+}
+
+static const struct ps_unwind_callbacks unwind_callbacks = {.find_map = find_map};
+
+static void process_unwind_free(void *user)
+{
+	struct process_unwind *pu = user;
+	ps_unwinder_free(pu->unwinder);
+	free(pu);
+}
+
+static struct process_unwind *process_unwinder(struct ps_session *s, struct ps_process *process)
+{
+	struct process_unwind *pu = process->user;
+	if (pu)
+		return pu;
+	pu = calloc(1, sizeof(*pu));
+	if (!pu)
+		return NULL;
+	pu->session = s;
+	pu->process = process;
+	if (ps_unwinder_new(&unwind_callbacks, pu, &s->unwind_opts, &pu->unwinder)) {
+		free(pu);
+		return NULL;
+	}
+	process->user = pu;
+	process->user_free = process_unwind_free;
+	return pu;
+}
+
+static int add_unwound(struct ps_session *s, struct ps_process *process,
+		       const struct ps_sample *sample)
+{
+	struct ps_unwind_sample us = {
+		.pid = sample->pid,
+		.tid = sample->tid,
+		.regs_abi = sample->regs_user.abi,
+		.regs_mask = sample->regs_user.mask,
+		.nr_regs = sample->regs_user.nr,
+		.regs = sample->regs_user.regs,
+		.stack = sample->stack_data,
+		.stack_size = sample->stack_dyn_size,
+	};
+	struct process_unwind *pu;
+	enum ps_unwind_stop stop;
+	int n;
+
+	/* perf bails out when nothing was captured */
+	if (!sample->regs_user.abi || !sample->stack_dyn_size || !process)
+		return 0;
+	pu = process_unwinder(s, process);
+	if (!pu)
+		return -ENOMEM;
+	n = ps_unwinder_unwind(pu->unwinder, &us, s->pcs, s->opts.max_stack, &stop);
+	if (n == -ENOMEM)
+		return n;
+	for (int i = 0; i < n; i++) {
+		int err = add_frames(s, process, PERF_RECORD_MISC_USER, s->pcs[i],
+				     !s->opts.no_inline);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The recorded callchain, as perf's thread__resolve_callchain_sample
+ * walks it: context markers switch the address space, at most max_stack
+ * real entries, an unknown marker discards the chain. */
+static int add_callchain(struct ps_session *s, struct ps_process *process,
+			 const struct ps_sample *sample)
+{
+	unsigned cpumode = PERF_RECORD_MISC_USER;
+	size_t entries = 0;
+
+	for (size_t i = 0; i < sample->callchain_nr && entries < s->opts.max_stack; i++) {
+		uint64_t ip = sample->callchain[i];
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			switch (ip) {
+			case (uint64_t)PERF_CONTEXT_HV:
+				cpumode = PERF_RECORD_MISC_HYPERVISOR;
+				break;
+			case (uint64_t)PERF_CONTEXT_KERNEL:
+				cpumode = PERF_RECORD_MISC_KERNEL;
+				break;
+			case (uint64_t)PERF_CONTEXT_USER:
+				cpumode = PERF_RECORD_MISC_USER;
+				break;
+			default:
+				s->nr_frames = 0;
+				return 0;
+			}
+			continue;
+		}
+		entries++;
+		int err = add_frames(s, process, cpumode, ip, false);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- filters ------------------------------------------------------ */
+
+static bool in_list(const int32_t *list, size_t nr, int32_t v)
+{
+	if (!nr)
+		return true;
+	for (size_t i = 0; i < nr; i++)
+		if (list[i] == v)
+			return true;
+	return false;
+}
+
+static bool comm_wanted(const struct ps_session *s, const char *comm)
+{
+	if (!s->opts.nr_comms)
+		return true;
+	for (size_t i = 0; i < s->opts.nr_comms; i++)
+		if (strcmp(s->opts.comms[i], comm) == 0)
+			return true;
+	return false;
+}
+
+static bool sample_wanted(const struct ps_session *s, const struct ps_sample *sample)
+{
+	const struct ps_session_opts *o = &s->opts;
+	if (!in_list(o->pids, o->nr_pids, (int32_t)sample->pid) ||
+	    !in_list(o->tids, o->nr_tids, (int32_t)sample->tid) ||
+	    !in_list(o->cpus, o->nr_cpus, (int32_t)sample->cpu))
+		return false;
+	if (o->time_start && sample->time < o->time_start)
+		return false;
+	if (o->time_end && sample->time > o->time_end)
+		return false;
+	return true;
+}
+
+/* ---- the session -------------------------------------------------- */
+
+/* Kernel symbols: an explicit file, or this machine's /proc/kallsyms when
+ * the capture was made here (same host name and kernel release). */
+static const char *kernel_symbols_file(const struct ps_session *s)
+{
+	static const char proc_kallsyms[] = "/proc/kallsyms";
+	const struct ps_features *f = ps_reader_features(s->reader);
+	struct utsname u;
+
+	if (s->opts.kallsyms || s->opts.vmlinux)
+		return s->opts.kallsyms;
+	if (uname(&u) != 0 || !f->hostname || !f->osrelease)
+		return NULL;
+	if (strcmp(u.nodename, f->hostname) != 0 || strcmp(u.release, f->osrelease) != 0)
+		return NULL;
+	return proc_kallsyms;
+}
+
+int ps_session_open(const char *path, const struct ps_session_opts *opts,
+		    struct ps_session **out)
+{
+	struct ps_session *s = calloc(1, sizeof(*s));
+	struct ps_reader_opts ropts = {.sz = sizeof(ropts), .order = PS_ORDER_TIME};
+	int err;
+
+	*out = s;
+	if (!s)
+		return -ENOMEM;
+	if (opts) {
+		size_t n = opts->sz < sizeof(s->opts) ? opts->sz : sizeof(s->opts);
+		memcpy(&s->opts, opts, n);
+	}
+	s->opts.sz = sizeof(s->opts);
+	if (!s->opts.max_stack)
+		s->opts.max_stack = PS_UNWIND_DEFAULT_MAX_FRAMES;
+	if (s->opts.max_stack > sizeof(s->pcs) / sizeof(s->pcs[0]))
+		s->opts.max_stack = sizeof(s->pcs) / sizeof(s->pcs[0]);
+	ropts.force = s->opts.force;
+	ropts.log = s->opts.log;
+	ropts.log_ctx = s->opts.log_ctx;
+	err = ps_reader_open(path, &ropts, &s->reader);
+	if (err)
+		return fail(s, err, "%s", ps_reader_errmsg(s->reader));
+	err = ps_machine_new(&s->machine);
+	if (err)
+		return fail(s, err, "out of memory");
+	ps_machine_set_features(s->machine, ps_reader_features(s->reader));
+
+	struct ps_symbols_opts sopts = {
+		.sz = sizeof(sopts),
+		.symfs = s->opts.symfs,
+		.buildid_dir = s->opts.buildid_dir,
+		.vmlinux = s->opts.vmlinux,
+		.no_inline = s->opts.no_inline,
+		.srcline = s->opts.srcline,
+		.log = s->opts.log,
+		.log_ctx = s->opts.log_ctx,
+	};
+	sopts.kallsyms = kernel_symbols_file(s);
+	err = ps_symbols_new(&sopts, &s->symbols);
+	if (err)
+		return fail(s, err, "cannot set up symbol lookup: %s", strerror(-err));
+
+	s->unwind_opts = (struct ps_unwind_opts){
+		.sz = sizeof(s->unwind_opts),
+		.max_frames = s->opts.max_stack,
+		.emulate_libunwind_quirks = !s->opts.libdw_unwind,
+		.log = s->opts.log,
+		.log_ctx = s->opts.log_ctx,
+	};
+	return 0;
+}
+
+void ps_session_close(struct ps_session *s)
+{
+	if (!s)
+		return;
+	ps_machine_free(s->machine);
+	ps_symbols_free(s->symbols);
+	ps_reader_close(s->reader);
+	free(s->frames);
+	free(s);
+}
+
+const char *ps_session_errmsg(const struct ps_session *s)
+{
+	return s ? s->errmsg : "out of memory";
+}
+
+struct ps_reader *ps_session_reader(const struct ps_session *s)
+{
+	return s->reader;
+}
+
+/* Keep the model and the per-process unwinders in step with the record. */
+static int apply_record(struct ps_session *s, const struct ps_event *ev)
+{
+	int err = ps_machine_process_event(s->machine, ev);
+	if (err)
+		return fail(s, err, "out of memory");
+	if (ev->type == PERF_RECORD_MMAP || ev->type == PERF_RECORD_MMAP2) {
+		const struct ps_record_mmap *m = &ev->u.mmap;
+		unsigned cpumode = ev->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+		if (cpumode == PERF_RECORD_MISC_KERNEL && m->filename &&
+		    strncmp(m->filename, "[kernel.kallsyms]", 17) == 0) {
+			/* pgoff holds the address of the reference symbol
+			 * (_text), which tells how far KASLR moved the kernel */
+			const char *ref = strchr(m->filename, ']');
+			if (ref && ref[1] == '_')
+				ps_symbols_kernel_reloc(s->symbols, ref + 2, m->pgoff);
+			return 0;
+		}
+		struct ps_process *p = ps_machine_process(s->machine, (int32_t)m->pid);
+		struct process_unwind *pu = p ? p->user : NULL;
+		if (pu) {
+			struct ps_unwind_map um;
+			if (find_map(pu, m->start, &um))
+				ps_unwinder_map_changed(pu->unwinder, &um);
+		}
+	} else if (ev->type == PERF_RECORD_COMM && (ev->misc & PERF_RECORD_MISC_COMM_EXEC)) {
+		struct ps_process *p = ps_machine_process(s->machine, (int32_t)ev->u.comm.pid);
+		struct process_unwind *pu = p ? p->user : NULL;
+		if (pu)
+			ps_unwinder_reset(pu->unwinder);
+	}
+	return 0;
+}
+
+static int build_stack(struct ps_session *s, const struct ps_event *ev, struct ps_thread *thread)
+{
+	const struct ps_sample *sample = &ev->u.sample;
+	const struct ps_attr *attr = ev->attr;
+	struct ps_process *process = ps_machine_process(s->machine, thread->pid);
+	int err = 0;
+
+	s->nr_frames = 0;
+	s->stack.event = ev;
+	s->stack.sample = sample;
+	s->stack.attr = attr;
+	s->stack.comm = thread->comm;
+	s->stack.has_callchain =
+		!s->opts.no_callchain && (attr->sample_type & PERF_SAMPLE_CALLCHAIN);
+	if (!s->stack.has_callchain) {
+		err = add_frames(s, process, ev->misc & PERF_RECORD_MISC_CPUMODE_MASK, sample->ip,
+				 false);
+		if (!err && s->nr_frames)
+			s->frames[0].addr = sample->ip; /* printed raw without a callchain */
+	} else {
+		err = add_callchain(s, process, sample);
+		if (!err && (attr->sample_type & PERF_SAMPLE_REGS_USER) &&
+		    (attr->sample_type & PERF_SAMPLE_STACK_USER))
+			err = add_unwound(s, process, sample);
+	}
+	if (err)
+		return fail(s, err, "out of memory");
+	s->stack.nr_frames = s->nr_frames;
+	s->stack.frames = s->frames;
+	return 0;
+}
+
+int ps_session_next(struct ps_session *s, const struct ps_stack **out)
+{
+	const struct ps_event *ev;
+	int ret;
+
+	*out = NULL;
+	while ((ret = ps_reader_next(s->reader, &ev)) > 0) {
+		if (ev->type != PERF_RECORD_SAMPLE) {
+			ret = apply_record(s, ev);
+			if (ret)
+				return ret;
+			continue;
+		}
+		const struct ps_sample *sample = &ev->u.sample;
+		if (!sample_wanted(s, sample))
+			continue;
+		struct ps_thread *thread =
+			ps_machine_thread(s->machine, (int32_t)sample->pid, (int32_t)sample->tid);
+		if (!thread)
+			return fail(s, -ENOMEM, "out of memory");
+		if (!comm_wanted(s, thread->comm))
+			continue;
+		ret = build_stack(s, ev, thread);
+		if (ret)
+			return ret;
+		*out = &s->stack;
+		return 1;
+	}
+	if (ret < 0)
+		return fail(s, ret, "%s", ps_reader_errmsg(s->reader));
+	return 0;
+}

@@ -1,0 +1,406 @@
+/* One ELF file opened for symbols: headers read through libelf and checked
+ * against the file's size, section contents read through bounds-checked
+ * cursors, the GNU build-id note, .gnu_debuglink, and lazily its DWARF. */
+#include "symbols/symbols_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NT_GNU_BUILD_ID_TYPE 3
+
+static int fail(char *err, size_t errsz, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errsz, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errsz) {
+		va_start(ap, fmt);
+		vsnprintf(err, errsz, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+static bool host_is_little_endian(void)
+{
+	const uint16_t one = 1;
+	uint8_t first;
+
+	memcpy(&first, &one, 1);
+	return first == 1;
+}
+
+static bool range_in_file(const struct ps_elf *elf, uint64_t offset, uint64_t size)
+{
+	return offset <= elf->image_size && size <= elf->image_size - offset;
+}
+
+/* A NUL-terminated string at offset of a section, or NULL. */
+static const char *section_string(const struct ps_elf *elf, size_t index, uint64_t offset)
+{
+	const struct ps_elf_section *sec;
+	const char *base;
+
+	if (index >= elf->nr_sections)
+		return NULL;
+	sec = &elf->sections[index];
+	if (!sec->in_file || offset >= sec->size)
+		return NULL;
+	base = (const char *)elf->image + sec->offset;
+	if (!memchr(base + offset, 0, sec->size - offset))
+		return NULL;
+	return base + offset;
+}
+
+static int read_sections(struct ps_elf *elf, char *err, size_t errsz)
+{
+	size_t count = 0, names_index = 0;
+	uint32_t *name_offsets;
+	GElf_Ehdr ehdr;
+
+	if (!gelf_getehdr(elf->elf, &ehdr))
+		return fail(err, errsz, -EINVAL, "%s: cannot read the ELF header", elf->path);
+	/* libelf may quietly see no sections when their headers are cut off */
+	if (ehdr.e_shoff != 0 &&
+	    (ehdr.e_shoff > elf->image_size ||
+	     (uint64_t)(ehdr.e_shnum ? ehdr.e_shnum : 1) * ehdr.e_shentsize >
+		     elf->image_size - ehdr.e_shoff))
+		return fail(err, errsz, -EINVAL,
+			    "%s: section headers extend past the end of the file (truncated?)",
+			    elf->path);
+	if (elf_getshdrnum(elf->elf, &count) != 0)
+		return fail(err, errsz, -EINVAL, "%s: cannot read the section count", elf->path);
+	if (count == 0)
+		return 0;
+	if (ehdr.e_shoff > elf->image_size ||
+	    (uint64_t)count * ehdr.e_shentsize > elf->image_size - ehdr.e_shoff)
+		return fail(err, errsz, -EINVAL,
+			    "%s: section headers extend past the end of the file (truncated?)",
+			    elf->path);
+	if (elf_getshdrstrndx(elf->elf, &names_index) != 0)
+		names_index = SIZE_MAX;
+	elf->sections = calloc(count, sizeof(*elf->sections));
+	name_offsets = calloc(count, sizeof(*name_offsets));
+	if (!elf->sections || !name_offsets) {
+		free(name_offsets);
+		return -ENOMEM;
+	}
+	elf->nr_sections = count;
+	for (size_t i = 0; i < count; i++) {
+		struct ps_elf_section *sec = &elf->sections[i];
+		GElf_Shdr shdr;
+		Elf_Scn *scn = elf_getscn(elf->elf, i);
+
+		sec->name = "";
+		if (!scn || !gelf_getshdr(scn, &shdr)) {
+			free(name_offsets);
+			return fail(err, errsz, -EINVAL, "%s: cannot read section header %zu",
+				    elf->path, i);
+		}
+		name_offsets[i] = shdr.sh_name;
+		sec->type = shdr.sh_type;
+		sec->link = shdr.sh_link;
+		sec->info = shdr.sh_info;
+		sec->flags = shdr.sh_flags;
+		sec->addr = shdr.sh_addr;
+		sec->offset = shdr.sh_offset;
+		sec->size = shdr.sh_size;
+		sec->entsize = shdr.sh_entsize;
+		sec->in_file = shdr.sh_type != SHT_NOBITS && shdr.sh_type != SHT_NULL &&
+			       range_in_file(elf, shdr.sh_offset, shdr.sh_size);
+	}
+	for (size_t i = 0; i < count; i++) {
+		const char *name = section_string(elf, names_index, name_offsets[i]);
+
+		elf->sections[i].name = name ? name : "";
+	}
+	free(name_offsets);
+	return 0;
+}
+
+static int read_segments(struct ps_elf *elf)
+{
+	size_t count = 0;
+
+	if (elf_getphdrnum(elf->elf, &count) != 0 || count == 0)
+		return 0;
+	elf->segments = calloc(count, sizeof(*elf->segments));
+	if (!elf->segments)
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		GElf_Phdr phdr;
+
+		if (!gelf_getphdr(elf->elf, i, &phdr))
+			break;
+		elf->segments[elf->nr_segments++] = (struct ps_elf_segment){
+			.type = phdr.p_type,
+			.vaddr = phdr.p_vaddr,
+			.offset = phdr.p_offset,
+			.filesz = phdr.p_filesz,
+			.memsz = phdr.p_memsz,
+		};
+	}
+	return 0;
+}
+
+/* The GNU build-id note of the first of perf's note sections that exists
+ * (elf_read_build_id: .note.gnu.build-id, .notes, .note). */
+static void read_build_id(struct ps_elf *elf)
+{
+	static const char *const names[] = {".note.gnu.build-id", ".notes", ".note"};
+	struct ps_cursor c;
+	int index = -1;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && index < 0; i++)
+		index = ps_elf_section_by_name(elf, names[i]);
+	if (index < 0 || !ps_elf_section_cursor(elf, (size_t)index, &c))
+		return;
+	while (ps_cursor_left(&c) >= 12) {
+		uint32_t namesz = ps_cursor_u32(&c);
+		uint32_t descsz = ps_cursor_u32(&c);
+		uint32_t type = ps_cursor_u32(&c);
+		size_t name_padded = ((size_t)namesz + 3) & ~(size_t)3;
+		size_t desc_padded = ((size_t)descsz + 3) & ~(size_t)3;
+		const uint8_t *name = ps_cursor_take(&c, name_padded);
+		const uint8_t *desc = ps_cursor_take(&c, desc_padded);
+
+		if (!name || !desc)
+			return;
+		if (type == NT_GNU_BUILD_ID_TYPE && namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+			size_t n = descsz < PS_BUILD_ID_MAX ? descsz : PS_BUILD_ID_MAX;
+
+			memcpy(elf->build_id, desc, n);
+			elf->build_id_size = n;
+			return;
+		}
+	}
+}
+
+static int find_symbol_table(const struct ps_elf *elf, const char *name, uint32_t type)
+{
+	int index = ps_elf_section_by_name(elf, name);
+
+	if (index < 0 || elf->sections[index].type != type)
+		return -1;
+	return index;
+}
+
+int ps_elf_open(const char *path, struct ps_elf **out, char *err, size_t errsz)
+{
+	struct ps_elf *elf;
+	struct stat st;
+	size_t raw_size = 0;
+	const char *raw;
+	int rc;
+
+	*out = NULL;
+	elf_version(EV_CURRENT);
+	elf = calloc(1, sizeof(*elf));
+	if (!elf)
+		return -ENOMEM;
+	elf->fd = -1;
+	elf->symtab_index = elf->dynsym_index = -1;
+	elf->path = strdup(path);
+	if (!elf->path) {
+		rc = -ENOMEM;
+		goto out_fail;
+	}
+	elf->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (elf->fd < 0) {
+		rc = fail(err, errsz, -errno, "%s: %s", path, strerror(errno));
+		goto out_fail;
+	}
+	if (fstat(elf->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		rc = fail(err, errsz, -EINVAL, "%s: not a regular file", path);
+		goto out_fail;
+	}
+	elf->elf = elf_begin(elf->fd, ELF_C_READ_MMAP, NULL);
+	if (!elf->elf || elf_kind(elf->elf) != ELF_K_ELF) {
+		rc = fail(err, errsz, -EINVAL, "%s: not an ELF file", path);
+		goto out_fail;
+	}
+	/* Everything is mapped (or read) now: give the descriptor back, a
+	 * system-wide capture can have many hundreds of DSOs open. */
+	if (elf_cntl(elf->elf, ELF_C_FDREAD) == 0 && elf_cntl(elf->elf, ELF_C_FDDONE) == 0) {
+		close(elf->fd);
+		elf->fd = -1;
+	}
+	raw = elf_rawfile(elf->elf, &raw_size);
+	if (!raw || raw_size < EI_NIDENT) {
+		rc = fail(err, errsz, -EINVAL, "%s: cannot read the file", path);
+		goto out_fail;
+	}
+	elf->image = (const uint8_t *)raw;
+	elf->image_size = raw_size;
+	elf->is64 = gelf_getclass(elf->elf) == ELFCLASS64;
+	elf->swap = (raw[EI_DATA] == ELFDATA2LSB) != host_is_little_endian();
+	if (raw[EI_DATA] != ELFDATA2LSB && raw[EI_DATA] != ELFDATA2MSB) {
+		rc = fail(err, errsz, -EINVAL, "%s: unknown ELF byte order", path);
+		goto out_fail;
+	}
+	rc = read_sections(elf, err, errsz);
+	if (rc < 0)
+		goto out_fail;
+	rc = read_segments(elf);
+	if (rc < 0)
+		goto out_fail;
+	{
+		GElf_Ehdr ehdr;
+
+		gelf_getehdr(elf->elf, &ehdr);
+		elf->type = ehdr.e_type;
+		elf->machine = ehdr.e_machine;
+	}
+	read_build_id(elf);
+	elf->symtab_index = find_symbol_table(elf, ".symtab", SHT_SYMTAB);
+	elf->dynsym_index = find_symbol_table(elf, ".dynsym", SHT_DYNSYM);
+	*out = elf;
+	return 0;
+
+out_fail:
+	ps_elf_close(elf);
+	return rc;
+}
+
+void ps_elf_close(struct ps_elf *elf)
+{
+	if (!elf)
+		return;
+	if (elf->dwarf)
+		dwarf_end(elf->dwarf);
+	if (elf->elf)
+		elf_end(elf->elf);
+	if (elf->fd >= 0)
+		close(elf->fd);
+	free(elf->sections);
+	free(elf->segments);
+	free(elf->path);
+	free(elf);
+}
+
+int ps_elf_section_by_name(const struct ps_elf *elf, const char *name)
+{
+	for (size_t i = 1; i < elf->nr_sections; i++)
+		if (strcmp(elf->sections[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+bool ps_elf_section_cursor(const struct ps_elf *elf, size_t index, struct ps_cursor *out)
+{
+	const struct ps_elf_section *sec;
+
+	if (index >= elf->nr_sections)
+		return false;
+	sec = &elf->sections[index];
+	if (!sec->in_file)
+		return false;
+	*out = ps_cursor_make(elf->image + sec->offset, sec->size, elf->swap);
+	return true;
+}
+
+bool ps_elf_section_contents(struct ps_elf *elf, const char *name, struct ps_cursor *out)
+{
+	int index = ps_elf_section_by_name(elf, name);
+	Elf_Scn *scn;
+	GElf_Shdr shdr;
+	Elf_Data *data;
+
+	if (index < 0 || !elf->sections[index].in_file)
+		return false;
+	scn = elf_getscn(elf->elf, (size_t)index);
+	if (!scn || !gelf_getshdr(scn, &shdr))
+		return false;
+	/* libdw may have decompressed it already (the flag is gone then) */
+	if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return false;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return false;
+	*out = ps_cursor_make(data->d_buf, data->d_size, elf->swap);
+	return true;
+}
+
+Dwarf *ps_elf_dwarf(struct ps_elf *elf)
+{
+	if (!elf->dwarf_tried) {
+		elf->dwarf_tried = true;
+		elf->dwarf = dwarf_begin_elf(elf->elf, DWARF_C_READ, NULL);
+	}
+	return elf->dwarf;
+}
+
+bool ps_elf_debuglink(const struct ps_elf *elf, char *buf, size_t size)
+{
+	int index = ps_elf_section_by_name(elf, ".gnu_debuglink");
+	struct ps_cursor c;
+	const char *name;
+
+	if (index < 0 || size == 0 || !ps_elf_section_cursor(elf, (size_t)index, &c))
+		return false;
+	name = ps_cursor_string(&c, ps_cursor_left(&c), false);
+	if (!name || !*name || strlen(name) >= size)
+		return false;
+	memcpy(buf, name, strlen(name) + 1);
+	return true;
+}
+
+bool ps_elf_symtab_open(const struct ps_elf *elf, int index, struct ps_elf_symtab *out)
+{
+	const struct ps_elf_section *sec;
+	struct ps_cursor strings;
+
+	memset(out, 0, sizeof(*out));
+	if (index < 0 || (size_t)index >= elf->nr_sections)
+		return false;
+	sec = &elf->sections[index];
+	if (!ps_elf_section_cursor(elf, (size_t)index, &out->syms))
+		return false;
+	if (!ps_elf_section_cursor(elf, sec->link, &strings))
+		return false;
+	out->elf = elf;
+	out->strings = (const char *)strings.p;
+	out->strings_size = ps_cursor_left(&strings);
+	out->stride = elf->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+	out->count = sec->size / (sec->entsize ? sec->entsize : out->stride);
+	return true;
+}
+
+bool ps_elf_symtab_get(const struct ps_elf_symtab *tab, size_t i, struct ps_elf_sym *out)
+{
+	struct ps_cursor c = tab->syms;
+	uint32_t name_offset;
+	uint8_t info, other;
+
+	if (i >= tab->count || i > SIZE_MAX / tab->stride || !ps_cursor_skip(&c, i * tab->stride))
+		return false;
+	name_offset = ps_cursor_u32(&c);
+	if (tab->elf->is64) {
+		info = ps_cursor_u8(&c);
+		other = ps_cursor_u8(&c);
+		out->shndx = ps_cursor_u16(&c);
+		out->value = ps_cursor_u64(&c);
+		out->size = ps_cursor_u64(&c);
+	} else {
+		out->value = ps_cursor_u32(&c);
+		out->size = ps_cursor_u32(&c);
+		info = ps_cursor_u8(&c);
+		other = ps_cursor_u8(&c);
+		out->shndx = ps_cursor_u16(&c);
+	}
+	if (!ps_cursor_ok(&c) || name_offset >= tab->strings_size ||
+	    !memchr(tab->strings + name_offset, 0, tab->strings_size - name_offset))
+		return false;
+	out->name = tab->strings + name_offset;
+	out->binding = GELF_ST_BIND(info);
+	out->type = GELF_ST_TYPE(info);
+	out->visibility = GELF_ST_VISIBILITY(other);
+	return true;
+}

@@ -1,0 +1,475 @@
+/* Kernel symbols as perf 6.1 loads them: a kallsyms file (/proc/kallsyms
+ * format, read bounded and skipping damaged lines) split into the kernel
+ * proper and one table per module, or the symbol table of a vmlinux ELF;
+ * lookups by raw address. */
+#include "symbols/symbols_priv.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KSYM_NAME_LEN 512		/* perf's symbol_name[KSYM_NAME_LEN + 1] */
+#define KALLSYMS_LINE_MAX 4096
+#define KALLSYMS_SYMBOLS_MAX (16u << 20)	/* a bound on damaged input */
+#define ENTRY_TRAMPOLINE_NAME "__entry_SYSCALL_64_trampoline"
+
+struct kernel_group {
+	char *module;			/* NULL: the kernel proper */
+	struct ps_symtab tab;
+};
+
+struct ps_kernel_symbols {
+	struct kernel_group *groups;	/* [0] is the kernel */
+	size_t nr_groups;
+	bool from_vmlinux;
+	struct ps_elf *vmlinux;		/* kept open: section lookups */
+	uint64_t reloc;			/* applied to the kernel group */
+};
+
+void ps_kernel_symbols_free(struct ps_kernel_symbols *ks)
+{
+	if (!ks)
+		return;
+	for (size_t i = 0; i < ks->nr_groups; i++) {
+		ps_symtab_release(&ks->groups[i].tab);
+		free(ks->groups[i].module);
+	}
+	free(ks->groups);
+	ps_elf_close(ks->vmlinux);
+	free(ks);
+}
+
+static struct ps_kernel_symbols *kernel_symbols_new(void)
+{
+	struct ps_kernel_symbols *ks = calloc(1, sizeof(*ks));
+
+	if (!ks)
+		return NULL;
+	ks->groups = calloc(1, sizeof(*ks->groups));
+	if (!ks->groups) {
+		free(ks);
+		return NULL;
+	}
+	ks->nr_groups = 1;
+	ps_symtab_init(&ks->groups[0].tab);
+	return ks;
+}
+
+static struct kernel_group *group_for(struct ps_kernel_symbols *ks, const char *module)
+{
+	struct kernel_group *groups;
+
+	if (!module)
+		return &ks->groups[0];
+	for (size_t i = 1; i < ks->nr_groups; i++)
+		if (strcmp(ks->groups[i].module, module) == 0)
+			return &ks->groups[i];
+	groups = realloc(ks->groups, (ks->nr_groups + 1) * sizeof(*groups));
+	if (!groups)
+		return NULL;
+	ks->groups = groups;
+	groups[ks->nr_groups].module = strdup(module);
+	if (!groups[ks->nr_groups].module)
+		return NULL;
+	ps_symtab_init(&groups[ks->nr_groups].tab);
+	return &ks->groups[ks->nr_groups++];
+}
+
+static int hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* One line of kallsyms: "ADDR TYPE NAME[\t[module]]". False when damaged. */
+static bool parse_line(const char *line, uint64_t *addr, char *type, const char **name)
+{
+	size_t digits = 0;
+	uint64_t value = 0;
+
+	while (hex_digit((unsigned char)line[digits]) >= 0) {
+		value = value << 4 | (uint64_t)hex_digit((unsigned char)line[digits]);
+		digits++;
+	}
+	if (digits == 0 || digits > 16 || line[digits] != ' ')
+		return false;
+	if (!line[digits + 1] || line[digits + 1] == '\n' || line[digits + 2] != ' ')
+		return false;
+	*addr = value;
+	*type = line[digits + 1];
+	*name = line + digits + 3;
+	return true;
+}
+
+/* symbol_type__filter: text, weak, data, bss */
+static bool keep_type(char type)
+{
+	type = (char)toupper((unsigned char)type);
+	return type == 'T' || type == 'W' || type == 'D' || type == 'B';
+}
+
+static uint8_t kallsyms_binding(char type)
+{
+	if (type == 'W')
+		return STB_WEAK;
+	return isupper((unsigned char)type) ? STB_GLOBAL : STB_LOCAL;
+}
+
+static uint8_t kallsyms_type(char type)
+{
+	type = (char)tolower((unsigned char)type);
+	return type == 't' || type == 'w' ? STT_FUNC : STT_OBJECT;
+}
+
+/* maps__split_kallsyms: walking the sorted kernel table, module symbols
+ * ("name\t[module]") move to their module's table, the entry trampoline
+ * symbols go, and kernel symbols met after a module symbol move to maps
+ * of their own ("[kernel].N") where the kernel map no longer finds them. */
+static int split_groups(struct ps_kernel_symbols *ks)
+{
+	struct ps_symtab *kernel = &ks->groups[0].tab;
+	uint32_t index = ps_symtab_first(kernel);
+	bool in_module = false;
+	size_t count = 0;
+
+	while (index != PS_SYMTAB_NONE) {
+		uint32_t next = ps_symtab_next(kernel, index);
+		struct ps_sym *sym = &kernel->syms[index];
+		const char *tab = strchr(sym->name, '\t');
+
+		if (tab) {
+			struct kernel_group *group = group_for(ks, tab + 1);
+			char name[KSYM_NAME_LEN + 1];
+			int rc;
+
+			if (!group)
+				return -ENOMEM;
+			kernel = &ks->groups[0].tab;	/* group_for may move groups */
+			sym = &kernel->syms[index];
+			snprintf(name, sizeof(name), "%.*s", (int)(tab - sym->name), sym->name);
+			rc = ps_symtab_add(&group->tab, name, sym->start, 0, sym->binding, sym->type);
+			if (rc < 0)
+				return rc;
+			group->tab.syms[group->tab.nr - 1].end = sym->end;
+			ps_symtab_erase(kernel, index);
+			in_module = true;
+		} else if (strcmp(sym->name, ENTRY_TRAMPOLINE_NAME) == 0) {
+			ps_symtab_erase(kernel, index);
+		} else if (in_module && count > 0) {
+			ps_symtab_erase(kernel, index);
+		} else {
+			in_module = false;
+			count++;
+		}
+		index = next;
+	}
+	return 0;
+}
+
+int ps_kernel_symbols_from_kallsyms(const char *path, struct ps_kernel_symbols **out,
+				    struct ps_kernel_load_result *result)
+{
+	struct ps_kernel_symbols *ks;
+	struct ps_symtab *all;
+	char line[KALLSYMS_LINE_MAX];
+	bool any_address = false;
+	FILE *f;
+	int rc = 0;
+
+	*out = NULL;
+	memset(result, 0, sizeof(*result));
+	f = fopen(path, "r");
+	if (!f) {
+		snprintf(result->err, sizeof(result->err), "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	ks = kernel_symbols_new();
+	if (!ks) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	all = &ks->groups[0].tab;
+	while (fgets(line, sizeof(line), f)) {
+		size_t len = strlen(line);
+		const char *name;
+		uint64_t addr;
+		char type, trimmed[KSYM_NAME_LEN + 1];
+
+		if (len == sizeof(line) - 1 && line[len - 1] != '\n') {
+			int c;
+
+			/* over-long line: skip the rest of it */
+			while ((c = fgetc(f)) != EOF && c != '\n')
+				;
+			result->bad_lines++;
+			continue;
+		}
+		if (len && line[len - 1] == '\n')
+			line[--len] = 0;
+		if (len == 0)
+			continue;
+		if (!parse_line(line, &addr, &type, &name) || memchr(line, 0, len) != NULL) {
+			result->bad_lines++;
+			continue;
+		}
+		if (!keep_type(type) || name[0] == '$')
+			continue;
+		if (all->nr >= KALLSYMS_SYMBOLS_MAX) {
+			result->bad_lines++;
+			break;
+		}
+		snprintf(trimmed, sizeof(trimmed), "%s", name);
+		any_address |= addr != 0;
+		rc = ps_symtab_add(all, trimmed, addr, 0, kallsyms_binding(type),
+				   kallsyms_type(type));
+		if (rc < 0)
+			break;
+	}
+	fclose(f);
+	if (rc == 0 && all->nr == 0) {
+		snprintf(result->err, sizeof(result->err), "%s: no kernel symbols", path);
+		rc = -ENOENT;
+	} else if (rc == 0 && !any_address) {
+		snprintf(result->err, sizeof(result->err),
+			 "%s: all addresses are zero (kernel.kptr_restrict?)", path);
+		rc = -EACCES;
+	}
+	if (rc < 0) {
+		if (!result->err[0])
+			snprintf(result->err, sizeof(result->err), "%s: %s", path, strerror(-rc));
+		ps_kernel_symbols_free(ks);
+		return rc;
+	}
+	ps_symtab_fixup_end(all, true);
+	ps_symtab_fixup_duplicate(all);
+	result->symbols = all->nr_live;
+	rc = split_groups(ks);
+	if (rc < 0) {
+		ps_kernel_symbols_free(ks);
+		snprintf(result->err, sizeof(result->err), "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (result->bad_lines)
+		snprintf(result->err, sizeof(result->err), "%s: skipped %zu damaged line%s", path,
+			 result->bad_lines, result->bad_lines == 1 ? "" : "s");
+	*out = ks;
+	return 0;
+}
+
+/* dso__load_sym for the kernel: the .symtab of a vmlinux, symbols kept in
+ * address space with their section (perf makes one map per section). */
+int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id,
+				   size_t build_id_size, struct ps_kernel_symbols **out,
+				   struct ps_kernel_load_result *result)
+{
+	struct ps_kernel_symbols *ks;
+	struct ps_elf_symtab reader;
+	struct ps_elf *elf;
+	struct ps_symtab *tab;
+	int rc = 0, text;
+
+	*out = NULL;
+	memset(result, 0, sizeof(*result));
+	rc = ps_elf_open(path, &elf, result->err, sizeof(result->err));
+	if (rc < 0)
+		return rc;
+	if (build_id_size &&
+	    !ps_build_id_equal(build_id, build_id_size, elf->build_id, elf->build_id_size)) {
+		char want[2 * PS_BUILD_ID_MAX + 1], have[2 * PS_BUILD_ID_MAX + 1];
+
+		ps_build_id_hex(build_id, build_id_size, want);
+		ps_build_id_hex(elf->build_id, elf->build_id_size, have);
+		snprintf(result->err, sizeof(result->err),
+			 "%s: build-id mismatch: recorded %s, file has %s", path, want,
+			 elf->build_id_size ? have : "none");
+		ps_elf_close(elf);
+		return -ENOENT;
+	}
+	/* a stripped vmlinux is refused (perf falls back to kallsyms) */
+	if (!ps_elf_symtab_open(elf, elf->symtab_index, &reader)) {
+		snprintf(result->err, sizeof(result->err), "%s: no .symtab", path);
+		ps_elf_close(elf);
+		return -ENOENT;
+	}
+	ks = kernel_symbols_new();
+	if (!ks) {
+		ps_elf_close(elf);
+		return -ENOMEM;
+	}
+	ks->from_vmlinux = true;
+	ks->vmlinux = elf;
+	text = ps_elf_section_by_name(elf, ".text");
+	for (size_t i = 0; i < reader.count; i++) {
+		struct ps_elf_sym sym;
+		bool named = false, label;
+
+		if (!ps_elf_symtab_get(&reader, i, &sym))
+			continue;
+		named = sym.name[0] && sym.shndx != SHN_UNDEF;
+		label = sym.type == STT_NOTYPE && named && sym.shndx != SHN_ABS &&
+			sym.visibility != STV_HIDDEN && sym.visibility != STV_INTERNAL;
+		if (!label && !(named && (sym.type == STT_FUNC || sym.type == STT_GNU_IFUNC ||
+					  sym.type == STT_OBJECT)))
+			continue;
+		if (sym.shndx == SHN_ABS || sym.shndx >= elf->nr_sections ||
+		    !(elf->sections[sym.shndx].flags & SHF_ALLOC))
+			continue;
+		if (label && !strstr(elf->sections[sym.shndx].name, "text") &&
+		    !strstr(elf->sections[sym.shndx].name, "data"))
+			continue;
+		/* one map per section: .text is the kernel's, others their own */
+		tab = sym.shndx == text ? &ks->groups[0].tab
+					: &group_for(ks, elf->sections[sym.shndx].name)->tab;
+		if (!tab) {
+			rc = -ENOMEM;
+			break;
+		}
+		rc = ps_symtab_add(tab, sym.name, sym.value, sym.size, sym.binding, sym.type);
+		if (rc < 0)
+			break;
+		tab->syms[tab->nr - 1].shndx = sym.shndx;
+	}
+	/* perf fixes up the kernel's table only */
+	if (rc == 0) {
+		ps_symtab_fixup_end(&ks->groups[0].tab, false);
+		ps_symtab_fixup_duplicate(&ks->groups[0].tab);
+	}
+	if (rc < 0) {
+		snprintf(result->err, sizeof(result->err), "%s: %s", path, strerror(-rc));
+		ps_kernel_symbols_free(ks);
+		return rc;
+	}
+	for (size_t i = 0; i < ks->nr_groups; i++)
+		result->symbols += ks->groups[i].tab.nr_live;
+	*out = ks;
+	return 0;
+}
+
+const struct ps_sym *ps_kernel_symbols_find(const struct ps_kernel_symbols *ks,
+					    const char *module, uint64_t addr,
+					    uint64_t *symbol_addr)
+{
+	*symbol_addr = addr;
+	if (!ks)
+		return NULL;
+	if (module) {
+		for (size_t i = 1; i < ks->nr_groups; i++)
+			if (strcmp(ks->groups[i].module, module) == 0)
+				return ps_symtab_find(&ks->groups[i].tab, addr);
+		return NULL;
+	}
+	/* symbols of another boot move with the kernel (maps__split_kallsyms) */
+	*symbol_addr = addr - ks->reloc;
+	if (ks->from_vmlinux) {
+		/* perf maps each vmlinux section separately */
+		const struct ps_elf *elf = ks->vmlinux;
+		int text = ps_elf_section_by_name(elf, ".text");
+
+		for (size_t i = 1; i < elf->nr_sections; i++) {
+			const struct ps_elf_section *sec = &elf->sections[i];
+
+			if (!(sec->flags & SHF_ALLOC) || *symbol_addr < sec->addr ||
+			    *symbol_addr - sec->addr >= sec->size)
+				continue;
+			if ((int)i == text)
+				return ps_symtab_find(&ks->groups[0].tab, *symbol_addr);
+			for (size_t g = 1; g < ks->nr_groups; g++)
+				if (strcmp(ks->groups[g].module, sec->name) == 0)
+					return ps_symtab_find(&ks->groups[g].tab, *symbol_addr);
+			return NULL;
+		}
+		return NULL;
+	}
+	return ps_symtab_find(&ks->groups[0].tab, *symbol_addr);
+}
+
+int ps_kernel_symbols_reloc(struct ps_kernel_symbols *ks, const char *ref_name,
+			    uint64_t ref_addr)
+{
+	const struct ps_symtab *tab;
+
+	if (!ks)
+		return -ENOENT;
+	tab = &ks->groups[0].tab;
+	for (size_t i = 0; i < tab->nr; i++) {
+		if (!tab->syms[i].erased && strcmp(tab->syms[i].name, ref_name) == 0) {
+			ks->reloc = ref_addr - tab->syms[i].start;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static bool host_kernel_build_id(uint8_t *id, size_t *size)
+{
+	uint8_t notes[4096];
+	struct ps_cursor c;
+	FILE *f = fopen("/sys/kernel/notes", "rb");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(notes, 1, sizeof(notes), f);
+	fclose(f);
+	c = ps_cursor_make(notes, n, false);
+	while (ps_cursor_left(&c) >= 12) {
+		uint32_t namesz = ps_cursor_u32(&c), descsz = ps_cursor_u32(&c);
+		uint32_t type = ps_cursor_u32(&c);
+		const uint8_t *name = ps_cursor_take(&c, ((size_t)namesz + 3) & ~(size_t)3);
+		const uint8_t *desc = ps_cursor_take(&c, ((size_t)descsz + 3) & ~(size_t)3);
+
+		if (!name || !desc)
+			return false;
+		if (type == 3 && namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+			*size = descsz < PS_BUILD_ID_MAX ? descsz : PS_BUILD_ID_MAX;
+			memcpy(id, desc, *size);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Which file perf 6.1 reads kernel symbols from (dso__load_kernel_sym
+ * without the vmlinux_path search and kcore): --kallsyms, else -k, else
+ * /proc/kallsyms when the capture's kernel is the running one (or its
+ * build-id is unknown), else the build-id cache's copy of kallsyms. */
+int ps_kernel_symbols_load(const struct ps_kernel_source *source,
+			   struct ps_kernel_symbols **out, struct ps_kernel_load_result *result)
+{
+	uint8_t host[PS_BUILD_ID_MAX];
+	size_t host_size = 0;
+	char path[4096], hex[2 * PS_BUILD_ID_MAX + 1];
+
+	*out = NULL;
+	memset(result, 0, sizeof(*result));
+	if (source->kallsyms)
+		return ps_kernel_symbols_from_kallsyms(source->kallsyms, out, result);
+	if (source->vmlinux)
+		return ps_kernel_symbols_from_vmlinux(source->vmlinux, source->build_id,
+						      source->build_id_size, out, result);
+	if (!source->build_id_size ||
+	    (host_kernel_build_id(host, &host_size) &&
+	     ps_build_id_equal(source->build_id, source->build_id_size, host, host_size))) {
+		/* perf does not use local files when a symfs was given */
+		if (source->symfs && source->symfs[0]) {
+			snprintf(result->err, sizeof(result->err),
+				 "no kernel symbols (--symfs given, no --kallsyms)");
+			return -ENOENT;
+		}
+		return ps_kernel_symbols_from_kallsyms("/proc/kallsyms", out, result);
+	}
+	ps_build_id_hex(source->build_id, source->build_id_size, hex);
+	if (snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", source->buildid_dir,
+		     hex) >= (int)sizeof(path)) {
+		snprintf(result->err, sizeof(result->err), "build-id cache path too long");
+		return -ENAMETOOLONG;
+	}
+	return ps_kernel_symbols_from_kallsyms(path, out, result);
+}

@@ -1,0 +1,124 @@
+/* Symbolisation: from a DSO path (and build-id) and an address to the
+ * names perf 6.1's `perf script` prints for that frame.
+ *
+ * One struct ps_symbols per session holds the options and a registry of
+ * DSOs. Each DSO is located once (--symfs, the perf build-id cache,
+ * /usr/lib/debug, .gnu_debuglink, the recorded path), its ELF files are
+ * opened once and kept, and every resolved address is cached, so a frame
+ * seen again costs one hash lookup.
+ *
+ * What perf does, and therefore what this module reproduces:
+ *  - symbols come from the first candidate file with a .symtab (the debug
+ *    file from /usr/lib/debug or ~/.debug when present), .dynsym from the
+ *    first with one; values are converted to file-offset space, zero-size
+ *    symbols end where the next one starts, aliases at one address are
+ *    reduced to one by perf's choose_best_symbol, PLT entries become
+ *    "name@plt";
+ *  - inline frames are what `addr2line -f -i` (binutils 2.40, which
+ *    Debian's perf runs as a child) says for the address: each answer
+ *    becomes a frame, printed "(inlined)" unless its name equals the ELF
+ *    symbol, with the ELF symbol's offset;
+ *  - kernel frames are looked up in kallsyms (or a vmlinux) by raw address;
+ *  - C++ names are demangled as Debian's perf does (libiberty's
+ *    cplus_demangle without parameter lists) when built with
+ *    PS_HAVE_CPLUS_DEMANGLE and -liberty; otherwise they stay mangled.
+ *
+ * Like addr2line, the inline answers for a few addresses (those in gaps of
+ * a compilation unit's ranges) depend on which addresses of the DSO were
+ * asked before: resolving in perf's order (sample order, leaf first)
+ * reproduces perf exactly.
+ *
+ * Not thread-safe: use one ps_symbols per thread, or serialise calls.
+ * Strings handed out stay valid until ps_symbols_free().
+ */
+#ifndef PS_SYMBOLS_SYMBOLS_H
+#define PS_SYMBOLS_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pystitch/pystitch.h"
+
+struct ps_symbols;
+struct ps_dso;
+
+struct ps_symbols_opts {
+	size_t sz;		  /* sizeof(struct ps_symbols_opts) */
+	const char *symfs;	  /* --symfs DIR: prefix of every recorded path */
+	const char *buildid_dir;  /* perf's build-id cache; NULL: $HOME/.debug */
+	const char *kallsyms;	  /* --kallsyms FILE: kernel symbols from here */
+	const char *vmlinux;	  /* -k FILE: kernel symbols from this ELF */
+	bool no_inline;		  /* --no-inline: no inline frames */
+	bool srcline;		  /* fill ps_frame_name.srcline (-F +srcline) */
+	ps_log_fn log;		  /* warnings (build-id mismatch, damage) */
+	void *log_ctx;
+};
+
+/* Returns 0 or a negative errno (-EINVAL for bad options, -ENOMEM). */
+int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out);
+void ps_symbols_free(struct ps_symbols *symbols);
+
+/* The DSO recorded under this path (MMAP2 filename) and build-id (the
+ * BUILD_ID feature; NULL/0 when unknown). The same path with the same
+ * build-id gives the same handle. Files are located lazily, at the first
+ * ps_dso_resolve() or ps_dso_file(). Never NULL except on ENOMEM.
+ *
+ * Recognised special names: "[kernel.kallsyms]" (the kernel), "[name]" or
+ * a path ending in .ko/.ko.xz/.ko.gz/.ko.zst (a kernel module, symbols
+ * from kallsyms), "[vdso]" (only in the build-id cache). Other "[...]"
+ * names, "//anon" and /tmp/perf-PID.map have no symbols here. */
+struct ps_dso *ps_symbols_dso(struct ps_symbols *symbols, const char *recorded_path,
+			      const uint8_t *build_id, size_t build_id_size);
+
+/* The path given to ps_symbols_dso(). */
+const char *ps_dso_name(const struct ps_dso *dso);
+/* The ELF file holding the DSO's code (for unwinding: CFI and text), in
+ * perf's order: the build-id cache, then --symfs + path (or the path).
+ * NULL when none was found or its build-id differs from the recorded one. */
+const char *ps_dso_file(struct ps_dso *dso);
+/* The file symbols came from: the first candidate with .symtab (may be a
+ * debug file), else the one with .dynsym; NULL when there is none. */
+const char *ps_dso_symbol_file(struct ps_dso *dso);
+/* Why the DSO has no symbols (missing files, damaged ELF), or NULL. */
+const char *ps_dso_errmsg(struct ps_dso *dso);
+
+/* One printed frame. */
+struct ps_frame_name {
+	const char *sym;	/* NULL: perf prints "[unknown]" */
+	uint64_t offset;	/* the "+0x..." perf prints after sym */
+	bool inlined;		/* perf prints " (inlined)" instead of " (dso)" */
+	/* With opts.srcline: the text perf prints on the next line after two
+	 * spaces for -F +srcline ("s_sin.c:207", "??:0", "libfoo.so[1a2b]"),
+	 * or NULL when perf prints nothing there. */
+	const char *srcline;
+};
+
+/* Resolve an address of the DSO: file-relative for user DSOs
+ * (ip - map.start + map.pgoff, perf's map_ip; callers in DWARF mode pass
+ * the return address minus one, as perf prints), the raw ip for the kernel
+ * and modules.
+ *
+ * inline_frames: whether perf expands this frame into its inline chain.
+ * perf 6.1 does that only for frames found by DWARF unwinding (the user
+ * part of --call-graph dwarf samples), not for frame-pointer or LBR
+ * callchain entries, nor for the sample line of samples without a
+ * callchain; --no-inline (opts.no_inline) turns it off everywhere.
+ *
+ * Fills out[] innermost first: the inline chain, then the function itself
+ * (unless perf replaced it, see above). Returns the number of entries
+ * written, at least 1 when max >= 1 (an unresolved address gives one entry
+ * with sym == NULL); chains longer than max are cut at max. */
+size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
+		      struct ps_frame_name *out, size_t max);
+
+/* The kernel's relocation: the address the capture recorded for the
+ * kernel map's reference symbol (the pgoff of the "[kernel.kallsyms]_text"
+ * MMAP). When the kallsyms file used comes from another boot (another
+ * KASLR offset), kernel symbols are moved by the difference, as perf does.
+ * Call before resolving kernel addresses; 0 on success or -ENOENT when the
+ * symbol is not in the kernel symbols. */
+int ps_symbols_kernel_reloc(struct ps_symbols *symbols, const char *ref_name,
+			    uint64_t ref_addr);
+
+#endif /* PS_SYMBOLS_SYMBOLS_H */

@@ -1,0 +1,93 @@
+/* Quirk mode only: what Debian's perf does for a frame that .eh_frame does
+ * not describe. Its libunwind is used without .debug_frame support (perf was
+ * built without it), so such a frame is unwound by libunwind's frame-chain
+ * guess (x86_64 unw_step() after dwarf_step() fails), not by libdwfl's.
+ */
+#define PS_UNWIND_INTERNAL
+#include "unwind/unwind.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DWARF_RBP 6
+
+bool ps_unwind_eh_covered(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc)
+{
+	/* samples repeat their PCs: a small direct-mapped cache spares most
+	 * lookups (dwarf_cfi_addrframe() allocates and runs the CFI program) */
+	struct ps_unwind_coverage *slot =
+	        &u->coverage[(pc * 0x9e3779b97f4a7c15ULL) >> (64 - PS_UNWIND_COVERAGE_BITS)];
+
+	if (slot->generation == u->generation && slot->pc == pc && slot->mod == mod)
+		return slot->covered;
+
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+	Dwarf_Frame *frame = NULL;
+	bool covered = cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0;
+
+	free(frame);
+	*slot = (struct ps_unwind_coverage){
+		.pc = pc, .mod = mod, .generation = u->generation, .covered = covered
+	};
+	return covered;
+}
+
+/* A PLT entry: jmp *x(%rip); push $n; jmp first-entry */
+static bool is_plt_entry(struct ps_unwinder *u, uint64_t ip)
+{
+	uint64_t w0, w1;
+
+	if (ip > UINT64_MAX - 16 || ps_unwind_access_mem(u, ip, &w0) < 0 ||
+	    ps_unwind_access_mem(u, ip + 8, &w1) < 0)
+		return false;
+	return (w0 & 0xffff) == 0x25ff && ((w0 >> 48) & 0xff) == 0x68 &&
+	       ((w1 >> 24) & 0xff) == 0xe9;
+}
+
+bool ps_unwind_guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t ip)
+{
+	Dwarf_Word regs[PS_UNWIND_NR_DWARF_REGS] = { 0 };
+	uint32_t present = 0;
+
+	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++)
+		if (dwfl_frame_reg(state, regno, &regs[regno]) == 0)
+			present |= 1u << regno;
+	/* libunwind reads the SP as the CFA it computed: the same value */
+	if (!(present & 1u << PS_UNWIND_DWARF_SP) || !(present & 1u << DWARF_RBP))
+		return false;
+	uint64_t cfa = regs[PS_UNWIND_DWARF_SP];
+	uint64_t next_ip;
+
+	if (is_plt_entry(u, ip)) {
+		/* the return address is on top of the stack, nothing saved */
+		if (ps_unwind_access_mem(u, cfa, &next_ip) < 0 || cfa > UINT64_MAX - 8)
+			return false;
+		regs[PS_UNWIND_DWARF_SP] = cfa + 8;
+	} else {
+		uint64_t rbp = regs[DWARF_RBP], saved_rbp, code;
+
+		/* reading the code at ip fails only outside a mapped file;
+		 * libunwind then tries a "rip fixup" not emulated here */
+		if (ps_unwind_access_mem(u, ip, &code) != 0 || rbp == 0)
+			return false;
+		/* a frame pointer must point a little above the CFA */
+		if (ps_unwind_access_mem(u, rbp, &saved_rbp) < 0 || rbp < cfa ||
+		    rbp - cfa > 0x4000 || rbp > UINT64_MAX - 16)
+			return false;
+		if (ps_unwind_access_mem(u, rbp + 8, &next_ip) < 0)
+			return false;
+		/* every other register is lost; the SP is the old CFA + 16,
+		 * not rbp + 16 */
+		present = 1u << DWARF_RBP | 1u << PS_UNWIND_DWARF_SP | 1u << PS_UNWIND_DWARF_IP;
+		regs[DWARF_RBP] = saved_rbp;
+		regs[PS_UNWIND_DWARF_SP] = cfa + 16;
+	}
+	if (next_ip == ip && regs[PS_UNWIND_DWARF_SP] == cfa)
+		return false;
+	regs[PS_UNWIND_DWARF_IP] = next_ip;
+	present |= 1u << PS_UNWIND_DWARF_IP;
+	memcpy(u->dwarf_regs, regs, sizeof(regs));
+	u->dwarf_regs_present = present;
+	return true;
+}

@@ -1,0 +1,201 @@
+/* What libdwfl sees of the sampled process: its registers (from
+ * PERF_SAMPLE_REGS_USER) and its memory (the stack copy, else the contents
+ * of the mapped file through a small page cache), as Dwfl_Thread_Callbacks.
+ */
+#define PS_UNWIND_INTERNAL
+#include "unwind/unwind.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- mapped files --------------------------------------------------- */
+
+/* Reads outside the stack copy are rare (code bytes, data a CFI expression
+ * dereferences), so a handful of 4 KiB pages per unwinder is plenty; a
+ * miss costs open+pread+close, and no descriptor is kept open. */
+static struct ps_unwind_page *page_get(struct ps_unwinder *u, const char *path, uint64_t offset)
+{
+	struct ps_unwind_page *victim = &u->pages[0];
+
+	for (size_t i = 0; i < PS_UNWIND_PAGE_SLOTS; i++) {
+		struct ps_unwind_page *page = &u->pages[i];
+
+		if (page->path && page->offset == offset && strcmp(page->path, path) == 0) {
+			page->last_use = ++u->page_clock;
+			return page;
+		}
+		if (!page->path || (victim->path && page->last_use < victim->last_use))
+			victim = page;
+	}
+
+	u->stats.file_misses++;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	ssize_t got;
+	do {
+		got = pread(fd, victim->data, PS_UNWIND_PAGE_SIZE, (off_t)offset);
+	} while (got < 0 && errno == EINTR);
+	close(fd);
+	if (got <= 0)
+		return NULL;
+
+	size_t len = strlen(path);
+	char *copy = victim->path;
+	if (!copy || strlen(copy) < len)
+		copy = realloc(victim->path, len + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, path, len + 1);
+	victim->path = copy;
+	victim->offset = offset;
+	victim->len = (size_t)got;
+	victim->last_use = ++u->page_clock;
+	return victim;
+}
+
+bool ps_unwind_read_file_word(struct ps_unwinder *u, const char *path, uint64_t offset,
+                              uint64_t *value)
+{
+	uint8_t bytes[8];
+	size_t done = 0;
+
+	if (offset > INT64_MAX - 16)
+		return false;
+	u->stats.file_reads++;
+	/* a word may straddle two pages */
+	while (done < sizeof(bytes)) {
+		uint64_t at = offset + done;
+		uint64_t page_offset = at & ~(uint64_t)(PS_UNWIND_PAGE_SIZE - 1);
+		struct ps_unwind_page *page = page_get(u, path, page_offset);
+		size_t in_page = (size_t)(at - page_offset);
+
+		if (!page || in_page >= page->len)
+			return false;
+		size_t n = page->len - in_page;
+		if (n > sizeof(bytes) - done)
+			n = sizeof(bytes) - done;
+		memcpy(bytes + done, page->data + in_page, n);
+		done += n;
+	}
+	memcpy(value, bytes, sizeof(bytes));
+	return true;
+}
+
+void ps_unwind_pages_release(struct ps_unwinder *u)
+{
+	for (size_t i = 0; i < PS_UNWIND_PAGE_SLOTS; i++) {
+		free(u->pages[i].path);
+		u->pages[i].path = NULL;
+	}
+}
+
+/* ---- Dwfl_Thread_Callbacks ------------------------------------------ */
+
+/* The Dwfl holds one process whose only thread is "the current sample". */
+static pid_t next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
+{
+	if (*thread_argp != NULL)
+		return 0;
+	*thread_argp = dwfl_arg;
+	return dwfl_pid(dwfl);
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp)
+{
+	*thread_argp = dwfl_arg;
+	return true;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	struct ps_unwinder *u = thread_arg;
+
+	/* Registers missing from the mask stay undefined, so a rule that
+	 * needs one fails instead of using a made-up 0. */
+	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++) {
+		if (!(u->dwarf_regs_present & (1u << regno)))
+			continue;
+		if (!dwfl_thread_state_registers(thread, (int)regno, 1, &u->dwarf_regs[regno]))
+			return false;
+	}
+	return true;
+}
+
+/* What mapped memory holds at addr, as perf's access_dso_mem() finds it:
+ * 1 read, 0 mapped but without readable contents, -1 not mapped. */
+static int read_mapped(struct ps_unwinder *u, uint64_t addr, uint64_t *value)
+{
+	struct ps_unwind_map map = { 0 };
+
+	if (!u->callbacks.find_map(u->ctx, addr, &map) || addr < map.start || addr >= map.end)
+		return -1;
+	if (!map.path)
+		return 0;
+	if (addr - map.start > UINT64_MAX - map.pgoff)
+		return 0;
+	return ps_unwind_read_file_word(u, map.path, addr - map.start + map.pgoff, value) ? 1 : 0;
+}
+
+int ps_unwind_access_mem(struct ps_unwinder *u, uint64_t addr, uint64_t *value)
+{
+	/* perf's libunwind access_mem() tests `addr + 8 >= end`: emulate
+	 * by treating the copy as one byte shorter. */
+	uint64_t end = u->stack_end - (u->quirks ? 1 : 0);
+
+	if (addr >= u->sp && addr <= UINT64_MAX - sizeof(*value) && addr + sizeof(*value) <= end) {
+		memcpy(value, u->sample->stack + (addr - u->sp), sizeof(*value));
+		return 0;
+	}
+	int found = read_mapped(u, addr, value);
+	if (found > 0)
+		return 0;
+	if (addr >= u->sp)
+		u->step_read_cut = true;
+	if (found == 0) {
+		*value = 0;
+		return 1;
+	}
+	return -1;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
+{
+	struct ps_unwinder *u = dwfl_arg;
+	uint64_t value;
+	int found = ps_unwind_access_mem(u, addr, &value);
+
+	/* libunwind takes access_mem()'s 1 for success, with the value 0 */
+	if (found == 0 || (found == 1 && u->quirks)) {
+		*result = value;
+		u->step_read_zero = value == 0;
+		return true;
+	}
+	u->step_read_zero = false;
+	u->step_read_failed = true;
+	return false;
+}
+
+/* Is pc the start of the rt_sigreturn trampoline (mov $0xf,%rax; syscall),
+ * glibc's __restore_rt? The frame callback uses it to find the trampoline
+ * frame, the one frame whose activation libunwind and libdwfl judge
+ * differently. */
+bool ps_unwind_is_sigreturn(struct ps_unwinder *u, uint64_t pc)
+{
+	uint64_t w0, w1;
+
+	if (pc > UINT64_MAX - 16 || read_mapped(u, pc, &w0) <= 0 ||
+	    read_mapped(u, pc + 8, &w1) <= 0)
+		return false;
+	return w0 == 0x0f0000000fc0c748ULL && (w1 & 0xff) == 0x05;
+}
+
+const Dwfl_Thread_Callbacks ps_unwind_thread_callbacks = {
+	.next_thread = next_thread,
+	.get_thread = get_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};

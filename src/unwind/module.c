@@ -1,0 +1,280 @@
+/* The unwinder's Dwfl: creating and attaching it once per process, reporting
+ * a mapping's ELF file the first time a frame needs it, and noticing when
+ * the reported modules no longer agree with the caller's mappings.
+ */
+#define PS_UNWIND_INTERNAL
+#include "unwind/unwind.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bound on the modules one Dwfl accumulates; past it the Dwfl is rebuilt
+ * with only what later samples need. */
+#define PS_UNWIND_MAX_MODULES 4096
+
+void ps_unwind_log(struct ps_unwinder *u, enum ps_log_level level, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!u->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	u->log(u->log_ctx, level, msg);
+}
+
+/* Dwfl_Callbacks.find_elf: never needed, dwfl_report_elf() opens the file. */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                    char **file_name, Elf **elfp)
+{
+	return -1;
+}
+
+/* Dwfl_Callbacks.find_debuginfo: only the file the caller located (the
+ * module's userdata), never a search (libdwfl's standard one may ask
+ * debuginfod servers). libdwfl opens the returned name itself. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                          const char *file_name, const char *debuglink_file,
+                          GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const char *debug_path = *userdata;
+
+	if (debug_path && (!file_name || strcmp(debug_path, file_name) != 0))
+		*debuginfo_file_name = strdup(debug_path);
+	return -1;
+}
+
+static void modules_clear(struct ps_unwinder *u)
+{
+	for (size_t i = 0; i < u->nr_modules; i++) {
+		free(u->modules[i].path);
+		free(u->modules[i].debug_path);
+	}
+	u->nr_modules = 0;
+	u->last_module = 0;
+}
+
+void ps_unwind_dwfl_destroy(struct ps_unwinder *u)
+{
+	if (u->dwfl)
+		dwfl_end(u->dwfl);
+	u->dwfl = NULL;
+	modules_clear(u);
+	u->stale = false;
+}
+
+int ps_unwind_dwfl_create(struct ps_unwinder *u, uint32_t pid)
+{
+	if (!u->arch_elf) {
+		/* dwfl_attach_state() takes the architecture from an Elf;
+		 * a bare ELF header is enough, and it is ours to keep alive
+		 * as long as the Dwfl. */
+		Elf64_Ehdr ehdr = { 0 };
+
+		memcpy(ehdr.e_ident, ELFMAG, SELFMAG);
+		ehdr.e_ident[EI_CLASS] = ELFCLASS64;
+		ehdr.e_ident[EI_DATA] = ELFDATA2LSB;
+		ehdr.e_ident[EI_VERSION] = EV_CURRENT;
+		ehdr.e_type = ET_EXEC;
+		ehdr.e_machine = EM_X86_64;
+		ehdr.e_version = EV_CURRENT;
+		ehdr.e_ehsize = sizeof(ehdr);
+		_Static_assert(sizeof(ehdr) == sizeof(u->arch_image), "ELF header size");
+		memcpy(u->arch_image, &ehdr, sizeof(ehdr));
+		elf_version(EV_CURRENT);
+		u->arch_elf = elf_memory((char *)u->arch_image, sizeof(u->arch_image));
+		if (!u->arch_elf) {
+			snprintf(u->errmsg, sizeof(u->errmsg), "elf_memory: %s", elf_errmsg(-1));
+			return -ENOMEM;
+		}
+	}
+
+	u->dwfl_callbacks = (Dwfl_Callbacks){
+		.find_elf = find_elf,
+		.find_debuginfo = find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+	};
+	u->dwfl = dwfl_begin(&u->dwfl_callbacks);
+	if (!u->dwfl) {
+		snprintf(u->errmsg, sizeof(u->errmsg), "dwfl_begin: %s", dwfl_errmsg(-1));
+		return -ENOMEM;
+	}
+	if (!dwfl_attach_state(u->dwfl, u->arch_elf, (pid_t)pid, &ps_unwind_thread_callbacks, u)) {
+		snprintf(u->errmsg, sizeof(u->errmsg), "dwfl_attach_state: %s", dwfl_errmsg(-1));
+		dwfl_end(u->dwfl);
+		u->dwfl = NULL;
+		return -ENOMEM;
+	}
+	u->stats.dwfl_builds++;
+	u->generation++;
+	return 0;
+}
+
+static bool module_contains(const struct ps_unwind_module *m, uint64_t addr)
+{
+	return addr >= m->low && addr < m->high;
+}
+
+static struct ps_unwind_module *module_find(struct ps_unwinder *u, uint64_t addr)
+{
+	if (u->last_module < u->nr_modules && module_contains(&u->modules[u->last_module], addr))
+		return &u->modules[u->last_module];
+	for (size_t i = 0; i < u->nr_modules; i++) {
+		if (module_contains(&u->modules[i], addr)) {
+			u->last_module = i;
+			return &u->modules[i];
+		}
+	}
+	return NULL;
+}
+
+static bool module_is(const struct ps_unwind_module *m, uint64_t base, const char *path)
+{
+	return m->base == base && strcmp(m->path, path) == 0;
+}
+
+static struct ps_unwind_module *module_add(struct ps_unwinder *u, uint64_t base,
+                                           const struct ps_unwind_map *map)
+{
+	if (u->nr_modules == u->cap_modules) {
+		size_t cap = u->cap_modules ? 2 * u->cap_modules : 16;
+		struct ps_unwind_module *grown = realloc(u->modules, cap * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		u->modules = grown;
+		u->cap_modules = cap;
+	}
+	struct ps_unwind_module *m = &u->modules[u->nr_modules];
+	*m = (struct ps_unwind_module){ .base = base, .low = map->start, .high = map->end };
+	m->path = strdup(map->path);
+	m->debug_path = map->debug_path ? strdup(map->debug_path) : NULL;
+	if (!m->path || (map->debug_path && !m->debug_path)) {
+		free(m->path);
+		free(m->debug_path);
+		return NULL;
+	}
+	u->last_module = u->nr_modules++;
+	return m;
+}
+
+static const char *module_name(const struct ps_unwind_map *map)
+{
+	const char *name = map->name ? map->name : map->path;
+	const char *slash = strrchr(name, '/');
+
+	return slash && slash[1] ? slash + 1 : name;
+}
+
+/* Report the ELF file of map to the Dwfl. */
+static enum ps_unwind_lookup module_report(struct ps_unwinder *u, uint64_t addr, uint64_t base,
+                                           const struct ps_unwind_map *map, Dwfl_Module **out)
+{
+	if (u->nr_modules >= PS_UNWIND_MAX_MODULES)
+		return PS_UNWIND_MODULE_STALE;
+	/* The same file at the same base whose module does not cover addr:
+	 * the file does not match what was mapped; reporting it again would
+	 * not help. */
+	for (size_t i = 0; i < u->nr_modules; i++)
+		if (module_is(&u->modules[i], base, map->path))
+			return PS_UNWIND_MODULE_NONE;
+
+	struct ps_unwind_module *m = module_add(u, base, map);
+	if (!m) {
+		snprintf(u->errmsg, sizeof(u->errmsg), "out of memory");
+		return PS_UNWIND_MODULE_ERROR;
+	}
+
+	dwfl_report_begin_add(u->dwfl);
+	Dwfl_Module *mod = dwfl_report_elf(u->dwfl, module_name(map), map->path, -1, base, false);
+	int err = mod ? 0 : dwfl_errno();
+	dwfl_report_end(u->dwfl, NULL, NULL);
+	if (!mod) {
+		u->stats.module_failures++;
+		ps_unwind_log(u, PS_LOG_DEBUG, "unwind: cannot use %s at %#llx: %s", map->path,
+		              (unsigned long long)base, dwfl_errmsg(err));
+		/* remember the failure for the mapping's range, not the file's */
+		return PS_UNWIND_MODULE_NONE;
+	}
+
+	void **userdata;
+	Dwarf_Addr low, high;
+	dwfl_module_info(mod, &userdata, &low, &high, NULL, NULL, NULL, NULL);
+	*userdata = m->debug_path;
+	m->mod = mod;
+	m->low = low;
+	m->high = high;
+	u->stats.modules++;
+
+	if (!module_contains(m, addr))
+		return PS_UNWIND_MODULE_NONE;
+	/* a module reported earlier over the same range answers instead */
+	if (dwfl_addrmodule(u->dwfl, addr) != mod)
+		return PS_UNWIND_MODULE_STALE;
+	*out = mod;
+	return PS_UNWIND_MODULE_OK;
+}
+
+enum ps_unwind_lookup ps_unwind_module_ensure(struct ps_unwinder *u, uint64_t addr,
+                                              Dwfl_Module **out)
+{
+	struct ps_unwind_map map = { 0 };
+
+	if (!u->callbacks.find_map(u->ctx, addr, &map) || addr < map.start || addr >= map.end)
+		return PS_UNWIND_MODULE_UNMAPPED;
+	if (!map.path)
+		return PS_UNWIND_MODULE_NONE;
+
+	/* perf's rule: jitted ELF files written by `perf inject --jit` map
+	 * only their code, so their base is the mapping's start */
+	uint64_t base = map.start - map.pgoff;
+	if (map.name && map.name[0] == '/' && map.name[1] == 't' &&
+	    strncmp(map.name, "/tmp/jitted-", 12) == 0)
+		base = map.start;
+
+	u->frame_base = base;
+	u->frame_libunwind_base = map.libunwind_base ? map.libunwind_base : base;
+	struct ps_unwind_module *m = module_find(u, addr);
+	if (m) {
+		if (!module_is(m, base, map.path))
+			return PS_UNWIND_MODULE_STALE;
+		if (!m->mod)
+			return PS_UNWIND_MODULE_NONE;
+		if (dwfl_addrmodule(u->dwfl, addr) != m->mod)
+			return PS_UNWIND_MODULE_STALE;
+		*out = m->mod;
+		return PS_UNWIND_MODULE_OK;
+	}
+	return module_report(u, addr, base, &map, out);
+}
+
+void ps_unwinder_map_changed(struct ps_unwinder *u, const struct ps_unwind_map *map)
+{
+	if (!u || !map)
+		return;
+	uint64_t base = map->start - map->pgoff;
+	for (size_t i = 0; i < u->nr_modules; i++) {
+		const struct ps_unwind_module *m = &u->modules[i];
+
+		if (map->end <= m->low || m->high <= map->start)
+			continue;
+		/* the module's own segments (RELRO mprotect) and the anonymous
+		 * .bss after them change nothing */
+		if (map->path ? !module_is(m, base, map->path) : map->exec) {
+			u->stale = true;
+			return;
+		}
+	}
+}
+
+void ps_unwinder_reset(struct ps_unwinder *u)
+{
+	if (u)
+		ps_unwind_dwfl_destroy(u);
+}

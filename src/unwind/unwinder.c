@@ -1,0 +1,361 @@
+/* The unwinder's life cycle and one walk: checking a sample, loading its
+ * registers, running dwfl_getthread_frames() and turning libdwfl's frames
+ * into the PCs perf prints (callers decremented, libunwind quirks on demand).
+ */
+#define PS_UNWIND_INTERNAL
+#include "unwind/unwind.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PS_REGS_ABI_32 1
+#define PS_REGS_ABI_64 2
+
+/* perf's x86 register number for each DWARF register (x86-64 psABI order:
+ * rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, rip) */
+static const unsigned char perf_reg_of_dwarf[PS_UNWIND_NR_DWARF_REGS] = {
+	0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8,
+};
+
+const char *ps_unwind_stop_name(enum ps_unwind_stop stop)
+{
+	switch (stop) {
+	case PS_UNWIND_STOP_END:
+		return "end";
+	case PS_UNWIND_STOP_STACK_CUT:
+		return "stack-cut";
+	case PS_UNWIND_STOP_MAX_FRAMES:
+		return "max-frames";
+	case PS_UNWIND_STOP_NO_MODULE:
+		return "no-module";
+	case PS_UNWIND_STOP_BAD_FRAME:
+		return "bad-frame";
+	case PS_UNWIND_STOP_NO_STACK:
+		return "no-stack";
+	}
+	return "?";
+}
+
+int ps_unwinder_new(const struct ps_unwind_callbacks *callbacks, void *ctx,
+                    const struct ps_unwind_opts *opts, struct ps_unwinder **out)
+{
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!callbacks || !callbacks->find_map)
+		return -EINVAL;
+	if (opts &&
+	    opts->sz < offsetof(struct ps_unwind_opts, emulate_libunwind_quirks) + sizeof(bool))
+		return -EINVAL;
+
+	struct ps_unwinder *u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->callbacks = *callbacks;
+	u->ctx = ctx;
+	u->max_frames = PS_UNWIND_DEFAULT_MAX_FRAMES;
+	if (opts) {
+		/* fields past opts->sz keep their defaults */
+		if (opts->max_frames)
+			u->max_frames = opts->max_frames;
+		u->quirks = opts->emulate_libunwind_quirks;
+		if (opts->sz >= offsetof(struct ps_unwind_opts, log_ctx) + sizeof(void *)) {
+			u->log = opts->log;
+			u->log_ctx = opts->log_ctx;
+		}
+	}
+	*out = u;
+	return 0;
+}
+
+void ps_unwinder_free(struct ps_unwinder *u)
+{
+	if (!u)
+		return;
+	ps_unwind_dwfl_destroy(u);
+	if (u->arch_elf)
+		elf_end(u->arch_elf);
+	ps_unwind_pages_release(u);
+	free(u->modules);
+	free(u);
+}
+
+const char *ps_unwinder_errmsg(const struct ps_unwinder *u)
+{
+	return u ? u->errmsg : "";
+}
+
+const struct ps_unwind_stats *ps_unwinder_stats(const struct ps_unwinder *u)
+{
+	return u ? &u->stats : NULL;
+}
+
+static int fail(struct ps_unwinder *u, int err, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static int fail(struct ps_unwinder *u, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(u->errmsg, sizeof(u->errmsg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* Check the sample and load its registers in DWARF order. */
+static int load_sample(struct ps_unwinder *u, const struct ps_unwind_sample *s)
+{
+	if (s->regs_abi == PS_REGS_ABI_32)
+		return fail(u, -EOPNOTSUPP, "32-bit user registers are not supported");
+	if (s->regs_abi != PS_REGS_ABI_64)
+		return fail(u, -EINVAL, "unknown user register ABI %llu",
+		            (unsigned long long)s->regs_abi);
+	if ((size_t)__builtin_popcountll(s->regs_mask) > s->nr_regs || (s->nr_regs && !s->regs))
+		return fail(u, -EINVAL, "%zu register values for mask %#llx", s->nr_regs,
+		            (unsigned long long)s->regs_mask);
+	if (!s->stack)
+		return fail(u, -EINVAL, "no stack data");
+
+	u->sample_regs_present = 0;
+	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++) {
+		unsigned id = perf_reg_of_dwarf[regno];
+		uint64_t below = s->regs_mask & ((1ULL << id) - 1);
+
+		if (!(s->regs_mask & (1ULL << id)))
+			continue;
+		u->sample_regs[regno] = s->regs[__builtin_popcountll(below)];
+		u->sample_regs_present |= 1u << regno;
+	}
+	const uint32_t needed = 1u << PS_UNWIND_DWARF_SP | 1u << PS_UNWIND_DWARF_IP;
+	if ((u->sample_regs_present & needed) != needed)
+		return fail(u, -EINVAL, "user registers lack IP or SP (mask %#llx)",
+		            (unsigned long long)s->regs_mask);
+
+	u->sp = u->sample_regs[PS_UNWIND_DWARF_SP];
+	if (s->stack_size > UINT64_MAX - u->sp)
+		return fail(u, -EINVAL, "stack copy wraps around the address space");
+	u->stack_end = u->sp + s->stack_size;
+	u->sample = s;
+	return 0;
+}
+
+static int end_walk(struct ps_unwinder *u, enum ps_unwind_stop stop)
+{
+	u->stop = stop;
+	u->stopped = true;
+	return DWARF_CB_ABORT;
+}
+
+/* Store one frame. perf skips frames whose PC is 0 but counts them
+ * against --max-stack, and so does depth here. */
+static bool record(struct ps_unwinder *u, uint64_t pc)
+{
+	if (pc)
+		u->pcs[u->nr++] = pc;
+	return ++u->depth < u->max;
+}
+
+/* Quirk mode, a frame .eh_frame does not describe: continue with
+ * libunwind's guess at its caller, in a new libdwfl walk (libdwfl has
+ * unwound the frame its own way already, to answer dwfl_frame_pc()). */
+static int guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t ip)
+{
+	/* only the guess's own reads tell why it failed */
+	u->step_read_cut = false;
+	bool found = ps_unwind_guess_caller(u, state, ip);
+	enum ps_unwind_stop stop =
+	        u->step_read_cut ? PS_UNWIND_STOP_STACK_CUT : PS_UNWIND_STOP_BAD_FRAME;
+
+	if (!found)
+		return end_walk(u, stop);
+	uint64_t next = u->dwarf_regs[PS_UNWIND_DWARF_IP];
+	if (next == 0) {
+		/* perf keeps IP 0, decremented; the next step fails */
+		record(u, UINT64_MAX);
+		return end_walk(u, stop);
+	}
+	/* libdwfl takes an initial PC as is: give it the decremented one
+	 * (the caller's call instruction), which is also what perf prints */
+	u->dwarf_regs[PS_UNWIND_DWARF_IP] = next - 1;
+	u->restart = true;
+	return DWARF_CB_ABORT;
+}
+
+static int frame_callback(Dwfl_Frame *state, void *arg)
+{
+	struct ps_unwinder *u = arg;
+	/* the first frame of a libdwfl walk: the sample's IP, or a caller
+	 * found by guess_caller() whose PC is already decremented */
+	bool first = u->walk_frames++ == 0;
+	Dwarf_Addr pc;
+	Dwarf_Word sp = 0;
+	bool activation;
+
+	/* the reads of the step from this frame to its caller come next */
+	u->step_read_zero = false;
+	u->step_read_cut = false;
+	u->step_read_failed = false;
+
+	if (!dwfl_frame_pc(state, &pc, NULL))
+		return end_walk(u, PS_UNWIND_STOP_BAD_FRAME);
+	/* the return address, or where execution resumes */
+	uint64_t raw = first && u->restarted ? pc + 1 : pc;
+	dwfl_frame_reg(state, PS_UNWIND_DWARF_SP, &sp);
+	/* libunwind's guard against a step that moves neither pc nor sp */
+	if (u->depth > 0 && raw == u->prev_pc && sp == u->prev_sp)
+		return end_walk(u, PS_UNWIND_STOP_BAD_FRAME);
+	u->prev_pc = raw;
+	u->prev_sp = sp;
+
+	/* The module must be reported before libdwfl unwinds this frame,
+	 * which it does looking up pc - 1 for callers (the call, not the
+	 * instruction after it). */
+	uint64_t lookup = first ? pc : pc - 1;
+	Dwfl_Module *mod = NULL;
+	enum ps_unwind_lookup found = ps_unwind_module_ensure(u, lookup, &mod);
+	switch (found) {
+	case PS_UNWIND_MODULE_OK:
+		break;
+	case PS_UNWIND_MODULE_STALE:
+		u->retry = true;
+		return DWARF_CB_ABORT;
+	case PS_UNWIND_MODULE_ERROR:
+		return end_walk(u, PS_UNWIND_STOP_BAD_FRAME);
+	case PS_UNWIND_MODULE_UNMAPPED:
+	case PS_UNWIND_MODULE_NONE:
+		if (u->quirks) {
+			/* libunwind finds no unwind info: perf shows the
+			 * frame and stops */
+			record(u, lookup);
+			return end_walk(u, u->depth >= u->max ? PS_UNWIND_STOP_MAX_FRAMES
+			                                      : PS_UNWIND_STOP_NO_MODULE);
+		}
+		/* perf's libdw glue: without a module for the IP it cannot
+		 * attach and shows no user frame; a caller in a mapping
+		 * without ELF ends the walk unshown; a caller in no mapping
+		 * is shown and libdwfl goes on with frame pointers */
+		if (first || found == PS_UNWIND_MODULE_NONE)
+			return end_walk(u, PS_UNWIND_STOP_NO_MODULE);
+		break;
+	}
+
+	/* For callers this unwinds the frame to learn whether its caller
+	 * was a signal frame. */
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return end_walk(u, PS_UNWIND_STOP_BAD_FRAME);
+	/* libunwind decides from the previous frame alone, so it decrements
+	 * the sigreturn trampoline's own PC; libdwfl does not */
+	if (!first && activation && u->quirks && ps_unwind_is_sigreturn(u, pc))
+		activation = false;
+	if (!activation)
+		pc--;
+	if (!record(u, pc))
+		return end_walk(u, PS_UNWIND_STOP_MAX_FRAMES);
+	/* libunwind looks the frame up in .eh_frame only, relative to the
+	 * base of the file's lowest mapping */
+	if (u->quirks && mod &&
+	    !ps_unwind_eh_covered(u, mod, lookup - u->frame_libunwind_base + u->frame_base))
+		return guess_caller(u, state, raw);
+	return DWARF_CB_OK;
+}
+
+static int walk(struct ps_unwinder *u)
+{
+	u->nr = 0;
+	u->depth = 0;
+	u->stopped = false;
+	u->retry = false;
+	u->restarted = false;
+	u->step_read_zero = false;
+	u->step_read_cut = false;
+	u->step_read_failed = false;
+	memcpy(u->dwarf_regs, u->sample_regs, sizeof(u->dwarf_regs));
+	u->dwarf_regs_present = u->sample_regs_present;
+
+	if (u->stale)
+		ps_unwind_dwfl_destroy(u);
+	if (!u->dwfl) {
+		int err = ps_unwind_dwfl_create(u, u->sample->pid);
+		if (err)
+			return err;
+	}
+
+	int rc;
+	for (;;) {
+		u->walk_frames = 0;
+		u->restart = false;
+		rc = dwfl_getthread_frames(u->dwfl, (pid_t)u->sample->tid, frame_callback, u);
+		if (u->retry || u->stopped)
+			return 0;
+		if (!u->restart)
+			break;
+		u->restarted = true;
+	}
+	/* libdwfl failed before the first frame: libunwind still shows the IP */
+	if (u->depth == 0 && u->quirks)
+		record(u, u->sample_regs[PS_UNWIND_DWARF_IP]);
+
+	/* libdwfl ended the walk: the return address was undefined, 0 or
+	 * unreadable, or a step failed */
+	if (u->step_read_cut)
+		u->stop = PS_UNWIND_STOP_STACK_CUT;
+	else if (rc != 0 || u->step_read_failed)
+		u->stop = PS_UNWIND_STOP_BAD_FRAME;
+	else
+		u->stop = PS_UNWIND_STOP_END;
+	/* libunwind steps to a return address read as 0 and perf keeps it,
+	 * decremented */
+	if (u->quirks && u->step_read_zero && u->depth < u->max)
+		record(u, UINT64_MAX);
+	return 0;
+}
+
+int ps_unwinder_unwind(struct ps_unwinder *u, const struct ps_unwind_sample *sample, uint64_t *pcs,
+                       size_t cap, enum ps_unwind_stop *stop)
+{
+	enum ps_unwind_stop ignored;
+
+	if (!stop)
+		stop = &ignored;
+	*stop = PS_UNWIND_STOP_BAD_FRAME;
+	if (!u)
+		return -EINVAL;
+	if (!sample || !pcs || !cap)
+		return fail(u, -EINVAL, "invalid arguments");
+	u->errmsg[0] = '\0';
+	/* perf unwinds nothing without registers or stack bytes */
+	if (sample->regs_abi == 0 || sample->stack_size == 0) {
+		*stop = PS_UNWIND_STOP_NO_STACK;
+		return 0;
+	}
+	int err = load_sample(u, sample);
+	if (err)
+		return err;
+
+	u->pcs = pcs;
+	u->max = cap < u->max_frames ? cap : u->max_frames;
+	u->stats.samples++;
+	for (int attempt = 0;; attempt++) {
+		err = walk(u);
+		if (err)
+			break;
+		if (!u->retry)
+			break;
+		/* a module no longer matches the mappings */
+		u->stale = true;
+		if (attempt == 1) {
+			u->stop = PS_UNWIND_STOP_BAD_FRAME;
+			break;
+		}
+	}
+	u->sample = NULL;
+	u->pcs = NULL;
+	if (err)
+		return err;
+	u->stats.frames += u->nr;
+	*stop = u->stop;
+	return (int)u->nr;
+}

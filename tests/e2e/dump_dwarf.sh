@@ -1,0 +1,8 @@
+#!/bin/sh
+# dump_dwarf: `--call-graph dwarf` samples carry user registers and a copy of
+# the user stack; their detail lines (FP chain, user regs, ustack, data_src)
+# must equal perf's too.
+. "$(dirname "$0")/lib.sh"
+e2e_setup
+e2e_record "$E2E_TMP/perf.data" -F 999 --call-graph dwarf -- "$E2E_PROGRAMS/loop" 0.3
+e2e_compare_dump "$E2E_TMP/perf.data" "$e2e_name" -v min_samples=100 -v details_fatal=SAMPLE

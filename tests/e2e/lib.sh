@@ -1,0 +1,234 @@
+# lib.sh: shared by the end-to-end tests in tests/e2e/ (POSIX sh; sourced).
+#
+# A test records a capture of one of tests/programs/ with `perf record`,
+# then compares `pystitch dump` (or `pystitch info`) with perf's own view of
+# the same file. Exit codes follow automake: 0 pass, 1 fail, 77 skip.
+# Without root or perf the tests skip, except under CI=true, where a skip is
+# a failure.
+#
+# Environment (make check sets the first ones through AM_TESTS_ENVIRONMENT):
+#   abs_top_builddir  build tree holding ./pystitch and tests/programs/
+#   PERF              perf found by configure (else perf from PATH)
+#   AWK               awk found by configure (else awk)
+#   PYSTITCH          pystitch binary to test (default: the build tree's)
+#   PS_E2E_KEEP=1     keep the work directory (captures and outputs)
+#   PS_E2E_TIMEOUT    seconds before a perf report or pystitch run is killed (120)
+#   CI=true           turn skips into failures
+
+e2e_name=$(basename "$0" .sh)
+e2e_dir=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
+
+if [ -z "${abs_top_builddir:-}" ]; then
+	if [ -n "${top_builddir:-}" ]; then
+		abs_top_builddir=$(CDPATH='' cd -- "$top_builddir" && pwd)
+	else
+		# run by hand from an in-tree build
+		abs_top_builddir=$(CDPATH='' cd -- "$e2e_dir/../.." && pwd)
+	fi
+fi
+PYSTITCH=${PYSTITCH:-$abs_top_builddir/pystitch}
+E2E_PROGRAMS=$abs_top_builddir/tests/programs
+AWK=${AWK:-awk}
+E2E_TMP=
+
+# e2e_run COMMAND...: runs COMMAND, killed after PS_E2E_TIMEOUT seconds
+# (default 120) when timeout(1) exists, so a hanging reader fails the test
+# instead of stalling `make check`. Exit status 124 means it timed out.
+e2e_run() {
+	if command -v timeout >/dev/null 2>&1; then
+		timeout "${PS_E2E_TIMEOUT:-120}" "$@"
+	else
+		"$@"
+	fi
+}
+
+e2e_say() {
+	printf '%s\n' "$*"
+}
+
+e2e_fail() {
+	e2e_say "FAIL: $e2e_name: $*" >&2
+	exit 1
+}
+
+e2e_skip() {
+	if [ "${CI:-}" = true ]; then
+		e2e_say "FAIL: $e2e_name: CI=true does not allow skipping; would have skipped because: $*" >&2
+		exit 1
+	fi
+	e2e_say "************************************************************" >&2
+	e2e_say "SKIP: $e2e_name: $*" >&2
+	e2e_say "************************************************************" >&2
+	exit 77
+}
+
+e2e_cleanup() {
+	[ -n "$E2E_TMP" ] && [ -d "$E2E_TMP" ] || return 0
+	if [ "${PS_E2E_KEEP:-}" = 1 ]; then
+		e2e_say "kept the work directory $E2E_TMP"
+	else
+		rm -rf "$E2E_TMP"
+	fi
+}
+
+# Shows the last lines of a log file, indented.
+e2e_show() {
+	[ -s "$1" ] || return 0
+	tail -n "${2:-15}" "$1" | sed 's/^/    /' >&2
+}
+
+# e2e_setup: checks for pystitch and perf, makes the work directory and a
+# perf config that keeps the build-id cache inside it (the user's
+# ~/.perfconfig and ~/.debug stay out of the tests).
+e2e_setup() {
+	[ -x "$PYSTITCH" ] || e2e_fail "no pystitch binary at $PYSTITCH (build it first)"
+	[ -x "$E2E_PROGRAMS/loop" ] || e2e_fail "no test programs in $E2E_PROGRAMS (make check builds them)"
+	if [ -z "${PERF:-}" ]; then
+		PERF=$(command -v perf) || e2e_skip "perf is not installed (Debian/Ubuntu: apt-get install linux-perf)"
+	fi
+	[ -x "$PERF" ] || e2e_skip "perf ($PERF) is not installed or not executable"
+	"$PERF" version >/dev/null 2>&1 || e2e_skip "\`$PERF version\` fails: $("$PERF" version 2>&1 | head -n 1)"
+
+	E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/pystitch-$e2e_name.XXXXXX") ||
+		e2e_fail "cannot create a temporary directory"
+	trap e2e_cleanup EXIT
+	trap 'exit 130' HUP INT TERM
+	printf '[buildid]\n\tdir = %s\n' "$E2E_TMP/buildid-cache" >"$E2E_TMP/perfconfig"
+	PERF_CONFIG=$E2E_TMP/perfconfig
+	export PERF_CONFIG
+}
+
+# Called after `perf record` failed; $1 is its stderr. Missing permissions
+# and missing kernel features are skips, anything else a failure.
+e2e_record_failed() {
+	e2e_say "perf record failed; its messages:" >&2
+	e2e_show "$1" 20
+	reason=$(grep -m 1 -i -E 'permission|not permitted|paranoid|access to performance monitoring' "$1")
+	[ -n "$reason" ] && e2e_skip "perf record is not permitted here (run as root or lower kernel.perf_event_paranoid): $reason"
+	reason=$(grep -m 1 -i -E 'tracepoint|tracefs|debugfs|event syntax error' "$1")
+	[ -n "$reason" ] && e2e_skip "tracepoints are not available here: $reason"
+	reason=$(grep -m 1 -i -E 'compression.*(not|isn.t) supported|zstd' "$1")
+	[ -n "$reason" ] && e2e_skip "this perf cannot compress: $reason"
+	reason=$(grep -m 1 -i -E 'no such device|not supported' "$1")
+	[ -n "$reason" ] && e2e_skip "the kernel cannot do what this test records: $reason"
+	e2e_fail "perf record failed"
+}
+
+# e2e_record FILE PERF_RECORD_ARGS... -- COMMAND...: records into FILE.
+# FILE "-" records in pipe mode into $E2E_TMP/pipe.data and prints that path
+# in E2E_RECORDED; otherwise E2E_RECORDED=FILE. The test programs print
+# nothing on stdout, so pipe mode output stays clean.
+e2e_record() {
+	target=$1
+	shift
+	if [ "$target" = - ]; then
+		E2E_RECORDED=$E2E_TMP/pipe.data
+		"$PERF" record -o - "$@" >"$E2E_RECORDED" 2>"$E2E_TMP/record.err" ||
+			e2e_record_failed "$E2E_TMP/record.err"
+	else
+		E2E_RECORDED=$target
+		"$PERF" record -o "$target" "$@" >"$E2E_TMP/record.out" 2>"$E2E_TMP/record.err" ||
+			e2e_record_failed "$E2E_TMP/record.err"
+	fi
+	if grep -q -E 'Failed to collect|[Ww]orkload failed' "$E2E_TMP/record.err"; then
+		e2e_show "$E2E_TMP/record.err"
+		e2e_fail "perf record could not run the workload"
+	fi
+	[ -s "$E2E_RECORDED" ] || e2e_fail "perf record wrote no data"
+	grep -i -E 'lost|warning' "$E2E_TMP/record.err" >&2
+	return 0
+}
+
+# e2e_perf_dump FILE: `perf report -D` of FILE into $E2E_TMP/perf-dump.txt.
+e2e_perf_dump() {
+	e2e_run "$PERF" report -D -i "$1" >"$E2E_TMP/perf-dump.txt" 2>"$E2E_TMP/perf-dump.err" || {
+		e2e_show "$E2E_TMP/perf-dump.err"
+		e2e_fail "perf report -D -i $1 failed"
+	}
+}
+
+# e2e_pystitch_dump FILE: `pystitch dump -i FILE` into $E2E_TMP/pystitch-dump.txt.
+# Call it after e2e_perf_dump: when pystitch fails, what it printed before
+# failing is compared with perf's output too, to show what was lost.
+e2e_pystitch_dump() {
+	e2e_run "$PYSTITCH" dump -i "$1" >"$E2E_TMP/pystitch-dump.txt" 2>"$E2E_TMP/pystitch-dump.err" || {
+		status=$?
+		e2e_show "$E2E_TMP/pystitch-dump.err"
+		if [ -s "$E2E_TMP/perf-dump.txt" ]; then
+			e2e_say "what pystitch printed before failing, compared with perf:"
+			e2e_compare "$e2e_name (output before the failure)" | head -n 6
+		fi
+		e2e_fail "pystitch dump -i $1 failed (exit status $status)"
+	}
+}
+
+# e2e_compare [LABEL [AWK_ASSIGNMENTS...]]: compares perf-dump.txt with
+# pystitch-dump.txt (see compare_dump.awk for the checks and variables).
+# Returns the comparison's status.
+e2e_compare() {
+	label=${1:-$e2e_name}
+	[ $# -gt 0 ] && shift
+	(cd "$E2E_TMP" && "$AWK" -v name="$label" "$@" -f "$e2e_dir/compare_dump.awk" \
+		perf-dump.txt pystitch-dump.txt)
+	status=$?
+	if [ $status -ne 0 ] && [ "${PS_E2E_KEEP:-}" != 1 ]; then
+		e2e_say "(rerun with PS_E2E_KEEP=1 to keep the capture and both outputs)"
+	fi
+	return $status
+}
+
+# e2e_compare_dump FILE [LABEL [AWK_ASSIGNMENTS...]]: dumps FILE with perf and
+# pystitch and compares the two.
+e2e_compare_dump() {
+	data=$1
+	shift
+	e2e_perf_dump "$data"
+	e2e_pystitch_dump "$data"
+	e2e_compare "$@"
+}
+
+# e2e_count_compressed FILE: walks the records of a native-endian capture
+# (file or pipe format) and sets E2E_COMPRESSED (number of
+# PERF_RECORD_COMPRESSED records) and E2E_COMPRESSED_FULL (those of 60000
+# bytes or more: perf split one flush over several records, so a record
+# inside straddles two of them).
+# shellcheck disable=SC2046 # od's numbers are split into words on purpose
+e2e_count_compressed() {
+	set -- "$1" $(od -A n -t u8 -j 8 -N 8 "$1")
+	if [ "$2" = 16 ]; then
+		offset=16
+		end=$(wc -c <"$1")
+	else
+		set -- "$1" $(od -A n -t u8 -j 40 -N 16 "$1")
+		offset=$2
+		end=$(($2 + $3))
+	fi
+	E2E_COMPRESSED=0
+	E2E_COMPRESSED_FULL=0
+	while [ "$offset" -lt "$end" ]; do
+		set -- "$1" $(od -A n -t u4 -j "$offset" -N 8 "$1")
+		size=$(($3 >> 16))
+		[ "$size" -ge 8 ] || e2e_fail "cannot walk the records of $1 (size $size at offset $offset)"
+		if [ "$2" = 81 ]; then
+			E2E_COMPRESSED=$((E2E_COMPRESSED + 1))
+			[ "$size" -ge 60000 ] && E2E_COMPRESSED_FULL=$((E2E_COMPRESSED_FULL + 1))
+		fi
+		offset=$((offset + size))
+	done
+}
+
+# e2e_compare_info FILE [LABEL]: `perf report --header-only` against `pystitch info`.
+e2e_compare_info() {
+	label=${2:-$e2e_name}
+	e2e_run "$PERF" report --header-only -i "$1" >"$E2E_TMP/perf-header.txt" 2>"$E2E_TMP/perf-header.err" || {
+		e2e_show "$E2E_TMP/perf-header.err"
+		e2e_fail "perf report --header-only -i $1 failed"
+	}
+	e2e_run "$PYSTITCH" info -i "$1" >"$E2E_TMP/pystitch-info.txt" 2>"$E2E_TMP/pystitch-info.err" || {
+		status=$?
+		e2e_show "$E2E_TMP/pystitch-info.err"
+		e2e_fail "pystitch info -i $1 failed (exit status $status)"
+	}
+	(cd "$E2E_TMP" && "$AWK" -v name="$label" -f "$e2e_dir/compare_info.awk" \
+		perf-header.txt pystitch-info.txt)
+}

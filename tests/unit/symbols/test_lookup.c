@@ -1,0 +1,234 @@
+/* Where a DSO's files are found, in perf's order: --symfs, the build-id
+ * cache (~/.debug, or --buildid-dir), /usr/lib/debug (under --symfs here),
+ * .gnu_debuglink; and the one warning for a file of another build-id. */
+#include "helpers.h"
+
+#include <stdlib.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static char hex[41];
+
+static void setup(void)
+{
+	ck_assert_msg(fixture.ok, "fixture: %s", fixture.why);
+	for (size_t i = 0; i < fixture.build_id_size; i++)
+		sprintf(hex + 2 * i, "%02x", fixture.build_id[i]);
+}
+
+/* A perf build-id cache: DIR/.build-id/xx/rest -> ../../PATH/BID/{elf,...} */
+static void make_cache(const char *dir, const char *path, const char *file_name, const char *from)
+{
+	char target[1024], link[1024], command[3072];
+
+	fmt(target, sizeof(target), "%s%s/%s/%s", dir, path, hex, file_name);
+	copy_file(from, target);
+	fmt(link, sizeof(link), "%s/.build-id/%.2s/%s", dir, hex, hex + 2);
+	fmt(command, sizeof(command), "mkdir -p \"$(dirname '%s')\" && ln -sfn '../..%s/%s' '%s'",
+		 link, path, hex, link);
+	ck_assert_int_eq(system(command), 0);
+}
+
+static struct ps_symbols *open_symbols(const char *symfs, const char *buildid_dir,
+				       struct log_capture *log)
+{
+	struct ps_symbols_opts opts = {.sz = sizeof(opts), .symfs = symfs, .buildid_dir = buildid_dir,
+				       .log = capture_log, .log_ctx = log};
+	struct ps_symbols *symbols;
+
+	ck_assert_int_eq(ps_symbols_new(&opts, &symbols), 0);
+	return symbols;
+}
+
+START_TEST(test_build_id_cache)
+{
+	struct log_capture log = {0};
+	char cache[512], want[1024];
+	struct ps_symbols *symbols;
+	struct ps_dso *dso;
+
+	make_dir(cache, sizeof(cache), "cache1");
+	make_cache(cache, "/opt/gone/libfixture.so", "elf", fixture.so);
+	symbols = open_symbols(NULL, cache, &log);
+	dso = ps_symbols_dso(symbols, "/opt/gone/libfixture.so", fixture.build_id,
+			     fixture.build_id_size);
+	fmt(want, sizeof(want), "%s/.build-id/%.2s/%s/elf", cache, hex, hex + 2);
+	ck_assert_str_eq(ps_dso_file(dso), want);
+	ck_assert_str_eq(ps_dso_symbol_file(dso), want);
+	ck_assert_str_eq(resolve_plain(dso, fixture_symbol("after_gap", NULL)).sym, "after_gap");
+	ck_assert_int_eq(log.warnings, 0);
+	ps_symbols_free(symbols);
+}
+END_TEST
+
+START_TEST(test_cache_before_symfs)
+{
+	struct log_capture log = {0};
+	char cache[512], root[512], in_root[1024], want[1024];
+	struct ps_symbols *symbols;
+	struct ps_dso *dso;
+
+	make_dir(cache, sizeof(cache), "cache2");
+	make_dir(root, sizeof(root), "root2");
+	make_cache(cache, "/lib/libfixture.so", "elf", fixture.so);
+	fmt(in_root, sizeof(in_root), "%s/lib/libfixture.so", root);
+	copy_file(fixture.so, in_root);
+	symbols = open_symbols(root, cache, &log);
+	dso = ps_symbols_dso(symbols, "/lib/libfixture.so", fixture.build_id, fixture.build_id_size);
+	/* perf reads code from the build-id cache first, then --symfs */
+	fmt(want, sizeof(want), "%s/.build-id/%.2s/%s/elf", cache, hex, hex + 2);
+	ck_assert_str_eq(ps_dso_file(dso), want);
+	ps_symbols_free(symbols);
+
+	symbols = open_symbols(root, "/nonexistent", &log);
+	dso = ps_symbols_dso(symbols, "/lib/libfixture.so", fixture.build_id, fixture.build_id_size);
+	ck_assert_str_eq(ps_dso_file(dso), in_root);
+	ck_assert_str_eq(ps_dso_symbol_file(dso), in_root);
+	ck_assert_int_eq(log.warnings, 0);
+	ps_symbols_free(symbols);
+}
+END_TEST
+
+START_TEST(test_debug_file_by_build_id)
+{
+	struct log_capture log = {0};
+	char root[512], binary[1024], debug[1024];
+	struct ps_symbols *symbols;
+	struct ps_dso *dso;
+
+	make_dir(root, sizeof(root), "root3");
+	fmt(binary, sizeof(binary), "%s/usr/lib/libfixture.so", root);
+	copy_file(fixture.stripped, binary);
+	fmt(debug, sizeof(debug), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root, hex, hex + 2);
+	copy_file(fixture.debug, debug);
+	symbols = open_symbols(root, "/nonexistent", &log);
+	dso = ps_symbols_dso(symbols, "/usr/lib/libfixture.so", fixture.build_id,
+			     fixture.build_id_size);
+	/* code from the stripped binary, .symtab from the debug file */
+	ck_assert_str_eq(ps_dso_file(dso), binary);
+	ck_assert_str_eq(ps_dso_symbol_file(dso), debug);
+	/* only the debug file has the local alias: the global still wins */
+	ck_assert_str_eq(resolve_plain(dso, fixture_symbol("pick_local_l", NULL)).sym, "pick_local_g");
+	ck_assert_str_eq(resolve_plain(dso, fixture_symbol("quirk_impl", NULL)).sym,
+			 "quirk_public_alias");
+	ps_symbols_free(symbols);
+}
+END_TEST
+
+START_TEST(test_debuglink)
+{
+	struct log_capture log = {0};
+	char root[512], binary[1024], debug[1024], command[4096];
+	struct ps_symbols *symbols;
+	struct ps_dso *dso;
+
+	make_dir(root, sizeof(root), "root4");
+	fmt(binary, sizeof(binary), "%s/usr/lib/libfixture.so", root);
+	fmt(debug, sizeof(debug), "%s/usr/lib/.debug/libfixture.debug", root);
+	copy_file(fixture.debug, debug);
+	fmt(command, sizeof(command), "objcopy --add-gnu-debuglink='%s' '%s' '%s'", debug,
+		 fixture.stripped, binary);
+	ck_assert_int_eq(system(command), 0);
+	symbols = open_symbols(root, "/nonexistent", &log);
+	dso = ps_symbols_dso(symbols, "/usr/lib/libfixture.so", fixture.build_id,
+			     fixture.build_id_size);
+	ck_assert_str_eq(ps_dso_symbol_file(dso), debug);
+	ps_symbols_free(symbols);
+}
+END_TEST
+
+START_TEST(test_vdso_from_cache)
+{
+	struct log_capture log = {0};
+	char cache[512], want[1024];
+	struct ps_symbols *symbols;
+	struct ps_dso *dso;
+	struct ps_frame_name frames[4];
+
+	make_dir(cache, sizeof(cache), "cache5");
+	make_cache(cache, "/[vdso]", "vdso", fixture.so);
+	symbols = open_symbols(NULL, cache, &log);
+	dso = ps_symbols_dso(symbols, "[vdso]", fixture.build_id, fixture.build_id_size);
+	fmt(want, sizeof(want), "%s/.build-id/%.2s/%s/vdso", cache, hex, hex + 2);
+	ck_assert_str_eq(ps_dso_file(dso), want);
+	/* perf runs no addr2line on "[...]" names: no inline frames */
+	ck_assert_uint_eq(ps_dso_resolve(dso, fixture_symbol("inl_outer", NULL) + 8, true, frames, 4),
+			  1);
+	ck_assert_str_eq(frames[0].sym, "inl_outer");
+	ps_symbols_free(symbols);
+}
+END_TEST
+
+START_TEST(test_build_id_mismatch_warns_once)
+{
+	struct log_capture log = {0};
+	uint8_t other[20];
+	char other_hex[41];
+	struct ps_symbols *symbols;
+	struct ps_dso *dso;
+
+	memcpy(other, fixture.build_id, sizeof(other));
+	other[0] ^= 0xff;
+	for (size_t i = 0; i < fixture.build_id_size; i++)
+		sprintf(other_hex + 2 * i, "%02x", other[i]);
+	symbols = open_symbols(NULL, "/nonexistent", &log);
+	dso = ps_symbols_dso(symbols, fixture.so, other, fixture.build_id_size);
+	ck_assert_ptr_null(ps_dso_file(dso));
+	ck_assert_ptr_null(resolve_plain(dso, fixture_symbol("after_gap", NULL)).sym);
+	ck_assert_ptr_null(resolve_plain(dso, fixture_symbol("inl_outer", NULL)).sym);
+	ck_assert_int_eq(log.warnings, 1);
+	ck_assert_msg(strstr(log.all, hex) && strstr(log.all, other_hex), "log: %s", log.all);
+	ck_assert_ptr_nonnull(strstr(ps_dso_errmsg(dso), "build-id mismatch"));
+	ps_symbols_free(symbols);
+}
+END_TEST
+
+START_TEST(test_same_dso_handle)
+{
+	struct log_capture log = {0};
+	struct ps_symbols *symbols = open_symbols(NULL, "/nonexistent", &log);
+	struct ps_dso *a = ps_symbols_dso(symbols, fixture.so, fixture.build_id, fixture.build_id_size);
+	struct ps_dso *b = ps_symbols_dso(symbols, fixture.so, fixture.build_id, fixture.build_id_size);
+	struct ps_dso *c = ps_symbols_dso(symbols, fixture.so, NULL, 0);
+
+	ck_assert_ptr_eq(a, b);
+	ck_assert_ptr_ne(a, c);
+	ck_assert_str_eq(ps_dso_name(a), fixture.so);
+	ps_symbols_free(symbols);
+}
+END_TEST
+
+START_TEST(test_no_file)
+{
+	struct log_capture log = {0};
+	struct ps_symbols *symbols = open_symbols(NULL, "/nonexistent", &log);
+	struct ps_dso *dso = ps_symbols_dso(symbols, "/nonexistent/libnothing.so", NULL, 0);
+	struct ps_dso *anon = ps_symbols_dso(symbols, "//anon", NULL, 0);
+
+	ck_assert_ptr_null(ps_dso_file(dso));
+	ck_assert_ptr_null(resolve_plain(dso, 0x1000).sym);
+	ck_assert_ptr_nonnull(ps_dso_errmsg(dso));
+	ck_assert_ptr_null(resolve_plain(anon, 0x1000).sym);
+	ps_symbols_free(symbols);
+}
+END_TEST
+
+Suite *suite_lookup(void)
+{
+	Suite *s = suite_create("lookup");
+	TCase *tc = tcase_create("files");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, test_build_id_cache);
+	tcase_add_test(tc, test_cache_before_symfs);
+	tcase_add_test(tc, test_debug_file_by_build_id);
+	tcase_add_test(tc, test_debuglink);
+	tcase_add_test(tc, test_vdso_from_cache);
+	tcase_add_test(tc, test_build_id_mismatch_warns_once);
+	tcase_add_test(tc, test_same_dso_handle);
+	tcase_add_test(tc, test_no_file);
+	suite_add_tcase(s, tc);
+	return s;
+}

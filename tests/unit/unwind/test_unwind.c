@@ -1,0 +1,678 @@
+/* Unit tests of the unwind module: this test program snapshots its own
+ * registers and stack a few calls deep, then unwinds the snapshot offline
+ * against its own ELF files and compares with the return addresses it
+ * recorded on the way down. Also the libunwind quirks at cut stacks, signal
+ * frames, module bookkeeping and every error path. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapshot.h"
+
+#define MAX PS_UNWIND_DEFAULT_MAX_FRAMES
+
+struct env {
+	struct test_maps maps;
+	struct snapshot snap;
+	struct ps_unwinder *unwinder;
+	uint64_t pcs[MAX];
+	enum ps_unwind_stop stop;
+};
+
+static void env_open_opts(struct env *e, enum snap_mode mode, const struct ps_unwind_opts *opts)
+{
+	static const struct ps_unwind_callbacks callbacks = { test_find_map };
+
+	memset(e, 0, sizeof(*e));
+	ck_assert(snapshot_take(&e->snap, mode));
+	ck_assert(test_maps_load(&e->maps));
+	ck_assert_int_eq(ps_unwinder_new(&callbacks, &e->maps, opts, &e->unwinder), 0);
+}
+
+static void env_open(struct env *e, bool quirks, enum snap_mode mode)
+{
+	struct ps_unwind_opts opts = { .sz = sizeof(opts), .emulate_libunwind_quirks = quirks };
+
+	env_open_opts(e, mode, &opts);
+}
+
+static void env_close(struct env *e)
+{
+	ps_unwinder_free(e->unwinder);
+	test_maps_free(&e->maps);
+	snapshot_free(&e->snap);
+}
+
+static int env_unwind(struct env *e, const struct ps_unwind_sample *sample)
+{
+	memset(e->pcs, 0, sizeof(e->pcs));
+	return ps_unwinder_unwind(e->unwinder, sample, e->pcs, MAX, &e->stop);
+}
+
+static int env_unwind_snapshot(struct env *e)
+{
+	struct ps_unwind_sample sample = snapshot_sample(&e->snap);
+
+	return env_unwind(e, &sample);
+}
+
+/* frame 0 is the IP, frame k the return address of level k-1, minus one */
+static void assert_known_frames(const struct env *e, int n, int levels)
+{
+	ck_assert_int_ge(n, levels + 1);
+	ck_assert_uint_eq(e->pcs[0], e->snap.ip);
+	for (int k = 1; k <= levels; k++)
+		ck_assert_msg(e->pcs[k] == e->snap.ra[k - 1] - 1, "frame %d: %#llx, expected %#llx",
+		              k, (unsigned long long)e->pcs[k],
+		              (unsigned long long)e->snap.ra[k - 1] - 1);
+}
+
+static struct test_map *exe_text(struct env *e)
+{
+	struct test_map *m = test_maps_find(&e->maps, e->snap.ip);
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_nonnull(m->path);
+	return m;
+}
+
+/* ---- whole stacks -------------------------------------------------------- */
+
+START_TEST(test_full_unwind)
+{
+	struct env e;
+
+	env_open(&e, _i, SNAP_PLAIN);
+	int n = env_unwind_snapshot(&e);
+	assert_known_frames(&e, n, SNAP_LEVELS);
+	/* through the test runner, main and libc to _start, whose CFI ends
+	 * the stack */
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_END);
+	ck_assert_int_lt(n, MAX);
+	for (int k = 0; k < n; k++)
+		ck_assert_ptr_nonnull(test_maps_find(&e.maps, e.pcs[k]));
+	const struct ps_unwind_stats *stats = ps_unwinder_stats(e.unwinder);
+	ck_assert_uint_eq(stats->dwfl_builds, 1);
+	ck_assert_uint_ge(stats->modules, 2);
+	ck_assert_uint_eq(stats->frames, (uint64_t)n);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_reuse_across_samples)
+{
+	struct env e;
+	uint64_t first[MAX];
+
+	env_open(&e, false, SNAP_PLAIN);
+	int n = env_unwind_snapshot(&e);
+	ck_assert_int_gt(n, SNAP_LEVELS);
+	memcpy(first, e.pcs, sizeof(first));
+	uint64_t modules = ps_unwinder_stats(e.unwinder)->modules;
+	for (int i = 0; i < 5; i++) {
+		ck_assert_int_eq(env_unwind_snapshot(&e), n);
+		ck_assert_mem_eq(first, e.pcs, (size_t)n * sizeof(uint64_t));
+	}
+	const struct ps_unwind_stats *stats = ps_unwinder_stats(e.unwinder);
+	ck_assert_uint_eq(stats->dwfl_builds, 1);
+	ck_assert_uint_eq(stats->modules, modules);
+	ck_assert_uint_eq(stats->samples, 6);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_max_frames)
+{
+	struct env e;
+	struct ps_unwind_opts opts = { .sz = sizeof(opts), .max_frames = 3 };
+
+	env_open_opts(&e, SNAP_PLAIN, &opts);
+	ck_assert_int_eq(env_unwind_snapshot(&e), 3);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_MAX_FRAMES);
+	assert_known_frames(&e, 3, 2);
+
+	/* the caller's buffer bounds it too */
+	struct ps_unwind_sample sample = snapshot_sample(&e.snap);
+	ck_assert_int_eq(ps_unwinder_unwind(e.unwinder, &sample, e.pcs, 2, &e.stop), 2);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_MAX_FRAMES);
+	env_close(&e);
+}
+END_TEST
+
+/* ---- stacks cut by the stack-copy limit ------------------------------- */
+
+/* Copy up to and including the slot of ra[2], the caller of level2: its
+ * return address is the last word of the copy. */
+static struct ps_unwind_sample cut_after_ra2(struct env *e, long extra)
+{
+	struct ps_unwind_sample sample = snapshot_sample(&e->snap);
+	long off = snapshot_ra_offset(&e->snap, 2);
+
+	ck_assert_int_ge(off, 0);
+	sample.stack_size = (uint64_t)(off + 8 + extra);
+	return sample;
+}
+
+START_TEST(test_cut_stack_libdw)
+{
+	struct env e;
+
+	env_open(&e, false, SNAP_PLAIN);
+	struct ps_unwind_sample sample = cut_after_ra2(&e, 0);
+	int n = env_unwind(&e, &sample);
+	ck_assert_int_eq(n, 4);
+	assert_known_frames(&e, n, 3);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_STACK_CUT);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_cut_stack_quirks)
+{
+	struct env e;
+
+	/* the last word is not used: ra[2] reads as 0 from the [stack]
+	 * mapping, which gives the bogus frame in place of the real one */
+	env_open(&e, true, SNAP_PLAIN);
+	struct ps_unwind_sample sample = cut_after_ra2(&e, 0);
+	int n = env_unwind(&e, &sample);
+	ck_assert_int_eq(n, 4);
+	assert_known_frames(&e, n, 2);
+	ck_assert_uint_eq(e.pcs[3], UINT64_MAX);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_STACK_CUT);
+
+	/* one more word: ra[2] is used, ra[3] is beyond the copy */
+	sample = cut_after_ra2(&e, 8);
+	n = env_unwind(&e, &sample);
+	ck_assert_int_eq(n, 5);
+	assert_known_frames(&e, n, 3);
+	ck_assert_uint_eq(e.pcs[4], UINT64_MAX);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_cut_stack_quirks_unmapped)
+{
+	struct env e;
+
+	/* without a [stack] mapping the read fails: no bogus frame */
+	env_open(&e, true, SNAP_PLAIN);
+	e.maps.hide = e.snap.sp;
+	struct ps_unwind_sample sample = cut_after_ra2(&e, 0);
+	int n = env_unwind(&e, &sample);
+	ck_assert_int_eq(n, 3);
+	assert_known_frames(&e, n, 2);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_STACK_CUT);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_zero_return_address)
+{
+	struct env e;
+
+	env_open(&e, _i, SNAP_PLAIN);
+	long off = snapshot_ra_offset(&e.snap, 1);
+	ck_assert_int_ge(off, 0);
+	memset(e.snap.stack + off, 0, 8);
+	int n = env_unwind_snapshot(&e);
+	assert_known_frames(&e, n, 1);
+	if (_i) {
+		/* libunwind steps to IP 0 and perf keeps it, decremented */
+		ck_assert_int_eq(n, 3);
+		ck_assert_uint_eq(e.pcs[2], UINT64_MAX);
+	} else {
+		ck_assert_int_eq(n, 2);
+	}
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_END);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_stack_of_one_word)
+{
+	struct env e;
+
+	env_open(&e, false, SNAP_PLAIN);
+	struct ps_unwind_sample sample = snapshot_sample(&e.snap);
+	sample.stack_size = 8;
+	ck_assert_int_eq(env_unwind(&e, &sample), 1);
+	ck_assert_uint_eq(e.pcs[0], e.snap.ip);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_STACK_CUT);
+	env_close(&e);
+}
+END_TEST
+
+/* ---- signal frames ------------------------------------------------------- */
+
+START_TEST(test_signal_frame)
+{
+	struct env e;
+
+	env_open(&e, _i, SNAP_SIGNAL);
+	int n = env_unwind_snapshot(&e);
+	/* capture <- level1 <- on_signal <- __restore_rt <- (interrupted
+	 * libc code) ... <- level2 <- level3 */
+	assert_known_frames(&e, n, 2);
+	ck_assert_int_gt(n, 6);
+	ck_assert_ptr_nonnull(test_maps_find(&e.maps, e.snap.signal_ra));
+	/* libdw does not decrement the trampoline's PC, libunwind does */
+	ck_assert_uint_eq(e.pcs[3], e.snap.signal_ra - (_i ? 1 : 0));
+	bool seen2 = false, seen3 = false;
+	for (int k = 4; k < n; k++) {
+		seen2 |= e.pcs[k] == e.snap.ra[2] - 1;
+		seen3 |= e.pcs[k] == e.snap.ra[3] - 1;
+	}
+	ck_assert(seen2 && seen3);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_END);
+	if (_i)
+		ck_assert_uint_gt(ps_unwinder_stats(e.unwinder)->file_reads, 0);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_frame_without_cfi)
+{
+	struct env e;
+
+	env_open(&e, _i, SNAP_NO_CFI);
+	int n = env_unwind_snapshot(&e);
+	/* capture <- level1 <- nocfi_call <- level2 <- level3 */
+	assert_known_frames(&e, n, 2);
+	ck_assert_int_ge(n, 4);
+	ck_assert_uint_eq(e.pcs[3], e.snap.nocfi_ra - 1);
+	if (_i) {
+		/* libunwind's frame-chain guess (it reads the code at the
+		 * PC), which leaves the SP at the old CFA + 16: 32 bytes
+		 * short, which matters if level2 finds its CFA from rsp */
+		ck_assert_uint_gt(ps_unwinder_stats(e.unwinder)->file_reads, 0);
+	} else {
+		/* libdwfl's frame-pointer step takes the SP from rbp */
+		ck_assert_int_ge(n, 6);
+		ck_assert_uint_eq(e.pcs[4], e.snap.ra[2] - 1);
+		ck_assert_uint_eq(e.pcs[5], e.snap.ra[3] - 1);
+		ck_assert_int_eq(e.stop, PS_UNWIND_STOP_END);
+		ck_assert_uint_eq(ps_unwinder_stats(e.unwinder)->file_reads, 0);
+	}
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_libunwind_base)
+{
+	struct env e;
+
+	env_open(&e, _i, SNAP_PLAIN);
+	int n = env_unwind_snapshot(&e);
+	ck_assert_int_gt(n, SNAP_LEVELS);
+	ck_assert_uint_eq(ps_unwinder_stats(e.unwinder)->file_reads, 0);
+
+	/* perf also knows an older mapping of the executable, lower down:
+	 * libunwind looks the PCs up relative to that one and finds no
+	 * unwind info, so it guesses (reading the code at the PC) */
+	struct test_map *text = exe_text(&e);
+	text->libunwind_base = text->start - text->pgoff - 0x40000000;
+	int m = env_unwind_snapshot(&e);
+	ck_assert_int_ge(m, 1);
+	ck_assert_uint_eq(e.pcs[0], e.snap.ip);
+	if (_i)
+		ck_assert_uint_gt(ps_unwinder_stats(e.unwinder)->file_reads, 0);
+	else
+		ck_assert_int_eq(m, n);
+	env_close(&e);
+}
+END_TEST
+
+/* ---- modules --------------------------------------------------------------- */
+
+START_TEST(test_missing_file_then_found)
+{
+	struct env e;
+	/* perf's libdw glue shows no user frame without a module for the
+	 * IP; libunwind shows the IP */
+	int expected = _i ? 1 : 0;
+
+	env_open(&e, _i, SNAP_PLAIN);
+	struct test_map *text = exe_text(&e);
+	const char *path = text->path;
+	text->path = "/nonexistent/pystitch-unwind-test";
+	ck_assert_int_eq(env_unwind_snapshot(&e), expected);
+	ck_assert_uint_eq(e.pcs[0], _i ? e.snap.ip : 0);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_NO_MODULE);
+	ck_assert_uint_eq(ps_unwinder_stats(e.unwinder)->module_failures, 1);
+	/* the failure is remembered */
+	ck_assert_int_eq(env_unwind_snapshot(&e), expected);
+	ck_assert_uint_eq(ps_unwinder_stats(e.unwinder)->module_failures, 1);
+
+	/* the mapping now names the real file: the module disagrees with
+	 * find_map, the Dwfl is rebuilt */
+	text->path = path;
+	int n = env_unwind_snapshot(&e);
+	assert_known_frames(&e, n, SNAP_LEVELS);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_END);
+	ck_assert_uint_eq(ps_unwinder_stats(e.unwinder)->dwfl_builds, 2);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_map_changed_and_reset)
+{
+	struct env e;
+
+	env_open(&e, false, SNAP_PLAIN);
+	int n = env_unwind_snapshot(&e);
+	ck_assert_int_gt(n, SNAP_LEVELS);
+	const struct ps_unwind_stats *stats = ps_unwinder_stats(e.unwinder);
+	struct test_map *text = exe_text(&e);
+	struct ps_unwind_map map = {
+		.start = text->start,
+		.end = text->end,
+		.pgoff = text->pgoff,
+		.path = text->path,
+		.name = text->name,
+		.exec = true,
+	};
+
+	/* the module's own mapping again (an mprotect): nothing to do */
+	ps_unwinder_map_changed(e.unwinder, &map);
+	ck_assert_int_eq(env_unwind_snapshot(&e), n);
+	ck_assert_uint_eq(stats->dwfl_builds, 1);
+
+	/* another file over it: rebuilt before the next walk */
+	map.path = "/some/other/file";
+	ps_unwinder_map_changed(e.unwinder, &map);
+	ck_assert_int_eq(env_unwind_snapshot(&e), n);
+	ck_assert_uint_eq(stats->dwfl_builds, 2);
+
+	/* a range no module covers */
+	map.start = 0x1000;
+	map.end = 0x2000;
+	ps_unwinder_map_changed(e.unwinder, &map);
+	ps_unwinder_map_changed(e.unwinder, NULL);
+	ck_assert_int_eq(env_unwind_snapshot(&e), n);
+	ck_assert_uint_eq(stats->dwfl_builds, 2);
+
+	ps_unwinder_reset(e.unwinder);
+	ck_assert_int_eq(env_unwind_snapshot(&e), n);
+	ck_assert_uint_eq(stats->dwfl_builds, 3);
+	env_close(&e);
+}
+END_TEST
+
+/* ---- bad samples ------------------------------------------------------------ */
+
+START_TEST(test_empty_stack)
+{
+	struct env e;
+
+	env_open(&e, false, SNAP_PLAIN);
+	struct ps_unwind_sample sample = snapshot_sample(&e.snap);
+	sample.stack_size = 0;
+	ck_assert_int_eq(env_unwind(&e, &sample), 0);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_NO_STACK);
+	sample = snapshot_sample(&e.snap);
+	sample.regs_abi = 0;
+	ck_assert_int_eq(env_unwind(&e, &sample), 0);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_NO_STACK);
+	ck_assert_uint_eq(ps_unwinder_stats(e.unwinder)->samples, 0);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_unmapped_pc)
+{
+	struct env e;
+	struct ps_unwind_sample sample;
+	uint64_t regs[SNAP_NR_REGS];
+
+	env_open(&e, _i, SNAP_PLAIN);
+	memcpy(regs, e.snap.regs, sizeof(regs));
+	sample = snapshot_sample(&e.snap);
+	sample.regs = regs;
+
+	/* libunwind shows the IP and stops; perf's libdw glue cannot attach
+	 * without a module and shows nothing */
+	regs[SNAP_REG_IP] = 0x10;
+	ck_assert_int_eq(env_unwind(&e, &sample), _i ? 1 : 0);
+	ck_assert_uint_eq(e.pcs[0], _i ? 0x10 : 0);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_NO_MODULE);
+
+	/* anonymous memory: mapped, but no ELF file */
+	regs[SNAP_REG_IP] = (uint64_t)(uintptr_t)e.snap.stack + 16;
+	ck_assert_int_eq(env_unwind(&e, &sample), _i ? 1 : 0);
+	ck_assert_uint_eq(e.pcs[0], _i ? regs[SNAP_REG_IP] : 0);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_NO_MODULE);
+
+	/* perf drops frames whose PC is 0 */
+	regs[SNAP_REG_IP] = 0;
+	ck_assert_int_eq(env_unwind(&e, &sample), 0);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_NO_MODULE);
+	env_close(&e);
+}
+END_TEST
+
+/* level1's return address replaced: the caller is in no mapping, or in
+ * anonymous memory */
+START_TEST(test_caller_without_module)
+{
+	struct env e;
+
+	env_open(&e, _i, SNAP_PLAIN);
+	long off = snapshot_ra_offset(&e.snap, 1);
+	ck_assert_int_ge(off, 0);
+
+	uint64_t unmapped = 0x10000;
+	ck_assert_ptr_null(test_maps_find(&e.maps, unmapped));
+	memcpy(e.snap.stack + off, &unmapped, 8);
+	int n = env_unwind_snapshot(&e);
+	assert_known_frames(&e, n, 1);
+	ck_assert_uint_eq(e.pcs[2], unmapped - 1);
+	if (_i) {
+		/* libunwind shows it and stops */
+		ck_assert_int_eq(n, 3);
+		ck_assert_int_eq(e.stop, PS_UNWIND_STOP_NO_MODULE);
+	}
+	/* perf's libdw glue shows it and libdwfl guesses on with frame
+	 * pointers: whatever that finds */
+
+	uint64_t anon = (uint64_t)(uintptr_t)e.snap.stack + 64;
+	memcpy(e.snap.stack + off, &anon, 8);
+	n = env_unwind_snapshot(&e);
+	assert_known_frames(&e, n, 1);
+	/* libunwind shows it; perf's libdw glue fails to report a module
+	 * for it and stops without it */
+	ck_assert_int_eq(n, _i ? 3 : 2);
+	if (_i)
+		ck_assert_uint_eq(e.pcs[2], anon - 1);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_NO_MODULE);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_sp_outside)
+{
+	struct env e;
+	uint64_t regs[SNAP_NR_REGS];
+
+	env_open(&e, _i, SNAP_PLAIN);
+	memcpy(regs, e.snap.regs, sizeof(regs));
+	struct ps_unwind_sample sample = snapshot_sample(&e.snap);
+	sample.regs = regs;
+	/* the copy claims to start at an unmapped address: frames found
+	 * through rsp come from the copy, those through rbp miss it */
+	regs[SNAP_REG_SP] = 0x10000;
+	int n = env_unwind(&e, &sample);
+	ck_assert_int_ge(n, 1);
+	ck_assert_uint_eq(e.pcs[0], e.snap.ip);
+	/* and one at the top of the address space */
+	regs[SNAP_REG_SP] = UINT64_MAX - e.snap.stack_size;
+	n = env_unwind(&e, &sample);
+	ck_assert_int_ge(n, 1);
+	ck_assert_uint_eq(e.pcs[0], e.snap.ip);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+	struct env e;
+	uint64_t regs[SNAP_NR_REGS];
+	struct ps_unwind_sample sample;
+	struct ps_unwinder *u = NULL;
+	static const struct ps_unwind_callbacks no_find_map = { NULL };
+	struct ps_unwind_opts small = { .sz = 4 };
+
+	ck_assert_int_eq(ps_unwinder_new(&no_find_map, NULL, NULL, &u), -EINVAL);
+	ck_assert_ptr_null(u);
+	ck_assert_int_eq(ps_unwinder_new(NULL, NULL, NULL, &u), -EINVAL);
+	ck_assert_int_eq(ps_unwinder_new(&no_find_map, NULL, NULL, NULL), -EINVAL);
+	env_open(&e, false, SNAP_PLAIN);
+	ck_assert_int_eq(
+	        ps_unwinder_new(&(struct ps_unwind_callbacks){ test_find_map }, NULL, &small, &u),
+	        -EINVAL);
+
+	sample = snapshot_sample(&e.snap);
+	ck_assert_int_eq(ps_unwinder_unwind(NULL, &sample, e.pcs, MAX, NULL), -EINVAL);
+	ck_assert_int_eq(ps_unwinder_unwind(e.unwinder, NULL, e.pcs, MAX, NULL), -EINVAL);
+	ck_assert_int_eq(ps_unwinder_unwind(e.unwinder, &sample, NULL, MAX, NULL), -EINVAL);
+	ck_assert_int_eq(ps_unwinder_unwind(e.unwinder, &sample, e.pcs, 0, NULL), -EINVAL);
+	ck_assert_str_ne(ps_unwinder_errmsg(e.unwinder), "");
+
+	sample.regs_abi = 1;
+	ck_assert_int_eq(env_unwind(&e, &sample), -EOPNOTSUPP);
+	sample.regs_abi = 3;
+	ck_assert_int_eq(env_unwind(&e, &sample), -EINVAL);
+
+	sample = snapshot_sample(&e.snap);
+	sample.nr_regs = SNAP_NR_REGS - 1;
+	ck_assert_int_eq(env_unwind(&e, &sample), -EINVAL);
+	sample = snapshot_sample(&e.snap);
+	sample.regs = NULL;
+	ck_assert_int_eq(env_unwind(&e, &sample), -EINVAL);
+	sample = snapshot_sample(&e.snap);
+	sample.stack = NULL;
+	ck_assert_int_eq(env_unwind(&e, &sample), -EINVAL);
+
+	/* no IP in the mask: the values shift, the IP is missing */
+	sample = snapshot_sample(&e.snap);
+	sample.regs_mask &= ~(1ULL << SNAP_REG_IP);
+	ck_assert_int_eq(env_unwind(&e, &sample), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(ps_unwinder_errmsg(e.unwinder), "IP"));
+
+	/* a copy that wraps around the address space */
+	memcpy(regs, e.snap.regs, sizeof(regs));
+	sample = snapshot_sample(&e.snap);
+	sample.regs = regs;
+	regs[SNAP_REG_SP] = UINT64_MAX - 4;
+	ck_assert_int_eq(env_unwind(&e, &sample), -EINVAL);
+
+	/* and it still works afterwards */
+	ck_assert_int_gt(env_unwind_snapshot(&e), SNAP_LEVELS);
+	ck_assert_str_eq(ps_unwinder_errmsg(e.unwinder), "");
+	ps_unwinder_free(NULL);
+	env_close(&e);
+}
+END_TEST
+
+/* xorshift: reproducible garbage */
+static uint64_t next_random(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *state = x;
+}
+
+START_TEST(test_garbage)
+{
+	struct env e;
+	uint64_t regs[SNAP_NR_REGS];
+	uint64_t state = 0x9e3779b97f4a7c15ULL;
+
+	env_open(&e, _i, SNAP_PLAIN);
+	struct test_map *text = exe_text(&e);
+	struct ps_unwind_sample sample = snapshot_sample(&e.snap);
+	sample.regs = regs;
+	if (sample.stack_size > 16384)
+		sample.stack_size = 16384;
+	for (int round = 0; round < 300; round++) {
+		for (int i = 0; i < SNAP_NR_REGS; i++)
+			regs[i] = round % 3 ? next_random(&state) : e.snap.regs[i];
+		/* the PC somewhere in the text, the SP as recorded */
+		regs[SNAP_REG_IP] = text->start + next_random(&state) % (text->end - text->start);
+		regs[SNAP_REG_SP] = e.snap.sp;
+		if (round % 2)
+			for (uint64_t off = 0; off + 8 <= sample.stack_size; off += 8) {
+				uint64_t word = next_random(&state);
+				/* some words that look like return addresses */
+				if (word % 4 == 0)
+					word = text->start + word % (text->end - text->start);
+				memcpy(e.snap.stack + off, &word, 8);
+			}
+		int n = env_unwind(&e, &sample);
+		ck_assert_int_ge(n, 0);
+		ck_assert_int_le(n, MAX);
+	}
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_stop_names)
+{
+	ck_assert_str_eq(ps_unwind_stop_name(PS_UNWIND_STOP_END), "end");
+	ck_assert_str_eq(ps_unwind_stop_name(PS_UNWIND_STOP_STACK_CUT), "stack-cut");
+	ck_assert_str_eq(ps_unwind_stop_name(PS_UNWIND_STOP_NO_STACK), "no-stack");
+	ck_assert_str_eq(ps_unwind_stop_name((enum ps_unwind_stop)99), "?");
+}
+END_TEST
+
+static Suite *suite_unwind(void)
+{
+	Suite *s = suite_create("unwind");
+	TCase *tc = tcase_create("stacks");
+
+	/* loop tests: _i is 0 for libdw behaviour, 1 for the libunwind quirks */
+	tcase_add_loop_test(tc, test_full_unwind, 0, 2);
+	tcase_add_test(tc, test_reuse_across_samples);
+	tcase_add_test(tc, test_max_frames);
+	tcase_add_test(tc, test_cut_stack_libdw);
+	tcase_add_test(tc, test_cut_stack_quirks);
+	tcase_add_test(tc, test_cut_stack_quirks_unmapped);
+	tcase_add_loop_test(tc, test_zero_return_address, 0, 2);
+	tcase_add_test(tc, test_stack_of_one_word);
+	tcase_add_loop_test(tc, test_signal_frame, 0, 2);
+	tcase_add_loop_test(tc, test_frame_without_cfi, 0, 2);
+	tcase_add_loop_test(tc, test_libunwind_base, 0, 2);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("modules");
+	tcase_add_loop_test(tc, test_missing_file_then_found, 0, 2);
+	tcase_add_test(tc, test_map_changed_and_reset);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_add_test(tc, test_empty_stack);
+	tcase_add_loop_test(tc, test_unmapped_pc, 0, 2);
+	tcase_add_loop_test(tc, test_caller_without_module, 0, 2);
+	tcase_add_loop_test(tc, test_sp_outside, 0, 2);
+	tcase_add_test(tc, test_bad_arguments);
+	tcase_add_loop_test(tc, test_garbage, 0, 2);
+	tcase_add_test(tc, test_stop_names);
+	tcase_set_timeout(tc, 60);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *runner = srunner_create(suite_unwind());
+	int failed;
+
+	srunner_run_all(runner, CK_ENV);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
