@@ -839,8 +839,10 @@ static int next_time_order(struct ps_reader *r, const struct ps_event **event)
 			continue;
 		}
 		/* Without sample_id_all most records have no time: perf then
-		 * gives up ordering and delivers everything as read. */
-		bool untimed = r->nr_attrs && !(r->attrs[0].flags & PS_ATTR_SAMPLE_ID_ALL);
+		 * gives up ordering a file and delivers everything as read (not
+		 * in pipe mode, where it cannot know at the start). */
+		bool untimed = !r->is_pipe && r->nr_attrs &&
+			       !(r->attrs[0].flags & PS_ATTR_SAMPLE_ID_ALL);
 		uint64_t ts = untimed ? UINT64_MAX : ps_record_timestamp(r, rec.bytes, rec.size);
 		if (ts == 0 || ts == UINT64_MAX) {
 			/* no usable timestamp: perf delivers it at once */

@@ -293,6 +293,18 @@ START_TEST(test_time_order_untimed_immediate)
 	s.ip = 10;
 	bld_sample(b, &a, 0, &s);
 	cap_open(&c, &o);
+	if (!c.pipe) {
+		/* perf gives up ordering a file whose events lack
+		 * sample_id_all: everything comes in file order */
+		e = cap_next(&c);
+		ck_assert_uint_eq(e->u.sample.ip, 20);
+		e = cap_next(&c);
+		ck_assert_uint_eq(e->type, PERF_RECORD_COMM);
+		e = cap_next(&c);
+		ck_assert_uint_eq(e->u.sample.ip, 10);
+		cap_close(&c);
+		return;
+	}
 	e = cap_next(&c);
 	ck_assert_uint_eq(e->type, PERF_RECORD_COMM);
 	ck_assert_uint_eq(e->timestamp, UINT64_MAX);
