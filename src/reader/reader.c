@@ -385,6 +385,13 @@ static int reader_start(struct ps_reader *r)
 		return err;
 	r->data_end = r->data_offset + r->data_size;
 	err = ps_features_read_file(r);
+	if (err && r->opts.force && err != -ENOMEM) {
+		/* a capture cut short loses its features first: go on without */
+		ps_reader_log(r, PS_LOG_WARN, "%s; --force: features ignored",
+			      r->errmsg + strlen(r->path) + 2);
+		r->failed = false;
+		err = 0;
+	}
 	if (err)
 		return err;
 	/* position the stream at the data section */

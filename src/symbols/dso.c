@@ -388,10 +388,15 @@ static struct ps_elf *open_candidate(struct ps_dso *dso, const char *path)
 			return dso->opened[i];
 	if (!is_regular_file(path) || dso->nr_opened == sizeof(dso->opened) / sizeof(dso->opened[0]))
 		return NULL;
-	if (ps_elf_open(path, &elf, err, sizeof(err)) < 0) {
-		log_msg(dso->owner, PS_LOG_WARN, "symbols: %s", err);
-		if (!dso->errmsg[0])
+	int rc = ps_elf_open(path, &elf, err, sizeof(err));
+	if (rc < 0) {
+		/* once per DSO; a mapped data file that is not ELF at all (a
+		 * locale archive, ld.so.cache) is normal and only said with -v */
+		if (!dso->errmsg[0]) {
+			log_msg(dso->owner, rc == -ENOEXEC ? PS_LOG_INFO : PS_LOG_WARN, "symbols: %s",
+				err);
 			snprintf(dso->errmsg, sizeof(dso->errmsg), "%s", err);
+		}
 		return NULL;
 	}
 	if (dso->build_id_size &&

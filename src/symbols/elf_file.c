@@ -223,7 +223,7 @@ int ps_elf_open(const char *path, struct ps_elf **out, char *err, size_t errsz)
 	}
 	elf->elf = elf_begin(elf->fd, ELF_C_READ_MMAP, NULL);
 	if (!elf->elf || elf_kind(elf->elf) != ELF_K_ELF) {
-		rc = fail(err, errsz, -EINVAL, "%s: not an ELF file", path);
+		rc = fail(err, errsz, -ENOEXEC, "%s: not an ELF file", path);
 		goto out_fail;
 	}
 	/* Everything is mapped (or read) now: give the descriptor back, a
