@@ -124,6 +124,7 @@ bool ps_queue_pop(struct ps_reader *r, struct ps_queued *out)
 {
 	struct ps_order_queue *q = &r->queue;
 
+	ps_queue_release(r); /* the previous record is done with */
 	if (!q->flushing)
 		return false;
 	if (!q->nr || q->heap[0].timestamp > q->flush_limit) {
