@@ -18,7 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void run(int fd, enum ps_order order, bool force)
 {
 	struct ps_reader_opts opts = {
-		.sz = sizeof(opts), .order = order, .force = force, .max_queue_bytes = 1 << 20};
+		.sz = sizeof(opts), .order = order, .force = force, .max_queue_bytes = 1 << 20
+	};
 	struct ps_reader *reader = NULL;
 	const struct ps_event *event;
 	struct ps_strbuf out = PS_STRBUF_INIT;

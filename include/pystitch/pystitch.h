@@ -54,7 +54,7 @@ enum ps_order {
 };
 
 struct ps_reader_opts {
-	size_t sz;		/* sizeof(struct ps_reader_opts) */
+	size_t sz; /* sizeof(struct ps_reader_opts) */
 	enum ps_order order;
 	/* Stop at a damaged record without failing: everything before it
 	 * is delivered and ps_reader_next() returns 0 (a warning is logged
@@ -73,11 +73,11 @@ struct ps_reader_opts {
  * handle whose ps_reader_errmsg() says what went wrong (or NULL when even
  * that could not be allocated); close it with ps_reader_close(). */
 PS_API int ps_reader_open(const char *path, const struct ps_reader_opts *opts,
-		   struct ps_reader **out);
+                          struct ps_reader **out);
 /* Same, on an already open descriptor; name is used in messages. The
  * reader does not close fd. */
-PS_API int ps_reader_open_fd(int fd, const char *name,
-		      const struct ps_reader_opts *opts, struct ps_reader **out);
+PS_API int ps_reader_open_fd(int fd, const char *name, const struct ps_reader_opts *opts,
+                             struct ps_reader **out);
 PS_API void ps_reader_close(struct ps_reader *reader);
 PS_API const char *ps_reader_errmsg(const struct ps_reader *reader);
 PS_API const char *ps_reader_path(const struct ps_reader *reader);
@@ -87,12 +87,12 @@ PS_API const char *ps_reader_path(const struct ps_reader *reader);
 struct ps_attr {
 	/* struct perf_event_attr fields, host byte order */
 	uint32_t type;
-	uint32_t size;		/* attr.size as stored (0 means 64) */
+	uint32_t size; /* attr.size as stored (0 means 64) */
 	uint64_t config;
 	uint64_t sample_period; /* or sample_freq when freq is set */
 	uint64_t sample_type;
 	uint64_t read_format;
-	uint64_t flags;		/* the bitfield word: disabled, inherit, ... */
+	uint64_t flags; /* the bitfield word: disabled, inherit, ... */
 	uint32_t wakeup_events;
 	uint32_t bp_type;
 	uint64_t config1;
@@ -109,15 +109,15 @@ struct ps_attr {
 	uint64_t config3;
 
 	/* from the ids section, HEADER_ATTR or EVENT_DESC */
-	const char *name;	/* event name, e.g. "cpu-clock:ppp"; never NULL */
+	const char *name; /* event name, e.g. "cpu-clock:ppp"; never NULL */
 	size_t nr_ids;
 	const uint64_t *ids;
 
 	/* derived */
-	unsigned index;		/* position in the attr list */
-	size_t id_pos;		/* u64 index of the id in a sample, or SIZE_MAX */
-	size_t is_pos;		/* u64 index of the id from the end of a trailer */
-	size_t id_hdr_size;	/* bytes of the sample_id trailer */
+	unsigned index; /* position in the attr list */
+	size_t id_pos; /* u64 index of the id in a sample, or SIZE_MAX */
+	size_t is_pos; /* u64 index of the id from the end of a trailer */
+	size_t id_hdr_size; /* bytes of the sample_id trailer */
 };
 
 /* attr.flags bits we use */
@@ -126,9 +126,9 @@ struct ps_attr {
 #define PS_ATTR_EXCLUDE_CALLCHAIN_USER (1ULL << 22)
 
 struct ps_build_id {
-	uint16_t misc;		/* cpumode of the DSO */
+	uint16_t misc; /* cpumode of the DSO */
 	int32_t pid;
-	uint8_t size;		/* valid bytes of id (20 when not recorded) */
+	uint8_t size; /* valid bytes of id (20 when not recorded) */
 	uint8_t id[20];
 	const char *filename;
 };
@@ -140,7 +140,7 @@ struct ps_string_list {
 
 /* Decoded header features. Strings are NULL when the feature is absent. */
 struct ps_features {
-	uint64_t present[4];	/* feature bits as in the file */
+	uint64_t present[4]; /* feature bits as in the file */
 	const char *hostname;
 	const char *osrelease;
 	const char *version;
@@ -165,7 +165,7 @@ struct ps_features {
 	uint64_t first_sample_time, last_sample_time;
 	bool has_tracing_data;
 	uint64_t tracing_data_size;
-	size_t tracing_nr_events;	/* event formats libtraceevent parsed */
+	size_t tracing_nr_events; /* event formats libtraceevent parsed */
 	struct ps_string_list cpu_topology_sibling_cores;
 	struct ps_string_list cpu_topology_sibling_threads;
 	size_t nr_pmu_mappings;
@@ -281,7 +281,7 @@ struct ps_read_value {
 
 struct ps_read_data {
 	uint64_t time_enabled, time_running;
-	size_t nr;		/* 1 unless PERF_FORMAT_GROUP */
+	size_t nr; /* 1 unless PERF_FORMAT_GROUP */
 	const struct ps_read_value *values;
 };
 
@@ -290,15 +290,15 @@ struct ps_branch_entry {
 };
 
 struct ps_regs {
-	uint64_t abi;		/* 0: no registers */
+	uint64_t abi; /* 0: no registers */
 	uint64_t mask;
 	size_t nr;
-	const uint64_t *regs;	/* host order, in increasing bit order of mask */
+	const uint64_t *regs; /* host order, in increasing bit order of mask */
 };
 
 struct ps_sample {
 	uint64_t sample_type;
-	uint64_t identifier;	/* PERF_SAMPLE_IDENTIFIER */
+	uint64_t identifier; /* PERF_SAMPLE_IDENTIFIER */
 	uint64_t ip;
 	uint32_t pid, tid;
 	uint64_t time;
@@ -311,16 +311,16 @@ struct ps_sample {
 	size_t callchain_nr;
 	const uint64_t *callchain; /* host order */
 	uint32_t raw_size;
-	const uint8_t *raw;	/* tracepoint payload, as recorded */
+	const uint8_t *raw; /* tracepoint payload, as recorded */
 	size_t branch_nr;
 	bool has_branch_hw_idx;
 	uint64_t branch_hw_idx;
 	const struct ps_branch_entry *branches;
 	struct ps_regs regs_user;
-	uint64_t stack_size;	/* bytes reserved in the record */
-	uint64_t stack_dyn_size;	/* bytes actually copied, <= stack_size */
-	const uint8_t *stack_data;	/* starts at the user SP */
-	uint64_t weight;	/* PERF_SAMPLE_WEIGHT, or WEIGHT_STRUCT's var1 */
+	uint64_t stack_size; /* bytes reserved in the record */
+	uint64_t stack_dyn_size; /* bytes actually copied, <= stack_size */
+	const uint8_t *stack_data; /* starts at the user SP */
+	uint64_t weight; /* PERF_SAMPLE_WEIGHT, or WEIGHT_STRUCT's var1 */
 	uint16_t weight_var2, weight_var3; /* WEIGHT_STRUCT only */
 	uint64_t data_src;
 	uint64_t transaction;
@@ -337,13 +337,13 @@ struct ps_record_mmap {
 	uint32_t pid, tid;
 	uint64_t start, len, pgoff;
 	/* MMAP2 only */
-	bool has_build_id;	/* PERF_RECORD_MISC_MMAP_BUILD_ID */
+	bool has_build_id; /* PERF_RECORD_MISC_MMAP_BUILD_ID */
 	uint32_t maj, min;
 	uint64_t ino, ino_generation;
 	uint8_t build_id_size;
 	uint8_t build_id[20];
 	uint32_t prot, flags;
-	const char *filename;	/* NUL-terminated, within the record */
+	const char *filename; /* NUL-terminated, within the record */
 };
 
 struct ps_record_comm {
@@ -351,7 +351,7 @@ struct ps_record_comm {
 	const char *comm;
 };
 
-struct ps_record_fork {	/* FORK and EXIT */
+struct ps_record_fork { /* FORK and EXIT */
 	uint32_t pid, ppid, tid, ptid;
 	uint64_t time;
 };
@@ -360,7 +360,7 @@ struct ps_record_lost {
 	uint64_t id, lost;
 };
 
-struct ps_record_throttle {	/* THROTTLE and UNTHROTTLE */
+struct ps_record_throttle { /* THROTTLE and UNTHROTTLE */
 	uint64_t time, id, stream_id;
 };
 
@@ -377,7 +377,7 @@ struct ps_record_itrace_start {
 	uint32_t pid, tid;
 };
 
-struct ps_record_switch {	/* SWITCH and SWITCH_CPU_WIDE */
+struct ps_record_switch { /* SWITCH and SWITCH_CPU_WIDE */
 	bool cpu_wide;
 	uint32_t next_prev_pid, next_prev_tid;
 };
@@ -385,8 +385,8 @@ struct ps_record_switch {	/* SWITCH and SWITCH_CPU_WIDE */
 struct ps_record_namespaces {
 	uint32_t pid, tid;
 	uint64_t nr_namespaces;
-	size_t nr;		/* entries decoded (bounded by the record) */
-	const uint64_t *dev_ino;	/* nr pairs: dev, inode (host order) */
+	size_t nr; /* entries decoded (bounded by the record) */
+	const uint64_t *dev_ino; /* nr pairs: dev, inode (host order) */
 };
 
 struct ps_record_ksymbol {
@@ -410,7 +410,7 @@ struct ps_record_cgroup {
 struct ps_record_text_poke {
 	uint64_t addr;
 	uint16_t old_len, new_len;
-	const uint8_t *bytes;	/* old_len + new_len bytes */
+	const uint8_t *bytes; /* old_len + new_len bytes */
 };
 
 struct ps_record_aux_output_hw_id {
@@ -444,10 +444,10 @@ struct ps_record_thread_map {
 
 struct ps_record_cpu_map {
 	/* the map as a list of cpus, decoded from any of perf's encodings */
-	uint16_t encoding;	/* 0 cpus, 1 mask, 2 range */
+	uint16_t encoding; /* 0 cpus, 1 mask, 2 range */
 	size_t nr;
 	const uint32_t *cpus;
-	bool any_cpu;		/* range encoding with the "any cpu" flag */
+	bool any_cpu; /* range encoding with the "any cpu" flag */
 };
 
 struct ps_record_build_id {
@@ -458,17 +458,17 @@ struct ps_record_build_id {
 };
 
 struct ps_record_attr {
-	const struct ps_attr *attr;	/* the attr as registered */
+	const struct ps_attr *attr; /* the attr as registered */
 };
 
 struct ps_record_tracing_data {
-	uint32_t size;		/* payload bytes that follow the record */
+	uint32_t size; /* payload bytes that follow the record */
 };
 
 struct ps_record_event_update {
-	uint64_t type;		/* 0 unit, 1 scale, 2 name, 3 cpus */
+	uint64_t type; /* 0 unit, 1 scale, 2 name, 3 cpus */
 	uint64_t id;
-	const char *text;	/* unit or name */
+	const char *text; /* unit or name */
 	double scale;
 };
 
@@ -514,13 +514,13 @@ struct ps_record_stat_round {
 };
 
 struct ps_record_compressed {
-	uint64_t data_size;	/* compressed bytes in the record */
+	uint64_t data_size; /* compressed bytes in the record */
 };
 
 struct ps_event {
 	uint32_t type;
 	uint16_t misc;
-	uint16_t size;		/* record size as stored (header included) */
+	uint16_t size; /* record size as stored (header included) */
 	/* Offset of the record in the input: the file offset in file mode,
 	 * the stream offset after the pipe header in pipe mode. A record
 	 * that came out of a COMPRESSED record carries the offset of that
@@ -530,20 +530,20 @@ struct ps_event {
 	/* Extra payload that followed the record outside its size
 	 * (HEADER_TRACING_DATA, AUXTRACE). */
 	uint64_t payload_size;
-	const uint8_t *raw;	/* the record bytes as stored (file byte order) */
+	const uint8_t *raw; /* the record bytes as stored (file byte order) */
 	/* The attr the record belongs to (for samples and records with a
 	 * sample_id trailer), or NULL when it cannot be told. */
 	const struct ps_attr *attr;
-	struct ps_sample_id sample_id;	/* trailer of non-sample records */
+	struct ps_sample_id sample_id; /* trailer of non-sample records */
 	/* Timestamp used for ordering: sample time, trailer time, or
 	 * UINT64_MAX when the record has none. */
 	uint64_t timestamp;
 	union {
 		struct ps_sample sample;
-		struct ps_record_mmap mmap;	/* MMAP and MMAP2 */
+		struct ps_record_mmap mmap; /* MMAP and MMAP2 */
 		struct ps_record_comm comm;
-		struct ps_record_fork fork;	/* FORK and EXIT */
-		struct ps_record_lost lost;	/* LOST and LOST_SAMPLES (id 0) */
+		struct ps_record_fork fork; /* FORK and EXIT */
+		struct ps_record_lost lost; /* LOST and LOST_SAMPLES (id 0) */
 		struct ps_record_throttle throttle;
 		struct ps_record_read read;
 		struct ps_record_aux aux;
@@ -584,12 +584,12 @@ struct ps_event {
 PS_API int ps_reader_next(struct ps_reader *reader, const struct ps_event **event);
 
 struct ps_reader_stats {
-	uint64_t nr_records[PS_RECORD_TYPE_MAX];	/* by type, all records read */
-	uint64_t nr_unknown_type;	/* records of a type this reader does not know */
-	uint64_t nr_skipped;	/* known but not decoded: counted, skipped by size */
-	uint64_t nr_unordered;	/* delivered after a later timestamp */
+	uint64_t nr_records[PS_RECORD_TYPE_MAX]; /* by type, all records read */
+	uint64_t nr_unknown_type; /* records of a type this reader does not know */
+	uint64_t nr_skipped; /* known but not decoded: counted, skipped by size */
+	uint64_t nr_unordered; /* delivered after a later timestamp */
 	uint64_t nr_decompressed_bytes;
-	bool damaged;		/* --force stopped at a damaged record */
+	bool damaged; /* --force stopped at a damaged record */
 	uint64_t damaged_offset;
 };
 PS_API const struct ps_reader_stats *ps_reader_stats(const struct ps_reader *reader);
@@ -601,20 +601,20 @@ PS_API const struct ps_reader_stats *ps_reader_stats(const struct ps_reader *rea
 struct ps_session;
 
 struct ps_session_opts {
-	size_t sz;		/* sizeof(struct ps_session_opts) */
-	bool force;		/* see ps_reader_opts.force */
-	const char *symfs;	/* look up every recorded path under this directory */
-	const char *buildid_dir;	/* perf's build-id cache; NULL: $HOME/.debug */
-	const char *kallsyms;	/* kernel symbols from this file */
-	const char *vmlinux;	/* kernel symbols from this ELF */
-	bool no_inline;		/* no inline frames */
-	bool srcline;		/* fill ps_frame.srcline */
+	size_t sz; /* sizeof(struct ps_session_opts) */
+	bool force; /* see ps_reader_opts.force */
+	const char *symfs; /* look up every recorded path under this directory */
+	const char *buildid_dir; /* perf's build-id cache; NULL: $HOME/.debug */
+	const char *kallsyms; /* kernel symbols from this file */
+	const char *vmlinux; /* kernel symbols from this ELF */
+	bool no_inline; /* no inline frames */
+	bool srcline; /* fill ps_frame.srcline */
 	/* Unwind as perf built with libdw does instead of matching Debian's
 	 * perf (libunwind), which at stacks cut off by the stack-copy limit
 	 * adds a bogus ffffffffffffffff frame and loses the last real one. */
 	bool libdw_unwind;
-	unsigned max_stack;	/* frames per stack part; 0: 127 as perf */
-	bool no_callchain;	/* only the sampled IP (perf script -G) */
+	unsigned max_stack; /* frames per stack part; 0: 127 as perf */
+	bool no_callchain; /* only the sampled IP (perf script -G) */
 	/* Which samples to deliver; empty lists and a zero range select all.
 	 * Filtered samples are not unwound. */
 	const int32_t *pids;
@@ -625,7 +625,7 @@ struct ps_session_opts {
 	size_t nr_comms;
 	const int32_t *cpus;
 	size_t nr_cpus;
-	uint64_t time_start, time_end;	/* inclusive, ns; 0: open */
+	uint64_t time_start, time_end; /* inclusive, ns; 0: open */
 	ps_log_fn log;
 	void *log_ctx;
 };
@@ -635,19 +635,19 @@ struct ps_frame {
 	 * file for user code (a return address minus one for callers in
 	 * DWARF mode), the raw address for kernel and unmapped code. */
 	uint64_t addr;
-	const char *sym;	/* NULL: [unknown] */
+	const char *sym; /* NULL: [unknown] */
 	uint64_t symoff;
-	const char *dso;	/* NULL: [unknown] */
+	const char *dso; /* NULL: [unknown] */
 	bool inlined;
 	bool kernel;
-	const char *srcline;	/* with opts.srcline, else NULL */
+	const char *srcline; /* with opts.srcline, else NULL */
 };
 
 struct ps_stack {
-	const struct ps_event *event;	/* the PERF_RECORD_SAMPLE */
+	const struct ps_event *event; /* the PERF_RECORD_SAMPLE */
 	const struct ps_sample *sample;
 	const struct ps_attr *attr;
-	const char *comm;	/* the thread's name at the sample's time */
+	const char *comm; /* the thread's name at the sample's time */
 	/* The event records call chains (PERF_SAMPLE_CALLCHAIN): frames is
 	 * the stack, leaf first. Otherwise frames[0] is the sampled IP
 	 * (printed raw). */
@@ -658,7 +658,7 @@ struct ps_stack {
 
 /* Open a capture for stacks. Same conventions as ps_reader_open(). */
 PS_API int ps_session_open(const char *path, const struct ps_session_opts *opts,
-			   struct ps_session **out);
+                           struct ps_session **out);
 PS_API void ps_session_close(struct ps_session *session);
 PS_API const char *ps_session_errmsg(const struct ps_session *session);
 /* The reader underneath (header facts, features, stats). */

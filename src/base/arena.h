@@ -9,7 +9,7 @@ struct ps_arena_block;
 
 struct ps_arena {
 	struct ps_arena_block *head;
-	size_t total;		/* bytes handed out, for bounds */
+	size_t total; /* bytes handed out, for bounds */
 };
 
 void *ps_arena_alloc(struct ps_arena *arena, size_t size);

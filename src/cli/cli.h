@@ -8,12 +8,12 @@
 
 /* Exit statuses */
 #define PS_EXIT_OK 0
-#define PS_EXIT_USAGE 1	/* bad command line, or the environment failed us */
-#define PS_EXIT_BAD_INPUT 2	/* the capture (or a file it needs) is damaged */
+#define PS_EXIT_USAGE 1 /* bad command line, or the environment failed us */
+#define PS_EXIT_BAD_INPUT 2 /* the capture (or a file it needs) is damaged */
 
 struct ps_cli {
-	const char *program;	/* "pystitch" or "perf-pystitch" */
-	const char *input;	/* -i; default perf.data */
+	const char *program; /* "pystitch" or "perf-pystitch" */
+	const char *input; /* -i; default perf.data */
 	bool force;
 	int verbose;
 };
@@ -22,7 +22,7 @@ struct ps_cli {
 void ps_cli_log(void *ctx, enum ps_log_level level, const char *msg);
 /* Print "pystitch: <msg>" on stderr. */
 void ps_cli_error(const struct ps_cli *cli, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 /* Open the capture named by cli->input with the given order; prints the
  * error and returns NULL on failure (then *status is set). */
 struct ps_reader *ps_cli_open(const struct ps_cli *cli, enum ps_order order, int *status);

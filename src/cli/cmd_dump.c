@@ -8,30 +8,27 @@
 #include "output/output.h"
 
 static const char dump_usage[] =
-	"usage: pystitch dump [-i FILE] [--file-order] [--force] [-v]\n"
-	"\n"
-	"Print every record of a perf.data capture, one summary line each\n"
-	"(\"0xOFFSET [0xSIZE]: PERF_RECORD_NAME fields\", as perf report -D prints\n"
-	"after its timestamp) plus detail lines, then the count of records per type.\n"
-	"\n"
-	"  -i, --input FILE  capture to read (default perf.data; - for stdin,\n"
-	"                    file or pipe format)\n"
-	"      --file-order  print records in the order they are stored instead of\n"
-	"                    perf's timestamp order\n"
-	"  -f, --force       stop quietly at a damaged record instead of failing\n"
-	"                    (what came before it is still printed)\n"
-	"  -v, --verbose     more messages on stderr\n"
-	"  -h, --help        this text\n";
+        "usage: pystitch dump [-i FILE] [--file-order] [--force] [-v]\n"
+        "\n"
+        "Print every record of a perf.data capture, one summary line each\n"
+        "(\"0xOFFSET [0xSIZE]: PERF_RECORD_NAME fields\", as perf report -D prints\n"
+        "after its timestamp) plus detail lines, then the count of records per type.\n"
+        "\n"
+        "  -i, --input FILE  capture to read (default perf.data; - for stdin,\n"
+        "                    file or pipe format)\n"
+        "      --file-order  print records in the order they are stored instead of\n"
+        "                    perf's timestamp order\n"
+        "  -f, --force       stop quietly at a damaged record instead of failing\n"
+        "                    (what came before it is still printed)\n"
+        "  -v, --verbose     more messages on stderr\n"
+        "  -h, --help        this text\n";
 
 int ps_cmd_dump(struct ps_cli *cli, int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"input", required_argument, NULL, 'i'},
-		{"file-order", no_argument, NULL, 'O'},
-		{"force", no_argument, NULL, 'f'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "input", required_argument, NULL, 'i' }, { "file-order", no_argument, NULL, 'O' },
+		{ "force", no_argument, NULL, 'f' },       { "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },        { NULL, 0, NULL, 0 },
 	};
 	enum ps_order order = PS_ORDER_TIME;
 	struct ps_strbuf out = PS_STRBUF_INIT;

@@ -10,26 +10,26 @@
 #include "output/output.h"
 
 static const char info_usage[] =
-	"usage: pystitch info [-i FILE] [-v]\n"
-	"\n"
-	"Print the header of a perf.data capture: where and how it was recorded,\n"
-	"its events, and the features perf stored with it.\n"
-	"\n"
-	"  -i, --input FILE  capture to read (default perf.data; - for stdin).\n"
-	"                    A pipe-format capture is read to its end, since its\n"
-	"                    features arrive as records.\n"
-	"  -f, --force       read past damaged records of a pipe-format capture\n"
-	"  -v, --verbose     more messages on stderr\n"
-	"  -h, --help        this text\n";
+        "usage: pystitch info [-i FILE] [-v]\n"
+        "\n"
+        "Print the header of a perf.data capture: where and how it was recorded,\n"
+        "its events, and the features perf stored with it.\n"
+        "\n"
+        "  -i, --input FILE  capture to read (default perf.data; - for stdin).\n"
+        "                    A pipe-format capture is read to its end, since its\n"
+        "                    features arrive as records.\n"
+        "  -f, --force       read past damaged records of a pipe-format capture\n"
+        "  -v, --verbose     more messages on stderr\n"
+        "  -h, --help        this text\n";
 
 int ps_cmd_info(struct ps_cli *cli, int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"input", required_argument, NULL, 'i'},
-		{"force", no_argument, NULL, 'f'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "input", required_argument, NULL, 'i' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct ps_strbuf out = PS_STRBUF_INIT;
 	struct ps_reader *reader;

@@ -11,37 +11,37 @@
 #include "output/output.h"
 
 static const char script_usage[] =
-	"usage: pystitch [script] [-i FILE] [options]\n"
-	"\n"
-	"Print every sample of a perf.data capture with its stack, in the text\n"
-	"format of `perf script`. DWARF captures (--call-graph dwarf) are unwound\n"
-	"offline; frame-pointer captures (-g) use the recorded call chain.\n"
-	"\n"
-	"  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
-	"  -F, --fields LIST     fields to print, as perf script -F: comm, tid, pid,\n"
-	"                        time, cpu, period, event, trace, ip, sym, symoff,\n"
-	"                        dso, addr, srcline; TYPE:LIST for one event type\n"
-	"                        (hw, sw, trace, raw, break); +f / -f edit the defaults\n"
-	"  -G, --hide-call-graph one line per sample, without the stack\n"
-	"      --ns              times in nanoseconds\n"
-	"      --no-inline       no frames for inlined functions\n"
-	"      --pid LIST        only these process ids (comma-separated)\n"
-	"      --tid LIST        only these thread ids\n"
-	"      --comm LIST       only threads with these names\n"
-	"  -C, --cpu LIST        only these CPUs (e.g. 0-3,6)\n"
-	"      --time START,END  only samples in this time range, in seconds as\n"
-	"                        printed (START, or END, may be empty)\n"
-	"      --symfs DIR       look for the recorded files under DIR\n"
-	"      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
-	"  -k, --vmlinux FILE    kernel symbols from this vmlinux\n"
-	"      --kallsyms FILE   kernel symbols from this kallsyms file (default:\n"
-	"                        /proc/kallsyms when the capture was made here)\n"
-	"      --max-stack N     frames per stack part (default 127, as perf)\n"
-	"      --libdw-unwind    at stacks cut by the stack-copy limit, print what perf\n"
-	"                        built with libdw prints instead of Debian's perf\n"
-	"  -f, --force           stop quietly at a damaged record\n"
-	"  -v, --verbose         more messages on stderr\n"
-	"  -h, --help            this text\n";
+        "usage: pystitch [script] [-i FILE] [options]\n"
+        "\n"
+        "Print every sample of a perf.data capture with its stack, in the text\n"
+        "format of `perf script`. DWARF captures (--call-graph dwarf) are unwound\n"
+        "offline; frame-pointer captures (-g) use the recorded call chain.\n"
+        "\n"
+        "  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
+        "  -F, --fields LIST     fields to print, as perf script -F: comm, tid, pid,\n"
+        "                        time, cpu, period, event, trace, ip, sym, symoff,\n"
+        "                        dso, addr, srcline; TYPE:LIST for one event type\n"
+        "                        (hw, sw, trace, raw, break); +f / -f edit the defaults\n"
+        "  -G, --hide-call-graph one line per sample, without the stack\n"
+        "      --ns              times in nanoseconds\n"
+        "      --no-inline       no frames for inlined functions\n"
+        "      --pid LIST        only these process ids (comma-separated)\n"
+        "      --tid LIST        only these thread ids\n"
+        "      --comm LIST       only threads with these names\n"
+        "  -C, --cpu LIST        only these CPUs (e.g. 0-3,6)\n"
+        "      --time START,END  only samples in this time range, in seconds as\n"
+        "                        printed (START, or END, may be empty)\n"
+        "      --symfs DIR       look for the recorded files under DIR\n"
+        "      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
+        "  -k, --vmlinux FILE    kernel symbols from this vmlinux\n"
+        "      --kallsyms FILE   kernel symbols from this kallsyms file (default:\n"
+        "                        /proc/kallsyms when the capture was made here)\n"
+        "      --max-stack N     frames per stack part (default 127, as perf)\n"
+        "      --libdw-unwind    at stacks cut by the stack-copy limit, print what perf\n"
+        "                        built with libdw prints instead of Debian's perf\n"
+        "  -f, --force           stop quietly at a damaged record\n"
+        "  -v, --verbose         more messages on stderr\n"
+        "  -h, --help            this text\n";
 
 /* A comma-separated list of integers, with a-b ranges when allowed. */
 static int parse_int_list(const char *text, bool ranges, int32_t **out, size_t *nr)
@@ -126,7 +126,8 @@ static int split_names(char *text, const char ***out, size_t *nr)
 	size_t cap = 0;
 	*out = NULL;
 	*nr = 0;
-	for (char *save = NULL, *t = strtok_r(text, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+	for (char *save = NULL, *t = strtok_r(text, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
 		if (*nr == cap) {
 			cap = cap ? cap * 2 : 8;
 			const char **n = realloc(*out, cap * sizeof(**out));
@@ -171,26 +172,26 @@ static int bad_value(struct ps_cli *cli, const char *option, const char *value)
 static int parse_args(struct ps_cli *cli, int argc, char **argv, struct script_args *a)
 {
 	static const struct option options[] = {
-		{"input", required_argument, NULL, 'i'},
-		{"fields", required_argument, NULL, 'F'},
-		{"hide-call-graph", no_argument, NULL, 'G'},
-		{"ns", no_argument, NULL, OPT_NS},
-		{"no-inline", no_argument, NULL, OPT_NO_INLINE},
-		{"pid", required_argument, NULL, OPT_PID},
-		{"tid", required_argument, NULL, OPT_TID},
-		{"comm", required_argument, NULL, OPT_COMM},
-		{"cpu", required_argument, NULL, 'C'},
-		{"time", required_argument, NULL, OPT_TIME},
-		{"symfs", required_argument, NULL, OPT_SYMFS},
-		{"buildid-dir", required_argument, NULL, OPT_BUILDID_DIR},
-		{"vmlinux", required_argument, NULL, 'k'},
-		{"kallsyms", required_argument, NULL, OPT_KALLSYMS},
-		{"max-stack", required_argument, NULL, OPT_MAX_STACK},
-		{"libdw-unwind", no_argument, NULL, OPT_LIBDW},
-		{"force", no_argument, NULL, 'f'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{ "input", required_argument, NULL, 'i' },
+		{ "fields", required_argument, NULL, 'F' },
+		{ "hide-call-graph", no_argument, NULL, 'G' },
+		{ "ns", no_argument, NULL, OPT_NS },
+		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "tid", required_argument, NULL, OPT_TID },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "time", required_argument, NULL, OPT_TIME },
+		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
+		{ "vmlinux", required_argument, NULL, 'k' },
+		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		{ "libdw-unwind", no_argument, NULL, OPT_LIBDW },
+		{ "force", no_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct ps_session_opts *o = &a->opts;
 	int opt;
@@ -288,7 +289,7 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct script_a
 
 int ps_cmd_script(struct ps_cli *cli, int argc, char **argv)
 {
-	struct script_args a = {.opts = {.sz = sizeof(a.opts)}};
+	struct script_args a = { .opts = { .sz = sizeof(a.opts) } };
 	struct ps_strbuf out = PS_STRBUF_INIT;
 	struct ps_script_format fmt;
 	struct ps_session *session = NULL;
@@ -315,7 +316,7 @@ int ps_cmd_script(struct ps_cli *cli, int argc, char **argv)
 			/* in pipe mode the events are known only once records
 			 * have arrived, so the format waits for the first sample */
 			if (ps_script_format_init(&fmt, ps_session_reader(session), a.fields,
-						  !a.opts.no_callchain, a.ns, err, sizeof(err))) {
+			                          !a.opts.no_callchain, a.ns, err, sizeof(err))) {
 				ps_cli_error(cli, "script: %s", err);
 				status = PS_EXIT_USAGE;
 				goto out;

@@ -10,20 +10,20 @@
 #include <string.h>
 
 static const char usage_text[] =
-	"usage: pystitch [<command>] [options]\n"
-	"\n"
-	"Read a perf.data capture made by `perf record`.\n"
-	"\n"
-	"commands:\n"
-	"  script  print every sample with its stack, as perf script does (the default:\n"
-	"          `pystitch -i perf.data` is `pystitch script -i perf.data`)\n"
-	"  info    print the capture's header and features (like perf report --header-only)\n"
-	"  dump    print every record (like perf report -D), then counts per record type\n"
-	"\n"
-	"Run `pystitch <command> --help` for a command's options.\n"
-	"Also runs as `perf pystitch <command> ...` when perf-pystitch is on PATH.\n"
-	"\n"
-	"exit status: 0 success, 1 usage error, 2 damaged or unreadable input\n";
+        "usage: pystitch [<command>] [options]\n"
+        "\n"
+        "Read a perf.data capture made by `perf record`.\n"
+        "\n"
+        "commands:\n"
+        "  script  print every sample with its stack, as perf script does (the default:\n"
+        "          `pystitch -i perf.data` is `pystitch script -i perf.data`)\n"
+        "  info    print the capture's header and features (like perf report --header-only)\n"
+        "  dump    print every record (like perf report -D), then counts per record type\n"
+        "\n"
+        "Run `pystitch <command> --help` for a command's options.\n"
+        "Also runs as `perf pystitch <command> ...` when perf-pystitch is on PATH.\n"
+        "\n"
+        "exit status: 0 success, 1 usage error, 2 damaged or unreadable input\n";
 
 void ps_cli_error(const struct ps_cli *cli, const char *fmt, ...)
 {
@@ -41,7 +41,7 @@ void ps_cli_log(void *ctx, enum ps_log_level level, const char *msg)
 	if ((int)level > (cli ? cli->verbose : 0))
 		return;
 	fprintf(stderr, "%s: %s%s\n", cli && cli->program ? cli->program : "pystitch",
-		level == PS_LOG_WARN ? "warning: " : "", msg);
+	        level == PS_LOG_WARN ? "warning: " : "", msg);
 }
 
 int ps_cli_status(int err)
@@ -80,7 +80,7 @@ struct ps_reader *ps_cli_open(const struct ps_cli *cli, enum ps_order order, int
 
 int main(int argc, char **argv)
 {
-	struct ps_cli cli = {.program = "pystitch", .input = "perf.data"};
+	struct ps_cli cli = { .program = "pystitch", .input = "perf.data" };
 	const char *base = strrchr(argv[0], '/');
 
 	base = base ? base + 1 : argv[0];

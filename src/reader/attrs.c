@@ -23,7 +23,7 @@ static uint8_t reverse_bits(uint8_t b)
 }
 
 int ps_attr_parse(struct ps_reader *r, const uint8_t *data, size_t size, uint64_t offset,
-		  uint32_t record_type, struct ps_attr *out, size_t *consumed)
+                  uint32_t record_type, struct ps_attr *out, size_t *consumed)
 {
 	struct ps_cursor c = ps_cursor_make(data, size, r->swap);
 	uint8_t known[PS_ATTR_SIZE_KNOWN];
@@ -33,16 +33,17 @@ int ps_attr_parse(struct ps_reader *r, const uint8_t *data, size_t size, uint64_
 	ps_cursor_u32(&c);
 	attr_size = ps_cursor_u32(&c);
 	if (!ps_cursor_ok(&c))
-		return ps_reader_fail_at(r, -EINVAL, offset, record_type, "attr: truncated (%zu bytes)", size);
+		return ps_reader_fail_at(r, -EINVAL, offset, record_type,
+		                         "attr: truncated (%zu bytes)", size);
 	if (attr_size == 0)
 		attr_size = PS_ATTR_SIZE_VER0;
 	if (attr_size < PS_ATTR_SIZE_VER0 || attr_size > PS_ATTR_SIZE_MAX || (attr_size & 7))
-		return ps_reader_fail_at(r, -EINVAL, offset + 4, record_type, "attr: size %u is invalid",
-					 attr_size);
+		return ps_reader_fail_at(r, -EINVAL, offset + 4, record_type,
+		                         "attr: size %u is invalid", attr_size);
 	if (attr_size > size)
 		return ps_reader_fail_at(r, -EINVAL, offset + 4, record_type,
-					 "attr: size %u larger than the %zu bytes that hold it",
-					 attr_size, size);
+		                         "attr: size %u larger than the %zu bytes that hold it",
+		                         attr_size, size);
 	/* copy what this reader knows; newer fields stay zero, unknown
 	 * trailing fields are skipped */
 	memset(known, 0, sizeof(known));
@@ -163,14 +164,21 @@ const struct ps_attr *ps_attrs_find_id(const struct ps_reader *r, uint64_t id)
 /* ---- names -------------------------------------------------------- */
 
 static const char *const hw_names[] = {
-	"cycles", "instructions", "cache-references", "cache-misses", "branches",
-	"branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend",
+	"cycles",
+	"instructions",
+	"cache-references",
+	"cache-misses",
+	"branches",
+	"branch-misses",
+	"bus-cycles",
+	"stalled-cycles-frontend",
+	"stalled-cycles-backend",
 	"ref-cycles",
 };
 static const char *const sw_names[] = {
-	"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations",
-	"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy",
-	"bpf-output", "cgroup-switches",
+	"cpu-clock",        "task-clock",   "page-faults",  "context-switches",
+	"cpu-migrations",   "minor-faults", "major-faults", "alignment-faults",
+	"emulation-faults", "dummy",        "bpf-output",   "cgroup-switches",
 };
 
 /* The name perf would give an event that no EVENT_DESC or EVENT_UPDATE
@@ -199,7 +207,7 @@ void ps_attrs_set_name(struct ps_reader *r, struct ps_attr *attr, const char *na
 /* ---- the attr list ------------------------------------------------ */
 
 int ps_attrs_add(struct ps_reader *r, const struct ps_attr *attr, const uint64_t *ids,
-		 size_t nr_ids, uint64_t offset)
+                 size_t nr_ids, uint64_t offset)
 {
 	struct ps_attr *a;
 	uint64_t *copy = NULL;
@@ -294,10 +302,11 @@ int ps_attrs_finish(struct ps_reader *r, uint64_t offset)
 	for (size_t i = 1; i < r->nr_attrs; i++) {
 		const struct ps_attr *a = &r->attrs[i];
 		if (a->id_pos != r->common_id_pos || a->is_pos != r->common_is_pos)
-			return ps_reader_fail_at(r, -EINVAL, offset, 0,
-						 "attr %zu: sample_type %#" PRIx64
-						 " puts the event id elsewhere than attr 0's %#" PRIx64,
-						 i, a->sample_type, r->attrs[0].sample_type);
+			return ps_reader_fail_at(
+			        r, -EINVAL, offset, 0,
+			        "attr %zu: sample_type %#" PRIx64
+			        " puts the event id elsewhere than attr 0's %#" PRIx64,
+			        i, a->sample_type, r->attrs[0].sample_type);
 	}
 	r->attrs_dirty = false;
 	return 0;
@@ -320,8 +329,7 @@ static uint64_t read_u64_at(const struct ps_reader *r, const uint8_t *p)
 }
 
 /* Which attr a sample belongs to: the id at id_pos, as perf finds it. */
-const struct ps_attr *ps_attr_for_sample(const struct ps_reader *r, const uint8_t *raw,
-					  size_t size)
+const struct ps_attr *ps_attr_for_sample(const struct ps_reader *r, const uint8_t *raw, size_t size)
 {
 	size_t n = (size - 8) / 8;
 	uint64_t id;
@@ -340,7 +348,7 @@ const struct ps_attr *ps_attr_for_sample(const struct ps_reader *r, const uint8_
 
 /* Which attr a non-sample record belongs to, from its trailer. */
 const struct ps_attr *ps_attr_for_trailer(const struct ps_reader *r, const uint8_t *raw,
-					   size_t size)
+                                          size_t size)
 {
 	size_t n = (size - 8) / 8;
 	uint64_t id;

@@ -15,7 +15,7 @@
 int ps_decompress_feed(struct ps_reader *r, const uint8_t *data, size_t size, uint64_t offset)
 {
 	struct ps_decompressor *z = &r->zstd;
-	ZSTD_inBuffer in = {data, size, 0};
+	ZSTD_inBuffer in = { data, size, 0 };
 
 	if (!z->dctx) {
 		z->dctx = ZSTD_createDCtx();
@@ -36,21 +36,21 @@ int ps_decompress_feed(struct ps_reader *r, const uint8_t *data, size_t size, ui
 			 * hostile frame from asking for unbounded memory */
 			if (cap > PS_MAX_DECOMPRESSED_CHUNK + 65536)
 				return ps_reader_fail_at(r, -EINVAL, offset, PS_RECORD_COMPRESSED,
-							 "decompresses to more than %u bytes",
-							 PS_MAX_DECOMPRESSED_CHUNK);
+				                         "decompresses to more than %u bytes",
+				                         PS_MAX_DECOMPRESSED_CHUNK);
 			uint8_t *nb = realloc(z->buf, cap);
 			if (!nb)
 				return ps_reader_fail(r, -ENOMEM, "out of memory for zstd");
 			z->buf = nb;
 			z->cap = cap;
 		}
-		ZSTD_outBuffer out = {z->buf, z->cap, z->tail};
+		ZSTD_outBuffer out = { z->buf, z->cap, z->tail };
 		size_t ret = ZSTD_decompressStream(z->dctx, &out, &in);
 		if (ZSTD_isError(ret)) {
 			/* the stream state is undefined after an error */
 			ZSTD_DCtx_reset(z->dctx, ZSTD_reset_session_only);
 			return ps_reader_fail_at(r, -EINVAL, offset, PS_RECORD_COMPRESSED,
-						 "zstd: %s", ZSTD_getErrorName(ret));
+			                         "zstd: %s", ZSTD_getErrorName(ret));
 		}
 		r->stats.nr_decompressed_bytes += out.pos - z->tail;
 		z->tail = out.pos;

@@ -12,9 +12,9 @@
 #include "base/cursor.h"
 #include "reader/perf_format.h"
 
-#define MALFORMED(what)                                                                      \
-	return ps_reader_fail_at(r, -EINVAL, offset, ev->type, "%s (record size %u)", what, \
-				 ev->size)
+#define MALFORMED(what)                                                                            \
+	return ps_reader_fail_at(r, -EINVAL, offset, ev->type, "%s (record size %u)", what,        \
+	                         ev->size)
 
 /* A string field that runs to the end of the body. */
 static const char *body_string(struct ps_cursor *c)
@@ -23,7 +23,7 @@ static const char *body_string(struct ps_cursor *c)
 }
 
 static int decode_mmap(struct ps_reader *r, struct ps_event *ev, struct ps_cursor *c,
-		       uint64_t offset)
+                       uint64_t offset)
 {
 	struct ps_record_mmap *m = &ev->u.mmap;
 
@@ -58,7 +58,7 @@ static int decode_mmap(struct ps_reader *r, struct ps_event *ev, struct ps_curso
 }
 
 static int decode_kernel(struct ps_reader *r, struct ps_event *ev, struct ps_cursor *c,
-			 uint64_t offset)
+                         uint64_t offset)
 {
 	switch (ev->type) {
 	case PERF_RECORD_MMAP:
@@ -94,7 +94,7 @@ static int decode_kernel(struct ps_reader *r, struct ps_event *ev, struct ps_cur
 		ev->u.read.pid = ps_cursor_u32(c);
 		ev->u.read.tid = ps_cursor_u32(c);
 		int err = ps_read_values_parse(r, c, ev->attr ? ev->attr->read_format : 0,
-					       &ev->u.read.values);
+		                               &ev->u.read.values);
 		if (err == -ENOMEM)
 			return ps_reader_fail(r, err, "out of memory");
 		break;
@@ -123,8 +123,8 @@ static int decode_kernel(struct ps_reader *r, struct ps_event *ev, struct ps_cur
 		ns->nr_namespaces = ps_cursor_u64(c);
 		if (!ps_cursor_ok(c) || ns->nr_namespaces > ps_cursor_left(c) / 16)
 			MALFORMED("namespace count runs past the record");
-		uint64_t *pairs = ps_scratch_get(&r->scratch_misc,
-						 (size_t)(ns->nr_namespaces ? ns->nr_namespaces : 1) * 16);
+		uint64_t *pairs = ps_scratch_get(
+		        &r->scratch_misc, (size_t)(ns->nr_namespaces ? ns->nr_namespaces : 1) * 16);
 		if (!pairs)
 			return ps_reader_fail(r, -ENOMEM, "out of memory");
 		ps_cursor_u64_array(c, pairs, (size_t)ns->nr_namespaces * 2);
@@ -156,8 +156,8 @@ static int decode_kernel(struct ps_reader *r, struct ps_event *ev, struct ps_cur
 		ev->u.text_poke.addr = ps_cursor_u64(c);
 		ev->u.text_poke.old_len = ps_cursor_u16(c);
 		ev->u.text_poke.new_len = ps_cursor_u16(c);
-		ev->u.text_poke.bytes =
-			ps_cursor_take(c, (size_t)ev->u.text_poke.old_len + ev->u.text_poke.new_len);
+		ev->u.text_poke.bytes = ps_cursor_take(c, (size_t)ev->u.text_poke.old_len +
+		                                                  ev->u.text_poke.new_len);
 		break;
 	case PERF_RECORD_AUX_OUTPUT_HW_ID:
 		ev->u.aux_output_hw_id.hw_id = ps_cursor_u64(c);
@@ -185,7 +185,7 @@ static int decode_kernel(struct ps_reader *r, struct ps_event *ev, struct ps_cur
 }
 
 static int decode_cpu_map(struct ps_reader *r, struct ps_event *ev, struct ps_cursor *c,
-			  uint64_t offset)
+                          uint64_t offset)
 {
 	struct ps_record_cpu_map *m = &ev->u.cpu_map;
 	uint32_t *cpus;
@@ -262,12 +262,12 @@ static int decode_cpu_map(struct ps_reader *r, struct ps_event *ev, struct ps_cu
 }
 
 static int decode_header_attr(struct ps_reader *r, struct ps_event *ev, struct ps_cursor *c,
-			      uint64_t offset)
+                              uint64_t offset)
 {
 	struct ps_attr attr;
 	size_t used;
-	int err = ps_attr_parse(r, c->p, ps_cursor_left(c), offset + 8, PS_RECORD_HEADER_ATTR, &attr,
-				&used);
+	int err = ps_attr_parse(r, c->p, ps_cursor_left(c), offset + 8, PS_RECORD_HEADER_ATTR,
+	                        &attr, &used);
 	if (err)
 		return err;
 	ps_cursor_skip(c, used);
@@ -284,7 +284,7 @@ static int decode_header_attr(struct ps_reader *r, struct ps_event *ev, struct p
 }
 
 static int decode_event_update(struct ps_reader *r, struct ps_event *ev, struct ps_cursor *c,
-			       uint64_t offset)
+                               uint64_t offset)
 {
 	struct ps_record_event_update *u = &ev->u.event_update;
 
@@ -316,7 +316,7 @@ static int decode_event_update(struct ps_reader *r, struct ps_event *ev, struct 
 }
 
 static int decode_user(struct ps_reader *r, struct ps_event *ev, struct ps_cursor *c,
-		       uint64_t offset)
+                       uint64_t offset)
 {
 	switch (ev->type) {
 	case PS_RECORD_HEADER_ATTR:
@@ -347,7 +347,7 @@ static int decode_user(struct ps_reader *r, struct ps_event *ev, struct ps_curso
 		if (!ps_cursor_ok(c) || x->nr > ps_cursor_left(c) / 32)
 			MALFORMED("id index count runs past the record");
 		struct ps_record_id_index_entry *e =
-			ps_scratch_get(&r->scratch_misc, (size_t)(x->nr ? x->nr : 1) * sizeof(*e));
+		        ps_scratch_get(&r->scratch_misc, (size_t)(x->nr ? x->nr : 1) * sizeof(*e));
 		if (!e)
 			return ps_reader_fail(r, -ENOMEM, "out of memory");
 		for (uint64_t i = 0; i < x->nr; i++) {
@@ -361,7 +361,9 @@ static int decode_user(struct ps_reader *r, struct ps_event *ev, struct ps_curso
 	}
 	case PS_RECORD_AUXTRACE_INFO:
 		ev->u.auxtrace_info.type = ps_cursor_u32(c);
-		return ps_cursor_ok(c) ? 0 : ps_reader_fail_at(r, -EINVAL, offset, ev->type, "truncated");
+		return ps_cursor_ok(c)
+		               ? 0
+		               : ps_reader_fail_at(r, -EINVAL, offset, ev->type, "truncated");
 	case PS_RECORD_AUXTRACE:
 		ev->u.auxtrace.size = ps_cursor_u64(c);
 		ev->u.auxtrace.offset = ps_cursor_u64(c);
@@ -394,7 +396,7 @@ static int decode_user(struct ps_reader *r, struct ps_event *ev, struct ps_curso
 		if (!ps_cursor_ok(c) || t->nr > ps_cursor_left(c) / 24)
 			MALFORMED("thread map count runs past the record");
 		struct ps_record_thread_map_entry *e =
-			ps_scratch_get(&r->scratch_misc, (size_t)(t->nr ? t->nr : 1) * sizeof(*e));
+		        ps_scratch_get(&r->scratch_misc, (size_t)(t->nr ? t->nr : 1) * sizeof(*e));
 		if (!e)
 			return ps_reader_fail(r, -ENOMEM, "out of memory");
 		for (uint64_t i = 0; i < t->nr; i++) {
@@ -446,10 +448,12 @@ static int decode_user(struct ps_reader *r, struct ps_event *ev, struct ps_curso
 		if (!ps_cursor_ok(c))
 			MALFORMED("truncated");
 		if (ev->u.feature.feat_id == 0 || ev->u.feature.feat_id >= PS_FEAT_LAST)
-			return 0; /* HEADER_LAST_FEATURE end marker or unknown: skipped, as perf does */
-		r->features.present[ev->u.feature.feat_id / 64] |= 1ull << (ev->u.feature.feat_id % 64);
+			return 0; /* HEADER_LAST_FEATURE end marker or unknown: skipped, as perf
+			             does */
+		r->features.present[ev->u.feature.feat_id / 64] |= 1ull
+		                                                   << (ev->u.feature.feat_id % 64);
 		return ps_feature_decode(r, (unsigned)ev->u.feature.feat_id, c->p,
-					 ps_cursor_left(c), offset + 16);
+		                         ps_cursor_left(c), offset + 16);
 	}
 	case PS_RECORD_COMPRESSED:
 	case PS_RECORD_COMPRESSED2: {
@@ -478,7 +482,7 @@ static int decode_user(struct ps_reader *r, struct ps_event *ev, struct ps_curso
 }
 
 int ps_decode_record(struct ps_reader *r, const uint8_t *raw, size_t size, uint64_t offset,
-		     bool from_compressed, uint64_t payload_size)
+                     bool from_compressed, uint64_t payload_size)
 {
 	struct ps_event *ev = &r->event;
 	struct ps_cursor c = ps_cursor_make(raw, size, r->swap);
@@ -498,7 +502,7 @@ int ps_decode_record(struct ps_reader *r, const uint8_t *raw, size_t size, uint6
 		const struct ps_attr *attr = ps_attr_for_sample(r, raw, size);
 		if (!attr)
 			return ps_reader_fail_at(r, -EINVAL, offset, ev->type,
-						 "sample matches no event of the capture");
+			                         "sample matches no event of the capture");
 		ev->attr = attr;
 		err = ps_sample_parse(r, attr, raw, size, offset, &ev->u.sample);
 		if (err)
@@ -519,7 +523,7 @@ int ps_decode_record(struct ps_reader *r, const uint8_t *raw, size_t size, uint6
 		ev->timestamp = ev->sample_id.time;
 	/* the body ends where the trailer starts */
 	struct ps_cursor body =
-		ps_cursor_make(raw + 8, size - 8 - (ev->attr ? ev->attr->id_hdr_size : 0), r->swap);
+	        ps_cursor_make(raw + 8, size - 8 - (ev->attr ? ev->attr->id_hdr_size : 0), r->swap);
 	if (!(ev->attr && (ev->attr->flags & PS_ATTR_SAMPLE_ID_ALL)))
 		body = ps_cursor_make(raw + 8, size - 8, r->swap);
 	return decode_kernel(r, ev, &body, offset);

@@ -26,6 +26,8 @@ static uint8_t *buffer_get(struct ps_order_queue *q, size_t size)
 		return NULL;
 	b = q->free_lists[c];
 	if (b) {
+		/* a free buffer holds the link to the next one */
+		// cppcheck-suppress pointerSize
 		memcpy(&q->free_lists[c], b, sizeof(uint8_t *));
 		return b;
 	}
@@ -35,6 +37,7 @@ static uint8_t *buffer_get(struct ps_order_queue *q, size_t size)
 static void buffer_put(struct ps_order_queue *q, uint8_t *b, size_t size)
 {
 	unsigned c = size_class(size);
+	// cppcheck-suppress pointerSize
 	memcpy(b, &q->free_lists[c], sizeof(uint8_t *));
 	q->free_lists[c] = b;
 }
@@ -85,7 +88,7 @@ static void flush_half(struct ps_reader *r)
 }
 
 int ps_queue_push(struct ps_reader *r, const uint8_t *raw, size_t size, uint64_t offset,
-		  bool from_compressed, uint64_t timestamp)
+                  bool from_compressed, uint64_t timestamp)
 {
 	struct ps_order_queue *q = &r->queue;
 	struct ps_queued *e;

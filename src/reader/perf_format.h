@@ -27,7 +27,7 @@
 /* Bounds on counts and sizes taken from untrusted input. */
 #define PS_MAX_ATTRS 65536
 #define PS_MAX_IDS_PER_ATTR (1u << 20)
-#define PS_MAX_FEATURE_SIZE (256u << 20)	/* one feature section */
+#define PS_MAX_FEATURE_SIZE (256u << 20) /* one feature section */
 #define PS_MAX_STRING_LIST 65536
 #define PS_MAX_BUILD_IDS (1u << 20)
 #define PS_MAX_TRACING_DATA (256u << 20)

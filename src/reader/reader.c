@@ -24,7 +24,7 @@
 static void vformat_error(struct ps_reader *r, const char *prefix, const char *fmt, va_list ap)
 {
 	size_t n = (size_t)snprintf(r->errmsg, sizeof(r->errmsg), "%s: %s",
-				    r->path ? r->path : "(input)", prefix);
+	                            r->path ? r->path : "(input)", prefix);
 	if (n < sizeof(r->errmsg))
 		vsnprintf(r->errmsg + n, sizeof(r->errmsg) - n, fmt, ap);
 	/* one line, whatever the input held */
@@ -45,8 +45,8 @@ int ps_reader_fail(struct ps_reader *r, int err, const char *fmt, ...)
 	return err;
 }
 
-int ps_reader_fail_at(struct ps_reader *r, int err, uint64_t offset, uint32_t type,
-		      const char *fmt, ...)
+int ps_reader_fail_at(struct ps_reader *r, int err, uint64_t offset, uint32_t type, const char *fmt,
+                      ...)
 {
 	char prefix[96];
 	const char *name = type ? ps_record_type_name(type) : NULL;
@@ -57,8 +57,8 @@ int ps_reader_fail_at(struct ps_reader *r, int err, uint64_t offset, uint32_t ty
 	if (type && name)
 		snprintf(prefix, sizeof(prefix), "offset 0x%" PRIx64 ": %s: ", offset, name);
 	else if (type)
-		snprintf(prefix, sizeof(prefix), "offset 0x%" PRIx64 ": record type %u: ",
-			 offset, type);
+		snprintf(prefix, sizeof(prefix), "offset 0x%" PRIx64 ": record type %u: ", offset,
+		         type);
 	else
 		snprintf(prefix, sizeof(prefix), "offset 0x%" PRIx64 ": ", offset);
 	va_start(ap, fmt);
@@ -194,7 +194,8 @@ static int read_exact_at(struct ps_reader *r, void *buf, size_t size, uint64_t o
 {
 	size_t done = 0;
 	while (done < size) {
-		ssize_t n = pread(r->in.fd, (char *)buf + done, size - done, (off_t)(offset + done));
+		ssize_t n =
+		        pread(r->in.fd, (char *)buf + done, size - done, (off_t)(offset + done));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -226,8 +227,9 @@ static int read_file_header(struct ps_reader *r, const uint8_t *hdr, uint64_t fi
 	if (r->header_size != PS_FILE_HEADER_SIZE_NOFEAT) {
 		if (r->header_size != PS_FILE_HEADER_SIZE)
 			return ps_reader_fail_at(r, -EINVAL, 8, 0,
-						 "file header: size %" PRIu64 " is neither 104 nor 72",
-						 r->header_size);
+			                         "file header: size %" PRIu64
+			                         " is neither 104 nor 72",
+			                         r->header_size);
 		for (int i = 0; i < 4; i++)
 			r->features.present[i] = ps_cursor_u64(&c);
 	}
@@ -236,30 +238,33 @@ static int read_file_header(struct ps_reader *r, const uint8_t *hdr, uint64_t fi
 
 	if (r->attr_size < PS_ATTR_SIZE_VER0 + 16 || r->attr_size > PS_ATTR_SIZE_MAX + 16)
 		return ps_reader_fail_at(r, -EINVAL, 16, 0,
-					 "file header: attr_size %" PRIu64 " out of range", r->attr_size);
+		                         "file header: attr_size %" PRIu64 " out of range",
+		                         r->attr_size);
 	if (r->attrs_offset > file_size || r->attrs_size > file_size - r->attrs_offset)
 		return ps_reader_fail_at(r, -EINVAL, 24, 0,
-					 "file header: attrs section [%#" PRIx64 ", +%#" PRIx64
-					 ") past end of file (%#" PRIx64 " bytes)",
-					 r->attrs_offset, r->attrs_size, file_size);
-	if (r->opts.force && r->data_offset <= file_size && r->data_size > file_size - r->data_offset) {
-		ps_reader_log(r, PS_LOG_WARN, "data section past end of file; --force: reading to the end");
+		                         "file header: attrs section [%#" PRIx64 ", +%#" PRIx64
+		                         ") past end of file (%#" PRIx64 " bytes)",
+		                         r->attrs_offset, r->attrs_size, file_size);
+	if (r->opts.force && r->data_offset <= file_size &&
+	    r->data_size > file_size - r->data_offset) {
+		ps_reader_log(r, PS_LOG_WARN,
+		              "data section past end of file; --force: reading to the end");
 		r->data_size = file_size - r->data_offset;
 	}
 	if (r->data_offset > file_size || r->data_size > file_size - r->data_offset)
 		return ps_reader_fail_at(r, -EINVAL, 40, 0,
-					 "file header: data section [%#" PRIx64 ", +%#" PRIx64
-					 ") past end of file (%#" PRIx64 " bytes)",
-					 r->data_offset, r->data_size, file_size);
+		                         "file header: data section [%#" PRIx64 ", +%#" PRIx64
+		                         ") past end of file (%#" PRIx64 " bytes)",
+		                         r->data_offset, r->data_size, file_size);
 	if (r->attrs_size % r->attr_size)
 		return ps_reader_fail_at(r, -EINVAL, 32, 0,
-					 "file header: attrs section size %#" PRIx64
-					 " is not a multiple of attr_size %" PRIu64,
-					 r->attrs_size, r->attr_size);
+		                         "file header: attrs section size %#" PRIx64
+		                         " is not a multiple of attr_size %" PRIu64,
+		                         r->attrs_size, r->attr_size);
 	size_t nr = (size_t)(r->attrs_size / r->attr_size);
 	if (nr > PS_MAX_ATTRS)
 		return ps_reader_fail_at(r, -EINVAL, 32, 0, "file header: %zu attrs (limit %u)", nr,
-					 PS_MAX_ATTRS);
+		                         PS_MAX_ATTRS);
 
 	attrs = malloc(r->attrs_size ? (size_t)r->attrs_size : 1);
 	if (!attrs)
@@ -268,7 +273,7 @@ static int read_file_header(struct ps_reader *r, const uint8_t *hdr, uint64_t fi
 	if (err) {
 		free(attrs);
 		return ps_reader_fail_at(r, err, r->attrs_offset, 0, "attrs section: %s",
-					 strerror(-err));
+		                         strerror(-err));
 	}
 	for (size_t i = 0; i < nr && !err; i++) {
 		const uint8_t *entry = attrs + i * r->attr_size;
@@ -276,7 +281,8 @@ static int read_file_header(struct ps_reader *r, const uint8_t *hdr, uint64_t fi
 		struct ps_attr attr;
 		size_t used;
 
-		err = ps_attr_parse(r, entry, (size_t)r->attr_size - 16, entry_offset, 0, &attr, &used);
+		err = ps_attr_parse(r, entry, (size_t)r->attr_size - 16, entry_offset, 0, &attr,
+		                    &used);
 		if (err)
 			break;
 		/* the ids section follows the attr as stored by the writer */
@@ -286,9 +292,9 @@ static int read_file_header(struct ps_reader *r, const uint8_t *hdr, uint64_t fi
 		if (ids_offset > file_size || ids_size > file_size - ids_offset ||
 		    ids_size / 8 > PS_MAX_IDS_PER_ATTR) {
 			err = ps_reader_fail_at(r, -EINVAL, entry_offset + r->attr_size - 16, 0,
-						"attr %zu: ids section [%#" PRIx64 ", +%#" PRIx64
-						") past end of file",
-						i, ids_offset, ids_size);
+			                        "attr %zu: ids section [%#" PRIx64 ", +%#" PRIx64
+			                        ") past end of file",
+			                        i, ids_offset, ids_size);
 			break;
 		}
 		size_t nr_ids = (size_t)(ids_size / 8);
@@ -301,7 +307,7 @@ static int read_file_header(struct ps_reader *r, const uint8_t *hdr, uint64_t fi
 		if (err) {
 			free(idv);
 			err = ps_reader_fail_at(r, err, ids_offset, 0, "ids section: %s",
-						strerror(-err));
+			                        strerror(-err));
 			break;
 		}
 		if (r->swap)
@@ -330,8 +336,7 @@ static int reader_start(struct ps_reader *r)
 	r->in.buf = malloc(r->in.cap);
 	if (!r->in.buf)
 		return ps_reader_fail(r, -ENOMEM, "out of memory");
-	if (fstat(r->in.fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    lseek(r->in.fd, 0, SEEK_CUR) == 0)
+	if (fstat(r->in.fd, &st) == 0 && S_ISREG(st.st_mode) && lseek(r->in.fd, 0, SEEK_CUR) == 0)
 		r->in.seekable = true;
 
 	got = input_fill(r, 16);
@@ -339,20 +344,21 @@ static int reader_start(struct ps_reader *r)
 		return ps_reader_fail(r, (int)got, "cannot read: %s", strerror((int)-got));
 	if (got < 16)
 		return ps_reader_fail_at(r, -EINVAL, 0, 0,
-					 "file header: truncated (%zd bytes), not a perf.data file",
-					 got);
+		                         "file header: truncated (%zd bytes), not a perf.data file",
+		                         got);
 	memcpy(&magic, r->in.buf + r->in.head, 8);
 	if (magic == PS_PERF_MAGIC2) {
 		r->swap = false;
 	} else if (magic == PS_PERF_MAGIC2_SWAPPED) {
 		r->swap = true;
 	} else if (magic == PS_PERF_MAGIC1 || magic == __builtin_bswap64(PS_PERF_MAGIC1)) {
-		return ps_reader_fail_at(r, -ENOTSUP, 0, 0,
-					 "file header: version 1 perf.data (PERFFILE) is not supported");
+		return ps_reader_fail_at(
+		        r, -ENOTSUP, 0, 0,
+		        "file header: version 1 perf.data (PERFFILE) is not supported");
 	} else {
-		return ps_reader_fail_at(r, -EINVAL, 0, 0,
-					 "file header: bad magic %#018" PRIx64 ", not a perf.data file",
-					 magic);
+		return ps_reader_fail_at(
+		        r, -EINVAL, 0, 0,
+		        "file header: bad magic %#018" PRIx64 ", not a perf.data file", magic);
 	}
 	struct ps_cursor c = ps_cursor_make(r->in.buf + r->in.head + 8, 8, r->swap);
 	uint64_t size = ps_cursor_u64(&c);
@@ -368,16 +374,16 @@ static int reader_start(struct ps_reader *r)
 	}
 	if (!r->in.seekable)
 		return ps_reader_fail_at(r, -ESPIPE, 0, 0,
-					 "file header: a file-mode perf.data cannot be read from a "
-					 "pipe (record with -o - for pipe mode, or pass a file)");
+		                         "file header: a file-mode perf.data cannot be read from a "
+		                         "pipe (record with -o - for pipe mode, or pass a file)");
 	got = input_fill(r, PS_FILE_HEADER_SIZE);
 	if (got < 0)
 		return ps_reader_fail(r, (int)got, "cannot read: %s", strerror((int)-got));
 	if ((size_t)got < PS_FILE_HEADER_SIZE_NOFEAT ||
 	    (size == PS_FILE_HEADER_SIZE && (size_t)got < PS_FILE_HEADER_SIZE))
 		return ps_reader_fail_at(r, -EINVAL, (uint64_t)got, 0,
-					 "file header: truncated at %zd of %" PRIu64 " bytes", got,
-					 size);
+		                         "file header: truncated at %zd of %" PRIu64 " bytes", got,
+		                         size);
 	memset(hdr, 0, sizeof(hdr));
 	memcpy(hdr, r->in.buf + r->in.head, (size_t)got < sizeof(hdr) ? (size_t)got : sizeof(hdr));
 	err = read_file_header(r, hdr, (uint64_t)st.st_size);
@@ -388,7 +394,7 @@ static int reader_start(struct ps_reader *r)
 	if (err && r->opts.force && err != -ENOMEM) {
 		/* a capture cut short loses its features first: go on without */
 		ps_reader_log(r, PS_LOG_WARN, "%s; --force: features ignored",
-			      r->errmsg + strlen(r->path) + 2);
+		              r->errmsg + strlen(r->path) + 2);
 		r->failed = false;
 		err = 0;
 	}
@@ -424,7 +430,7 @@ static int reader_new(const char *name, const struct ps_reader_opts *opts, struc
 }
 
 int ps_reader_open_fd(int fd, const char *name, const struct ps_reader_opts *opts,
-		      struct ps_reader **out)
+                      struct ps_reader **out)
 {
 	struct ps_reader *r;
 	int err = reader_new(name, opts, &r);
@@ -488,14 +494,38 @@ const char *ps_reader_errmsg(const struct ps_reader *r)
 	return r->failed ? r->errmsg : "";
 }
 
-const char *ps_reader_path(const struct ps_reader *r) { return r->path; }
-bool ps_reader_is_pipe(const struct ps_reader *r) { return r->is_pipe; }
-bool ps_reader_is_swapped(const struct ps_reader *r) { return r->swap; }
-uint64_t ps_reader_data_offset(const struct ps_reader *r) { return r->data_offset; }
-uint64_t ps_reader_data_size(const struct ps_reader *r) { return r->data_size; }
-size_t ps_reader_nr_attrs(const struct ps_reader *r) { return r->nr_attrs; }
-const struct ps_features *ps_reader_features(const struct ps_reader *r) { return &r->features; }
-const struct ps_reader_stats *ps_reader_stats(const struct ps_reader *r) { return &r->stats; }
+const char *ps_reader_path(const struct ps_reader *r)
+{
+	return r->path;
+}
+bool ps_reader_is_pipe(const struct ps_reader *r)
+{
+	return r->is_pipe;
+}
+bool ps_reader_is_swapped(const struct ps_reader *r)
+{
+	return r->swap;
+}
+uint64_t ps_reader_data_offset(const struct ps_reader *r)
+{
+	return r->data_offset;
+}
+uint64_t ps_reader_data_size(const struct ps_reader *r)
+{
+	return r->data_size;
+}
+size_t ps_reader_nr_attrs(const struct ps_reader *r)
+{
+	return r->nr_attrs;
+}
+const struct ps_features *ps_reader_features(const struct ps_reader *r)
+{
+	return &r->features;
+}
+const struct ps_reader_stats *ps_reader_stats(const struct ps_reader *r)
+{
+	return &r->stats;
+}
 
 const struct ps_attr *ps_reader_attr(const struct ps_reader *r, size_t index)
 {
@@ -511,7 +541,7 @@ struct raw_record {
 	uint16_t size;
 	uint64_t offset;
 	bool from_compressed;
-	uint64_t payload;	/* bytes after the record that belong to it */
+	uint64_t payload; /* bytes after the record that belong to it */
 };
 
 static bool record_known(uint32_t type)
@@ -526,7 +556,7 @@ static int damaged(struct ps_reader *r, int err, uint64_t offset)
 	if (!r->opts.force)
 		return err;
 	ps_reader_log(r, PS_LOG_WARN, "%s; --force: skipping the rest of the input",
-		      r->errmsg + strlen(r->path) + 2);
+	              r->errmsg + strlen(r->path) + 2);
 	r->failed = false;
 	r->stats.damaged = true;
 	r->stats.damaged_offset = offset;
@@ -550,15 +580,15 @@ static int next_decompressed(struct ps_reader *r, struct raw_record *rec)
 	ps_cursor_u16(&c);
 	size = ps_cursor_u16(&c);
 	if (size < 8)
-		return ps_reader_fail_at(r, -EINVAL, z->offset, type,
-					 "record inside COMPRESSED: size %u smaller than its header",
-					 size);
+		return ps_reader_fail_at(
+		        r, -EINVAL, z->offset, type,
+		        "record inside COMPRESSED: size %u smaller than its header", size);
 	if (avail < size)
 		return 0; /* the rest arrives with the next COMPRESSED record */
 	if (type == PS_RECORD_HEADER_TRACING_DATA || type == PS_RECORD_AUXTRACE ||
 	    type == PS_RECORD_COMPRESSED)
 		return ps_reader_fail_at(r, -EINVAL, z->offset, type,
-					 "record not allowed inside a COMPRESSED record");
+		                         "record not allowed inside a COMPRESSED record");
 	rec->bytes = z->buf + z->head;
 	rec->type = type;
 	rec->size = size;
@@ -589,13 +619,13 @@ static int next_raw(struct ps_reader *r, struct raw_record *rec)
 	got = input_fill(r, 8);
 	if (got < 0)
 		return ps_reader_fail_at(r, (int)got, offset, 0, "read error: %s",
-					 strerror((int)-got));
+		                         strerror((int)-got));
 	if (got == 0 && r->is_pipe)
 		goto end;
 	if (got < 8 || (!r->is_pipe && r->data_end - offset < 8)) {
 		err = ps_reader_fail_at(r, -EINVAL, offset, 0,
-					"truncated record header (%zd bytes left)",
-					got < 8 ? got : (ssize_t)(r->data_end - offset));
+		                        "truncated record header (%zd bytes left)",
+		                        got < 8 ? got : (ssize_t)(r->data_end - offset));
 		return damaged(r, err, offset);
 	}
 	c = ps_cursor_make(in->buf + in->head, 8, r->swap);
@@ -608,29 +638,30 @@ static int next_raw(struct ps_reader *r, struct raw_record *rec)
 
 	if (rec->size < 8) {
 		err = ps_reader_fail_at(r, -EINVAL, offset, rec->type,
-					"record size %u smaller than its 8-byte header", rec->size);
+		                        "record size %u smaller than its 8-byte header", rec->size);
 		return damaged(r, err, offset);
 	}
 	if (!record_known(rec->type)) {
 		r->stats.nr_unknown_type++;
-		err = ps_reader_fail_at(r, -EINVAL, offset, 0,
-					"unknown record type %u (size %u)", rec->type, rec->size);
+		err = ps_reader_fail_at(r, -EINVAL, offset, 0, "unknown record type %u (size %u)",
+		                        rec->type, rec->size);
 		return damaged(r, err, offset);
 	}
 	if (!r->is_pipe && rec->size > r->data_end - offset) {
-		err = ps_reader_fail_at(r, -EINVAL, offset, rec->type,
-					"record size %u runs past the end of the data section at %#" PRIx64,
-					rec->size, r->data_end);
+		err = ps_reader_fail_at(
+		        r, -EINVAL, offset, rec->type,
+		        "record size %u runs past the end of the data section at %#" PRIx64,
+		        rec->size, r->data_end);
 		return damaged(r, err, offset);
 	}
 	got = input_fill(r, rec->size);
 	if (got < 0)
 		return ps_reader_fail_at(r, (int)got, offset, rec->type, "read error: %s",
-					 strerror((int)-got));
+		                         strerror((int)-got));
 	if ((size_t)got < rec->size) {
 		err = ps_reader_fail_at(r, -EINVAL, offset, rec->type,
-					"truncated: record of %u bytes, input ends after %zd",
-					rec->size, got);
+		                        "truncated: record of %u bytes, input ends after %zd",
+		                        rec->size, got);
 		return damaged(r, err, offset);
 	}
 	rec->bytes = in->buf + in->head;
@@ -642,9 +673,10 @@ end:
 		/* perf record can stop with the tail of a record still in its
 		 * compressor; perf drops that piece, and so do we, saying so */
 		ps_reader_log(r, PS_LOG_WARN,
-			      "offset 0x%" PRIx64 ": PERF_RECORD_COMPRESSED: the capture ends inside a "
-			      "record (%zu bytes of it dropped)",
-			      r->zstd.offset, r->zstd.tail - r->zstd.head);
+		              "offset 0x%" PRIx64
+		              ": PERF_RECORD_COMPRESSED: the capture ends inside a "
+		              "record (%zu bytes of it dropped)",
+		              r->zstd.offset, r->zstd.tail - r->zstd.head);
 		r->stats.nr_skipped++;
 		r->zstd.head = r->zstd.tail;
 	}
@@ -668,11 +700,12 @@ static int payload_size(struct ps_reader *r, const struct raw_record *rec, uint6
 	}
 	if (!ps_cursor_ok(&c))
 		return ps_reader_fail_at(r, -EINVAL, rec->offset, rec->type,
-					 "record of %u bytes too small for its payload size", rec->size);
+		                         "record of %u bytes too small for its payload size",
+		                         rec->size);
 	if (!r->is_pipe && n > r->data_end - rec->offset - rec->size)
-		return ps_reader_fail_at(r, -EINVAL, rec->offset, rec->type,
-					 "payload of %" PRIu64 " bytes runs past the end of the data section",
-					 n);
+		return ps_reader_fail_at(
+		        r, -EINVAL, rec->offset, rec->type,
+		        "payload of %" PRIu64 " bytes runs past the end of the data section", n);
 	*out = n;
 	return 0;
 }
@@ -701,18 +734,18 @@ static int frame_next(struct ps_reader *r, struct raw_record *rec)
 		uint64_t n = rec->payload;
 		if (n > PS_MAX_TRACING_DATA)
 			return ps_reader_fail_at(r, -EINVAL, rec->offset, rec->type,
-						 "tracing data of %" PRIu64 " bytes (limit %u)", n,
-						 PS_MAX_TRACING_DATA);
+			                         "tracing data of %" PRIu64 " bytes (limit %u)", n,
+			                         PS_MAX_TRACING_DATA);
 		ssize_t got = input_fill(r, rec->size + (size_t)n);
 		if (got < 0 || (uint64_t)got < rec->size + n) {
-			err = ps_reader_fail_at(r, -EINVAL, rec->offset, rec->type,
-						"truncated: %" PRIu64 " bytes of tracing data expected",
-						n);
+			err = ps_reader_fail_at(
+			        r, -EINVAL, rec->offset, rec->type,
+			        "truncated: %" PRIu64 " bytes of tracing data expected", n);
 			return damaged(r, err, rec->offset);
 		}
 		rec->bytes = r->in.buf + r->in.head;
 		err = ps_tracing_parse(r, rec->bytes + rec->size, (size_t)n,
-				       rec->offset + rec->size);
+		                       rec->offset + rec->size);
 		if (err)
 			return damaged(r, err, rec->offset);
 		r->features.has_tracing_data = true;
@@ -726,7 +759,8 @@ static int frame_next(struct ps_reader *r, struct raw_record *rec)
 		err = input_skip(r, rec->payload);
 		if (err) {
 			err = ps_reader_fail_at(r, err, rec->offset, rec->type,
-						"truncated: payload of %" PRIu64 " bytes", rec->payload);
+			                        "truncated: payload of %" PRIu64 " bytes",
+			                        rec->payload);
 			return damaged(r, err, rec->offset);
 		}
 	}
@@ -736,7 +770,7 @@ static int frame_next(struct ps_reader *r, struct raw_record *rec)
 /* Decode into r->event. Returns 1, or 0 when --force skipped a damaged
  * record (counted and logged), or a negative errno. */
 static int decode(struct ps_reader *r, const uint8_t *bytes, uint16_t size, uint64_t offset,
-		  bool from_compressed, uint64_t payload)
+                  bool from_compressed, uint64_t payload)
 {
 	int err = ps_decode_record(r, bytes, size, offset, from_compressed, payload);
 	if (!err)
@@ -744,7 +778,7 @@ static int decode(struct ps_reader *r, const uint8_t *bytes, uint16_t size, uint
 	if (!r->opts.force || err == -ENOMEM)
 		return err;
 	ps_reader_log(r, PS_LOG_WARN, "%s; --force: record skipped",
-		      r->errmsg + strlen(r->path) + 2);
+	              r->errmsg + strlen(r->path) + 2);
 	r->failed = false;
 	r->stats.nr_skipped++;
 	if (!r->stats.damaged) {
@@ -790,7 +824,7 @@ static int deliver_queued(struct ps_reader *r, const struct ps_event **event)
 
 /* Decode and hand out a record at once (records perf does not queue). */
 static int deliver_now(struct ps_reader *r, const struct raw_record *rec,
-		       const struct ps_event **event)
+                       const struct ps_event **event)
 {
 	int ret = decode(r, rec->bytes, rec->size, rec->offset, rec->from_compressed, rec->payload);
 	if (ret > 0)
@@ -848,8 +882,8 @@ static int next_time_order(struct ps_reader *r, const struct ps_event **event)
 		/* Without sample_id_all most records have no time: perf then
 		 * gives up ordering a file and delivers everything as read (not
 		 * in pipe mode, where it cannot know at the start). */
-		bool untimed = !r->is_pipe && r->nr_attrs &&
-			       !(r->attrs[0].flags & PS_ATTR_SAMPLE_ID_ALL);
+		bool untimed =
+		        !r->is_pipe && r->nr_attrs && !(r->attrs[0].flags & PS_ATTR_SAMPLE_ID_ALL);
 		uint64_t ts = untimed ? UINT64_MAX : ps_record_timestamp(r, rec.bytes, rec.size);
 		if (ts == 0 || ts == UINT64_MAX) {
 			/* no usable timestamp: perf delivers it at once */

@@ -19,7 +19,7 @@ struct ZSTD_DCtx_s;
 struct ps_id_map {
 	uint64_t *ids;
 	uint32_t *attr_index;
-	size_t cap;		/* power of two or 0 */
+	size_t cap; /* power of two or 0 */
 	size_t used;
 };
 
@@ -27,7 +27,7 @@ struct ps_id_map {
  * to record, so steady-state decoding allocates nothing. */
 struct ps_scratch {
 	void *data;
-	size_t cap;		/* bytes */
+	size_t cap; /* bytes */
 };
 
 /* Buffered input over a descriptor. */
@@ -36,8 +36,8 @@ struct ps_input {
 	bool seekable;
 	uint8_t *buf;
 	size_t cap;
-	size_t head, tail;	/* valid bytes are buf[head, tail) */
-	uint64_t offset;	/* input offset of buf[head] */
+	size_t head, tail; /* valid bytes are buf[head, tail) */
+	uint64_t offset; /* input offset of buf[head] */
 	bool eof;
 };
 
@@ -55,11 +55,11 @@ struct ps_order_queue {
 	struct ps_queued *heap;
 	size_t nr, cap;
 	uint64_t seq;
-	uint64_t bytes;		/* record bytes held */
+	uint64_t bytes; /* record bytes held */
 	uint64_t next_flush;
 	uint64_t max_timestamp;
 	uint64_t last_delivered;
-	uint64_t flush_limit;	/* deliver while top <= this */
+	uint64_t flush_limit; /* deliver while top <= this */
 	bool flushing;
 	bool final;
 	/* recycled record buffers, by power-of-two size class */
@@ -71,9 +71,9 @@ struct ps_order_queue {
 
 struct ps_decompressor {
 	struct ZSTD_DCtx_s *dctx;
-	uint8_t *buf;		/* decompressed bytes not yet consumed */
+	uint8_t *buf; /* decompressed bytes not yet consumed */
 	size_t cap, head, tail;
-	uint64_t offset;	/* offset of the COMPRESSED record they came from */
+	uint64_t offset; /* offset of the COMPRESSED record they came from */
 };
 
 struct ps_reader {
@@ -93,27 +93,27 @@ struct ps_reader {
 	uint64_t attr_size;
 	uint64_t attrs_offset, attrs_size;
 	uint64_t data_offset, data_size;
-	uint64_t data_end;	/* UINT64_MAX in pipe mode */
+	uint64_t data_end; /* UINT64_MAX in pipe mode */
 
 	struct ps_attr *attrs;
 	size_t nr_attrs, cap_attrs;
 	struct ps_id_map id_map;
-	bool attrs_dirty;	/* positions must be recomputed */
-	size_t common_id_pos, common_is_pos;	/* from the first attr */
+	bool attrs_dirty; /* positions must be recomputed */
+	size_t common_id_pos, common_is_pos; /* from the first attr */
 
 	struct ps_features features;
-	struct ps_arena arena;	/* strings and arrays owned by the reader */
+	struct ps_arena arena; /* strings and arrays owned by the reader */
 	struct ps_build_id *build_ids;
 	size_t cap_build_ids;
-	void *tep;		/* struct tep_handle * */
+	void *tep; /* struct tep_handle * */
 
 	struct ps_decompressor zstd;
 	struct ps_order_queue queue;
 
 	/* the event being delivered and the arrays its fields point into */
 	struct ps_event event;
-	struct ps_scratch scratch_callchain, scratch_branch, scratch_regs_user,
-		scratch_regs_intr, scratch_read, scratch_misc, scratch_record;
+	struct ps_scratch scratch_callchain, scratch_branch, scratch_regs_user, scratch_regs_intr,
+	        scratch_read, scratch_misc, scratch_record;
 
 	struct ps_reader_stats stats;
 	bool warned_unknown;
@@ -121,32 +121,32 @@ struct ps_reader {
 
 /* reader.c */
 int ps_reader_fail(struct ps_reader *r, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-int ps_reader_fail_at(struct ps_reader *r, int err, uint64_t offset, uint32_t type,
-		      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+        __attribute__((format(printf, 3, 4)));
+int ps_reader_fail_at(struct ps_reader *r, int err, uint64_t offset, uint32_t type, const char *fmt,
+                      ...) __attribute__((format(printf, 5, 6)));
 void ps_reader_log(struct ps_reader *r, enum ps_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 void *ps_scratch_get(struct ps_scratch *s, size_t bytes);
 void ps_scratch_free(struct ps_scratch *s);
 
 /* attrs.c */
 int ps_attr_parse(struct ps_reader *r, const uint8_t *data, size_t size, uint64_t offset,
-		  uint32_t record_type, struct ps_attr *out, size_t *consumed);
+                  uint32_t record_type, struct ps_attr *out, size_t *consumed);
 int ps_attrs_add(struct ps_reader *r, const struct ps_attr *attr, const uint64_t *ids,
-		 size_t nr_ids, uint64_t offset);
+                 size_t nr_ids, uint64_t offset);
 int ps_attrs_finish(struct ps_reader *r, uint64_t offset);
 const struct ps_attr *ps_attrs_find_id(const struct ps_reader *r, uint64_t id);
 void ps_attrs_set_name(struct ps_reader *r, struct ps_attr *attr, const char *name);
 void ps_attrs_free(struct ps_reader *r);
 const struct ps_attr *ps_attr_for_sample(const struct ps_reader *r, const uint8_t *raw,
-					  size_t size);
+                                         size_t size);
 const struct ps_attr *ps_attr_for_trailer(const struct ps_reader *r, const uint8_t *raw,
-					   size_t size);
+                                          size_t size);
 
 /* features.c */
 int ps_features_read_file(struct ps_reader *r);
 int ps_feature_decode(struct ps_reader *r, unsigned bit, const uint8_t *data, size_t size,
-		      uint64_t offset);
+                      uint64_t offset);
 void ps_features_free(struct ps_reader *r);
 
 /* tracing.c */
@@ -155,16 +155,16 @@ void ps_tracing_free(struct ps_reader *r);
 
 /* sample.c */
 int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8_t *raw,
-		    size_t size, uint64_t offset, struct ps_sample *out);
+                    size_t size, uint64_t offset, struct ps_sample *out);
 int ps_sample_id_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8_t *raw,
-		       size_t size, uint64_t offset, uint32_t type, struct ps_sample_id *out);
+                       size_t size, uint64_t offset, uint32_t type, struct ps_sample_id *out);
 uint64_t ps_record_timestamp(const struct ps_reader *r, const uint8_t *raw, size_t size);
 int ps_read_values_parse(struct ps_reader *r, struct ps_cursor *c, uint64_t read_format,
-			 struct ps_read_data *out);
+                         struct ps_read_data *out);
 
 /* decode.c: fills r->event from one record */
 int ps_decode_record(struct ps_reader *r, const uint8_t *raw, size_t size, uint64_t offset,
-		     bool from_compressed, uint64_t payload_size);
+                     bool from_compressed, uint64_t payload_size);
 
 /* compress.c */
 int ps_decompress_feed(struct ps_reader *r, const uint8_t *data, size_t size, uint64_t offset);
@@ -172,7 +172,7 @@ void ps_decompress_free(struct ps_reader *r);
 
 /* order.c */
 int ps_queue_push(struct ps_reader *r, const uint8_t *raw, size_t size, uint64_t offset,
-		  bool from_compressed, uint64_t timestamp);
+                  bool from_compressed, uint64_t timestamp);
 bool ps_queue_pop(struct ps_reader *r, struct ps_queued *out);
 void ps_queue_release(struct ps_reader *r);
 void ps_queue_free(struct ps_reader *r);

@@ -12,12 +12,12 @@
 #include "base/cursor.h"
 #include "reader/perf_format.h"
 
-#define FAIL(what)                                                                           \
-	return ps_reader_fail_at(r, -EINVAL, offset + ps_cursor_pos(&c), PERF_RECORD_SAMPLE, \
-				 "%s", what)
+#define FAIL(what)                                                                                 \
+	return ps_reader_fail_at(r, -EINVAL, offset + ps_cursor_pos(&c), PERF_RECORD_SAMPLE, "%s", \
+	                         what)
 
 int ps_read_values_parse(struct ps_reader *r, struct ps_cursor *c, uint64_t read_format,
-			 struct ps_read_data *out)
+                         struct ps_read_data *out)
 {
 	uint64_t nr = 1;
 	size_t per_value = 8;
@@ -57,7 +57,7 @@ int ps_read_values_parse(struct ps_reader *r, struct ps_cursor *c, uint64_t read
 
 /* Registers: one u64 per bit of the attr's mask when abi != 0. */
 static int parse_regs(struct ps_reader *r, struct ps_cursor *c, uint64_t mask,
-		      struct ps_scratch *scratch, struct ps_regs *out)
+                      struct ps_scratch *scratch, struct ps_regs *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->abi = ps_cursor_u64(c);
@@ -79,7 +79,7 @@ static int parse_regs(struct ps_reader *r, struct ps_cursor *c, uint64_t mask,
 }
 
 int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8_t *raw,
-		    size_t size, uint64_t offset, struct ps_sample *s)
+                    size_t size, uint64_t offset, struct ps_sample *s)
 {
 	struct ps_cursor c = ps_cursor_make(raw + 8, size - 8, r->swap);
 	uint64_t t = attr->sample_type;
@@ -128,10 +128,9 @@ int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8
 	if (t & PERF_SAMPLE_CALLCHAIN) {
 		uint64_t nr = ps_cursor_u64(&c);
 		if (!ps_cursor_ok(&c) || nr > ps_cursor_left(&c) / 8)
-			return ps_reader_fail_at(r, -EINVAL, offset + ps_cursor_pos(&c) - 8,
-						 PERF_RECORD_SAMPLE,
-						 "callchain of %" PRIu64 " entries runs past the record",
-						 nr);
+			return ps_reader_fail_at(
+			        r, -EINVAL, offset + ps_cursor_pos(&c) - 8, PERF_RECORD_SAMPLE,
+			        "callchain of %" PRIu64 " entries runs past the record", nr);
 		uint64_t *ips = ps_scratch_get(&r->scratch_callchain, (size_t)(nr ? nr : 1) * 8);
 		if (!ips)
 			return ps_reader_fail(r, -ENOMEM, "out of memory");
@@ -143,9 +142,9 @@ int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8
 		uint32_t raw_size = ps_cursor_u32(&c);
 		const uint8_t *data = ps_cursor_take(&c, raw_size);
 		if (!data)
-			return ps_reader_fail_at(r, -EINVAL, offset + ps_cursor_pos(&c),
-						 PERF_RECORD_SAMPLE,
-						 "raw data of %u bytes runs past the record", raw_size);
+			return ps_reader_fail_at(
+			        r, -EINVAL, offset + ps_cursor_pos(&c), PERF_RECORD_SAMPLE,
+			        "raw data of %u bytes runs past the record", raw_size);
 		s->raw_size = raw_size;
 		s->raw = data;
 	}
@@ -158,7 +157,7 @@ int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8
 		if (!ps_cursor_ok(&c) || nr > ps_cursor_left(&c) / 24)
 			FAIL("branch stack runs past the record");
 		struct ps_branch_entry *b =
-			ps_scratch_get(&r->scratch_branch, (size_t)(nr ? nr : 1) * sizeof(*b));
+		        ps_scratch_get(&r->scratch_branch, (size_t)(nr ? nr : 1) * sizeof(*b));
 		if (!b)
 			return ps_reader_fail(r, -ENOMEM, "out of memory");
 		for (uint64_t i = 0; i < nr; i++) {
@@ -170,7 +169,8 @@ int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8
 		s->branches = b;
 	}
 	if (t & PERF_SAMPLE_REGS_USER) {
-		err = parse_regs(r, &c, attr->sample_regs_user, &r->scratch_regs_user, &s->regs_user);
+		err = parse_regs(r, &c, attr->sample_regs_user, &r->scratch_regs_user,
+		                 &s->regs_user);
 		if (err == -ENOMEM)
 			return ps_reader_fail(r, err, "out of memory");
 		if (err || !ps_cursor_ok(&c))
@@ -181,20 +181,19 @@ int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8
 		if (s->stack_size) {
 			s->stack_data = ps_cursor_take(&c, (size_t)s->stack_size);
 			if (!s->stack_data || s->stack_size > SIZE_MAX)
-				return ps_reader_fail_at(r, -EINVAL, offset + ps_cursor_pos(&c),
-							 PERF_RECORD_SAMPLE,
-							 "user stack of %" PRIu64
-							 " bytes runs past the record",
-							 s->stack_size);
+				return ps_reader_fail_at(
+				        r, -EINVAL, offset + ps_cursor_pos(&c), PERF_RECORD_SAMPLE,
+				        "user stack of %" PRIu64 " bytes runs past the record",
+				        s->stack_size);
 			s->stack_dyn_size = ps_cursor_u64(&c);
 			if (!ps_cursor_ok(&c))
 				FAIL("user stack size field missing");
 			if (s->stack_dyn_size > s->stack_size)
 				return ps_reader_fail_at(r, -EINVAL, offset + ps_cursor_pos(&c) - 8,
-							 PERF_RECORD_SAMPLE,
-							 "user stack dyn_size %" PRIu64
-							 " larger than its size %" PRIu64,
-							 s->stack_dyn_size, s->stack_size);
+				                         PERF_RECORD_SAMPLE,
+				                         "user stack dyn_size %" PRIu64
+				                         " larger than its size %" PRIu64,
+				                         s->stack_dyn_size, s->stack_size);
 		}
 	}
 	if (t & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) {
@@ -213,7 +212,8 @@ int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8
 	if (t & PERF_SAMPLE_TRANSACTION)
 		s->transaction = ps_cursor_u64(&c);
 	if (t & PERF_SAMPLE_REGS_INTR) {
-		err = parse_regs(r, &c, attr->sample_regs_intr, &r->scratch_regs_intr, &s->regs_intr);
+		err = parse_regs(r, &c, attr->sample_regs_intr, &r->scratch_regs_intr,
+		                 &s->regs_intr);
 		if (err == -ENOMEM)
 			return ps_reader_fail(r, err, "out of memory");
 		if (err || !ps_cursor_ok(&c))
@@ -231,7 +231,8 @@ int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8
 		FAIL("truncated");
 	if (t & PERF_SAMPLE_AUX) {
 		s->aux_size = ps_cursor_u64(&c);
-		s->aux_data = ps_cursor_take(&c, s->aux_size > SIZE_MAX ? SIZE_MAX : (size_t)s->aux_size);
+		s->aux_data =
+		        ps_cursor_take(&c, s->aux_size > SIZE_MAX ? SIZE_MAX : (size_t)s->aux_size);
 		if (!s->aux_data)
 			FAIL("aux data runs past the record");
 	}
@@ -239,7 +240,7 @@ int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8
 }
 
 int ps_sample_id_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8_t *raw,
-		       size_t size, uint64_t offset, uint32_t type, struct ps_sample_id *out)
+                       size_t size, uint64_t offset, uint32_t type, struct ps_sample_id *out)
 {
 	uint64_t t;
 	size_t pos;
@@ -248,9 +249,10 @@ int ps_sample_id_parse(struct ps_reader *r, const struct ps_attr *attr, const ui
 	if (!attr || !(attr->flags & PS_ATTR_SAMPLE_ID_ALL))
 		return 0;
 	if (attr->id_hdr_size > size - 8)
-		return ps_reader_fail_at(r, -EINVAL, offset, type,
-					 "record of %zu bytes too small for its %zu-byte sample_id trailer",
-					 size, attr->id_hdr_size);
+		return ps_reader_fail_at(
+		        r, -EINVAL, offset, type,
+		        "record of %zu bytes too small for its %zu-byte sample_id trailer", size,
+		        attr->id_hdr_size);
 	t = attr->sample_type;
 	pos = size - attr->id_hdr_size;
 	struct ps_cursor c = ps_cursor_make(raw + pos, attr->id_hdr_size, r->swap);
@@ -303,7 +305,7 @@ uint64_t ps_record_timestamp(const struct ps_reader *r, const uint8_t *raw, size
 			return UINT64_MAX;
 		uint64_t t = attr->sample_type;
 		size_t pos = 8 + 8 * (!!(t & PERF_SAMPLE_IDENTIFIER) + !!(t & PERF_SAMPLE_IP) +
-				      !!(t & PERF_SAMPLE_TID));
+		                      !!(t & PERF_SAMPLE_TID));
 		if (pos + 8 > size)
 			return UINT64_MAX;
 		memcpy(&v, raw + pos, 8);

@@ -94,7 +94,7 @@ static bool kernel_name(const char *name)
 }
 
 struct ps_mapped_object *ps_machine_object(struct ps_machine *s, const char *name,
-					   const uint8_t *build_id, uint8_t build_id_size)
+                                           const uint8_t *build_id, uint8_t build_id_size)
 {
 	size_t b = hash_str(name);
 	struct ps_mapped_object *o;
@@ -103,7 +103,7 @@ struct ps_mapped_object *ps_machine_object(struct ps_machine *s, const char *nam
 		if (strcmp(o->name, name) != 0)
 			continue;
 		if (!build_id || (o->has_build_id && o->build_id_size == build_id_size &&
-				  memcmp(o->build_id, build_id, build_id_size) == 0))
+		                  memcmp(o->build_id, build_id, build_id_size) == 0))
 			return o;
 		if (!o->has_build_id) {
 			/* first time we learn its id */
@@ -144,7 +144,7 @@ struct ps_mapped_object *ps_machine_object(struct ps_machine *s, const char *nam
 }
 
 void ps_machine_for_each_object(struct ps_machine *s,
-				 void (*fn)(void *ctx, struct ps_mapped_object *object), void *ctx)
+                                void (*fn)(void *ctx, struct ps_mapped_object *object), void *ctx)
 {
 	for (size_t b = 0; b < BUCKETS; b++)
 		for (struct ps_mapped_object *o = s->objects[b]; o; o = o->next)
@@ -234,7 +234,7 @@ static int insert_map(struct ps_process *p, const struct ps_map *map)
 	/* maps [i, j) overlap the new one */
 	for (j = i; j < p->nr_maps && p->maps[j].start < map->end; j++)
 		;
-	struct ps_map before = {0}, after = {0};
+	struct ps_map before = { 0 }, after = { 0 };
 	bool keep_before = false, keep_after = false;
 	if (i < j && p->maps[i].start < map->start) {
 		before = p->maps[i];
@@ -394,7 +394,7 @@ static int process_mmap(struct ps_machine *s, const struct ps_event *ev)
 	unsigned cpumode = ev->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL;
 	struct ps_process *p;
-	struct ps_map map = {0};
+	struct ps_map map = { 0 };
 
 	if (!kernel && !ps_machine_thread(s, (int32_t)m->pid, (int32_t)m->tid))
 		return -ENOMEM;
@@ -405,17 +405,16 @@ static int process_mmap(struct ps_machine *s, const struct ps_event *ev)
 	char perf_map[40];
 	uint32_t prot = ev->type == PERF_RECORD_MMAP2 ? m->prot : 0;
 	uint32_t flags = ev->type == PERF_RECORD_MMAP2 ? m->flags : 0;
-	map.identity = !kernel && (is_anon_memory(name) || is_no_dso_memory(name) ||
-				   (flags & MAP_HUGETLB));
+	map.identity = !kernel &&
+	               (is_anon_memory(name) || is_no_dso_memory(name) || (flags & MAP_HUGETLB));
 	if ((prot & PROT_EXEC) && map.identity) {
 		/* executable anonymous memory is JIT code: perf names it after
 		 * the perf map the JIT writes for it */
 		snprintf(perf_map, sizeof(perf_map), "/tmp/perf-%d.map", (int32_t)m->pid);
 		name = perf_map;
 	}
-	map.object = ps_machine_object(s, name,
-				       m->has_build_id ? m->build_id : NULL,
-				       m->has_build_id ? m->build_id_size : 0);
+	map.object = ps_machine_object(s, name, m->has_build_id ? m->build_id : NULL,
+	                               m->has_build_id ? m->build_id_size : 0);
 	if (!map.object)
 		return -ENOMEM;
 	if (kernel)
@@ -439,8 +438,8 @@ int ps_machine_process_event(struct ps_machine *s, const struct ps_event *ev)
 {
 	switch (ev->type) {
 	case PERF_RECORD_COMM: {
-		struct ps_thread *t = ps_machine_thread(s, (int32_t)ev->u.comm.pid,
-							(int32_t)ev->u.comm.tid);
+		struct ps_thread *t =
+		        ps_machine_thread(s, (int32_t)ev->u.comm.pid, (int32_t)ev->u.comm.tid);
 		if (!t)
 			return -ENOMEM;
 		return set_comm(t, ev->u.comm.comm ? ev->u.comm.comm : "");

@@ -15,17 +15,17 @@
 /* A mapped object, shared by every map of it. `user` lets the consumer
  * (symbols, unwinder) hang its own per-object state here. */
 struct ps_mapped_object {
-	char *name;		/* as recorded: a path, "[vdso]", "//anon", ... */
+	char *name; /* as recorded: a path, "[vdso]", "//anon", ... */
 	bool has_build_id;
 	uint8_t build_id_size;
 	uint8_t build_id[20];
-	bool kernel;		/* [kernel.kallsyms] and kernel modules */
+	bool kernel; /* [kernel.kallsyms] and kernel modules */
 	void *user;
-	struct ps_mapped_object *next;	/* registry chain */
+	struct ps_mapped_object *next; /* registry chain */
 };
 
 struct ps_map {
-	uint64_t start, end;	/* [start, end) */
+	uint64_t start, end; /* [start, end) */
 	uint64_t pgoff;
 	uint32_t prot, flags;
 	/* perf addresses anonymous memory ([stack], //anon, ...) by raw
@@ -42,14 +42,14 @@ struct ps_process {
 	struct ps_map *maps;
 	size_t nr_maps, cap_maps;
 	uint64_t generation;
-	void *user;		/* consumer state (unwinder) */
+	void *user; /* consumer state (unwinder) */
 	void (*user_free)(void *user);
 	struct ps_process *next;
 };
 
 struct ps_thread {
 	int32_t pid, tid, ppid;
-	char *comm;		/* ":tid" until a COMM names it */
+	char *comm; /* ":tid" until a COMM names it */
 	bool comm_set;
 	struct ps_thread *next;
 };
@@ -75,10 +75,10 @@ const struct ps_map *ps_process_find_map(const struct ps_process *process, uint6
 
 /* Object registry: the same name and build-id give the same object. */
 struct ps_mapped_object *ps_machine_object(struct ps_machine *session, const char *name,
-					   const uint8_t *build_id, uint8_t build_id_size);
+                                           const uint8_t *build_id, uint8_t build_id_size);
 /* Walk every object, e.g. to free consumer state. */
 void ps_machine_for_each_object(struct ps_machine *session,
-				 void (*fn)(void *ctx, struct ps_mapped_object *object), void *ctx);
+                                void (*fn)(void *ctx, struct ps_mapped_object *object), void *ctx);
 /* Build-ids recorded in the BUILD_ID feature, for objects whose MMAP2
  * carried none. The features must outlive the session. */
 void ps_machine_set_features(struct ps_machine *session, const struct ps_features *features);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ORIGIN_DEPTH_MAX 100	/* bfd's find_abstract_instance limit */
+#define ORIGIN_DEPTH_MAX 100 /* bfd's find_abstract_instance limit */
 #define FUNC_NONE UINT32_MAX
 
 struct a2l_range {
@@ -21,18 +21,18 @@ struct a2l_range {
 struct a2l_func {
 	const char *name;
 	const char *call_file;
-	uint64_t first_low;	/* bfd's function->arange.low */
-	uint32_t caller;	/* enclosing function of inlined code, or FUNC_NONE */
+	uint64_t first_low; /* bfd's function->arange.low */
+	uint32_t caller; /* enclosing function of inlined code, or FUNC_NONE */
 	uint32_t call_line;
 	uint16_t tag;
-	bool is_linkage;	/* bfd: the name needs no ELF symbol lookup */
+	bool is_linkage; /* bfd: the name needs no ELF symbol lookup */
 };
 
 struct a2l_cu {
 	Dwarf_Die die;
 	int version;
 	bool scanned, error;
-	bool has_ranges;	/* bfd found ranges in the unit's DIE */
+	bool has_ranges; /* bfd found ranges in the unit's DIE */
 	struct ps_line_table lines;
 	struct a2l_func *funcs;
 	size_t nr_funcs, cap_funcs;
@@ -51,9 +51,9 @@ struct ps_addr2line {
 	Dwarf *dwarf;
 	struct ps_cursor debug_line;
 	bool has_debug_line;
-	uint32_t *decoded;	/* units whose line table was read, in that order */
+	uint32_t *decoded; /* units whose line table was read, in that order */
 	size_t nr_decoded, cap_decoded;
-	size_t nr_read;		/* bfd has read units [0, nr_read) */
+	size_t nr_read; /* bfd has read units [0, nr_read) */
 	struct a2l_cu *cus;
 	size_t nr_cus;
 	struct a2l_cu_range *cu_ranges;
@@ -144,10 +144,11 @@ static int add_unit_range(void *arg, uint64_t low, uint64_t high)
 
 	if (low >= high)
 		return 0;
-	if (grow((void **)&a2l->cu_ranges, ctx->cap, a2l->nr_cu_ranges + 1, sizeof(*a2l->cu_ranges)) < 0)
+	if (grow((void **)&a2l->cu_ranges, ctx->cap, a2l->nr_cu_ranges + 1,
+	         sizeof(*a2l->cu_ranges)) < 0)
 		return -ENOMEM;
-	a2l->cu_ranges[a2l->nr_cu_ranges++] = (struct a2l_cu_range){
-		.low = low, .high = high, .cu = (uint32_t)a2l->nr_cus};
+	a2l->cu_ranges[a2l->nr_cu_ranges++] =
+	        (struct a2l_cu_range){ .low = low, .high = high, .cu = (uint32_t)a2l->nr_cus };
 	a2l->cus[a2l->nr_cus].has_ranges = true;
 	return 0;
 }
@@ -162,11 +163,12 @@ static int load_units(struct ps_addr2line *a2l)
 		Dwarf_Half version;
 		uint8_t unit_type;
 		Dwarf_Die cudie, subdie;
-		struct unit_ranges_ctx ctx = {.a2l = a2l, .cap = &cap_ranges};
+		struct unit_ranges_ctx ctx = { .a2l = a2l, .cap = &cap_ranges };
 		struct a2l_cu *unit;
 		int tag;
 
-		if (dwarf_get_units(a2l->dwarf, cu, &next, &version, &unit_type, &cudie, &subdie) != 0)
+		if (dwarf_get_units(a2l->dwarf, cu, &next, &version, &unit_type, &cudie, &subdie) !=
+		    0)
 			break;
 		cu = next;
 		tag = dwarf_tag(&cudie);
@@ -203,10 +205,20 @@ static bool lang_names_are_linkage(int lang)
 {
 	/* bfd's mangle_style() == 0 */
 	switch (lang) {
-	case DW_LANG_C89: case DW_LANG_C: case DW_LANG_Cobol74: case DW_LANG_Cobol85:
-	case DW_LANG_Fortran77: case DW_LANG_Pascal83: case DW_LANG_PLI: case DW_LANG_C99:
-	case DW_LANG_UPC: case DW_LANG_C11: case DW_LANG_Mips_Assembler:
-	case 0x8765 /* Upc */: case 0x8004 /* HP_Basic91 */: case 0x8006 /* HP_IMacro */:
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_Cobol74:
+	case DW_LANG_Cobol85:
+	case DW_LANG_Fortran77:
+	case DW_LANG_Pascal83:
+	case DW_LANG_PLI:
+	case DW_LANG_C99:
+	case DW_LANG_UPC:
+	case DW_LANG_C11:
+	case DW_LANG_Mips_Assembler:
+	case 0x8765 /* Upc */:
+	case 0x8004 /* HP_Basic91 */:
+	case 0x8006 /* HP_IMacro */:
 	case 0x8007 /* HP_Assembler */:
 		return true;
 	default:
@@ -227,7 +239,7 @@ struct name_ctx {
 	const char *name;
 	bool is_linkage;
 	int depth;
-	bool origin;		/* inside find_abstract_instance */
+	bool origin; /* inside find_abstract_instance */
 	bool failed;
 	Dwarf_Die *die;
 	/* the function's own attributes */
@@ -246,8 +258,11 @@ static void follow_reference(struct name_ctx *ctx, Dwarf_Attribute *attr)
 		ctx->failed = ctx->depth + 1 >= ORIGIN_DEPTH_MAX;
 		return;
 	}
-	inner = (struct name_ctx){.name = ctx->name, .is_linkage = ctx->is_linkage,
-				  .depth = ctx->depth + 1, .origin = true, .die = &ref};
+	inner = (struct name_ctx){ .name = ctx->name,
+		                   .is_linkage = ctx->is_linkage,
+		                   .depth = ctx->depth + 1,
+		                   .origin = true,
+		                   .die = &ref };
 	dwarf_getattrs(&ref, name_attr, &inner, 0);
 	ctx->name = inner.name;
 	ctx->is_linkage = inner.is_linkage;
@@ -350,7 +365,7 @@ static const char *file_entry(const struct a2l_cu *cu, Dwarf_Word index, bool va
 
 static int add_function(struct a2l_cu *cu, Dwarf_Die *die, int tag, uint32_t enclosing)
 {
-	struct name_ctx ctx = {.die = die};
+	struct name_ctx ctx = { .die = die };
 	struct arange_list list;
 	struct a2l_func *func;
 	uint32_t index = (uint32_t)cu->nr_funcs;
@@ -362,7 +377,7 @@ static int add_function(struct a2l_cu *cu, Dwarf_Die *die, int tag, uint32_t enc
 	bfd_die_ranges(die, arange_add, &list);
 	if (grow((void **)&cu->funcs, &cu->cap_funcs, cu->nr_funcs + 1, sizeof(*cu->funcs)) < 0 ||
 	    grow((void **)&cu->ranges, &cu->cap_ranges, cu->nr_ranges + list.nr,
-		 sizeof(*cu->ranges)) < 0)
+	         sizeof(*cu->ranges)) < 0)
 		return -ENOMEM;
 	func = &cu->funcs[cu->nr_funcs++];
 	func->name = ctx.name;
@@ -373,8 +388,9 @@ static int add_function(struct a2l_cu *cu, Dwarf_Die *die, int tag, uint32_t enc
 	func->call_line = (uint32_t)ctx.call_line;
 	func->first_low = list.nr ? list.low[0] : 0;
 	for (size_t i = 0; i < list.nr; i++)
-		cu->ranges[cu->nr_ranges++] = (struct a2l_range){
-			.low = list.low[i], .high = list.high[i], .func = index};
+		cu->ranges[cu->nr_ranges++] = (struct a2l_range){ .low = list.low[i],
+			                                          .high = list.high[i],
+			                                          .func = index };
 	return 0;
 }
 
@@ -382,7 +398,7 @@ static int scan_unit(struct ps_addr2line *a2l, struct a2l_cu *cu)
 {
 	struct frame {
 		Dwarf_Die die;
-		uint32_t enclosing;	/* nearest function among the ancestors */
+		uint32_t enclosing; /* nearest function among the ancestors */
 	} *stack = NULL;
 	size_t depth = 0, cap = 0;
 	Dwarf_Attribute attr;
@@ -409,7 +425,7 @@ static int scan_unit(struct ps_addr2line *a2l, struct a2l_cu *cu)
 		return 0;
 	if (grow((void **)&stack, &cap, 1, sizeof(*stack)) < 0)
 		return -ENOMEM;
-	stack[depth++] = (struct frame){.die = child, .enclosing = FUNC_NONE};
+	stack[depth++] = (struct frame){ .die = child, .enclosing = FUNC_NONE };
 	while (depth > 0 && rc == 0) {
 		struct frame *top = &stack[depth - 1];
 		Dwarf_Die die = top->die, inner;
@@ -431,7 +447,7 @@ static int scan_unit(struct ps_addr2line *a2l, struct a2l_cu *cu)
 				rc = -ENOMEM;
 				break;
 			}
-			stack[depth++] = (struct frame){.die = inner, .enclosing = enclosing};
+			stack[depth++] = (struct frame){ .die = inner, .enclosing = enclosing };
 		}
 	}
 	free(stack);
@@ -501,7 +517,7 @@ int ps_addr2line_open(struct ps_elf *file, struct ps_addr2line **out)
 		a2l->dwarf = ps_elf_dwarf(file);
 		if (a2l->dwarf) {
 			a2l->has_debug_line =
-				ps_elf_section_contents(file, ".debug_line", &a2l->debug_line);
+			        ps_elf_section_contents(file, ".debug_line", &a2l->debug_line);
 			rc = load_units(a2l);
 		}
 	}
@@ -545,7 +561,7 @@ static int section_of(const struct ps_elf *elf, uint64_t addr)
 
 /* comp_unit_find_nearest_line: the function and the line for addr. */
 static int try_unit(struct ps_addr2line *a2l, uint32_t index, uint64_t addr, uint32_t *func_out,
-		    const char **file, unsigned *line)
+                    const char **file, unsigned *line)
 {
 	struct a2l_cu *cu = &a2l->cus[index];
 	const struct ps_line_row *row;
@@ -558,7 +574,7 @@ static int try_unit(struct ps_addr2line *a2l, uint32_t index, uint64_t addr, uin
 			return rc;
 		if (!cu->error) {
 			if (grow((void **)&a2l->decoded, &a2l->cap_decoded, a2l->nr_decoded + 1,
-				 sizeof(*a2l->decoded)) < 0)
+			         sizeof(*a2l->decoded)) < 0)
 				return -ENOMEM;
 			a2l->decoded[a2l->nr_decoded++] = index;
 		}
@@ -586,7 +602,7 @@ static int try_unit(struct ps_addr2line *a2l, uint32_t index, uint64_t addr, uin
  * another address of that unit was asked for: answers depend on the order
  * of the queries, as addr2line's do. */
 static bool find_in_units(struct ps_addr2line *a2l, uint64_t addr, struct a2l_cu **unit_out,
-			  uint32_t *func_out, const char **file, unsigned *line)
+                          uint32_t *func_out, const char **file, unsigned *line)
 {
 	size_t low = 0, high = a2l->nr_cu_ranges;
 	uint32_t candidates[64];
@@ -664,8 +680,8 @@ static bool find_in_units(struct ps_addr2line *a2l, uint64_t addr, struct a2l_cu
 	return false;
 }
 
-size_t ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr,
-			  struct ps_addr2line_record *out, size_t max)
+size_t ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr, struct ps_addr2line_record *out,
+                          size_t max)
 {
 	int section = section_of(a2l->file, addr);
 	struct a2l_cu *cu = NULL;
@@ -704,7 +720,7 @@ size_t ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr,
 	}
 	if (!found)
 		return 0;
-	out[n++] = (struct ps_addr2line_record){.function = name, .file = file, .line = line};
+	out[n++] = (struct ps_addr2line_record){ .function = name, .file = file, .line = line };
 	/* bfd_find_inliner_info: the callers of inlined code */
 	if (func && func->tag == DW_TAG_inlined_subroutine) {
 		const struct a2l_func *f = func;
@@ -712,8 +728,9 @@ size_t ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr,
 		while (f->caller != FUNC_NONE && n < max) {
 			const struct a2l_func *caller = &cu->funcs[f->caller];
 
-			out[n++] = (struct ps_addr2line_record){
-				.function = caller->name, .file = f->call_file, .line = f->call_line};
+			out[n++] = (struct ps_addr2line_record){ .function = caller->name,
+				                                 .file = f->call_file,
+				                                 .line = f->call_line };
 			f = caller;
 		}
 	}

@@ -15,8 +15,8 @@ enum dso_kind { DSO_USER, DSO_VDSO, DSO_KERNEL, DSO_MODULE, DSO_NONE };
 
 struct cache_slot {
 	uint64_t addr;
-	bool chain;		/* resolved with inline frames */
-	struct cached *value;	/* NULL: empty slot */
+	bool chain; /* resolved with inline frames */
+	struct cached *value; /* NULL: empty slot */
 };
 
 struct cached {
@@ -26,16 +26,16 @@ struct cached {
 
 struct ps_dso {
 	struct ps_symbols *owner;
-	struct ps_dso *next;		/* registry bucket */
+	struct ps_dso *next; /* registry bucket */
 	char *name;
-	const char *short_name;		/* basename, perf's dso->short_name */
+	const char *short_name; /* basename, perf's dso->short_name */
 	uint8_t build_id[PS_BUILD_ID_MAX];
 	size_t build_id_size;
 	bool build_id_recorded;
 	enum dso_kind kind;
-	char *module;			/* "[name]" for modules */
+	char *module; /* "[name]" for modules */
 	bool located;
-	struct ps_elf *opened[8];	/* every file kept open, owned */
+	struct ps_elf *opened[8]; /* every file kept open, owned */
 	size_t nr_opened;
 	struct ps_elf *data, *syms, *runtime, *a2l_file;
 	struct ps_symtab symtab;
@@ -58,7 +58,7 @@ struct ps_symbols {
 	size_t nr_buckets, nr_dsos;
 	struct ps_kernel_symbols *kernel;
 	bool kernel_tried;
-	const struct ps_dso *kernel_dso;	/* for its build-id */
+	const struct ps_dso *kernel_dso; /* for its build-id */
 	bool have_reloc;
 	char *reloc_name;
 	uint64_t reloc_addr;
@@ -67,11 +67,10 @@ struct ps_symbols {
 	struct ps_addr2line_record records[PS_INLINE_MAX];
 };
 
-static void log_msg(const struct ps_symbols *symbols, enum ps_log_level level, const char *fmt,
-		    ...) __attribute__((format(printf, 3, 4)));
+static void log_msg(const struct ps_symbols *symbols, enum ps_log_level level, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 
-static void log_msg(const struct ps_symbols *symbols, enum ps_log_level level, const char *fmt,
-		    ...)
+static void log_msg(const struct ps_symbols *symbols, enum ps_log_level level, const char *fmt, ...)
 {
 	char msg[PS_ERRMSG_MAX + 256];
 	va_list ap;
@@ -96,7 +95,7 @@ void ps_build_id_hex(const uint8_t *id, size_t size, char *buf)
 }
 
 bool ps_build_id_equal(const uint8_t *recorded, size_t recorded_size, const uint8_t *file,
-		       size_t file_size)
+                       size_t file_size)
 {
 	/* perf allows trailing zeros in a 20-byte recorded id */
 	if (recorded_size > file_size && recorded_size == PS_BUILD_ID_MAX) {
@@ -118,7 +117,7 @@ static char *dup_or_null(const char *s)
 int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 {
 	struct ps_symbols *symbols;
-	struct ps_symbols_opts o = {0};
+	struct ps_symbols_opts o = { 0 };
 	const char *home;
 
 	*out = NULL;
@@ -142,7 +141,7 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 		symbols->buildid_dir = malloc((home ? strlen(home) : 0) + sizeof("/.debug"));
 		if (symbols->buildid_dir)
 			sprintf(symbols->buildid_dir, "%s%s", home ? home : "",
-				home ? "/.debug" : ".debug");
+			        home ? "/.debug" : ".debug");
 	}
 	symbols->kallsyms = dup_or_null(o.kallsyms);
 	symbols->vmlinux = dup_or_null(o.vmlinux);
@@ -241,9 +240,9 @@ static void classify(struct ps_dso *dso)
 	} else if (strcmp(name, "[vdso]") == 0) {
 		dso->kind = DSO_VDSO;
 	} else if (name[0] == '[') {
-		static const char *const not_modules[] = {"[vsyscall]", "[heap]", "[stack",
-							  "[vvar", "[uprobes]", "[vectors]",
-							  "[anon"};
+		static const char *const not_modules[] = { "[vsyscall]", "[heap]",    "[stack",
+			                                   "[vvar",      "[uprobes]", "[vectors]",
+			                                   "[anon" };
 		dso->kind = DSO_MODULE;
 		for (size_t i = 0; i < sizeof(not_modules) / sizeof(not_modules[0]); i++)
 			if (strncmp(name, not_modules[i], strlen(not_modules[i])) == 0)
@@ -251,12 +250,12 @@ static void classify(struct ps_dso *dso)
 		if (dso->kind == DSO_MODULE)
 			dso->module = strdup(name);
 	} else if (name[0] == '/' && (has_suffix(name, ".ko") || has_suffix(name, ".ko.xz") ||
-				      has_suffix(name, ".ko.gz") || has_suffix(name, ".ko.zst"))) {
+	                              has_suffix(name, ".ko.gz") || has_suffix(name, ".ko.zst"))) {
 		dso->kind = DSO_MODULE;
 		dso->module = module_name(name);
 	} else if (strncmp(name, "/tmp/perf-", 10) == 0 || strcmp(name, "//anon") == 0 ||
-		   strncmp(name, "/dev/", 5) == 0 || strncmp(name, "/anon_hugepage", 14) == 0 ||
-		   strncmp(name, "/SYSV", 5) == 0 || name[0] == 0) {
+	           strncmp(name, "/dev/", 5) == 0 || strncmp(name, "/anon_hugepage", 14) == 0 ||
+	           strncmp(name, "/SYSV", 5) == 0 || name[0] == 0) {
 		dso->kind = DSO_NONE;
 	} else {
 		dso->kind = DSO_USER;
@@ -264,7 +263,7 @@ static void classify(struct ps_dso *dso)
 }
 
 struct ps_dso *ps_symbols_dso(struct ps_symbols *symbols, const char *recorded_path,
-			      const uint8_t *build_id, size_t build_id_size)
+                              const uint8_t *build_id, size_t build_id_size)
 {
 	uint64_t h;
 	struct ps_dso *dso;
@@ -278,9 +277,10 @@ struct ps_dso *ps_symbols_dso(struct ps_symbols *symbols, const char *recorded_p
 		build_id_size = PS_BUILD_ID_MAX;
 	h = hash_dso(recorded_path, build_id, build_id_size) % symbols->nr_buckets;
 	for (dso = symbols->buckets[h]; dso; dso = dso->next)
-		if (strcmp(dso->name, recorded_path) == 0 && dso->build_id_recorded == !!build_id_size &&
+		if (strcmp(dso->name, recorded_path) == 0 &&
+		    dso->build_id_recorded == !!build_id_size &&
 		    (!build_id_size || (dso->build_id_size == build_id_size &&
-					memcmp(dso->build_id, build_id, build_id_size) == 0)))
+		                        memcmp(dso->build_id, build_id, build_id_size) == 0)))
 			return dso;
 	dso = calloc(1, sizeof(*dso));
 	if (!dso)
@@ -329,7 +329,7 @@ static bool is_regular_file(const char *path)
 
 /* snprintf for paths: false when the result did not fit. */
 static bool format_path(char *buf, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 static bool format_path(char *buf, size_t size, const char *fmt, ...)
 {
@@ -350,14 +350,14 @@ static void join_symfs(const struct ps_symbols *symbols, const char *path, char 
 	if (len && symbols->symfs[len - 1] == '/' && path[0] == '/')
 		path++;
 	if (!format_path(buf, size, "%s%s%s", symbols->symfs,
-			 len && symbols->symfs[len - 1] != '/' && path[0] != '/' ? "/" : "", path))
+	                 len && symbols->symfs[len - 1] != '/' && path[0] != '/' ? "/" : "", path))
 		buf[0] = 0;
 }
 
 /* The build-id cache entry: ~/.debug/.build-id/xx/rest, a link to the
  * directory holding elf/debug/vdso (old caches: the file itself). */
 static bool build_id_cache_path(const struct ps_dso *dso, const char *file_name, char *buf,
-				size_t size)
+                                size_t size)
 {
 	const struct ps_symbols *symbols = dso->owner;
 	char hex[2 * PS_BUILD_ID_MAX + 1];
@@ -386,21 +386,22 @@ static struct ps_elf *open_candidate(struct ps_dso *dso, const char *path)
 	for (size_t i = 0; i < dso->nr_opened; i++)
 		if (strcmp(dso->opened[i]->path, path) == 0)
 			return dso->opened[i];
-	if (!is_regular_file(path) || dso->nr_opened == sizeof(dso->opened) / sizeof(dso->opened[0]))
+	if (!is_regular_file(path) ||
+	    dso->nr_opened == sizeof(dso->opened) / sizeof(dso->opened[0]))
 		return NULL;
 	int rc = ps_elf_open(path, &elf, err, sizeof(err));
 	if (rc < 0) {
 		/* once per DSO; a mapped data file that is not ELF at all (a
 		 * locale archive, ld.so.cache) is normal and only said with -v */
 		if (!dso->errmsg[0]) {
-			log_msg(dso->owner, rc == -ENOEXEC ? PS_LOG_INFO : PS_LOG_WARN, "symbols: %s",
-				err);
+			log_msg(dso->owner, rc == -ENOEXEC ? PS_LOG_INFO : PS_LOG_WARN,
+			        "symbols: %s", err);
 			snprintf(dso->errmsg, sizeof(dso->errmsg), "%s", err);
 		}
 		return NULL;
 	}
-	if (dso->build_id_size &&
-	    !ps_build_id_equal(dso->build_id, dso->build_id_size, elf->build_id, elf->build_id_size)) {
+	if (dso->build_id_size && !ps_build_id_equal(dso->build_id, dso->build_id_size,
+	                                             elf->build_id, elf->build_id_size)) {
 		if (dso->build_id_recorded && !dso->warned_build_id) {
 			char want[2 * PS_BUILD_ID_MAX + 1], have[2 * PS_BUILD_ID_MAX + 1];
 
@@ -408,11 +409,12 @@ static struct ps_elf *open_candidate(struct ps_dso *dso, const char *path)
 			ps_build_id_hex(elf->build_id, elf->build_id_size, have);
 			dso->warned_build_id = true;
 			log_msg(dso->owner, PS_LOG_WARN,
-				"symbols: %s: build-id mismatch: recorded %s, %s has %s; file not used",
-				dso->name, want, path, elf->build_id_size ? have : "none");
+			        "symbols: %s: build-id mismatch: recorded %s, %s has %s; file not "
+			        "used",
+			        dso->name, want, path, elf->build_id_size ? have : "none");
 			snprintf(dso->errmsg, sizeof(dso->errmsg),
-				 "%s: build-id mismatch: recorded %s, %s has %s", dso->name, want, path,
-				 elf->build_id_size ? have : "none");
+			         "%s: build-id mismatch: recorded %s, %s has %s", dso->name, want,
+			         path, elf->build_id_size ? have : "none");
 		}
 		ps_elf_close(elf);
 		return NULL;
@@ -446,8 +448,8 @@ static bool candidate_path(struct ps_dso *dso, enum candidate which, char *buf, 
 		char link[1024], dir[4096];
 		struct ps_elf *elf;
 		char *slash;
-		static const char *const formats[] = {"%.0s%s", "%s/%s", "%s/.debug/%s",
-						      "/usr/lib/debug%s/%s"};
+		static const char *const formats[] = { "%.0s%s", "%s/%s", "%s/.debug/%s",
+			                               "/usr/lib/debug%s/%s" };
 
 		join_symfs(symbols, path, base, sizeof(base));
 		elf = open_candidate(dso, base);
@@ -496,7 +498,7 @@ static bool candidate_path(struct ps_dso *dso, enum candidate which, char *buf, 
 			return false;
 		join_symfs(symbols, "", base, sizeof(base));
 		return format_path(buf, size, "%s%.*s.debug%s", base, (int)(slash - path + 1), path,
-				   slash);
+		                   slash);
 	}
 	case CAND_MIXEDUP_UBUNTU:
 		if (strncmp(path, "/usr/lib/", 9) != 0)
@@ -541,8 +543,8 @@ static void locate_user(struct ps_dso *dso)
 	}
 	if (!dso->syms && !dso->runtime) {
 		if (!dso->errmsg[0])
-			snprintf(dso->errmsg, sizeof(dso->errmsg), "%s: no ELF file with symbols found",
-				 dso->name);
+			snprintf(dso->errmsg, sizeof(dso->errmsg),
+			         "%s: no ELF file with symbols found", dso->name);
 		return;
 	}
 	/* addr2line runs on the file symbols came from if it had .symtab,
@@ -556,7 +558,7 @@ static void locate_user(struct ps_dso *dso)
 	if (!dso->runtime)
 		dso->runtime = dso->syms;
 	if (ps_symtab_load_dso(&dso->symtab, dso->syms, dso->runtime, dso->errmsg,
-			       sizeof(dso->errmsg)) > 0)
+	                       sizeof(dso->errmsg)) > 0)
 		dso->has_symtab = true;
 	else
 		log_msg(dso->owner, PS_LOG_INFO, "symbols: %s", dso->errmsg);
@@ -574,7 +576,7 @@ static void locate(struct ps_dso *dso)
 		locate_user(dso);
 	else if (dso->kind == DSO_NONE)
 		snprintf(dso->errmsg, sizeof(dso->errmsg), "%s: no symbols for this mapping",
-			 dso->name);
+		         dso->name);
 }
 
 const char *ps_dso_file(struct ps_dso *dso)
@@ -610,7 +612,7 @@ static void load_kernel(struct ps_symbols *symbols)
 		.buildid_dir = symbols->buildid_dir,
 		.symfs = symbols->symfs,
 	};
-	struct ps_kernel_load_result result = {0};
+	struct ps_kernel_load_result result = { 0 };
 
 	symbols->kernel_tried = true;
 	if (ps_kernel_symbols_load(&source, &symbols->kernel, &result) < 0) {
@@ -691,12 +693,12 @@ static const char *addr_srcline(struct ps_dso *dso, uint64_t addr)
 	char buf[512];
 
 	snprintf(buf, sizeof(buf), "%s[%llx]", dso->module ? dso->module : dso->short_name,
-		 (unsigned long long)addr);
+	         (unsigned long long)addr);
 	return ps_arena_strndup(&dso->arena, buf, sizeof(buf));
 }
 
 static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
-			   struct ps_frame_name *frames)
+                           struct ps_frame_name *frames)
 {
 	struct ps_symbols *symbols = dso->owner;
 	struct ps_addr2line_record *records = symbols->records;
@@ -710,10 +712,10 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 	}
 	if (dso->a2l && (want_chain || symbols->srcline))
 		nr_records = ps_addr2line_query(dso->a2l, addr + dso->text_offset, records,
-						PS_INLINE_MAX);
+		                                PS_INLINE_MAX);
 	if (want_chain && nr_records > 0) {
 		n = ps_inline_frames(records, nr_records, sym->name, addr - sym->start,
-				     symbols->srcline, &dso->arena, frames, PS_INLINE_MAX);
+		                     symbols->srcline, &dso->arena, frames, PS_INLINE_MAX);
 		if (n > 0)
 			return n;
 	}
@@ -723,7 +725,8 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 	frames[0].srcline = NULL;
 	if (symbols->srcline) {
 		if (nr_records > 0)
-			frames[0].srcline = ps_inline_plain_srcline(records, nr_records, &dso->arena);
+			frames[0].srcline =
+			        ps_inline_plain_srcline(records, nr_records, &dso->arena);
 		else
 			frames[0].srcline = addr_srcline(dso, addr + dso->text_offset);
 	}
@@ -748,11 +751,11 @@ static size_t resolve_kernel(struct ps_dso *dso, uint64_t addr, struct ps_frame_
 }
 
 size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
-		      struct ps_frame_name *out, size_t max)
+                      struct ps_frame_name *out, size_t max)
 {
 	struct ps_frame_name *frames = dso->owner->frames;
 	bool chain = inline_frames && !dso->owner->no_inline &&
-		     (dso->kind == DSO_USER || dso->kind == DSO_VDSO);
+	             (dso->kind == DSO_USER || dso->kind == DSO_VDSO);
 	struct cached *value;
 	size_t n;
 
@@ -771,7 +774,7 @@ size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
 			n = resolve_kernel(dso, addr, frames);
 			break;
 		default:
-			frames[0] = (struct ps_frame_name){0};
+			frames[0] = (struct ps_frame_name){ 0 };
 			if (dso->owner->srcline)
 				frames[0].srcline = addr_srcline(dso, addr);
 			n = 1;
@@ -787,6 +790,7 @@ size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
 		memcpy(value->frames, frames, n * sizeof(frames[0]));
 		cache_insert(dso, addr, chain, value);
 	}
+	// cppcheck-suppress nullPointerRedundantCheck
 	n = value->count < max ? value->count : max;
 	memcpy(out, value->frames, n * sizeof(*out));
 	return n;

@@ -14,7 +14,7 @@
 #define NT_GNU_BUILD_ID_TYPE 3
 
 static int fail(char *err, size_t errsz, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+        __attribute__((format(printf, 4, 5)));
 
 static int fail(char *err, size_t errsz, int rc, const char *fmt, ...)
 {
@@ -68,13 +68,12 @@ static int read_sections(struct ps_elf *elf, char *err, size_t errsz)
 	if (!gelf_getehdr(elf->elf, &ehdr))
 		return fail(err, errsz, -EINVAL, "%s: cannot read the ELF header", elf->path);
 	/* libelf may quietly see no sections when their headers are cut off */
-	if (ehdr.e_shoff != 0 &&
-	    (ehdr.e_shoff > elf->image_size ||
-	     (uint64_t)(ehdr.e_shnum ? ehdr.e_shnum : 1) * ehdr.e_shentsize >
-		     elf->image_size - ehdr.e_shoff))
+	if (ehdr.e_shoff != 0 && (ehdr.e_shoff > elf->image_size ||
+	                          (uint64_t)(ehdr.e_shnum ? ehdr.e_shnum : 1) * ehdr.e_shentsize >
+	                                  elf->image_size - ehdr.e_shoff))
 		return fail(err, errsz, -EINVAL,
-			    "%s: section headers extend past the end of the file (truncated?)",
-			    elf->path);
+		            "%s: section headers extend past the end of the file (truncated?)",
+		            elf->path);
 	if (elf_getshdrnum(elf->elf, &count) != 0)
 		return fail(err, errsz, -EINVAL, "%s: cannot read the section count", elf->path);
 	if (count == 0)
@@ -82,8 +81,8 @@ static int read_sections(struct ps_elf *elf, char *err, size_t errsz)
 	if (ehdr.e_shoff > elf->image_size ||
 	    (uint64_t)count * ehdr.e_shentsize > elf->image_size - ehdr.e_shoff)
 		return fail(err, errsz, -EINVAL,
-			    "%s: section headers extend past the end of the file (truncated?)",
-			    elf->path);
+		            "%s: section headers extend past the end of the file (truncated?)",
+		            elf->path);
 	if (elf_getshdrstrndx(elf->elf, &names_index) != 0)
 		names_index = SIZE_MAX;
 	elf->sections = calloc(count, sizeof(*elf->sections));
@@ -102,7 +101,7 @@ static int read_sections(struct ps_elf *elf, char *err, size_t errsz)
 		if (!scn || !gelf_getshdr(scn, &shdr)) {
 			free(name_offsets);
 			return fail(err, errsz, -EINVAL, "%s: cannot read section header %zu",
-				    elf->path, i);
+			            elf->path, i);
 		}
 		name_offsets[i] = shdr.sh_name;
 		sec->type = shdr.sh_type;
@@ -114,7 +113,7 @@ static int read_sections(struct ps_elf *elf, char *err, size_t errsz)
 		sec->size = shdr.sh_size;
 		sec->entsize = shdr.sh_entsize;
 		sec->in_file = shdr.sh_type != SHT_NOBITS && shdr.sh_type != SHT_NULL &&
-			       range_in_file(elf, shdr.sh_offset, shdr.sh_size);
+		               range_in_file(elf, shdr.sh_offset, shdr.sh_size);
 	}
 	for (size_t i = 0; i < count; i++) {
 		const char *name = section_string(elf, names_index, name_offsets[i]);
@@ -154,7 +153,7 @@ static int read_segments(struct ps_elf *elf)
  * (elf_read_build_id: .note.gnu.build-id, .notes, .note). */
 static void read_build_id(struct ps_elf *elf)
 {
-	static const char *const names[] = {".note.gnu.build-id", ".notes", ".note"};
+	static const char *const names[] = { ".note.gnu.build-id", ".notes", ".note" };
 	struct ps_cursor c;
 	int index = -1;
 

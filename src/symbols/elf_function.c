@@ -17,7 +17,7 @@ static bool is_function_like(const struct ps_elf_sym *sym)
 	if (sym->shndx == SHN_UNDEF || sym->shndx >= SHN_LORESERVE)
 		return false;
 	return !(sym->size == 0 && sym->binding == STB_LOCAL && sym->type == STT_NOTYPE &&
-		 sym->visibility == STV_HIDDEN);
+	         sym->visibility == STV_HIDDEN);
 }
 
 static int compare_elf_syms(const void *pa, const void *pb)
@@ -63,9 +63,10 @@ int ps_elf_functions_load(const struct ps_elf *elf, struct ps_elf_functions *out
 			f->value = sym.value;
 			f->size = sym.size ? sym.size : 1;
 			f->name = sym.name;
-			f->file = file && (sym.binding == STB_LOCAL || state != FILE_AFTER_SYMBOL_SEEN)
-					  ? file
-					  : NULL;
+			f->file = file && (sym.binding == STB_LOCAL ||
+			                   state != FILE_AFTER_SYMBOL_SEEN)
+			                  ? file
+			                  : NULL;
 			f->order = (uint32_t)i;
 			f->shndx = sym.shndx;
 			f->type = sym.type;
@@ -89,7 +90,7 @@ static bool better_tie(const struct ps_elf_function *best, const struct ps_elf_f
 /* _bfd_elf_find_function: the symbol of the section starting nearest
  * below addr. */
 const struct ps_elf_function *ps_elf_functions_find(const struct ps_elf_functions *functions,
-						    size_t shndx, uint64_t addr)
+                                                    size_t shndx, uint64_t addr)
 {
 	size_t low = 0, high = functions->nr_syms, first;
 	const struct ps_elf_function *best;

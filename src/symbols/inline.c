@@ -40,7 +40,7 @@ static char *srcline_text(const struct ps_addr2line_record *record, struct ps_ar
 
 	if (record->line)
 		snprintf(printed, sizeof(printed), "%s:%u", record->file ? record->file : "??",
-			 record->line);
+		         record->line);
 	else
 		snprintf(printed, sizeof(printed), "%s:?", record->file ? record->file : "??");
 	colon = strchr(printed, ':');
@@ -57,9 +57,9 @@ static char *srcline_text(const struct ps_addr2line_record *record, struct ps_ar
 	return text;
 }
 
-size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr,
-			const char *base_name, uint64_t offset, bool want_srcline,
-			struct ps_arena *arena, struct ps_frame_name *out, size_t max)
+size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr, const char *base_name,
+                        uint64_t offset, bool want_srcline, struct ps_arena *arena,
+                        struct ps_frame_name *out, size_t max)
 {
 	size_t n = 0;
 
@@ -67,9 +67,8 @@ size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr,
 		return 0;
 	for (size_t i = 0; i < nr && n < max && n < PS_INLINE_MAX; i++) {
 		char trim_buf[1024], *demangled;
-		const char *name = records[i].function && records[i].function[0]
-					   ? records[i].function
-					   : "??";
+		const char *name =
+		        records[i].function && records[i].function[0] ? records[i].function : "??";
 		struct ps_frame_name *frame = &out[n++];
 
 		name = trimmed(name, trim_buf, sizeof(trim_buf));
@@ -94,7 +93,7 @@ size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr,
 }
 
 const char *ps_inline_plain_srcline(const struct ps_addr2line_record *records, size_t nr,
-				    struct ps_arena *arena)
+                                    struct ps_arena *arena)
 {
 	char *text;
 

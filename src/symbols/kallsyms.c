@@ -10,22 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KSYM_NAME_LEN 512		/* perf's symbol_name[KSYM_NAME_LEN + 1] */
+#define KSYM_NAME_LEN 512 /* perf's symbol_name[KSYM_NAME_LEN + 1] */
 #define KALLSYMS_LINE_MAX 4096
-#define KALLSYMS_SYMBOLS_MAX (16u << 20)	/* a bound on damaged input */
+#define KALLSYMS_SYMBOLS_MAX (16u << 20) /* a bound on damaged input */
 #define ENTRY_TRAMPOLINE_NAME "__entry_SYSCALL_64_trampoline"
 
 struct kernel_group {
-	char *module;			/* NULL: the kernel proper */
+	char *module; /* NULL: the kernel proper */
 	struct ps_symtab tab;
 };
 
 struct ps_kernel_symbols {
-	struct kernel_group *groups;	/* [0] is the kernel */
+	struct kernel_group *groups; /* [0] is the kernel */
 	size_t nr_groups;
 	bool from_vmlinux;
-	struct ps_elf *vmlinux;		/* kept open: section lookups */
-	uint64_t reloc;			/* applied to the kernel group */
+	struct ps_elf *vmlinux; /* kept open: section lookups */
+	uint64_t reloc; /* applied to the kernel group */
 };
 
 void ps_kernel_symbols_free(struct ps_kernel_symbols *ks)
@@ -151,10 +151,11 @@ static int split_groups(struct ps_kernel_symbols *ks)
 
 			if (!group)
 				return -ENOMEM;
-			kernel = &ks->groups[0].tab;	/* group_for may move groups */
+			kernel = &ks->groups[0].tab; /* group_for may move groups */
 			sym = &kernel->syms[index];
 			snprintf(name, sizeof(name), "%.*s", (int)(tab - sym->name), sym->name);
-			rc = ps_symtab_add(&group->tab, name, sym->start, 0, sym->binding, sym->type);
+			rc = ps_symtab_add(&group->tab, name, sym->start, 0, sym->binding,
+			                   sym->type);
 			if (rc < 0)
 				return rc;
 			group->tab.syms[group->tab.nr - 1].end = sym->end;
@@ -174,7 +175,7 @@ static int split_groups(struct ps_kernel_symbols *ks)
 }
 
 int ps_kernel_symbols_from_kallsyms(const char *path, struct ps_kernel_symbols **out,
-				    struct ps_kernel_load_result *result)
+                                    struct ps_kernel_load_result *result)
 {
 	struct ps_kernel_symbols *ks;
 	struct ps_symtab *all;
@@ -225,10 +226,16 @@ int ps_kernel_symbols_from_kallsyms(const char *path, struct ps_kernel_symbols *
 			result->bad_lines++;
 			break;
 		}
-		snprintf(trimmed, sizeof(trimmed), "%s", name);
+		/* perf keeps KSYM_NAME_LEN characters of a name; the table
+		 * copies it, so most names go straight from the line */
+		size_t name_len = strnlen(name, sizeof(trimmed));
+		if (name_len >= sizeof(trimmed)) {
+			memcpy(trimmed, name, sizeof(trimmed) - 1);
+			trimmed[sizeof(trimmed) - 1] = 0;
+			name = trimmed;
+		}
 		any_address |= addr != 0;
-		rc = ps_symtab_add(all, trimmed, addr, 0, kallsyms_binding(type),
-				   kallsyms_type(type));
+		rc = ps_symtab_add(all, name, addr, 0, kallsyms_binding(type), kallsyms_type(type));
 		if (rc < 0)
 			break;
 	}
@@ -238,7 +245,7 @@ int ps_kernel_symbols_from_kallsyms(const char *path, struct ps_kernel_symbols *
 		rc = -ENOENT;
 	} else if (rc == 0 && !any_address) {
 		snprintf(result->err, sizeof(result->err),
-			 "%s: all addresses are zero (kernel.kptr_restrict?)", path);
+		         "%s: all addresses are zero (kernel.kptr_restrict?)", path);
 		rc = -EACCES;
 	}
 	if (rc < 0) {
@@ -258,16 +265,16 @@ int ps_kernel_symbols_from_kallsyms(const char *path, struct ps_kernel_symbols *
 	}
 	if (result->bad_lines)
 		snprintf(result->err, sizeof(result->err), "%s: skipped %zu damaged line%s", path,
-			 result->bad_lines, result->bad_lines == 1 ? "" : "s");
+		         result->bad_lines, result->bad_lines == 1 ? "" : "s");
 	*out = ks;
 	return 0;
 }
 
 /* dso__load_sym for the kernel: the .symtab of a vmlinux, symbols kept in
  * address space with their section (perf makes one map per section). */
-int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id,
-				   size_t build_id_size, struct ps_kernel_symbols **out,
-				   struct ps_kernel_load_result *result)
+int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id, size_t build_id_size,
+                                   struct ps_kernel_symbols **out,
+                                   struct ps_kernel_load_result *result)
 {
 	struct ps_kernel_symbols *ks;
 	struct ps_elf_symtab reader;
@@ -287,8 +294,8 @@ int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id,
 		ps_build_id_hex(build_id, build_id_size, want);
 		ps_build_id_hex(elf->build_id, elf->build_id_size, have);
 		snprintf(result->err, sizeof(result->err),
-			 "%s: build-id mismatch: recorded %s, file has %s", path, want,
-			 elf->build_id_size ? have : "none");
+		         "%s: build-id mismatch: recorded %s, file has %s", path, want,
+		         elf->build_id_size ? have : "none");
 		ps_elf_close(elf);
 		return -ENOENT;
 	}
@@ -314,9 +321,9 @@ int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id,
 			continue;
 		named = sym.name[0] && sym.shndx != SHN_UNDEF;
 		label = sym.type == STT_NOTYPE && named && sym.shndx != SHN_ABS &&
-			sym.visibility != STV_HIDDEN && sym.visibility != STV_INTERNAL;
+		        sym.visibility != STV_HIDDEN && sym.visibility != STV_INTERNAL;
 		if (!label && !(named && (sym.type == STT_FUNC || sym.type == STT_GNU_IFUNC ||
-					  sym.type == STT_OBJECT)))
+		                          sym.type == STT_OBJECT)))
 			continue;
 		if (sym.shndx == SHN_ABS || sym.shndx >= elf->nr_sections ||
 		    !(elf->sections[sym.shndx].flags & SHF_ALLOC))
@@ -326,7 +333,7 @@ int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id,
 			continue;
 		/* one map per section: .text is the kernel's, others their own */
 		tab = sym.shndx == text ? &ks->groups[0].tab
-					: &group_for(ks, elf->sections[sym.shndx].name)->tab;
+		                        : &group_for(ks, elf->sections[sym.shndx].name)->tab;
 		if (!tab) {
 			rc = -ENOMEM;
 			break;
@@ -352,9 +359,8 @@ int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id,
 	return 0;
 }
 
-const struct ps_sym *ps_kernel_symbols_find(const struct ps_kernel_symbols *ks,
-					    const char *module, uint64_t addr,
-					    uint64_t *symbol_addr)
+const struct ps_sym *ps_kernel_symbols_find(const struct ps_kernel_symbols *ks, const char *module,
+                                            uint64_t addr, uint64_t *symbol_addr)
 {
 	*symbol_addr = addr;
 	if (!ks)
@@ -390,8 +396,7 @@ const struct ps_sym *ps_kernel_symbols_find(const struct ps_kernel_symbols *ks,
 	return ps_symtab_find(&ks->groups[0].tab, *symbol_addr);
 }
 
-int ps_kernel_symbols_reloc(struct ps_kernel_symbols *ks, const char *ref_name,
-			    uint64_t ref_addr)
+int ps_kernel_symbols_reloc(struct ps_kernel_symbols *ks, const char *ref_name, uint64_t ref_addr)
 {
 	const struct ps_symtab *tab;
 
@@ -440,8 +445,8 @@ static bool host_kernel_build_id(uint8_t *id, size_t *size)
  * without the vmlinux_path search and kcore): --kallsyms, else -k, else
  * /proc/kallsyms when the capture's kernel is the running one (or its
  * build-id is unknown), else the build-id cache's copy of kallsyms. */
-int ps_kernel_symbols_load(const struct ps_kernel_source *source,
-			   struct ps_kernel_symbols **out, struct ps_kernel_load_result *result)
+int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kernel_symbols **out,
+                           struct ps_kernel_load_result *result)
 {
 	uint8_t host[PS_BUILD_ID_MAX];
 	size_t host_size = 0;
@@ -453,21 +458,21 @@ int ps_kernel_symbols_load(const struct ps_kernel_source *source,
 		return ps_kernel_symbols_from_kallsyms(source->kallsyms, out, result);
 	if (source->vmlinux)
 		return ps_kernel_symbols_from_vmlinux(source->vmlinux, source->build_id,
-						      source->build_id_size, out, result);
+		                                      source->build_id_size, out, result);
 	if (!source->build_id_size ||
 	    (host_kernel_build_id(host, &host_size) &&
 	     ps_build_id_equal(source->build_id, source->build_id_size, host, host_size))) {
 		/* perf does not use local files when a symfs was given */
 		if (source->symfs && source->symfs[0]) {
 			snprintf(result->err, sizeof(result->err),
-				 "no kernel symbols (--symfs given, no --kallsyms)");
+			         "no kernel symbols (--symfs given, no --kallsyms)");
 			return -ENOENT;
 		}
 		return ps_kernel_symbols_from_kallsyms("/proc/kallsyms", out, result);
 	}
 	ps_build_id_hex(source->build_id, source->build_id_size, hex);
 	if (snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", source->buildid_dir,
-		     hex) >= (int)sizeof(path)) {
+	             hex) >= (int)sizeof(path)) {
 		snprintf(result->err, sizeof(result->err), "build-id cache path too long");
 		return -ENAMETOOLONG;
 	}

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LINE_ROWS_MAX (64u << 20)	/* a bound on damaged input */
+#define LINE_ROWS_MAX (64u << 20) /* a bound on damaged input */
 
 static bool read_uleb(struct ps_cursor *c, uint64_t *out)
 {
@@ -74,8 +74,8 @@ struct line_state {
 	uint64_t file;
 	int64_t line;
 	unsigned op_index;
-	bool file_set;		/* DW_LNS_set_file seen in this sequence */
-	size_t seq_first;	/* first row of the open sequence */
+	bool file_set; /* DW_LNS_set_file seen in this sequence */
+	size_t seq_first; /* first row of the open sequence */
 	bool unsorted;
 };
 
@@ -119,8 +119,9 @@ static int compare_rows(const void *pa, const void *pb)
 /* add_line_info: a row at the address of the previous one replaces it. */
 static int add_row(struct ps_line_table *t, struct line_state *st, int version, bool end)
 {
-	struct ps_line_row row = {.address = st->address, .line = (uint32_t)st->line,
-				  .end_sequence = end};
+	struct ps_line_row row = { .address = st->address,
+		                   .line = (uint32_t)st->line,
+		                   .end_sequence = end };
 	size_t count = t->nr_rows - st->seq_first;
 
 	if (version >= 5) {
@@ -161,13 +162,14 @@ static int end_sequence(struct ps_line_table *t, struct line_state *st)
 	if (grow((void **)&t->seqs, &t->cap_seqs, t->nr_seqs + 1, sizeof(*t->seqs)) < 0)
 		return -ENOMEM;
 	t->seqs[t->nr_seqs++] = (struct ps_line_sequence){
-		.low = low, .high = t->rows[t->nr_rows - 1].address, .first = first, .count = count};
+		.low = low, .high = t->rows[t->nr_rows - 1].address, .first = first, .count = count
+	};
 	return 0;
 }
 
 static int run_program(struct ps_line_table *t, struct ps_cursor *c, int version,
-		       uint8_t address_size, uint8_t min_inst, uint8_t max_ops, int8_t line_base,
-		       uint8_t line_range, uint8_t opcode_base, const uint8_t *opcode_lengths)
+                       uint8_t address_size, uint8_t min_inst, uint8_t max_ops, int8_t line_base,
+                       uint8_t line_range, uint8_t opcode_base, const uint8_t *opcode_lengths)
 {
 	struct line_state st;
 	int rc = 0;
@@ -185,7 +187,8 @@ static int run_program(struct ps_line_table *t, struct ps_cursor *c, int version
 
 			if (line_range == 0)
 				return -EINVAL;
-			st.address += (uint64_t)((st.op_index + adj / line_range) / max_ops) * min_inst;
+			st.address +=
+			        (uint64_t)((st.op_index + adj / line_range) / max_ops) * min_inst;
 			st.op_index = (st.op_index + adj / line_range) % max_ops;
 			st.line += line_base + (int)(adj % line_range);
 			rc = add_row(t, &st, version, false);
@@ -208,7 +211,7 @@ static int run_program(struct ps_line_table *t, struct ps_cursor *c, int version
 				break;
 			case 2: /* DW_LNE_set_address */
 				st.address = read_sized(c, len - 1 == address_size ? address_size
-										   : len - 1);
+				                                                   : len - 1);
 				st.op_index = 0;
 				break;
 			case 3: /* DW_LNE_define_file: name, dir, mtime, length */
@@ -285,7 +288,7 @@ static int compare_seqs(const void *pa, const void *pb)
 	if (a->low != b->low)
 		return a->low < b->low ? -1 : 1;
 	if (a->high != b->high)
-		return a->high > b->high ? -1 : 1;	/* the largest region first */
+		return a->high > b->high ? -1 : 1; /* the largest region first */
 	return a->first < b->first ? -1 : a->first > b->first;
 }
 
@@ -314,7 +317,7 @@ static void sort_sequences(struct ps_line_table *t)
 }
 
 int ps_line_table_read(struct ps_cursor debug_line, uint64_t offset, uint8_t address_size,
-		       struct ps_line_table *out)
+                       struct ps_line_table *out)
 {
 	struct ps_cursor c = debug_line, program;
 	uint64_t unit_length, header_length;
@@ -357,9 +360,9 @@ int ps_line_table_read(struct ps_cursor debug_line, uint64_t offset, uint8_t add
 	    header_length > (uint64_t)(c.end - header_start))
 		return -EINVAL;
 	program = ps_cursor_make(header_start + header_length,
-				 (size_t)(c.end - header_start - header_length), c.swap);
+	                         (size_t)(c.end - header_start - header_length), c.swap);
 	rc = run_program(out, &program, version, address_size, min_inst, max_ops, line_base,
-			 line_range, opcode_base, opcode_lengths);
+	                 line_range, opcode_base, opcode_lengths);
 	if (rc < 0) {
 		ps_line_table_release(out);
 		return rc;

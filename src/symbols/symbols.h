@@ -44,14 +44,14 @@ struct ps_symbols;
 struct ps_dso;
 
 struct ps_symbols_opts {
-	size_t sz;		  /* sizeof(struct ps_symbols_opts) */
-	const char *symfs;	  /* --symfs DIR: prefix of every recorded path */
-	const char *buildid_dir;  /* perf's build-id cache; NULL: $HOME/.debug */
-	const char *kallsyms;	  /* --kallsyms FILE: kernel symbols from here */
-	const char *vmlinux;	  /* -k FILE: kernel symbols from this ELF */
-	bool no_inline;		  /* --no-inline: no inline frames */
-	bool srcline;		  /* fill ps_frame_name.srcline (-F +srcline) */
-	ps_log_fn log;		  /* warnings (build-id mismatch, damage) */
+	size_t sz; /* sizeof(struct ps_symbols_opts) */
+	const char *symfs; /* --symfs DIR: prefix of every recorded path */
+	const char *buildid_dir; /* perf's build-id cache; NULL: $HOME/.debug */
+	const char *kallsyms; /* --kallsyms FILE: kernel symbols from here */
+	const char *vmlinux; /* -k FILE: kernel symbols from this ELF */
+	bool no_inline; /* --no-inline: no inline frames */
+	bool srcline; /* fill ps_frame_name.srcline (-F +srcline) */
+	ps_log_fn log; /* warnings (build-id mismatch, damage) */
 	void *log_ctx;
 };
 
@@ -69,7 +69,7 @@ void ps_symbols_free(struct ps_symbols *symbols);
  * from kallsyms), "[vdso]" (only in the build-id cache). Other "[...]"
  * names, "//anon" and /tmp/perf-PID.map have no symbols here. */
 struct ps_dso *ps_symbols_dso(struct ps_symbols *symbols, const char *recorded_path,
-			      const uint8_t *build_id, size_t build_id_size);
+                              const uint8_t *build_id, size_t build_id_size);
 
 /* The path given to ps_symbols_dso(). */
 const char *ps_dso_name(const struct ps_dso *dso);
@@ -85,9 +85,9 @@ const char *ps_dso_errmsg(struct ps_dso *dso);
 
 /* One printed frame. */
 struct ps_frame_name {
-	const char *sym;	/* NULL: perf prints "[unknown]" */
-	uint64_t offset;	/* the "+0x..." perf prints after sym */
-	bool inlined;		/* perf prints " (inlined)" instead of " (dso)" */
+	const char *sym; /* NULL: perf prints "[unknown]" */
+	uint64_t offset; /* the "+0x..." perf prints after sym */
+	bool inlined; /* perf prints " (inlined)" instead of " (dso)" */
 	/* With opts.srcline: the text perf prints on the next line after two
 	 * spaces for -F +srcline ("s_sin.c:207", "??:0", "libfoo.so[1a2b]"),
 	 * or NULL when perf prints nothing there. */
@@ -110,7 +110,7 @@ struct ps_frame_name {
  * written, at least 1 when max >= 1 (an unresolved address gives one entry
  * with sym == NULL); chains longer than max are cut at max. */
 size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
-		      struct ps_frame_name *out, size_t max);
+                      struct ps_frame_name *out, size_t max);
 
 /* The kernel's relocation: the address the capture recorded for the
  * kernel map's reference symbol (the pgoff of the "[kernel.kallsyms]_text"
@@ -118,7 +118,6 @@ size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
  * KASLR offset), kernel symbols are moved by the difference, as perf does.
  * Call before resolving kernel addresses; 0 on success or -ENOENT when the
  * symbol is not in the kernel symbols. */
-int ps_symbols_kernel_reloc(struct ps_symbols *symbols, const char *ref_name,
-			    uint64_t ref_addr);
+int ps_symbols_kernel_reloc(struct ps_symbols *symbols, const char *ref_name, uint64_t ref_addr);
 
 #endif /* PS_SYMBOLS_SYMBOLS_H */

@@ -15,17 +15,17 @@
 #include "base/cursor.h"
 #include "symbols/symbols.h"
 
-#define PS_BUILD_ID_MAX 20	/* perf's BUILD_ID_SIZE */
+#define PS_BUILD_ID_MAX 20 /* perf's BUILD_ID_SIZE */
 #define PS_ERRMSG_MAX 512
 
 /* ------------------------------------------------------------------ */
 /* elf_file.c: one opened ELF file, its headers checked against its size */
 
 struct ps_elf_section {
-	const char *name;	/* "" when the name is missing or out of bounds */
+	const char *name; /* "" when the name is missing or out of bounds */
 	uint32_t type, link, info;
 	uint64_t flags, addr, offset, size, entsize;
-	bool in_file;		/* has contents (not NOBITS) inside the file */
+	bool in_file; /* has contents (not NOBITS) inside the file */
 };
 
 struct ps_elf_segment {
@@ -37,9 +37,9 @@ struct ps_elf {
 	char *path;
 	int fd;
 	Elf *elf;
-	const uint8_t *image;	/* the whole file, read-only */
+	const uint8_t *image; /* the whole file, read-only */
 	size_t image_size;
-	bool swap;		/* file byte order differs from ours */
+	bool swap; /* file byte order differs from ours */
 	bool is64;
 	uint16_t type, machine;
 	struct ps_elf_section *sections;
@@ -47,10 +47,10 @@ struct ps_elf {
 	struct ps_elf_segment *segments;
 	size_t nr_segments;
 	uint8_t build_id[PS_BUILD_ID_MAX];
-	size_t build_id_size;	/* 0: no GNU build-id note */
-	int symtab_index;	/* SHT_SYMTAB ".symtab", or -1 */
-	int dynsym_index;	/* SHT_DYNSYM ".dynsym", or -1 */
-	Dwarf *dwarf;		/* opened on first use */
+	size_t build_id_size; /* 0: no GNU build-id note */
+	int symtab_index; /* SHT_SYMTAB ".symtab", or -1 */
+	int dynsym_index; /* SHT_DYNSYM ".dynsym", or -1 */
+	Dwarf *dwarf; /* opened on first use */
 	bool dwarf_tried;
 };
 
@@ -72,7 +72,7 @@ Dwarf *ps_elf_dwarf(struct ps_elf *elf);
 bool ps_elf_debuglink(const struct ps_elf *elf, char *buf, size_t size);
 
 struct ps_elf_sym {
-	const char *name;	/* NUL-terminated inside the string table */
+	const char *name; /* NUL-terminated inside the string table */
 	uint64_t value, size;
 	uint16_t shndx;
 	uint8_t binding, type, visibility;
@@ -84,8 +84,8 @@ struct ps_elf_symtab {
 	struct ps_cursor syms;
 	const char *strings;
 	size_t strings_size;
-	size_t count;		/* sh_size / sh_entsize, as perf counts */
-	size_t stride;		/* the native Elf32_Sym / Elf64_Sym size */
+	size_t count; /* sh_size / sh_entsize, as perf counts */
+	size_t stride; /* the native Elf32_Sym / Elf64_Sym size */
 };
 
 bool ps_elf_symtab_open(const struct ps_elf *elf, int index, struct ps_elf_symtab *out);
@@ -99,8 +99,8 @@ bool ps_elf_symtab_get(const struct ps_elf_symtab *tab, size_t i, struct ps_elf_
 struct ps_sym {
 	uint64_t start, end;
 	const char *name;
-	uint32_t left, right, parent;	/* tree links, UINT32_MAX for none */
-	uint16_t shndx;			/* section (vmlinux only) */
+	uint32_t left, right, parent; /* tree links, UINT32_MAX for none */
+	uint16_t shndx; /* section (vmlinux only) */
 	uint8_t binding, type;
 	bool red, erased;
 };
@@ -108,7 +108,7 @@ struct ps_sym {
 /* Symbols in a red-black tree shaped like perf's: same inserts and erases
  * in the same order, so lookups among overlapping symbols agree. */
 struct ps_symtab {
-	struct ps_sym *syms;	/* every node ever added, erased ones too */
+	struct ps_sym *syms; /* every node ever added, erased ones too */
 	size_t nr, cap, nr_live;
 	uint32_t root;
 	struct ps_arena names;
@@ -120,7 +120,7 @@ void ps_symtab_init(struct ps_symtab *tab);
 void ps_symtab_release(struct ps_symtab *tab);
 /* __symbols__insert of a symbol (start, start + size); the name is copied. */
 int ps_symtab_add(struct ps_symtab *tab, const char *name, uint64_t start, uint64_t size,
-		  uint8_t binding, uint8_t type);
+                  uint8_t binding, uint8_t type);
 void ps_symtab_erase(struct ps_symtab *tab, uint32_t index);
 /* In-order walk; PS_SYMTAB_NONE at the end. */
 uint32_t ps_symtab_first(const struct ps_symtab *tab);
@@ -142,7 +142,7 @@ char *ps_symbol_demangle(const char *name);
  * runtime file), runtime the file with .dynsym. Returns the number of
  * symbols, or a negative errno with a message in err. */
 int ps_symtab_load_dso(struct ps_symtab *tab, const struct ps_elf *syms,
-		       const struct ps_elf *runtime, char *err, size_t errsz);
+                       const struct ps_elf *runtime, char *err, size_t errsz);
 /* perf's dso->text_offset: .text sh_addr - sh_offset of the runtime file. */
 uint64_t ps_elf_text_offset(const struct ps_elf *runtime);
 
@@ -151,9 +151,9 @@ uint64_t ps_elf_text_offset(const struct ps_elf *runtime);
 
 /* An ELF symbol bfd's _bfd_elf_find_function may pick. */
 struct ps_elf_function {
-	uint64_t value, size;	/* size >= 1 */
+	uint64_t value, size; /* size >= 1 */
 	const char *name;
-	const char *file;	/* the STT_FILE name bfd pairs with it */
+	const char *file; /* the STT_FILE name bfd pairs with it */
 	uint32_t order;
 	uint16_t shndx;
 	uint8_t type;
@@ -161,7 +161,7 @@ struct ps_elf_function {
 };
 
 struct ps_elf_functions {
-	struct ps_elf_function *syms;	/* by section, value, table order */
+	struct ps_elf_function *syms; /* by section, value, table order */
 	size_t nr_syms;
 };
 
@@ -169,7 +169,7 @@ struct ps_elf_functions {
 int ps_elf_functions_load(const struct ps_elf *elf, struct ps_elf_functions *out);
 void ps_elf_functions_release(struct ps_elf_functions *functions);
 const struct ps_elf_function *ps_elf_functions_find(const struct ps_elf_functions *functions,
-						    size_t shndx, uint64_t addr);
+                                                    size_t shndx, uint64_t addr);
 
 /* ------------------------------------------------------------------ */
 /* addr2line.c: what `addr2line -f -i -e FILE` answers for an address */
@@ -177,17 +177,17 @@ const struct ps_elf_function *ps_elf_functions_find(const struct ps_elf_function
 struct ps_addr2line;
 
 struct ps_addr2line_record {
-	const char *function;	/* NULL: addr2line prints "??" */
-	const char *file;	/* full path; NULL: "??" */
-	unsigned line;		/* 0: "?" */
+	const char *function; /* NULL: addr2line prints "??" */
+	const char *file; /* full path; NULL: "??" */
+	unsigned line; /* 0: "?" */
 };
 
 int ps_addr2line_open(struct ps_elf *file, struct ps_addr2line **out);
 void ps_addr2line_close(struct ps_addr2line *a2l);
 /* The records addr2line prints for addr (innermost function first, then
  * the callers of inlined code); 0 when it prints "??" / "??:0". */
-size_t ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr,
-			  struct ps_addr2line_record *out, size_t max);
+size_t ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr, struct ps_addr2line_record *out,
+                          size_t max);
 
 /* ------------------------------------------------------------------ */
 /* lines.c: a DWARF line table as bfd 2.40 reads it */
@@ -195,15 +195,15 @@ size_t ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr,
 struct ps_line_row {
 	uint64_t address;
 	uint32_t line;
-	uint32_t file;		/* entry of libdw's file list (see lines.c) */
-	bool file_valid;	/* false: bfd says "<unknown>" */
+	uint32_t file; /* entry of libdw's file list (see lines.c) */
+	bool file_valid; /* false: bfd says "<unknown>" */
 	bool end_sequence;
 };
 
 struct ps_line_sequence {
-	uint64_t low;		/* after bfd's trimming of overlaps */
-	uint64_t high;		/* the address of the end_sequence row */
-	size_t first, count;	/* rows[first .. first + count), the last ends it */
+	uint64_t low; /* after bfd's trimming of overlaps */
+	uint64_t high; /* the address of the end_sequence row */
+	size_t first, count; /* rows[first .. first + count), the last ends it */
 };
 
 struct ps_line_table {
@@ -217,7 +217,7 @@ struct ps_line_table {
  * section). address_size is the unit's. Returns 0 or a negative errno
  * (-EINVAL: damaged, bfd gives up on the unit). */
 int ps_line_table_read(struct ps_cursor debug_line, uint64_t offset, uint8_t address_size,
-		       struct ps_line_table *out);
+                       struct ps_line_table *out);
 void ps_line_table_release(struct ps_line_table *table);
 /* Whether a sequence of the table spans addr (bfd then files the unit
  * under that range). */
@@ -228,19 +228,19 @@ const struct ps_line_row *ps_line_table_find(const struct ps_line_table *table, 
 /* ------------------------------------------------------------------ */
 /* inline.c: perf's view of the addr2line answers */
 
-#define PS_INLINE_MAX 1024	/* perf's MAX_INLINE_NEST */
+#define PS_INLINE_MAX 1024 /* perf's MAX_INLINE_NEST */
 
 /* Turns the records for an address into frames the way perf's
  * inline_list__append_record/new_inline_sym do: base_name is the ELF
  * symbol perf chose (NULL: none, no chain then). Strings are allocated in
  * arena. Returns the number of frames (0: perf keeps the plain frame). */
-size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr,
-			const char *base_name, uint64_t offset, bool want_srcline,
-			struct ps_arena *arena, struct ps_frame_name *out, size_t max);
+size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr, const char *base_name,
+                        uint64_t offset, bool want_srcline, struct ps_arena *arena,
+                        struct ps_frame_name *out, size_t max);
 /* perf's srcline for a frame without a chain: "file:line", or NULL when
  * that is "??:0" (perf prints nothing); records == 0 means not found. */
 const char *ps_inline_plain_srcline(const struct ps_addr2line_record *records, size_t nr,
-				    struct ps_arena *arena);
+                                    struct ps_arena *arena);
 
 /* ------------------------------------------------------------------ */
 /* kallsyms.c: kernel symbols */
@@ -249,34 +249,32 @@ struct ps_kernel_symbols;
 
 struct ps_kernel_load_result {
 	size_t symbols;
-	size_t bad_lines;	/* damaged kallsyms lines skipped */
+	size_t bad_lines; /* damaged kallsyms lines skipped */
 	char err[PS_ERRMSG_MAX];
 };
 
 /* Where kernel symbols may come from. */
 struct ps_kernel_source {
-	const char *kallsyms, *vmlinux;		/* the user's choice, or NULL */
-	const uint8_t *build_id;		/* the capture's kernel, or NULL */
+	const char *kallsyms, *vmlinux; /* the user's choice, or NULL */
+	const uint8_t *build_id; /* the capture's kernel, or NULL */
 	size_t build_id_size;
 	const char *buildid_dir, *symfs;
 };
 
-int ps_kernel_symbols_load(const struct ps_kernel_source *source,
-			   struct ps_kernel_symbols **out, struct ps_kernel_load_result *result);
+int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kernel_symbols **out,
+                           struct ps_kernel_load_result *result);
 int ps_kernel_symbols_from_kallsyms(const char *path, struct ps_kernel_symbols **out,
-				    struct ps_kernel_load_result *result);
-int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id,
-				   size_t build_id_size, struct ps_kernel_symbols **out,
-				   struct ps_kernel_load_result *result);
+                                    struct ps_kernel_load_result *result);
+int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id, size_t build_id_size,
+                                   struct ps_kernel_symbols **out,
+                                   struct ps_kernel_load_result *result);
 void ps_kernel_symbols_free(struct ps_kernel_symbols *ks);
 /* module NULL: the kernel proper; else a module name like "[xfs]".
  * *symbol_addr gets addr in the symbols' space (the offset is taken
  * from it). */
-const struct ps_sym *ps_kernel_symbols_find(const struct ps_kernel_symbols *ks,
-					    const char *module, uint64_t addr,
-					    uint64_t *symbol_addr);
-int ps_kernel_symbols_reloc(struct ps_kernel_symbols *ks, const char *ref_name,
-			    uint64_t ref_addr);
+const struct ps_sym *ps_kernel_symbols_find(const struct ps_kernel_symbols *ks, const char *module,
+                                            uint64_t addr, uint64_t *symbol_addr);
+int ps_kernel_symbols_reloc(struct ps_kernel_symbols *ks, const char *ref_name, uint64_t ref_addr);
 
 /* ------------------------------------------------------------------ */
 /* dso.c helpers used by the others */
@@ -285,6 +283,6 @@ int ps_kernel_symbols_reloc(struct ps_kernel_symbols *ks, const char *ref_name,
 void ps_build_id_hex(const uint8_t *id, size_t size, char *buf);
 /* perf's dso__build_id_equal: recorded vs file. */
 bool ps_build_id_equal(const uint8_t *recorded, size_t recorded_size, const uint8_t *file,
-		       size_t file_size);
+                       size_t file_size);
 
 #endif /* PS_SYMBOLS_PRIV_H */

@@ -116,7 +116,7 @@ static void insert_fixup(struct ps_symtab *tab, uint32_t z)
 }
 
 int ps_symtab_add(struct ps_symtab *tab, const char *name, uint64_t start, uint64_t size,
-		  uint8_t binding, uint8_t type)
+                  uint8_t binding, uint8_t type)
 {
 	uint32_t index, parent = NIL, *link = &tab->root;
 	struct ps_sym *sym;
@@ -139,14 +139,19 @@ int ps_symtab_add(struct ps_symtab *tab, const char *name, uint64_t start, uint6
 		return -ENOMEM;
 	index = (uint32_t)tab->nr++;
 	sym = &tab->syms[index];
-	*sym = (struct ps_sym){.start = start, .end = size ? start + size : start, .name = copy,
-			       .binding = binding, .type = type, .left = NIL, .right = NIL,
-			       .red = true};
+	*sym = (struct ps_sym){ .start = start,
+		                .end = size ? start + size : start,
+		                .name = copy,
+		                .binding = binding,
+		                .type = type,
+		                .left = NIL,
+		                .right = NIL,
+		                .red = true };
 	/* __symbols__insert: equal starts go right, after the older ones */
 	while (*link != NIL) {
 		parent = *link;
 		link = start < tab->syms[parent].start ? &tab->syms[parent].left
-						       : &tab->syms[parent].right;
+		                                       : &tab->syms[parent].right;
 	}
 	*link = index;
 	sym->parent = parent;
@@ -185,7 +190,7 @@ static void erase_fixup(struct ps_symtab *tab, uint32_t x, uint32_t parent)
 	struct ps_sym *syms = tab->syms;
 
 	while (x != tab->root && !is_red(tab, x)) {
-		bool left = syms[parent].right != x;	/* x may be NIL */
+		bool left = syms[parent].right != x; /* x may be NIL */
 		uint32_t w = left ? syms[parent].right : syms[parent].left;
 
 		if (is_red(tab, w)) {
@@ -279,7 +284,8 @@ void ps_symtab_fixup_end(struct ps_symtab *tab, bool is_kallsyms)
 
 	if (prev == NIL)
 		return;
-	for (curr = ps_symtab_next(tab, prev); curr != NIL; prev = curr, curr = ps_symtab_next(tab, curr)) {
+	for (curr = ps_symtab_next(tab, prev); curr != NIL;
+	     prev = curr, curr = ps_symtab_next(tab, curr)) {
 		if (syms[prev].end != syms[prev].start)
 			continue;
 		/* kallsyms: the last kernel symbol before the modules (or the
@@ -403,8 +409,9 @@ static char *ocaml_demangle(const char *name)
 			buf[out++] = '.';
 			i += 2;
 		} else if (name[i] == '$' && ocaml_hex_digit(name[i + 1]) >= 0 &&
-			   ocaml_hex_digit(name[i + 2]) >= 0) {
-			buf[out++] = (char)(ocaml_hex_digit(name[i + 1]) << 4 | ocaml_hex_digit(name[i + 2]));
+		           ocaml_hex_digit(name[i + 2]) >= 0) {
+			buf[out++] = (char)(ocaml_hex_digit(name[i + 1]) << 4 |
+			                    ocaml_hex_digit(name[i + 2]));
 			i += 3;
 		} else {
 			buf[out++] = name[i++];
@@ -444,7 +451,7 @@ static bool keep_elf_symbol(const struct ps_elf_sym *sym, bool *is_label)
 	bool named_defined = sym->name[0] != 0 && sym->shndx != SHN_UNDEF;
 
 	*is_label = sym->type == STT_NOTYPE && named_defined && sym->shndx != SHN_ABS &&
-		    sym->visibility != STV_HIDDEN && sym->visibility != STV_INTERNAL;
+	            sym->visibility != STV_HIDDEN && sym->visibility != STV_INTERNAL;
 	if (*is_label)
 		return true;
 	if ((sym->type == STT_FUNC || sym->type == STT_GNU_IFUNC) && named_defined)
@@ -459,7 +466,8 @@ static const struct ps_elf_segment *load_segment(const struct ps_elf *runtime, u
 		const struct ps_elf_segment *seg = &runtime->segments[i];
 		uint64_t size = seg->memsz > seg->filesz ? seg->memsz : seg->filesz;
 
-		if (seg->type == PT_LOAD && size && vaddr >= seg->vaddr && vaddr - seg->vaddr < size)
+		if (seg->type == PT_LOAD && size && vaddr >= seg->vaddr &&
+		    vaddr - seg->vaddr < size)
 			return seg;
 	}
 	return NULL;
@@ -467,7 +475,7 @@ static const struct ps_elf_segment *load_segment(const struct ps_elf *runtime, u
 
 /* One pass of dso__load_sym_internal over .symtab or .dynsym of syms. */
 static int load_pass(struct ps_symtab *tab, const struct ps_elf *syms, const struct ps_elf *runtime,
-		     int section, size_t *loaded)
+                     int section, size_t *loaded)
 {
 	struct ps_elf_symtab reader;
 	bool arm = syms->machine == EM_ARM || syms->machine == EM_AARCH64;
@@ -511,7 +519,7 @@ static int load_pass(struct ps_symtab *tab, const struct ps_elf *syms, const str
 			value -= sec->addr - sec->offset;
 		demangled = ps_symbol_demangle(sym.name);
 		rc = ps_symtab_add(tab, demangled ? demangled : sym.name, value, sym.size,
-				   sym.binding, sym.type);
+		                   sym.binding, sym.type);
 		free(demangled);
 		if (rc < 0)
 			return rc;
@@ -538,7 +546,7 @@ static int synthesize_plt(struct ps_symtab *tab, const struct ps_elf *runtime, s
 	int plt = ps_elf_section_by_name(runtime, ".plt");
 	struct ps_elf_symtab dynsym;
 	uint64_t header, entry, offset, count, rel_size;
-	struct ps_elf_sym sym = {.name = ""};
+	struct ps_elf_sym sym = { .name = "" };
 	struct ps_cursor relocs;
 	char name[1024];
 
@@ -552,7 +560,8 @@ static int synthesize_plt(struct ps_symtab *tab, const struct ps_elf *runtime, s
 	if (runtime->sections[rel].type != SHT_RELA && runtime->sections[rel].type != SHT_REL)
 		return 0;
 	if (!ps_elf_section_cursor(runtime, (size_t)rel, &relocs) ||
-	    !ps_elf_symtab_open(runtime, runtime->dynsym_index, &dynsym) || dynsym.strings_size == 0)
+	    !ps_elf_symtab_open(runtime, runtime->dynsym_index, &dynsym) ||
+	    dynsym.strings_size == 0)
 		return 0;
 	if (runtime->sections[rel].entsize == 0)
 		return 0;
@@ -612,7 +621,7 @@ static int synthesize_plt(struct ps_symtab *tab, const struct ps_elf *runtime, s
 }
 
 int ps_symtab_load_dso(struct ps_symtab *tab, const struct ps_elf *syms,
-		       const struct ps_elf *runtime, char *err, size_t errsz)
+                       const struct ps_elf *runtime, char *err, size_t errsz)
 {
 	size_t from_symtab = 0, from_dynsym = 0, from_plt = 0;
 	int rc = 0;
