@@ -1,7 +1,12 @@
-/* Quirk mode only: what Debian's perf does for a frame that .eh_frame does
- * not describe. Its libunwind is used without .debug_frame support (perf was
- * built without it), so such a frame is unwound by libunwind's frame-chain
- * guess (x86_64 unw_step() after dwarf_step() fails), not by libdwfl's.
+/* Frames that no CFI describes.
+ *  - Quirk mode: what Debian's perf does for a frame that .eh_frame does
+ *    not describe. Its libunwind is used without .debug_frame support (perf
+ *    was built without it), so such a frame is unwound by libunwind's
+ *    frame-chain guess (x86_64 unw_step() after dwarf_step() fails), not by
+ *    libdwfl's.
+ *  - Both modes: JIT code outside any ELF module (CPython's -X perf
+ *    trampolines) for which the caller gives a ps_unwind_rule through
+ *    callbacks.frame_rule.
  */
 #define PS_UNWIND_INTERNAL
 #include "unwind/unwind.h"
@@ -9,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define DWARF_RBX 3
 #define DWARF_RBP 6
+#define DWARF_R12 12
+#define DWARF_R15 15
 
 bool ps_unwind_eh_covered(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc)
 {
@@ -87,6 +95,79 @@ bool ps_unwind_guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t i
 		return false;
 	regs[PS_UNWIND_DWARF_IP] = next_ip;
 	present |= 1u << PS_UNWIND_DWARF_IP;
+	memcpy(u->dwarf_regs, regs, sizeof(regs));
+	u->dwarf_regs_present = present;
+	return true;
+}
+
+/* ---- caller-given rules ------------------------------------------------ */
+
+/* What a DWARF step keeps when the CFI says nothing about a register: the
+ * x86-64 psABI's callee-saved registers (elfutils' abi_cfi marks them
+ * same-value and leaves the others undefined). */
+static uint32_t callee_saved_mask(void)
+{
+	uint32_t mask = 1u << DWARF_RBX | 1u << DWARF_RBP;
+
+	for (unsigned regno = DWARF_R12; regno <= DWARF_R15; regno++)
+		mask |= 1u << regno;
+	return mask;
+}
+
+/* One word at addr; only bytes the sample really holds (the stack copy or
+ * a mapped file) count. */
+static bool read_word(struct ps_unwinder *u, uint64_t addr, uint64_t *value)
+{
+	return ps_unwind_access_mem(u, addr, value) == 0;
+}
+
+bool ps_unwind_apply_rule(struct ps_unwinder *u, Dwfl_Frame *state,
+                          const struct ps_unwind_rule *rule)
+{
+	Dwarf_Word regs[PS_UNWIND_NR_DWARF_REGS] = { 0 };
+	uint32_t present = 0;
+	unsigned base;
+
+	switch (rule->cfa_base) {
+	case PS_UNWIND_CFA_SP:
+		base = PS_UNWIND_DWARF_SP;
+		break;
+	case PS_UNWIND_CFA_RBP:
+		base = DWARF_RBP;
+		break;
+	default:
+		return false;
+	}
+	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++)
+		if (dwfl_frame_reg(state, regno, &regs[regno]) == 0)
+			present |= 1u << regno;
+	if (!(present & 1u << base) || !(present & 1u << PS_UNWIND_DWARF_SP))
+		return false;
+
+	/* offsets are signed; the sums wrap like the machine's */
+	uint64_t cfa = regs[base] + (uint64_t)rule->cfa_offset;
+	uint64_t ra, rbp = regs[DWARF_RBP];
+
+	/* the caller's frame lies above this one: this also rejects a CFA
+	 * that wrapped around */
+	if (cfa <= regs[PS_UNWIND_DWARF_SP])
+		return false;
+	if (!read_word(u, cfa + (uint64_t)rule->ra_offset, &ra))
+		return false;
+	if (rule->rbp_saved) {
+		if (!read_word(u, cfa + (uint64_t)rule->rbp_offset, &rbp))
+			return false;
+		present |= 1u << DWARF_RBP;
+	}
+
+	present &= callee_saved_mask();
+	regs[DWARF_RBP] = rbp;
+	regs[PS_UNWIND_DWARF_SP] = cfa;
+	regs[PS_UNWIND_DWARF_IP] = ra;
+	present |= 1u << PS_UNWIND_DWARF_SP | 1u << PS_UNWIND_DWARF_IP;
+	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++)
+		if (!(present & 1u << regno))
+			regs[regno] = 0;
 	memcpy(u->dwarf_regs, regs, sizeof(regs));
 	u->dwarf_regs_present = present;
 	return true;

@@ -63,6 +63,27 @@ struct ps_unwind_map {
 	uint64_t libunwind_base;
 };
 
+/* Where a synthetic rule (ps_unwind_callbacks.frame_rule) takes the CFA
+ * from. */
+enum ps_unwind_cfa_base {
+	PS_UNWIND_CFA_SP = 0, /* rsp */
+	PS_UNWIND_CFA_RBP, /* rbp */
+};
+
+/* How to find the caller of a frame that has no CFI, as a CFI row would say
+ * it: CFA = base register + cfa_offset, the return address is stored at
+ * CFA + ra_offset, the caller's rbp at CFA + rbp_offset when rbp_saved
+ * (else rbp still holds it). The caller's rsp is the CFA; rbx, rbp and
+ * r12-r15 are carried over (callee-saved), the other registers are
+ * undefined, as after any DWARF step. */
+struct ps_unwind_rule {
+	enum ps_unwind_cfa_base cfa_base;
+	int64_t cfa_offset;
+	int64_t ra_offset; /* x86-64: -8 */
+	bool rbp_saved;
+	int64_t rbp_offset;
+};
+
 struct ps_unwind_callbacks {
 	/* Find the mapping that contains addr at the current sample's time
 	 * and fill *out; return false when addr is not mapped. Report every
@@ -72,6 +93,19 @@ struct ps_unwind_callbacks {
 	 * The strings must stay valid until the next call to find_map or the
 	 * end of the current ps_unwinder_unwind() call. */
 	bool (*find_map)(void *ctx, uint64_t addr, struct ps_unwind_map *out);
+	/* Optional (NULL: the walk ends at such a PC as described at quirk 5
+	 * of ps_unwind_opts.emulate_libunwind_quirks, in either mode). Asked
+	 * for a PC that has no ELF module (no mapping, anonymous or JIT
+	 * code, an unreadable file): fill *out with the unwind rule of the
+	 * frame and return true, or return false to keep the default. pc is
+	 * where the frame resumes: the sample's IP for the first frame (or a
+	 * frame interrupted by a signal), the return address for callers,
+	 * not decremented (the output shows it minus one, as perf does); the
+	 * rule describes the frame just before the instruction at pc runs.
+	 * With a rule the frame is shown and the walk goes on from the
+	 * caller's registers, in both modes: the libunwind quirks describe
+	 * perf, which has no such hook. */
+	bool (*frame_rule)(void *ctx, uint64_t pc, struct ps_unwind_rule *out);
 };
 
 struct ps_unwind_opts {
@@ -122,7 +156,8 @@ struct ps_unwind_opts {
 	 *    perf's libdw glue instead shows no user frame at all when it
 	 *    is the IP; drops it and ends the walk when it is a caller in
 	 *    a mapping; shows it and lets libdwfl go on with frame pointers
-	 *    when it is a caller in no mapping.
+	 *    when it is a caller in no mapping. Neither applies to a PC
+	 *    for which callbacks.frame_rule gives a rule.
 	 *
 	 * 1 and 2 are the differences between the two perf builds on the
 	 * captures of the research notes (stacks cut by the copy limit); 3
@@ -160,7 +195,8 @@ enum ps_unwind_stop {
 	/* max_frames (or the caller's buffer) reached */
 	PS_UNWIND_STOP_MAX_FRAMES,
 	/* a PC outside any mapping with a readable ELF file (JIT code, such
-	 * as CPython's -X perf trampolines, ends here) */
+	 * as CPython's -X perf trampolines, ends here unless
+	 * callbacks.frame_rule gives a rule for it) */
 	PS_UNWIND_STOP_NO_MODULE,
 	/* no unwind rule, unreadable memory or a frame that does not move */
 	PS_UNWIND_STOP_BAD_FRAME,
@@ -329,6 +365,10 @@ bool ps_unwind_eh_covered(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc);
 /* libunwind's frame-chain guess for the frame in state, whose PC is ip:
  * on success the caller's registers are in dwarf_regs (rip undecremented). */
 bool ps_unwind_guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t ip);
+/* The caller of the frame in state by a rule from callbacks.frame_rule: on
+ * success its registers are in dwarf_regs (rip undecremented). */
+bool ps_unwind_apply_rule(struct ps_unwinder *u, Dwfl_Frame *state,
+                          const struct ps_unwind_rule *rule);
 
 /* memory.c */
 bool ps_unwind_read_file_word(struct ps_unwinder *u, const char *path, uint64_t offset,

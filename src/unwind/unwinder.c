@@ -184,11 +184,43 @@ static int guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t ip)
 	return DWARF_CB_ABORT;
 }
 
+/* A frame without a module for which callbacks.frame_rule gave a rule:
+ * show it and continue from its caller, in a new libdwfl walk. pc is the
+ * frame's PC as shown: the sample's IP, or a caller's return address - 1. */
+static int follow_rule(struct ps_unwinder *u, Dwfl_Frame *state, bool first, uint64_t pc,
+                       const struct ps_unwind_rule *rule)
+{
+	Dwarf_Addr resume;
+	bool activation = false;
+
+	/* a caller interrupted by a signal shows its PC as is; asking
+	 * unwinds the frame libdwfl's way, whose reads do not count */
+	if (!first && dwfl_frame_pc(state, &resume, &activation) && activation)
+		pc = resume;
+	if (!record(u, pc))
+		return end_walk(u, PS_UNWIND_STOP_MAX_FRAMES);
+	u->step_read_zero = false;
+	u->step_read_cut = false;
+	u->step_read_failed = false;
+	if (!ps_unwind_apply_rule(u, state, rule))
+		return end_walk(u, u->step_read_cut ? PS_UNWIND_STOP_STACK_CUT
+		                                    : PS_UNWIND_STOP_BAD_FRAME);
+	uint64_t next = u->dwarf_regs[PS_UNWIND_DWARF_IP];
+	/* a return address of 0 ends a stack, as in libdwfl */
+	if (next == 0)
+		return end_walk(u, PS_UNWIND_STOP_END);
+	/* as in guess_caller(): libdwfl starts from the call instruction */
+	u->dwarf_regs[PS_UNWIND_DWARF_IP] = next - 1;
+	u->restart = true;
+	return DWARF_CB_ABORT;
+}
+
 static int frame_callback(Dwfl_Frame *state, void *arg)
 {
 	struct ps_unwinder *u = arg;
 	/* the first frame of a libdwfl walk: the sample's IP, or a caller
-	 * found by guess_caller() whose PC is already decremented */
+	 * found by guess_caller() or follow_rule() whose PC is already
+	 * decremented */
 	bool first = u->walk_frames++ == 0;
 	Dwarf_Addr pc;
 	Dwarf_Word sp = 0;
@@ -225,7 +257,12 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 	case PS_UNWIND_MODULE_ERROR:
 		return end_walk(u, PS_UNWIND_STOP_BAD_FRAME);
 	case PS_UNWIND_MODULE_UNMAPPED:
-	case PS_UNWIND_MODULE_NONE:
+	case PS_UNWIND_MODULE_NONE: {
+		struct ps_unwind_rule rule;
+
+		/* JIT code the caller knows how to unwind */
+		if (u->callbacks.frame_rule && u->callbacks.frame_rule(u->ctx, raw, &rule))
+			return follow_rule(u, state, first, lookup, &rule);
 		if (u->quirks) {
 			/* libunwind finds no unwind info: perf shows the
 			 * frame and stops */
@@ -240,6 +277,7 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 		if (first || found == PS_UNWIND_MODULE_NONE)
 			return end_walk(u, PS_UNWIND_STOP_NO_MODULE);
 		break;
+	}
 	}
 
 	/* For callers this unwinds the frame to learn whether its caller

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define SNAP_MAX_STACK (1u << 20)
 
@@ -122,6 +124,71 @@ __asm__(".text\n"
         "\tret\n"
         ".size ps_test_nocfi_call, .-ps_test_nocfi_call\n");
 
+/* CPython's trampoline templates, called as tramp(arg, NULL, NULL, fn) to
+ * run fn(arg): the fourth argument arrives in rcx. */
+static const uint8_t template_312[] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1,
+	                                0x48, 0x83, 0xc4, 0x08, 0xc3 };
+static const uint8_t template_314[] = { 0x55, 0x48, 0x89, 0xe5, 0xff, 0xd1, 0x5d, 0xc3 };
+#define TEMPLATE_RETURN_SITE 6 /* both: the instruction after the call */
+
+typedef void (*trampoline_fn)(struct capture_ctx *, void *, void *, void (*)(void));
+
+/* ps_test_tramp_target: what the trampoline calls. It notes the
+ * callee-saved registers, the SP after the return into the trampoline and
+ * the trampoline's return address (16 bytes above its own in both
+ * templates), then jumps to ps_test_tramp_next, so it leaves no frame. */
+extern uint64_t ps_test_tramp_saved[8];
+extern void (*ps_test_tramp_next)(struct capture_ctx *);
+uint64_t ps_test_tramp_saved[8];
+void (*ps_test_tramp_next)(struct capture_ctx *);
+void ps_test_tramp_target(void);
+__asm__(".text\n"
+        ".type ps_test_tramp_target, @function\n"
+        "ps_test_tramp_target:\n"
+        "\tmovq %rbx, ps_test_tramp_saved+0(%rip)\n"
+        "\tmovq %rbp, ps_test_tramp_saved+8(%rip)\n"
+        "\tmovq %r12, ps_test_tramp_saved+16(%rip)\n"
+        "\tmovq %r13, ps_test_tramp_saved+24(%rip)\n"
+        "\tmovq %r14, ps_test_tramp_saved+32(%rip)\n"
+        "\tmovq %r15, ps_test_tramp_saved+40(%rip)\n"
+        "\tleaq 8(%rsp), %rax\n"
+        "\tmovq %rax, ps_test_tramp_saved+48(%rip)\n"
+        "\tmovq 16(%rsp), %rax\n"
+        "\tmovq %rax, ps_test_tramp_saved+56(%rip)\n"
+        "\tjmp *ps_test_tramp_next(%rip)\n"
+        ".size ps_test_tramp_target, .-ps_test_tramp_target\n");
+
+static void call_through_trampoline(struct capture_ctx *ctx)
+{
+	struct snapshot *snap = ctx->snap;
+	const uint8_t *code = ctx->mode == SNAP_TRAMPOLINE ? template_312 : template_314;
+	size_t size = ctx->mode == SNAP_TRAMPOLINE ? sizeof(template_312) : sizeof(template_314);
+	long page = sysconf(_SC_PAGESIZE);
+	void *mem = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	                 -1, 0);
+
+	if (mem == MAP_FAILED)
+		return;
+	memcpy(mem, code, size);
+	if (mprotect(mem, (size_t)page, PROT_READ | PROT_EXEC) != 0) {
+		munmap(mem, (size_t)page);
+		return;
+	}
+	snap->tramp = mem;
+	snap->tramp_return = (uint64_t)(uintptr_t)mem + TEMPLATE_RETURN_SITE;
+	ps_test_tramp_next = level1;
+	((trampoline_fn)mem)(ctx, NULL, NULL, ps_test_tramp_target);
+	snap->tramp_ra = ps_test_tramp_saved[7];
+	/* packed like regs: BX=1 BP=6 SP=7 IP=8, R12..R15 at 9 + 4.. */
+	memcpy(snap->at_return_regs, snap->regs, sizeof(snap->regs));
+	snap->at_return_regs[1] = ps_test_tramp_saved[0];
+	snap->at_return_regs[6] = ps_test_tramp_saved[1];
+	for (int i = 0; i < 4; i++)
+		snap->at_return_regs[SNAP_REG_IP + 1 + 4 + i] = ps_test_tramp_saved[2 + i];
+	snap->at_return_regs[SNAP_REG_SP] = ps_test_tramp_saved[6];
+	snap->at_return_regs[SNAP_REG_IP] = snap->tramp_return;
+}
+
 KEEP_FRAME static void level2(struct capture_ctx *ctx)
 {
 	if (ctx->mode == SNAP_SIGNAL) {
@@ -131,6 +198,8 @@ KEEP_FRAME static void level2(struct capture_ctx *ctx)
 		signal(SIGUSR1, SIG_DFL);
 	} else if (ctx->mode == SNAP_NO_CFI) {
 		ps_test_nocfi_call(ctx, level1, &ctx->snap->nocfi_ra);
+	} else if (ctx->mode == SNAP_TRAMPOLINE || ctx->mode == SNAP_TRAMPOLINE_FP) {
+		call_through_trampoline(ctx);
 	} else {
 		level1(ctx);
 	}
@@ -175,6 +244,9 @@ void snapshot_free(struct snapshot *snap)
 {
 	free(snap->stack);
 	snap->stack = NULL;
+	if (snap->tramp)
+		munmap(snap->tramp, (size_t)sysconf(_SC_PAGESIZE));
+	snap->tramp = NULL;
 }
 
 long snapshot_ra_offset(const struct snapshot *snap, int level)
@@ -206,6 +278,21 @@ struct ps_unwind_sample snapshot_sample(const struct snapshot *snap)
 		.stack = snap->stack,
 		.stack_size = snap->stack_size,
 	};
+}
+
+struct ps_unwind_sample snapshot_sample_at_return(const struct snapshot *snap,
+                                                  uint64_t regs[SNAP_NR_REGS])
+{
+	struct ps_unwind_sample sample = snapshot_sample(snap);
+	uint64_t sp = snap->at_return_regs[SNAP_REG_SP];
+
+	memcpy(regs, snap->at_return_regs, SNAP_NR_REGS * sizeof(regs[0]));
+	sample.regs = regs;
+	if (sp < snap->sp || sp - snap->sp > snap->stack_size)
+		return sample;
+	sample.stack = snap->stack + (sp - snap->sp);
+	sample.stack_size = snap->stack_size - (sp - snap->sp);
+	return sample;
 }
 
 /* ---- mappings ------------------------------------------------------------ */

@@ -29,6 +29,16 @@ struct snapshot {
 	uint64_t ra[SNAP_LEVELS];
 	uint64_t signal_ra; /* SNAP_SIGNAL: the handler's return address */
 	uint64_t nocfi_ra; /* SNAP_NO_CFI: return address of the function without CFI */
+	/* SNAP_TRAMPOLINE*: the copy of the template in anonymous executable
+	 * memory (ra[1], level1's return address, is tramp + tramp_return),
+	 * the trampoline's own return address (into level2), and the
+	 * registers as level1 returns into the trampoline (packed like regs:
+	 * callee-saved ones and SP, after the return, are real; the IP is
+	 * the return site) */
+	uint8_t *tramp;
+	uint64_t tramp_return;
+	uint64_t tramp_ra;
+	uint64_t at_return_regs[SNAP_NR_REGS];
 	uint8_t *stack;
 	uint64_t stack_size;
 };
@@ -41,6 +51,13 @@ enum snap_mode {
 	/* level2 calls level1 through an assembly function without CFI that
 	 * keeps a frame pointer and 32 bytes of locals */
 	SNAP_NO_CFI,
+	/* level2 calls level1 through a copy of CPython 3.12's -X perf
+	 * trampoline (sub $8,%rsp; call *%rcx; add $8,%rsp; ret) in
+	 * anonymous executable memory: no module, no CFI */
+	SNAP_TRAMPOLINE,
+	/* the same with CPython 3.14's (push %rbp; mov %rsp,%rbp;
+	 * call *%rcx; pop %rbp; ret) */
+	SNAP_TRAMPOLINE_FP,
 };
 
 /* Take a snapshot through level3 -> level2 -> level1 -> capture. Returns
@@ -52,6 +69,10 @@ void snapshot_free(struct snapshot *snap);
 long snapshot_ra_offset(const struct snapshot *snap, int level);
 /* A sample over the snapshot (the pointers stay the snapshot's). */
 struct ps_unwind_sample snapshot_sample(const struct snapshot *snap);
+/* SNAP_TRAMPOLINE*: a sample taken at the trampoline's return site, just
+ * after level1 returned into it (regs is the caller's storage). */
+struct ps_unwind_sample snapshot_sample_at_return(const struct snapshot *snap,
+                                                  uint64_t regs[SNAP_NR_REGS]);
 
 /* /proc/self/maps as a find_map table. */
 struct test_map {

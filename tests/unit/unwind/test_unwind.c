@@ -13,21 +13,52 @@
 #define MAX PS_UNWIND_DEFAULT_MAX_FRAMES
 
 struct env {
-	struct test_maps maps;
+	struct test_maps maps; /* first: the callbacks' ctx */
 	struct snapshot snap;
 	struct ps_unwinder *unwinder;
 	uint64_t pcs[MAX];
 	enum ps_unwind_stop stop;
+	/* what test_frame_rule answers: rule for PCs in [rule_low, rule_high) */
+	uint64_t rule_low, rule_high;
+	struct ps_unwind_rule rule;
+	unsigned rule_calls;
+	uint64_t rule_last_pc;
 };
+
+static bool test_frame_rule(void *ctx, uint64_t pc, struct ps_unwind_rule *out)
+{
+	struct env *e = ctx;
+
+	e->rule_calls++;
+	e->rule_last_pc = pc;
+	if (pc < e->rule_low || pc >= e->rule_high)
+		return false;
+	*out = e->rule;
+	return true;
+}
 
 static void env_open_opts(struct env *e, enum snap_mode mode, const struct ps_unwind_opts *opts)
 {
-	static const struct ps_unwind_callbacks callbacks = { test_find_map };
+	static const struct ps_unwind_callbacks callbacks = { .find_map = test_find_map };
 
 	memset(e, 0, sizeof(*e));
 	ck_assert(snapshot_take(&e->snap, mode));
 	ck_assert(test_maps_load(&e->maps));
 	ck_assert_int_eq(ps_unwinder_new(&callbacks, &e->maps, opts, &e->unwinder), 0);
+}
+
+/* with a frame_rule callback */
+static void env_open_rule(struct env *e, bool quirks, enum snap_mode mode)
+{
+	static const struct ps_unwind_callbacks callbacks = { .find_map = test_find_map,
+		                                              .frame_rule = test_frame_rule };
+	struct ps_unwind_opts opts = { .sz = sizeof(opts), .emulate_libunwind_quirks = quirks };
+
+	memset(e, 0, sizeof(*e));
+	ck_assert(snapshot_take(&e->snap, mode));
+	ck_assert_ptr_nonnull(e->snap.tramp);
+	ck_assert(test_maps_load(&e->maps));
+	ck_assert_int_eq(ps_unwinder_new(&callbacks, e, &opts, &e->unwinder), 0);
 }
 
 static void env_open(struct env *e, bool quirks, enum snap_mode mode)
@@ -324,6 +355,193 @@ START_TEST(test_libunwind_base)
 }
 END_TEST
 
+/* ---- frame_rule: JIT code without CFI ------------------------------------ */
+
+/* The rules CPython's templates have at their return site (offset 6). */
+static const struct ps_unwind_rule rule_312 = { .cfa_base = PS_UNWIND_CFA_SP,
+	                                        .cfa_offset = 16,
+	                                        .ra_offset = -8 };
+static const struct ps_unwind_rule rule_314 = { .cfa_base = PS_UNWIND_CFA_SP,
+	                                        .cfa_offset = 16,
+	                                        .ra_offset = -8,
+	                                        .rbp_saved = true,
+	                                        .rbp_offset = -16 };
+/* 3.14's, through the frame pointer it sets up */
+static const struct ps_unwind_rule rule_314_rbp = { .cfa_base = PS_UNWIND_CFA_RBP,
+	                                            .cfa_offset = 16,
+	                                            .ra_offset = -8,
+	                                            .rbp_saved = true,
+	                                            .rbp_offset = -16 };
+
+/* capture <- level1 <- trampoline <- level2 <- level3 <- ... */
+static void assert_through_trampoline(const struct env *e, int n, int from)
+{
+	ck_assert_int_ge(n, from + 4);
+	ck_assert_uint_eq(e->pcs[from], e->snap.tramp_return - 1);
+	ck_assert_uint_eq(e->pcs[from + 1], e->snap.tramp_ra - 1);
+	ck_assert_uint_eq(e->pcs[from + 2], e->snap.ra[2] - 1);
+	ck_assert_uint_eq(e->pcs[from + 3], e->snap.ra[3] - 1);
+	ck_assert_int_eq(e->stop, PS_UNWIND_STOP_END);
+	ck_assert_int_lt(n, MAX);
+}
+
+START_TEST(test_trampoline_without_rule)
+{
+	struct env e;
+
+	/* no callback: the walk ends at the trampoline as before */
+	env_open(&e, _i, SNAP_TRAMPOLINE);
+	ck_assert_ptr_nonnull(e.snap.tramp);
+	int n = env_unwind_snapshot(&e);
+	assert_known_frames(&e, n, 1);
+	if (_i) {
+		/* libunwind shows it and stops */
+		ck_assert_int_eq(n, 3);
+		ck_assert_uint_eq(e.pcs[2], e.snap.tramp_return - 1);
+	} else {
+		/* perf's libdw glue drops a caller in a mapping without ELF */
+		ck_assert_int_eq(n, 2);
+	}
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_NO_MODULE);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_trampoline_rule_declined)
+{
+	struct env e;
+
+	/* a callback that has no rule for the PC changes nothing */
+	env_open_rule(&e, _i, SNAP_TRAMPOLINE);
+	int n = env_unwind_snapshot(&e);
+	ck_assert_int_eq(n, _i ? 3 : 2);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_NO_MODULE);
+	ck_assert_uint_eq(e.rule_calls, 1);
+	/* asked with the return address, not decremented */
+	ck_assert_uint_eq(e.rule_last_pc, e.snap.tramp_return);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_trampoline_rule_312)
+{
+	struct env e;
+
+	env_open_rule(&e, _i, SNAP_TRAMPOLINE);
+	e.rule_low = e.snap.tramp_return;
+	e.rule_high = e.snap.tramp_return + 1;
+	e.rule = rule_312;
+	int n = env_unwind_snapshot(&e);
+	assert_known_frames(&e, n, 1);
+	assert_through_trampoline(&e, n, 2);
+	ck_assert_uint_eq(e.rule_calls, 1);
+
+	/* the same sample again, and the unwinder is reused */
+	ck_assert_int_eq(env_unwind_snapshot(&e), n);
+	ck_assert_uint_eq(ps_unwinder_stats(e.unwinder)->dwfl_builds, 1);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_trampoline_rule_314)
+{
+	struct env e;
+
+	/* the rule restores rbp from the stack, by rsp or by rbp */
+	for (int by_rbp = 0; by_rbp < 2; by_rbp++) {
+		env_open_rule(&e, _i, SNAP_TRAMPOLINE_FP);
+		e.rule_low = e.snap.tramp_return;
+		e.rule_high = e.snap.tramp_return + 1;
+		e.rule = by_rbp ? rule_314_rbp : rule_314;
+		int n = env_unwind_snapshot(&e);
+		assert_known_frames(&e, n, 1);
+		assert_through_trampoline(&e, n, 2);
+		env_close(&e);
+	}
+}
+END_TEST
+
+START_TEST(test_trampoline_rule_first_frame)
+{
+	struct env e;
+	uint64_t regs[SNAP_NR_REGS];
+
+	/* a sample taken at the return site: frame 0 is the trampoline */
+	env_open_rule(&e, _i, _i ? SNAP_TRAMPOLINE_FP : SNAP_TRAMPOLINE);
+	e.rule_low = e.snap.tramp_return;
+	e.rule_high = e.snap.tramp_return + 1;
+	e.rule = _i ? rule_314 : rule_312;
+	struct ps_unwind_sample sample = snapshot_sample_at_return(&e.snap, regs);
+	ck_assert_ptr_ne(sample.stack, e.snap.stack);
+	int n = env_unwind(&e, &sample);
+	/* frame 0 is the IP itself */
+	ck_assert_int_ge(n, 1);
+	ck_assert_uint_eq(e.pcs[0], e.snap.tramp_return);
+	ck_assert_uint_eq(e.rule_last_pc, e.snap.tramp_return);
+	e.pcs[0]--;
+	assert_through_trampoline(&e, n, 0);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_trampoline_rule_failures)
+{
+	struct env e;
+
+	env_open_rule(&e, _i, SNAP_TRAMPOLINE);
+	e.rule_low = e.snap.tramp_return;
+	e.rule_high = e.snap.tramp_return + 1;
+
+	/* a rule that does not move the stack up: shown, then a bad frame */
+	e.rule = rule_312;
+	e.rule.cfa_offset = 0;
+	ck_assert_int_eq(env_unwind_snapshot(&e), 3);
+	ck_assert_uint_eq(e.pcs[2], e.snap.tramp_return - 1);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_BAD_FRAME);
+	e.rule.cfa_base = (enum ps_unwind_cfa_base)7;
+	e.rule.cfa_offset = 16;
+	ck_assert_int_eq(env_unwind_snapshot(&e), 3);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_BAD_FRAME);
+
+	/* the return address beyond the stack copy */
+	e.rule = rule_312;
+	long off = snapshot_ra_offset(&e.snap, 1);
+	ck_assert_int_ge(off, 0);
+	struct ps_unwind_sample sample = snapshot_sample(&e.snap);
+	sample.stack_size = (uint64_t)off + 16;
+	e.maps.hide = e.snap.sp;
+	ck_assert_int_eq(env_unwind(&e, &sample), 3);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_STACK_CUT);
+	e.maps.hide = 0;
+
+	/* a return address of 0 ends the stack */
+	memset(e.snap.stack + off + 16, 0, 8);
+	ck_assert_int_eq(env_unwind_snapshot(&e), 3);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_END);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(test_trampoline_rule_max_frames)
+{
+	struct env e;
+
+	env_open_rule(&e, _i, SNAP_TRAMPOLINE);
+	e.rule_low = e.snap.tramp_return;
+	e.rule_high = e.snap.tramp_return + 1;
+	e.rule = rule_312;
+	struct ps_unwind_sample sample = snapshot_sample(&e.snap);
+	/* the trampoline is the last frame that fits, then the one after */
+	ck_assert_int_eq(ps_unwinder_unwind(e.unwinder, &sample, e.pcs, 3, &e.stop), 3);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_MAX_FRAMES);
+	ck_assert_uint_eq(e.pcs[2], e.snap.tramp_return - 1);
+	ck_assert_int_eq(ps_unwinder_unwind(e.unwinder, &sample, e.pcs, 4, &e.stop), 4);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_MAX_FRAMES);
+	ck_assert_uint_eq(e.pcs[3], e.snap.tramp_ra - 1);
+	env_close(&e);
+}
+END_TEST
+
 /* ---- modules --------------------------------------------------------------- */
 
 START_TEST(test_missing_file_then_found)
@@ -520,7 +738,7 @@ START_TEST(test_bad_arguments)
 	uint64_t regs[SNAP_NR_REGS];
 	struct ps_unwind_sample sample;
 	struct ps_unwinder *u = NULL;
-	static const struct ps_unwind_callbacks no_find_map = { NULL };
+	static const struct ps_unwind_callbacks no_find_map = { .find_map = NULL };
 	struct ps_unwind_opts small = { .sz = 4 };
 
 	ck_assert_int_eq(ps_unwinder_new(&no_find_map, NULL, NULL, &u), -EINVAL);
@@ -528,9 +746,9 @@ START_TEST(test_bad_arguments)
 	ck_assert_int_eq(ps_unwinder_new(NULL, NULL, NULL, &u), -EINVAL);
 	ck_assert_int_eq(ps_unwinder_new(&no_find_map, NULL, NULL, NULL), -EINVAL);
 	env_open(&e, false, SNAP_PLAIN);
-	ck_assert_int_eq(
-	        ps_unwinder_new(&(struct ps_unwind_callbacks){ test_find_map }, NULL, &small, &u),
-	        -EINVAL);
+	ck_assert_int_eq(ps_unwinder_new(&(struct ps_unwind_callbacks){ .find_map = test_find_map },
+	                                 NULL, &small, &u),
+	                 -EINVAL);
 
 	sample = snapshot_sample(&e.snap);
 	ck_assert_int_eq(ps_unwinder_unwind(NULL, &sample, e.pcs, MAX, NULL), -EINVAL);
@@ -646,6 +864,16 @@ static Suite *suite_unwind(void)
 	tcase_add_loop_test(tc, test_signal_frame, 0, 2);
 	tcase_add_loop_test(tc, test_frame_without_cfi, 0, 2);
 	tcase_add_loop_test(tc, test_libunwind_base, 0, 2);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("frame_rule");
+	tcase_add_loop_test(tc, test_trampoline_without_rule, 0, 2);
+	tcase_add_loop_test(tc, test_trampoline_rule_declined, 0, 2);
+	tcase_add_loop_test(tc, test_trampoline_rule_312, 0, 2);
+	tcase_add_loop_test(tc, test_trampoline_rule_314, 0, 2);
+	tcase_add_loop_test(tc, test_trampoline_rule_first_frame, 0, 2);
+	tcase_add_loop_test(tc, test_trampoline_rule_failures, 0, 2);
+	tcase_add_loop_test(tc, test_trampoline_rule_max_frames, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("modules");

@@ -1,0 +1,775 @@
+/* Perf maps (perf-PID.map: "START SIZE NAME" lines), read in chunks and
+ * damage-tolerant; the sorted table of named code ranges that both readers
+ * fill; ps_jit_names, which finds one process's files and merges them. */
+#include "python/python.h"
+
+#include "base/strbuf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DEFAULT_MAX_ENTRIES ((size_t)16 << 20)
+#define DEFAULT_MAX_NAME_BYTES ((size_t)256 << 20)
+#define DEFAULT_MAX_UNWIND_BYTES ((size_t)64 << 20)
+#define MAP_LINE_MAX ((size_t)64 << 10) /* a longer line is damaged */
+#define MAP_CHUNK ((size_t)64 << 10)
+#define ERRMSG_MAX 512
+#define SEARCH_DIRS_MAX 3
+
+/* ------------------------------------------------------------------ */
+/* The table                                                           */
+/* ------------------------------------------------------------------ */
+
+struct table_entry {
+	uint64_t start, size;
+	uint64_t order;
+	uint64_t code_index;
+	uint32_t name; /* offset in table->names */
+	uint32_t unwind; /* index in table->unwinds or PS_JIT_NO_UNWIND */
+};
+
+/* Where to find the entries of one code_index (for JIT_CODE_MOVE). */
+struct code_index_ref {
+	uint64_t code_index, order;
+	size_t entry;
+};
+
+struct table_unwind {
+	size_t offset; /* in table->unwind_bytes */
+	size_t eh_frame_size, hdr_size;
+};
+
+struct ps_jit_table {
+	enum ps_jit_source source;
+	struct ps_jit_limits limits; /* defaults applied */
+	char *path;
+	struct table_entry *entries;
+	size_t nr_entries, cap_entries;
+	char *names;
+	size_t names_len, names_cap;
+	uint8_t *unwind_bytes;
+	size_t unwind_len, unwind_cap;
+	struct table_unwind *unwinds;
+	size_t nr_unwinds, cap_unwinds;
+	/* sorted by (code_index, order), built for the first JIT_CODE_MOVE */
+	struct code_index_ref *by_code_index;
+	size_t nr_by_code_index;
+	struct ps_jit_file_stats stats;
+	char errmsg[ERRMSG_MAX];
+};
+
+/* Make room for need elements of elem bytes in *array (capacity *cap). */
+static bool grow(void **array, size_t *cap, size_t need, size_t elem)
+{
+	size_t new_cap = *cap ? *cap : 64;
+	void *p;
+
+	if (need <= *cap)
+		return true;
+	while (new_cap < need) {
+		if (new_cap > SIZE_MAX / 2)
+			return false;
+		new_cap *= 2;
+	}
+	if (new_cap > SIZE_MAX / elem)
+		return false;
+	p = realloc(*array, new_cap * elem);
+	if (!p)
+		return false;
+	*array = p;
+	*cap = new_cap;
+	return true;
+}
+
+struct ps_jit_table *ps_jit_table_new(enum ps_jit_source source, const char *path,
+                                      const struct ps_jit_limits *limits)
+{
+	struct ps_jit_table *table = calloc(1, sizeof(*table));
+
+	if (!table)
+		return NULL;
+	table->path = strdup(path ? path : "");
+	if (!table->path) {
+		free(table);
+		return NULL;
+	}
+	table->source = source;
+	if (limits)
+		table->limits = *limits;
+	if (!table->limits.max_entries)
+		table->limits.max_entries = DEFAULT_MAX_ENTRIES;
+	if (!table->limits.max_name_bytes)
+		table->limits.max_name_bytes = DEFAULT_MAX_NAME_BYTES;
+	if (!table->limits.max_unwind_bytes)
+		table->limits.max_unwind_bytes = DEFAULT_MAX_UNWIND_BYTES;
+	/* names and unwinding infos are indexed by uint32_t */
+	if (table->limits.max_name_bytes > UINT32_MAX)
+		table->limits.max_name_bytes = UINT32_MAX;
+	if (table->limits.max_entries > UINT32_MAX - 1)
+		table->limits.max_entries = UINT32_MAX - 1;
+	return table;
+}
+
+void ps_jit_table_free(struct ps_jit_table *table)
+{
+	if (!table)
+		return;
+	free(table->path);
+	free(table->entries);
+	free(table->names);
+	free(table->unwind_bytes);
+	free(table->unwinds);
+	free(table->by_code_index);
+	free(table);
+}
+
+int64_t ps_jit_table_add_unwind(struct ps_jit_table *table, const uint8_t *data,
+                                size_t eh_frame_size, size_t hdr_size)
+{
+	size_t size = eh_frame_size + hdr_size;
+	struct table_unwind *last;
+
+	if (size < eh_frame_size)
+		return -ENOSPC;
+	/* CPython writes the same bytes for every trampoline: share them */
+	if (table->nr_unwinds) {
+		last = &table->unwinds[table->nr_unwinds - 1];
+		if (last->eh_frame_size == eh_frame_size && last->hdr_size == hdr_size &&
+		    memcmp(table->unwind_bytes + last->offset, data, size) == 0)
+			return (int64_t)(table->nr_unwinds - 1);
+	}
+	if (size > table->limits.max_unwind_bytes - table->unwind_len ||
+	    table->nr_unwinds >= UINT32_MAX - 1)
+		return -ENOSPC;
+	if (!grow((void **)&table->unwind_bytes, &table->unwind_cap, table->unwind_len + size, 1) ||
+	    !grow((void **)&table->unwinds, &table->cap_unwinds, table->nr_unwinds + 1,
+	          sizeof(*table->unwinds)))
+		return -ENOMEM;
+	memcpy(table->unwind_bytes + table->unwind_len, data, size);
+	table->unwinds[table->nr_unwinds] = (struct table_unwind){
+		.offset = table->unwind_len,
+		.eh_frame_size = eh_frame_size,
+		.hdr_size = hdr_size,
+	};
+	table->unwind_len += size;
+	return (int64_t)table->nr_unwinds++;
+}
+
+static int add_entry(struct ps_jit_table *table, const struct table_entry *entry)
+{
+	if (table->nr_entries >= table->limits.max_entries)
+		return -ENOSPC;
+	if (!grow((void **)&table->entries, &table->cap_entries, table->nr_entries + 1,
+	          sizeof(*table->entries)))
+		return -ENOMEM;
+	table->entries[table->nr_entries++] = *entry;
+	return 0;
+}
+
+int ps_jit_table_add(struct ps_jit_table *table, uint64_t start, uint64_t size, const char *name,
+                     size_t name_len, uint32_t unwind, uint64_t code_index, uint64_t order)
+{
+	struct table_entry entry = {
+		.start = start,
+		.size = size,
+		.order = order,
+		.code_index = code_index,
+		.name = (uint32_t)table->names_len,
+		.unwind = unwind < table->nr_unwinds ? unwind : PS_JIT_NO_UNWIND,
+	};
+	int err;
+
+	if (table->nr_entries >= table->limits.max_entries ||
+	    name_len >= table->limits.max_name_bytes - table->names_len)
+		return -ENOSPC;
+	if (!grow((void **)&table->names, &table->names_cap, table->names_len + name_len + 1, 1))
+		return -ENOMEM;
+	err = add_entry(table, &entry);
+	if (err)
+		return err;
+	memcpy(table->names + table->names_len, name, name_len);
+	table->names[table->names_len + name_len] = '\0';
+	table->names_len += name_len + 1;
+	return 0;
+}
+
+static int compare_by_code_index(const void *a, const void *b)
+{
+	const struct code_index_ref *x = a, *y = b;
+
+	if (x->code_index != y->code_index)
+		return x->code_index < y->code_index ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+int ps_jit_table_add_moved(struct ps_jit_table *table, uint64_t code_index, uint64_t start,
+                           uint64_t size, uint64_t order)
+{
+	size_t low = 0, high;
+	struct table_entry entry;
+
+	if (!table->by_code_index && table->nr_entries) {
+		table->by_code_index = malloc(table->nr_entries * sizeof(*table->by_code_index));
+		if (!table->by_code_index)
+			return -ENOMEM;
+		for (size_t i = 0; i < table->nr_entries; i++)
+			table->by_code_index[i] = (struct code_index_ref){
+				.code_index = table->entries[i].code_index,
+				.order = table->entries[i].order,
+				.entry = i,
+			};
+		table->nr_by_code_index = table->nr_entries;
+		qsort(table->by_code_index, table->nr_by_code_index, sizeof(*table->by_code_index),
+		      compare_by_code_index);
+	}
+	/* one past the last reference whose code_index <= the one asked */
+	high = table->nr_by_code_index;
+	while (low < high) {
+		size_t mid = low + (high - low) / 2;
+
+		if (table->by_code_index[mid].code_index <= code_index)
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	if (low == 0 || table->by_code_index[low - 1].code_index != code_index)
+		return -ENOENT;
+	entry = table->entries[table->by_code_index[low - 1].entry];
+	entry.start = start;
+	entry.size = size;
+	entry.order = order;
+	return add_entry(table, &entry);
+}
+
+static int compare_by_start(const void *a, const void *b)
+{
+	const struct table_entry *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+void ps_jit_table_finish(struct ps_jit_table *table)
+{
+	size_t kept = 0;
+
+	free(table->by_code_index);
+	table->by_code_index = NULL;
+	table->nr_by_code_index = 0;
+	if (table->nr_entries)
+		qsort(table->entries, table->nr_entries, sizeof(*table->entries), compare_by_start);
+	/* of a run with one start keep the last written */
+	for (size_t i = 0; i < table->nr_entries; i++) {
+		if (i + 1 < table->nr_entries &&
+		    table->entries[i + 1].start == table->entries[i].start)
+			continue;
+		table->entries[kept++] = table->entries[i];
+	}
+	table->nr_entries = kept;
+	/* an entry ends at the latest where the next one starts */
+	for (size_t i = 0; i + 1 < table->nr_entries; i++) {
+		struct table_entry *entry = &table->entries[i];
+		uint64_t room = table->entries[i + 1].start - entry->start;
+
+		if (entry->size > room)
+			entry->size = room;
+	}
+	table->stats.entries = table->nr_entries;
+}
+
+static void fill_symbol(const struct ps_jit_table *table, const struct table_entry *entry,
+                        struct ps_jit_symbol *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->name = table->names + entry->name;
+	out->start = entry->start;
+	out->size = entry->size;
+	out->source = table->source;
+	out->code_index = entry->code_index;
+	if (entry->unwind != PS_JIT_NO_UNWIND) {
+		const struct table_unwind *unwind = &table->unwinds[entry->unwind];
+
+		out->eh_frame = table->unwind_bytes + unwind->offset;
+		out->eh_frame_size = unwind->eh_frame_size;
+		out->eh_frame_hdr = out->eh_frame + unwind->eh_frame_size;
+		out->eh_frame_hdr_size = unwind->hdr_size;
+		/* perf's genelf puts .eh_frame at ALIGN_8(text offset + code
+		 * size); the text offset is a multiple of 8 */
+		out->eh_frame_addr = entry->start + ((entry->size + 7) & ~(uint64_t)7);
+	}
+}
+
+bool ps_jit_table_lookup(const struct ps_jit_table *table, uint64_t addr, struct ps_jit_symbol *out)
+{
+	size_t low = 0, high;
+	const struct table_entry *entry;
+
+	if (!table)
+		return false;
+	/* the last entry starting at or below addr */
+	high = table->nr_entries;
+	while (low < high) {
+		size_t mid = low + (high - low) / 2;
+
+		if (table->entries[mid].start <= addr)
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	if (low == 0)
+		return false;
+	entry = &table->entries[low - 1];
+	if (addr - entry->start >= entry->size)
+		return false;
+	if (out)
+		fill_symbol(table, entry, out);
+	return true;
+}
+
+size_t ps_jit_table_count(const struct ps_jit_table *table)
+{
+	return table ? table->nr_entries : 0;
+}
+
+bool ps_jit_table_at(const struct ps_jit_table *table, size_t index, struct ps_jit_symbol *out)
+{
+	if (!table || index >= table->nr_entries)
+		return false;
+	fill_symbol(table, &table->entries[index], out);
+	return true;
+}
+
+const char *ps_jit_table_path(const struct ps_jit_table *table)
+{
+	return table->path;
+}
+
+const struct ps_jit_file_stats *ps_jit_table_stats(const struct ps_jit_table *table)
+{
+	return &table->stats;
+}
+
+struct ps_jit_file_stats *ps_jit_table_counters(struct ps_jit_table *table)
+{
+	return &table->stats;
+}
+
+const char *ps_jit_table_errmsg(const struct ps_jit_table *table)
+{
+	return table->errmsg[0] ? table->errmsg : NULL;
+}
+
+void ps_jit_table_note(struct ps_jit_table *table, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (table->errmsg[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(table->errmsg, sizeof(table->errmsg), fmt, ap);
+	va_end(ap);
+}
+
+int ps_jit_table_fail(struct ps_jit_table *table, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	/* a file that failed is not used at all */
+	table->nr_entries = 0;
+	table->stats.entries = 0;
+	va_start(ap, fmt);
+	vsnprintf(table->errmsg, sizeof(table->errmsg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Perf maps                                                           */
+/* ------------------------------------------------------------------ */
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* A hex number (an optional 0x as perf's strtoull accepts) ending at a
+ * blank; false on no digits, another character, or overflow. */
+static bool parse_hex(const char **at, const char *end, uint64_t *out)
+{
+	const char *p = *at;
+	uint64_t value = 0;
+	int digit;
+
+	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && hex_digit(p[2]) >= 0)
+		p += 2;
+	if (p == end || hex_digit(*p) < 0)
+		return false;
+	for (; p < end && (digit = hex_digit(*p)) >= 0; p++) {
+		if (value > UINT64_MAX >> 4)
+			return false;
+		value = value << 4 | (uint64_t)digit;
+	}
+	if (p < end && !is_blank(*p))
+		return false;
+	*out = value;
+	*at = p;
+	return true;
+}
+
+/* One line without its newline; NULL when it is good, else what is wrong. */
+static const char *parse_map_line(const char *line, size_t len, uint64_t *start, uint64_t *size,
+                                  const char **name, size_t *name_len)
+{
+	const char *p = line, *end = line + len;
+
+	if (len > MAP_LINE_MAX)
+		return "longer than 64 KiB";
+	if (memchr(line, '\0', len))
+		return "NUL byte";
+	while (p < end && is_blank(*p))
+		p++;
+	if (p == end)
+		return "empty line";
+	if (!parse_hex(&p, end, start))
+		return "bad start address";
+	while (p < end && is_blank(*p))
+		p++;
+	if (p == end)
+		return "missing size";
+	if (!parse_hex(&p, end, size))
+		return "bad size";
+	while (p < end && is_blank(*p))
+		p++;
+	if (p == end)
+		return "missing name";
+	if (*size == 0)
+		return "size 0";
+	if (*start + *size < *start)
+		return "start + size overflows";
+	*name = p;
+	*name_len = (size_t)(end - p);
+	return NULL;
+}
+
+static int map_line(struct ps_jit_table *table, const char *line, size_t len, uint64_t line_no)
+{
+	uint64_t start = 0, size = 0;
+	const char *name = NULL;
+	size_t name_len = 0;
+	const char *damage = parse_map_line(line, len, &start, &size, &name, &name_len);
+	int err;
+
+	if (damage) {
+		table->stats.damaged++;
+		ps_jit_table_note(table, "%s: line %llu: %s", table->path,
+		                  (unsigned long long)line_no, damage);
+		return 0;
+	}
+	err = ps_jit_table_add(table, start, size, name, name_len, PS_JIT_NO_UNWIND, 0, line_no);
+	if (err == -ENOSPC) {
+		table->stats.over_limit++;
+		return 0;
+	}
+	return err;
+}
+
+static int read_map_lines(struct ps_jit_table *table, int fd)
+{
+	size_t cap = MAP_LINE_MAX + MAP_CHUNK, len = 0;
+	char *buf = malloc(cap);
+	bool skipping = false; /* inside a line already found too long */
+	uint64_t line_no = 1;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, cap - len);
+		char *p = buf, *end, *newline;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = ps_jit_table_fail(table, -errno, "%s: line %llu: read: %s",
+			                        table->path, (unsigned long long)line_no,
+			                        strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		end = buf + len;
+		while (!err && (newline = memchr(p, '\n', (size_t)(end - p)))) {
+			if (!skipping)
+				err = map_line(table, p, (size_t)(newline - p), line_no);
+			skipping = false;
+			line_no++;
+			p = newline + 1;
+		}
+		if (err)
+			break;
+		len = (size_t)(end - p);
+		if (!skipping && len > MAP_LINE_MAX) {
+			table->stats.damaged++;
+			ps_jit_table_note(table, "%s: line %llu: longer than 64 KiB", table->path,
+			                  (unsigned long long)line_no);
+			skipping = true;
+		}
+		if (skipping)
+			len = 0;
+		memmove(buf, p, len);
+	}
+	if (!err && len > 0) {
+		/* perhaps cut while the process was writing: its name may be too */
+		table->stats.damaged++;
+		ps_jit_table_note(table, "%s: line %llu: no newline at the end of the file",
+		                  table->path, (unsigned long long)line_no);
+	}
+	free(buf);
+	return err;
+}
+
+/* Open a file to parse: regular files only (O_NONBLOCK so a FIFO put in
+ * its place cannot block us). */
+static int open_regular(struct ps_jit_table *table, const char *path, int *fd_out)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return ps_jit_table_fail(table, -errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return ps_jit_table_fail(table, -EINVAL, "%s: not a regular file", path);
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+int ps_perf_map_read(const char *path, const struct ps_jit_limits *limits,
+                     struct ps_jit_table **out)
+{
+	struct ps_jit_table *table = ps_jit_table_new(PS_JIT_SOURCE_MAP, path, limits);
+	int fd = -1, err;
+
+	*out = table;
+	if (!table)
+		return -ENOMEM;
+	err = open_regular(table, path, &fd);
+	if (err)
+		return err;
+	err = read_map_lines(table, fd);
+	close(fd);
+	if (err == -ENOMEM)
+		ps_jit_table_fail(table, err, "%s: out of memory", path);
+	if (err)
+		return err;
+	ps_jit_table_finish(table);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* One process's sources                                               */
+/* ------------------------------------------------------------------ */
+
+struct ps_jit_names {
+	int32_t pid;
+	struct ps_jit_limits limits;
+	char *dirs[SEARCH_DIRS_MAX];
+	size_t nr_dirs;
+	bool loaded;
+	int load_result;
+	struct ps_jit_table *map, *dump;
+	char *where;
+	char errmsg[ERRMSG_MAX];
+};
+
+/* Add dir (len bytes) to the search list unless it is there already;
+ * trailing slashes do not count. */
+static int add_dir(struct ps_jit_names *names, const char *dir, size_t len)
+{
+	char *copy;
+
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	if (len == 0)
+		return 0;
+	for (size_t i = 0; i < names->nr_dirs; i++)
+		if (strlen(names->dirs[i]) == len && memcmp(names->dirs[i], dir, len) == 0)
+			return 0;
+	copy = strndup(dir, len);
+	if (!copy)
+		return -ENOMEM;
+	names->dirs[names->nr_dirs++] = copy;
+	return 0;
+}
+
+int ps_jit_names_new(const struct ps_jit_names_opts *opts, int32_t pid, struct ps_jit_names **out)
+{
+	struct ps_jit_names_opts o = { 0 };
+	struct ps_jit_names *names;
+	const char *data;
+	int err = 0;
+
+	*out = NULL;
+	if (pid < 0 || (opts && opts->sz < sizeof(size_t)))
+		return -EINVAL;
+	/* an older caller's smaller struct: the fields it lacks stay zero */
+	if (opts)
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	names = calloc(1, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	names->pid = pid;
+	names->limits = o.limits;
+	if (o.perf_map_dir)
+		err = add_dir(names, o.perf_map_dir, strlen(o.perf_map_dir));
+	data = o.perf_data_path;
+	if (!err && data && data[0] && strcmp(data, "-") != 0) {
+		const char *slash = strrchr(data, '/');
+
+		if (!slash)
+			err = add_dir(names, ".", 1);
+		else
+			err = add_dir(names, data, slash == data ? 1 : (size_t)(slash - data));
+	}
+	if (!err)
+		err = add_dir(names, "/tmp", 4);
+	if (err) {
+		ps_jit_names_free(names);
+		return err;
+	}
+	*out = names;
+	return 0;
+}
+
+void ps_jit_names_free(struct ps_jit_names *names)
+{
+	if (!names)
+		return;
+	for (size_t i = 0; i < names->nr_dirs; i++)
+		free(names->dirs[i]);
+	ps_jit_table_free(names->map);
+	ps_jit_table_free(names->dump);
+	free(names->where);
+	free(names);
+}
+
+typedef int (*read_fn)(const char *path, const struct ps_jit_limits *limits,
+                       struct ps_jit_table **out);
+
+/* The file from the first directory that has it. 0 (*out set), -ENOENT
+ * when no directory has it, or the error reading the first one found. */
+static int find_and_read(struct ps_jit_names *names, const char *pattern, read_fn read_file,
+                         struct ps_jit_table **out)
+{
+	char path[4096];
+	struct ps_jit_table *table = NULL;
+	int err = -ENOENT;
+
+	*out = NULL;
+	for (size_t i = 0; i < names->nr_dirs; i++) {
+		int len = snprintf(path, sizeof(path), pattern, names->dirs[i], (int)names->pid);
+
+		if (len < 0 || (size_t)len >= sizeof(path))
+			continue;
+		err = read_file(path, &names->limits, &table);
+		if (err == -ENOENT || err == -ENOTDIR) {
+			ps_jit_table_free(table);
+			table = NULL;
+			err = -ENOENT;
+			continue;
+		}
+		break;
+	}
+	if (err && err != -ENOENT && !names->errmsg[0])
+		snprintf(names->errmsg, sizeof(names->errmsg), "%s",
+		         table && ps_jit_table_errmsg(table) ? ps_jit_table_errmsg(table)
+		                                             : "out of memory");
+	if (err) {
+		ps_jit_table_free(table);
+		return err;
+	}
+	*out = table;
+	return 0;
+}
+
+static char *describe_search(const struct ps_jit_names *names)
+{
+	struct ps_strbuf text = PS_STRBUF_INIT;
+
+	ps_strbuf_addf(&text, "no perf-%d.map or jit-%d.dump in ", (int)names->pid,
+	               (int)names->pid);
+	for (size_t i = 0; i < names->nr_dirs; i++)
+		ps_strbuf_addf(&text, "%s%s", i ? ", " : "", names->dirs[i]);
+	if (ps_strbuf_failed(&text)) {
+		ps_strbuf_release(&text);
+		return NULL;
+	}
+	return text.buf;
+}
+
+int ps_jit_names_load(struct ps_jit_names *names)
+{
+	int map_err, dump_err;
+
+	if (names->loaded)
+		return names->load_result;
+	names->loaded = true;
+	map_err = find_and_read(names, "%s/perf-%d.map", ps_perf_map_read, &names->map);
+	dump_err = find_and_read(names, "%s/jit-%d.dump", ps_jitdump_read, &names->dump);
+	if (!map_err || !dump_err)
+		names->load_result = (map_err == 0) + (dump_err == 0);
+	else if (map_err == -ENOENT && dump_err == -ENOENT)
+		names->load_result = -ENOENT;
+	else
+		names->load_result = map_err != -ENOENT ? map_err : dump_err;
+	if (names->load_result == -ENOENT) {
+		names->where = describe_search(names);
+		if (!names->where)
+			names->load_result = -ENOMEM;
+	}
+	return names->load_result;
+}
+
+bool ps_jit_names_lookup(struct ps_jit_names *names, uint64_t addr, struct ps_jit_symbol *out)
+{
+	if (!names->loaded)
+		ps_jit_names_load(names);
+	return ps_jit_table_lookup(names->dump, addr, out) ||
+	       ps_jit_table_lookup(names->map, addr, out);
+}
+
+const char *ps_jit_names_where(const struct ps_jit_names *names)
+{
+	return names->where;
+}
+
+const char *ps_jit_names_errmsg(const struct ps_jit_names *names)
+{
+	return names->errmsg[0] ? names->errmsg : NULL;
+}
+
+const struct ps_jit_table *ps_jit_names_table(const struct ps_jit_names *names,
+                                              enum ps_jit_source source)
+{
+	return source == PS_JIT_SOURCE_DUMP ? names->dump : names->map;
+}
