@@ -33,28 +33,6 @@ bool ps_strbuf_grow(struct ps_strbuf *sb, size_t extra)
 	return true;
 }
 
-void ps_strbuf_add(struct ps_strbuf *sb, const void *data, size_t len)
-{
-	if (!ps_strbuf_grow(sb, len))
-		return;
-	memcpy(sb->buf + sb->len, data, len);
-	sb->len += len;
-	sb->buf[sb->len] = 0;
-}
-
-void ps_strbuf_addstr(struct ps_strbuf *sb, const char *s)
-{
-	ps_strbuf_add(sb, s, strlen(s));
-}
-
-void ps_strbuf_addch(struct ps_strbuf *sb, char c)
-{
-	if (!ps_strbuf_grow(sb, 1))
-		return;
-	sb->buf[sb->len++] = c;
-	sb->buf[sb->len] = 0;
-}
-
 void ps_strbuf_addf(struct ps_strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;
@@ -77,6 +55,113 @@ void ps_strbuf_addf(struct ps_strbuf *sb, const char *fmt, ...)
 		va_end(ap);
 	}
 	sb->len += (size_t)n;
+}
+
+void ps_strbuf_add_padded(struct ps_strbuf *sb, const char *s, size_t len, int width)
+{
+	size_t span = width < 0 ? (size_t) - (int64_t)width : (size_t)width;
+	size_t pad = span > len ? span - len : 0;
+	char *out;
+
+	if (!ps_strbuf_reserve(sb, len + pad))
+		return;
+	out = sb->buf + sb->len;
+	if (width > 0) {
+		memset(out, ' ', pad);
+		out += pad;
+	}
+	memcpy(out, s, len);
+	out += len;
+	if (width < 0) {
+		memset(out, ' ', pad);
+		out += pad;
+	}
+	*out = 0;
+	sb->len += len + pad;
+}
+
+/* Digits of value, written backwards ending at end; returns the first. */
+static char *decimal(char *end, uint64_t value)
+{
+	do {
+		*--end = (char)('0' + value % 10);
+		value /= 10;
+	} while (value);
+	return end;
+}
+
+static void add_number(struct ps_strbuf *sb, bool negative, const char *digits, size_t nr,
+                       int width, bool zero_pad)
+{
+	size_t len = nr + negative;
+	size_t span = width < 0 ? (size_t) - (int64_t)width : (size_t)width;
+	size_t pad = span > len ? span - len : 0;
+	char *out;
+
+	if (!ps_strbuf_reserve(sb, len + pad))
+		return;
+	out = sb->buf + sb->len;
+	if (width > 0 && !zero_pad) {
+		memset(out, ' ', pad);
+		out += pad;
+	}
+	if (negative)
+		*out++ = '-';
+	if (width > 0 && zero_pad) {
+		memset(out, '0', pad);
+		out += pad;
+	}
+	memcpy(out, digits, nr);
+	out += nr;
+	if (width < 0) {
+		memset(out, ' ', pad);
+		out += pad;
+	}
+	*out = 0;
+	sb->len += len + pad;
+}
+
+void ps_strbuf_add_int(struct ps_strbuf *sb, int64_t value, int width, bool zero_pad)
+{
+	char digits[24], *end = digits + sizeof(digits);
+	uint64_t magnitude = value < 0 ? -(uint64_t)value : (uint64_t)value;
+	char *first = decimal(end, magnitude);
+
+	add_number(sb, value < 0, first, (size_t)(end - first), width, zero_pad);
+}
+
+void ps_strbuf_add_uint(struct ps_strbuf *sb, uint64_t value, int width, bool zero_pad)
+{
+	char digits[24], *end = digits + sizeof(digits);
+	char *first = decimal(end, value);
+
+	add_number(sb, false, first, (size_t)(end - first), width, zero_pad);
+}
+
+void ps_strbuf_add_hex(struct ps_strbuf *sb, uint64_t value, int width)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t digits = value ? (size_t)(67 - __builtin_clzll(value)) / 4 : 1;
+	size_t span = width < 0 ? (size_t) - (int64_t)width : (size_t)width;
+	size_t pad = span > digits ? span - digits : 0;
+	char *out;
+
+	if (!ps_strbuf_reserve(sb, digits + pad))
+		return;
+	out = sb->buf + sb->len;
+	if (width > 0) {
+		memset(out, ' ', pad);
+		out += pad;
+	}
+	for (size_t i = digits; i-- > 0; value >>= 4)
+		out[i] = hex[value & 15];
+	out += digits;
+	if (width < 0) {
+		memset(out, ' ', pad);
+		out += pad;
+	}
+	*out = 0;
+	sb->len += digits + pad;
 }
 
 void ps_strbuf_reset(struct ps_strbuf *sb)

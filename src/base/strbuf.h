@@ -1,13 +1,20 @@
 /* A growable byte buffer for building output (after git's strbuf).
  * Printers append to it; the owner flushes it to a descriptor in large
  * blocks. Allocation failure is sticky: later appends are dropped and
- * ps_strbuf_failed() reports it. */
+ * ps_strbuf_failed() reports it.
+ *
+ * The appends are inline with an out-of-line slow path, and numbers have
+ * their own formatters: `perf script` output is millions of short fields,
+ * where a call to vsnprintf per field would cost more than everything
+ * else that formats a frame. */
 #ifndef PS_BASE_STRBUF_H
 #define PS_BASE_STRBUF_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 struct ps_strbuf {
 	char *buf;
@@ -15,17 +22,60 @@ struct ps_strbuf {
 	bool failed;
 };
 
-#define PS_STRBUF_INIT {NULL, 0, 0, false}
+#define PS_STRBUF_INIT                                                                             \
+	{                                                                                          \
+		NULL, 0, 0, false                                                                  \
+	}
 
+/* Room for extra more bytes and the NUL; false after a failed allocation. */
 bool ps_strbuf_grow(struct ps_strbuf *sb, size_t extra);
-void ps_strbuf_add(struct ps_strbuf *sb, const void *data, size_t len);
-void ps_strbuf_addstr(struct ps_strbuf *sb, const char *s);
-void ps_strbuf_addch(struct ps_strbuf *sb, char c);
+static inline bool ps_strbuf_reserve(struct ps_strbuf *sb, size_t extra)
+{
+	if (!sb->failed && sb->cap - sb->len > extra)
+		return true;
+	return ps_strbuf_grow(sb, extra);
+}
+
+static inline void ps_strbuf_add(struct ps_strbuf *sb, const void *data, size_t len)
+{
+	if (!ps_strbuf_reserve(sb, len))
+		return;
+	memcpy(sb->buf + sb->len, data, len);
+	sb->len += len;
+	sb->buf[sb->len] = 0;
+}
+
+static inline void ps_strbuf_addstr(struct ps_strbuf *sb, const char *s)
+{
+	ps_strbuf_add(sb, s, strlen(s));
+}
+
+static inline void ps_strbuf_addch(struct ps_strbuf *sb, char c)
+{
+	if (!ps_strbuf_reserve(sb, 1))
+		return;
+	sb->buf[sb->len++] = c;
+	sb->buf[sb->len] = 0;
+}
+
 void ps_strbuf_addf(struct ps_strbuf *sb, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
+
+/* printf's "%*s" (width > 0: right-aligned) and "%-*s" (width < 0). */
+void ps_strbuf_add_padded(struct ps_strbuf *sb, const char *s, size_t len, int width);
+/* printf's "%*" PRId64, "%-*" PRId64 (width < 0) and "%0*" PRId64 (zero_pad). */
+void ps_strbuf_add_int(struct ps_strbuf *sb, int64_t value, int width, bool zero_pad);
+/* printf's "%*" PRIu64 and "%0*" PRIu64 (zero_pad). */
+void ps_strbuf_add_uint(struct ps_strbuf *sb, uint64_t value, int width, bool zero_pad);
+/* printf's "%*" PRIx64 and "%-*" PRIx64 (width < 0): lowercase hex. */
+void ps_strbuf_add_hex(struct ps_strbuf *sb, uint64_t value, int width);
+
 void ps_strbuf_reset(struct ps_strbuf *sb);
 void ps_strbuf_release(struct ps_strbuf *sb);
-static inline bool ps_strbuf_failed(const struct ps_strbuf *sb) { return sb->failed; }
+static inline bool ps_strbuf_failed(const struct ps_strbuf *sb)
+{
+	return sb->failed;
+}
 /* Write the contents to f and empty the buffer; returns false on a write error. */
 bool ps_strbuf_flush(struct ps_strbuf *sb, FILE *f);
 

@@ -259,8 +259,10 @@ static void print_symbol(struct ps_strbuf *out, const struct ps_frame *f, uint32
 		ps_strbuf_addch(out, ' ');
 		if (f->sym) {
 			ps_strbuf_addstr(out, f->sym);
-			if (fields & PS_FIELD_SYMOFF)
-				ps_strbuf_addf(out, "+0x%" PRIx64, f->symoff);
+			if (fields & PS_FIELD_SYMOFF) {
+				ps_strbuf_add(out, "+0x", 3);
+				ps_strbuf_add_hex(out, f->symoff, 0);
+			}
 		} else {
 			ps_strbuf_addstr(out, "[unknown]");
 		}
@@ -279,8 +281,10 @@ static void print_callchain(struct ps_strbuf *out, const struct ps_stack *stack,
 {
 	for (size_t i = 0; i < stack->nr_frames; i++) {
 		const struct ps_frame *f = &stack->frames[i];
-		if (fields & PS_FIELD_IP)
-			ps_strbuf_addf(out, "\t%16" PRIx64, f->addr);
+		if (fields & PS_FIELD_IP) {
+			ps_strbuf_addch(out, '\t');
+			ps_strbuf_add_hex(out, f->addr, 16);
+		}
 		print_symbol(out, f, fields);
 		if ((fields & PS_FIELD_DSO) && !f->inlined) {
 			ps_strbuf_addstr(out, " (");
@@ -324,45 +328,76 @@ void ps_script_print(struct ps_strbuf *out, const struct ps_script_format *fmt,
 
 	if (!fields)
 		return;
+	/* the formatters below are printf's, without its cost per field */
 	if (fields & PS_FIELD_COMM) {
+		/* "%s " with a callchain, else "%16s " */
 		if ((fields & PS_FIELD_IP) && callchain)
-			ps_strbuf_addf(out, "%s ", stack->comm);
+			ps_strbuf_addstr(out, stack->comm);
 		else
-			ps_strbuf_addf(out, "%16s ", stack->comm);
+			ps_strbuf_add_padded(out, stack->comm, strlen(stack->comm), 16);
+		ps_strbuf_addch(out, ' ');
 	}
-	if ((fields & PS_FIELD_PID) && (fields & PS_FIELD_TID))
-		ps_strbuf_addf(out, "%5d/%-5d ", (int32_t)s->pid, (int32_t)s->tid);
-	else if (fields & PS_FIELD_PID)
-		ps_strbuf_addf(out, "%5d ", (int32_t)s->pid);
-	else if (fields & PS_FIELD_TID)
-		ps_strbuf_addf(out, "%5d ", (int32_t)s->tid);
-	if (fields & PS_FIELD_CPU)
-		ps_strbuf_addf(out, "[%03d] ", (int32_t)s->cpu);
+	if ((fields & PS_FIELD_PID) && (fields & PS_FIELD_TID)) {
+		/* "%5d/%-5d " */
+		ps_strbuf_add_int(out, (int32_t)s->pid, 5, false);
+		ps_strbuf_addch(out, '/');
+		ps_strbuf_add_int(out, (int32_t)s->tid, -5, false);
+		ps_strbuf_addch(out, ' ');
+	} else if (fields & (PS_FIELD_PID | PS_FIELD_TID)) {
+		/* "%5d " */
+		int32_t id = (int32_t)((fields & PS_FIELD_PID) ? s->pid : s->tid);
+		ps_strbuf_add_int(out, id, 5, false);
+		ps_strbuf_addch(out, ' ');
+	}
+	if (fields & PS_FIELD_CPU) {
+		/* "[%03d] " */
+		ps_strbuf_addch(out, '[');
+		ps_strbuf_add_int(out, (int32_t)s->cpu, 3, true);
+		ps_strbuf_add(out, "] ", 2);
+	}
 	if (fields & PS_FIELD_TIME) {
 		uint64_t secs = s->time / 1000000000ull, nsecs = s->time % 1000000000ull;
 		if (fmt->ns) {
-			ps_strbuf_addf(out, "%5" PRIu64 ".%09" PRIu64 ": ", secs, nsecs);
+			/* "%5" PRIu64 ".%09" PRIu64 ": " */
+			ps_strbuf_add_uint(out, secs, 5, false);
+			ps_strbuf_addch(out, '.');
+			ps_strbuf_add_uint(out, nsecs, 9, true);
 		} else {
-			char t[48];
-			snprintf(t, sizeof(t), "%" PRIu64 ".%06" PRIu64, secs, nsecs / 1000);
-			ps_strbuf_addf(out, "%12s: ", t);
+			/* "%12s: " of "%" PRIu64 ".%06" PRIu64, built backwards */
+			char t[32], *end = t + sizeof(t), *first = end;
+			uint64_t usecs = nsecs / 1000;
+			for (int i = 0; i < 6; i++, usecs /= 10)
+				*--first = (char)('0' + usecs % 10);
+			*--first = '.';
+			do
+				*--first = (char)('0' + secs % 10);
+			while (secs /= 10);
+			ps_strbuf_add_padded(out, first, (size_t)(end - first), 12);
 		}
+		ps_strbuf_add(out, ": ", 2);
 	}
-	if (fields & PS_FIELD_PERIOD)
-		ps_strbuf_addf(out, "%10" PRIu64 " ", s->period);
-	if (fields & PS_FIELD_EVENT)
-		ps_strbuf_addf(out, "%*s: ", (int)fmt->name_width, stack->attr->name);
+	if (fields & PS_FIELD_PERIOD) {
+		/* "%10" PRIu64 " " */
+		ps_strbuf_add_uint(out, s->period, 10, false);
+		ps_strbuf_addch(out, ' ');
+	}
+	if (fields & PS_FIELD_EVENT) {
+		/* "%*s: " */
+		ps_strbuf_add_padded(out, stack->attr->name, strlen(stack->attr->name),
+				     (int)fmt->name_width);
+		ps_strbuf_add(out, ": ", 2);
+	}
 	if (fields & PS_FIELD_TRACE)
 		print_trace(out, fmt, s);
 	if (fields & PS_FIELD_ADDR)
-		ps_strbuf_addf(out, "%16" PRIx64, s->addr);
+		ps_strbuf_add_hex(out, s->addr, 16);
 	if (fields & PS_FIELD_IP) {
 		if (callchain) {
 			ps_strbuf_addch(out, '\n');
 			print_callchain(out, stack, fields);
 		} else {
 			ps_strbuf_addch(out, ' ');
-			ps_strbuf_addf(out, "%16" PRIx64, s->ip);
+			ps_strbuf_add_hex(out, s->ip, 16);
 			if (stack->nr_frames) {
 				const struct ps_frame *f = &stack->frames[0];
 				print_symbol(out, f, fields);

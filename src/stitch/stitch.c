@@ -33,6 +33,10 @@ struct ps_session {
 
 	struct ps_frame *frames;
 	size_t nr_frames, cap_frames;
+	/* the map of the previous frame of this stack: neighbours mostly
+	 * share one (maps do not change while a stack is built) */
+	const struct ps_process *hint_process;
+	const struct ps_map *hint_map;
 	uint64_t pcs[PS_UNWIND_DEFAULT_MAX_FRAMES * 2];
 	struct ps_stack stack;
 };
@@ -50,6 +54,11 @@ struct process_unwind {
 		const struct ps_mapped_object *object;
 		uint64_t base;
 	} bases[BASE_CACHE];
+	/* find_map()'s last answer, valid for one map generation: the
+	 * unwinder asks for every frame, mostly about the same few maps */
+	bool last_valid;
+	uint64_t last_generation;
+	struct ps_unwind_map last;
 };
 
 static int fail(struct ps_session *s, int err, const char *fmt, ...)
@@ -65,15 +74,6 @@ static int fail(struct ps_session *s, int err, const char *fmt, ...)
 
 /* ---- objects and names ------------------------------------------- */
 
-static struct ps_dso *object_dso(struct ps_session *s, struct ps_mapped_object *object)
-{
-	if (!object->user)
-		object->user = ps_symbols_dso(s->symbols, object->name,
-					      object->has_build_id ? object->build_id : NULL,
-					      object->has_build_id ? object->build_id_size : 0);
-	return object->user;
-}
-
 /* The name perf prints for an object: the kernel text map is recorded as
  * "[kernel.kallsyms]_text" but printed as "[kernel.kallsyms]". */
 static const char *object_display_name(const struct ps_mapped_object *object)
@@ -81,6 +81,18 @@ static const char *object_display_name(const struct ps_mapped_object *object)
 	if (object->kernel && strncmp(object->name, "[kernel.kallsyms]", 17) == 0)
 		return "[kernel.kallsyms]";
 	return object->name;
+}
+
+/* Symbols know an object by the name perf gives its DSO: the kernel's is
+ * "[kernel.kallsyms]" (-F srcline prints "[kernel.kallsyms][ADDR]"), not
+ * the recorded map name "[kernel.kallsyms]_text". */
+static struct ps_dso *object_dso(struct ps_session *s, struct ps_mapped_object *object)
+{
+	if (!object->user)
+		object->user = ps_symbols_dso(s->symbols, object_display_name(object),
+					      object->has_build_id ? object->build_id : NULL,
+					      object->has_build_id ? object->build_id_size : 0);
+	return object->user;
 }
 
 static struct ps_frame *push_frame(struct ps_session *s)
@@ -98,6 +110,21 @@ static struct ps_frame *push_frame(struct ps_session *s)
 	return f;
 }
 
+static const struct ps_map *find_frame_map(struct ps_session *s, const struct ps_process *process,
+					   uint64_t ip)
+{
+	const struct ps_map *map = s->hint_map;
+
+	if (map && s->hint_process == process && ip >= map->start && ip < map->end)
+		return map;
+	map = ps_process_find_map(process, ip);
+	if (map) {
+		s->hint_process = process;
+		s->hint_map = map;
+	}
+	return map;
+}
+
 /* Append the frame(s) for one address. cpumode picks the address space;
  * inlines expands inline chains (perf does so for DWARF-unwound frames). */
 static int add_frames(struct ps_session *s, struct ps_process *process, unsigned cpumode,
@@ -109,9 +136,9 @@ static int add_frames(struct ps_session *s, struct ps_process *process, unsigned
 	struct ps_frame *f;
 
 	if (kernel)
-		map = ps_process_find_map(ps_machine_kernel(s->machine), ip);
+		map = find_frame_map(s, ps_machine_kernel(s->machine), ip);
 	else if (cpumode == PERF_RECORD_MISC_USER && process)
-		map = ps_process_find_map(process, ip);
+		map = find_frame_map(s, process, ip);
 	if (!map) {
 		f = push_frame(s);
 		if (!f)
@@ -174,8 +201,14 @@ static uint64_t lowest_base(struct process_unwind *pu, const struct ps_mapped_ob
 static bool find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
 {
 	struct process_unwind *pu = ctx;
-	const struct ps_map *map = ps_process_find_map(pu->process, addr);
+	const struct ps_map *map;
 
+	if (pu->last_valid && pu->last_generation == pu->process->generation &&
+	    addr >= pu->last.start && addr < pu->last.end) {
+		*out = pu->last;
+		return true;
+	}
+	map = ps_process_find_map(pu->process, addr);
 	if (!map)
 		return false;
 	memset(out, 0, sizeof(*out));
@@ -194,6 +227,9 @@ static bool find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
 				out->debug_path = debug;
 		}
 	}
+	pu->last = *out;
+	pu->last_generation = pu->process->generation;
+	pu->last_valid = true;
 	return true;
 }
 
@@ -469,6 +505,7 @@ static int build_stack(struct ps_session *s, const struct ps_event *ev, struct p
 	int err = 0;
 
 	s->nr_frames = 0;
+	s->hint_map = NULL;
 	s->stack.event = ev;
 	s->stack.sample = sample;
 	s->stack.attr = attr;

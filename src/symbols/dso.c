@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 enum dso_kind { DSO_USER, DSO_VDSO, DSO_KERNEL, DSO_MODULE, DSO_NONE };
 
@@ -62,6 +64,9 @@ struct ps_symbols {
 	bool have_reloc;
 	char *reloc_name;
 	uint64_t reloc_addr;
+	/* a copy of this process's vdso, for "[vdso]" without a build-id */
+	char *own_vdso;
+	bool own_vdso_tried;
 	/* scratch space of ps_dso_resolve() */
 	struct ps_frame_name frames[PS_INLINE_MAX];
 	struct ps_addr2line_record records[PS_INLINE_MAX];
@@ -184,6 +189,10 @@ void ps_symbols_free(struct ps_symbols *symbols)
 		}
 	}
 	ps_kernel_symbols_free(symbols->kernel);
+	if (symbols->own_vdso) {
+		unlink(symbols->own_vdso);
+		free(symbols->own_vdso);
+	}
 	free(symbols->buckets);
 	free(symbols->symfs);
 	free(symbols->buildid_dir);
@@ -510,6 +519,81 @@ static bool candidate_path(struct ps_dso *dso, enum candidate which, char *buf, 
 	}
 }
 
+/* The length of the mapping at base from the "[vdso]" line of
+ * /proc/self/maps; 0 when not found. */
+static size_t own_vdso_size(uintptr_t base)
+{
+	char line[512];
+	size_t size = 0;
+	FILE *maps = fopen("/proc/self/maps", "r");
+
+	if (!maps)
+		return 0;
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long long start, end;
+		size_t len = strcspn(line, "\n");
+
+		line[len] = 0;
+		if (len < 6 || strcmp(line + len - 6, "[vdso]") != 0)
+			continue;
+		if (sscanf(line, "%llx-%llx", &start, &end) == 2 && start == base && end > start)
+			size = (size_t)(end - start);
+		break;
+	}
+	fclose(maps);
+	return size;
+}
+
+/* perf with no build-id for "[vdso]" (pipe mode) uses a copy of its own
+ * process's vdso (util/vdso.c, /tmp/perf-vdso.so-XXXXXX): do the same with
+ * ours, written once per session to a private file removed by
+ * ps_symbols_free(). NULL when it cannot be had. */
+static const char *own_vdso_file(struct ps_symbols *symbols)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	uintptr_t base;
+	size_t size, done = 0;
+	char *path;
+	int fd;
+
+	if (symbols->own_vdso_tried)
+		return symbols->own_vdso;
+	symbols->own_vdso_tried = true;
+	base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+	if (!base || !(size = own_vdso_size(base)))
+		return NULL;
+	if (!tmpdir || !*tmpdir)
+		tmpdir = "/tmp";
+	path = malloc(strlen(tmpdir) + sizeof("/pystitch-vdso.so-XXXXXX"));
+	if (!path)
+		return NULL;
+	sprintf(path, "%s/pystitch-vdso.so-XXXXXX", tmpdir);
+	fd = mkstemp(path);
+	if (fd < 0) {
+		log_msg(symbols, PS_LOG_INFO, "symbols: [vdso]: cannot create %s: %s", path,
+		        strerror(errno));
+		free(path);
+		return NULL;
+	}
+	while (done < size) {
+		ssize_t n = write(fd, (const char *)base + done, size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	if (close(fd) != 0 || done < size) {
+		log_msg(symbols, PS_LOG_INFO, "symbols: [vdso]: cannot write %s", path);
+		unlink(path);
+		free(path);
+		return NULL;
+	}
+	symbols->own_vdso = path;
+	return path;
+}
+
 static void locate_user(struct ps_dso *dso)
 {
 	char path[4096];
@@ -529,6 +613,17 @@ static void locate_user(struct ps_dso *dso)
 		dso->data = open_candidate(dso, path);
 	if (!dso->data && candidate_path(dso, CAND_SYSTEM_PATH, path, sizeof(path)))
 		dso->data = open_candidate(dso, path);
+	/* no build-id recorded for the vdso: perf uses its own */
+	if (!dso->data && dso->kind == DSO_VDSO && !dso->build_id_recorded) {
+		const char *own = own_vdso_file(dso->owner);
+
+		if (own && (dso->data = open_candidate(dso, own)) != NULL) {
+			if (dso->data->symtab_index >= 0)
+				dso->syms = dso->data;
+			if (dso->data->dynsym_index >= 0)
+				dso->runtime = dso->data;
+		}
+	}
 	/* the symbols: first file with .symtab, first with .dynsym */
 	for (int which = 0; which < CAND_COUNT && !(dso->syms && dso->runtime); which++) {
 		if (!candidate_path(dso, (enum candidate)which, path, sizeof(path)))

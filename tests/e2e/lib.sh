@@ -232,3 +232,103 @@ e2e_compare_info() {
 	(cd "$E2E_TMP" && "$AWK" -v name="$label" -f "$e2e_dir/compare_info.awk" \
 		perf-header.txt pystitch-info.txt)
 }
+
+# ---- perf script comparisons (the script_*.sh tests) ---------------------
+
+# e2e_perf_script OUTPUT ARGS...: `perf script ARGS` into $E2E_TMP/OUTPUT.
+e2e_perf_script() {
+	out=$1
+	shift
+	e2e_run "$PERF" script "$@" >"$E2E_TMP/$out" 2>"$E2E_TMP/$out.err" || {
+		e2e_show "$E2E_TMP/$out.err"
+		e2e_fail "perf script $* failed"
+	}
+}
+
+# e2e_pystitch_script OUTPUT ARGS...: `pystitch script ARGS` into
+# $E2E_TMP/OUTPUT, looking in the build-id cache perf uses here (see
+# e2e_setup), so both read the same copies (the vdso is only found there).
+# Runs pystitch with stdin from the file E2E_STDIN when that is not empty.
+e2e_pystitch_script() {
+	out=$1
+	shift
+	set -- --buildid-dir "$E2E_TMP/buildid-cache" "$@"
+	if [ -n "${E2E_STDIN:-}" ]; then
+		e2e_run "$PYSTITCH" script "$@" <"$E2E_STDIN" >"$E2E_TMP/$out" 2>"$E2E_TMP/$out.err"
+	else
+		e2e_run "$PYSTITCH" script "$@" >"$E2E_TMP/$out" 2>"$E2E_TMP/$out.err"
+	fi || {
+		status=$?
+		e2e_show "$E2E_TMP/$out.err"
+		e2e_fail "pystitch script $* failed (exit status $status)"
+	}
+}
+
+# e2e_compare_script LABEL PERF_OUTPUT PYSTITCH_OUTPUT [AWK_ASSIGNMENTS...]:
+# compares two outputs in $E2E_TMP with compare_script.awk (which prints
+# "TEST: LABEL: N samples, P% identical"); returns its status.
+e2e_compare_script() {
+	label=$1
+	perf_out=$2
+	pystitch_out=$3
+	shift 3
+	(cd "$E2E_TMP" && "$AWK" -v name="$e2e_name: $label" "$@" \
+		-f "$e2e_dir/compare_script.awk" "$perf_out" "$pystitch_out")
+	status=$?
+	if [ $status -ne 0 ] && [ "${PS_E2E_KEEP:-}" != 1 ]; then
+		e2e_say "(rerun with PS_E2E_KEEP=1 to keep the captures and both outputs)"
+	fi
+	return $status
+}
+
+# e2e_script_diff LABEL MIN_PERCENT FILE [SCRIPT_ARGS...]: runs
+# `perf script -i FILE SCRIPT_ARGS` and `pystitch script -i FILE
+# SCRIPT_ARGS` and fails the comparison when fewer than MIN_PERCENT of the
+# samples are identical. E2E_MIN_SAMPLES (default 1) is the least number of
+# samples the comparison accepts; E2E_BY_COMM=1 adds a line per program
+# (command name) and holds each program to MIN_PERCENT too. The outputs
+# stay in $E2E_TMP under the names in E2E_PERF_OUT and E2E_PYSTITCH_OUT.
+# Returns the comparison's status.
+e2e_script_diff() {
+	label=$1
+	min=$2
+	data=$3
+	shift 3
+	tag=$(printf '%s' "$label" | tr -c 'A-Za-z0-9_.-' '_')
+	E2E_PERF_OUT=perf-$tag.txt
+	E2E_PYSTITCH_OUT=pystitch-$tag.txt
+	e2e_perf_script "$E2E_PERF_OUT" -i "$data" "$@"
+	e2e_pystitch_script "$E2E_PYSTITCH_OUT" -i "$data" "$@"
+	e2e_compare_script "$label" "$E2E_PERF_OUT" "$E2E_PYSTITCH_OUT" \
+		-v min_identical="$min" -v min_samples="${E2E_MIN_SAMPLES:-1}" \
+		-v by_comm="${E2E_BY_COMM:-0}"
+}
+
+# e2e_program_sequence SECONDS PROGRAM...: a shell command (for
+# `perf record -- /bin/sh -c`) that runs each of tests/programs/PROGRAM for
+# SECONDS of CPU time, one after the other, stopping at the first failure.
+e2e_program_sequence() {
+	seconds=$1
+	shift
+	sequence="set -e"
+	for program in "$@"; do
+		sequence="$sequence; '$E2E_PROGRAMS/$program' $seconds"
+	done
+	printf '%s\n' "$sequence"
+}
+
+# e2e_expect_programs OUTPUT MIN PROGRAM...: fails unless perf's script
+# output $E2E_TMP/OUTPUT holds at least MIN samples of each PROGRAM (so a
+# program that did not run cannot pass unnoticed).
+e2e_expect_programs() {
+	out=$1
+	min=$2
+	shift 2
+	for program in "$@"; do
+		# shellcheck disable=SC2016 # an awk program
+		count=$("$AWK" -v comm="$program" '/^[^\t ]/ && $1 == comm { n++ } END { print n + 0 }' \
+			"$E2E_TMP/$out")
+		[ "$count" -ge "$min" ] ||
+			e2e_fail "$program has $count samples in the capture (at least $min expected)"
+	done
+}

@@ -7,6 +7,8 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char hex[41];
@@ -161,6 +163,38 @@ START_TEST(test_vdso_from_cache)
 }
 END_TEST
 
+/* pipe mode records no build-id for "[vdso]": perf uses its own vdso, and
+ * so do we, from a private file removed by ps_symbols_free() */
+START_TEST(test_vdso_without_build_id)
+{
+	struct log_capture log = {0};
+	struct ps_symbols *symbols;
+	struct ps_dso *dso, *recorded;
+	char *file;
+	struct stat st;
+
+	if (!getauxval(AT_SYSINFO_EHDR))
+		return; /* no vdso in this process */
+	symbols = open_symbols(NULL, "/nonexistent", &log);
+	dso = ps_symbols_dso(symbols, "[vdso]", NULL, 0);
+	ck_assert_ptr_nonnull(ps_dso_file(dso));
+	file = strdup(ps_dso_file(dso));
+	ck_assert_ptr_nonnull(file);
+	ck_assert_int_eq(stat(file, &st), 0);
+	ck_assert_msg(S_ISREG(st.st_mode) && st.st_size > 0, "%s", file);
+	ck_assert_ptr_nonnull(ps_dso_symbol_file(dso));
+	ck_assert_str_eq(ps_dso_symbol_file(dso), file);
+	/* one file per session */
+	ck_assert_str_eq(ps_dso_file(ps_symbols_dso(symbols, "[vdso]", NULL, 0)), file);
+	/* a recorded build-id missing from the cache: nothing, as perf */
+	recorded = ps_symbols_dso(symbols, "[vdso]", fixture.build_id, fixture.build_id_size);
+	ck_assert_ptr_null(ps_dso_file(recorded));
+	ps_symbols_free(symbols);
+	ck_assert_int_ne(stat(file, &st), 0);
+	free(file);
+}
+END_TEST
+
 START_TEST(test_build_id_mismatch_warns_once)
 {
 	struct log_capture log = {0};
@@ -226,6 +260,7 @@ Suite *suite_lookup(void)
 	tcase_add_test(tc, test_debug_file_by_build_id);
 	tcase_add_test(tc, test_debuglink);
 	tcase_add_test(tc, test_vdso_from_cache);
+	tcase_add_test(tc, test_vdso_without_build_id);
 	tcase_add_test(tc, test_build_id_mismatch_warns_once);
 	tcase_add_test(tc, test_same_dso_handle);
 	tcase_add_test(tc, test_no_file);
