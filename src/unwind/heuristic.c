@@ -11,6 +11,8 @@
 #define PS_UNWIND_INTERNAL
 #include "unwind/unwind.h"
 
+#include <dwarf.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +41,56 @@ bool ps_unwind_eh_covered(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc)
 		.pc = pc, .mod = mod, .generation = u->generation, .covered = covered
 	};
 	return covered;
+}
+
+/* perf's read_unwind_spec_eh_frame() finds the header by section name in
+ * the file; libunwind's table search needs version 1 and a table of
+ * datarel|sdata4 entries. */
+static bool elf_has_eh_frame_hdr(Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr) ||
+		    !(name = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
+		    strcmp(name, ".eh_frame_hdr") != 0)
+			continue;
+		if (shdr.sh_type == SHT_NOBITS)
+			return false;
+		Elf_Data *data = elf_rawdata(scn, NULL);
+		if (!data || !data->d_buf || data->d_size < 4)
+			return false;
+		const unsigned char *hdr = data->d_buf;
+		/* version, eh_frame_ptr_enc, fde_count_enc, table_enc */
+		return hdr[0] == 1 && hdr[3] == (DW_EH_PE_datarel | DW_EH_PE_sdata4);
+	}
+	return false;
+}
+
+bool ps_unwind_has_eh_frame_hdr(struct ps_unwinder *u, Dwfl_Module *mod)
+{
+	struct ps_unwind_module *m = NULL;
+
+	if (u->last_module < u->nr_modules && u->modules[u->last_module].mod == mod)
+		m = &u->modules[u->last_module];
+	for (size_t i = 0; !m && i < u->nr_modules; i++)
+		if (u->modules[i].mod == mod)
+			m = &u->modules[i];
+	if (m && m->eh_frame_hdr)
+		return m->eh_frame_hdr > 0;
+
+	Dwarf_Addr bias;
+	bool usable = elf_has_eh_frame_hdr(dwfl_module_getelf(mod, &bias));
+
+	if (m)
+		m->eh_frame_hdr = usable ? 1 : -1;
+	return usable;
 }
 
 /* A PLT entry: jmp *x(%rip); push $n; jmp first-entry */

@@ -146,6 +146,13 @@ struct ps_unwind_opts {
 	 *    sets rsp to the old CFA + 16 rather than rbp + 16; the next
 	 *    frames often come out wrong, as in perf. Same for a file whose
 	 *    ps_unwind_map.libunwind_base is not its own base.
+	 *    But a frame in a file with no usable .eh_frame_hdr (no such
+	 *    section, as in plain `gcc -static` binaries; version not 1;
+	 *    a table encoding other than datarel|sdata4) is shown and ends
+	 *    the walk: perf finds the header by section name, its
+	 *    find_proc_info() returns -EINVAL, which libunwind takes for a
+	 *    hard error (not -UNW_ENOINFO) and unw_step() fails without
+	 *    guessing.
 	 *
 	 * 4. The PC of a signal trampoline frame (__restore_rt) reached as
 	 *    a caller is decremented (libunwind looks at the frame below
@@ -271,6 +278,9 @@ struct ps_unwind_module {
 	char *path;
 	char *debug_path; /* given to find_debuginfo through the module's userdata */
 	Dwfl_Module *mod; /* NULL: the file could not be reported */
+	/* quirk mode: whether the file has a .eh_frame_hdr libunwind can
+	 * search (0 not asked yet, 1 yes, -1 no) */
+	signed char eh_frame_hdr;
 };
 
 /* Whether .eh_frame describes a PC (quirk mode), cached per PC. */
@@ -362,6 +372,9 @@ void ps_unwind_log(struct ps_unwinder *u, enum ps_log_level level, const char *f
 
 /* heuristic.c */
 bool ps_unwind_eh_covered(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc);
+/* Whether the file of mod has a .eh_frame_hdr that perf's libunwind glue
+ * can use; cached per module. */
+bool ps_unwind_has_eh_frame_hdr(struct ps_unwinder *u, Dwfl_Module *mod);
 /* libunwind's frame-chain guess for the frame in state, whose PC is ip:
  * on success the caller's registers are in dwarf_regs (rip undecremented). */
 bool ps_unwind_guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t ip);

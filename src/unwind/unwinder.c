@@ -292,6 +292,10 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 		pc--;
 	if (!record(u, pc))
 		return end_walk(u, PS_UNWIND_STOP_MAX_FRAMES);
+	/* perf's find_proc_info() fails hard without a usable .eh_frame_hdr:
+	 * libunwind cannot step from this frame and does not guess */
+	if (u->quirks && mod && !ps_unwind_has_eh_frame_hdr(u, mod))
+		return end_walk(u, PS_UNWIND_STOP_BAD_FRAME);
 	/* libunwind looks the frame up in .eh_frame only, relative to the
 	 * base of the file's lowest mapping */
 	if (u->quirks && mod &&

@@ -5,8 +5,10 @@
  * frames, module bookkeeping and every error path. */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "snapshot.h"
 
@@ -352,6 +354,80 @@ START_TEST(test_libunwind_base)
 	else
 		ck_assert_int_eq(m, n);
 	env_close(&e);
+}
+END_TEST
+
+/* A copy of the file at path whose .eh_frame_hdr section is renamed (as if
+ * linked without it, like plain `gcc -static`); the caller frees the name. */
+static char *copy_without_eh_frame_hdr(const char *path)
+{
+	FILE *in = fopen(path, "rb");
+	ck_assert_ptr_nonnull(in);
+	ck_assert_int_eq(fseek(in, 0, SEEK_END), 0);
+	long size = ftell(in);
+	ck_assert_int_gt(size, 0);
+	rewind(in);
+	char *data = malloc((size_t)size);
+	ck_assert_ptr_nonnull(data);
+	ck_assert_uint_eq(fread(data, 1, (size_t)size, in), (size_t)size);
+	fclose(in);
+
+	static const char name[] = ".eh_frame_hdr"; /* with its NUL */
+	int renamed = 0;
+	for (long k = 0; k + (long)sizeof(name) <= size; k++) {
+		if (memcmp(data + k, name, sizeof(name)) == 0) {
+			data[k + (long)sizeof(name) - 2] = 'X';
+			renamed++;
+		}
+	}
+	ck_assert_int_ge(renamed, 1);
+
+	char *copy = strdup("/tmp/ps-test-unwind-XXXXXX");
+	ck_assert_ptr_nonnull(copy);
+	int fd = mkstemp(copy);
+	ck_assert_int_ge(fd, 0);
+	FILE *out = fdopen(fd, "wb");
+	ck_assert_ptr_nonnull(out);
+	ck_assert_uint_eq(fwrite(data, 1, (size_t)size, out), (size_t)size);
+	ck_assert_int_eq(fclose(out), 0);
+	free(data);
+	return copy;
+}
+
+START_TEST(test_no_eh_frame_hdr)
+{
+	struct env e;
+
+	env_open(&e, _i, SNAP_PLAIN);
+	int n = env_unwind_snapshot(&e);
+	assert_known_frames(&e, n, SNAP_LEVELS);
+	uint64_t full[MAX];
+	memcpy(full, e.pcs, sizeof(full));
+
+	/* the executable as perf's libunwind glue sees a static binary
+	 * without .eh_frame_hdr: find_proc_info() fails hard, so libunwind
+	 * shows the frame and stops; libdw does not need the header */
+	struct test_map *text = exe_text(&e);
+	const char *orig = text->path;
+	char *copy = copy_without_eh_frame_hdr(orig);
+	for (size_t k = 0; k < e.maps.nr; k++)
+		if (e.maps.maps[k].path && strcmp(e.maps.maps[k].path, orig) == 0)
+			e.maps.maps[k].path = copy;
+	int m = env_unwind_snapshot(&e);
+	if (_i) {
+		ck_assert_int_eq(m, 1);
+		ck_assert_uint_eq(e.pcs[0], e.snap.ip);
+		ck_assert_int_eq(e.stop, PS_UNWIND_STOP_BAD_FRAME);
+		/* the answer is cached: same again */
+		ck_assert_int_eq(env_unwind_snapshot(&e), 1);
+	} else {
+		ck_assert_int_eq(m, n);
+		for (int k = 0; k < n; k++)
+			ck_assert_uint_eq(e.pcs[k], full[k]);
+	}
+	env_close(&e);
+	unlink(copy);
+	free(copy);
 }
 END_TEST
 
@@ -864,6 +940,7 @@ static Suite *suite_unwind(void)
 	tcase_add_loop_test(tc, test_signal_frame, 0, 2);
 	tcase_add_loop_test(tc, test_frame_without_cfi, 0, 2);
 	tcase_add_loop_test(tc, test_libunwind_base, 0, 2);
+	tcase_add_loop_test(tc, test_no_eh_frame_hdr, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("frame_rule");
