@@ -78,12 +78,12 @@ enum ps_output_type {
 
 struct ps_script_format {
 	uint32_t fields[PS_OUTPUT_TYPES];
-	uint32_t user_fields[PS_OUTPUT_TYPES];	/* named in -F */
+	uint32_t user_fields[PS_OUTPUT_TYPES]; /* named in -F */
 	bool user_set[PS_OUTPUT_TYPES];
 	bool ns;
 	bool use_callchain;
-	size_t name_width;	/* longest event name of the capture */
-	void *tep;		/* struct tep_handle * for tracepoints */
+	size_t name_width; /* longest event name of the capture */
+	void *tep; /* struct tep_handle * for tracepoints */
 };
 
 int ps_output_type(uint32_t attr_type);
@@ -92,10 +92,10 @@ int ps_output_type(uint32_t attr_type);
  * or a field the capture cannot supply, returns -EINVAL with a message
  * in err. */
 int ps_script_format_init(struct ps_script_format *fmt, const struct ps_reader *reader,
-			  const char *spec, bool use_callchain, bool ns, char *err, size_t errsz);
+                          const char *spec, bool use_callchain, bool ns, char *err, size_t errsz);
 bool ps_script_wants_srcline(const struct ps_script_format *fmt);
 /* One sample: the header line, then its stack and a blank line. */
 void ps_script_print(struct ps_strbuf *out, const struct ps_script_format *fmt,
-		     const struct ps_stack *stack);
+                     const struct ps_stack *stack);
 
 #endif /* PS_OUTPUT_OUTPUT_H */

@@ -17,28 +17,30 @@ static const struct {
 	const char *name;
 	uint32_t field;
 } field_names[] = {
-	{"comm", PS_FIELD_COMM},     {"tid", PS_FIELD_TID},	  {"pid", PS_FIELD_PID},
-	{"time", PS_FIELD_TIME},     {"cpu", PS_FIELD_CPU},	  {"event", PS_FIELD_EVENT},
-	{"trace", PS_FIELD_TRACE},   {"ip", PS_FIELD_IP},	  {"sym", PS_FIELD_SYM},
-	{"dso", PS_FIELD_DSO},	     {"addr", PS_FIELD_ADDR},	  {"symoff", PS_FIELD_SYMOFF},
-	{"srcline", PS_FIELD_SRCLINE}, {"period", PS_FIELD_PERIOD},
+	{ "comm", PS_FIELD_COMM },       { "tid", PS_FIELD_TID },
+	{ "pid", PS_FIELD_PID },         { "time", PS_FIELD_TIME },
+	{ "cpu", PS_FIELD_CPU },         { "event", PS_FIELD_EVENT },
+	{ "trace", PS_FIELD_TRACE },     { "ip", PS_FIELD_IP },
+	{ "sym", PS_FIELD_SYM },         { "dso", PS_FIELD_DSO },
+	{ "addr", PS_FIELD_ADDR },       { "symoff", PS_FIELD_SYMOFF },
+	{ "srcline", PS_FIELD_SRCLINE }, { "period", PS_FIELD_PERIOD },
 };
 
 static const char *const type_prefixes[PS_OUTPUT_TYPES] = {
-	[PS_OUTPUT_HW] = "hw",	     [PS_OUTPUT_SW] = "sw",	    [PS_OUTPUT_TRACE] = "trace",
-	[PS_OUTPUT_HW_CACHE] = NULL, [PS_OUTPUT_RAW] = "raw",	    [PS_OUTPUT_BREAK] = "break",
+	[PS_OUTPUT_HW] = "hw",       [PS_OUTPUT_SW] = "sw",   [PS_OUTPUT_TRACE] = "trace",
+	[PS_OUTPUT_HW_CACHE] = NULL, [PS_OUTPUT_RAW] = "raw", [PS_OUTPUT_BREAK] = "break",
 	[PS_OUTPUT_OTHER] = NULL,
 };
 
-#define DEFAULT_FIELDS                                                                        \
-	(PS_FIELD_COMM | PS_FIELD_TID | PS_FIELD_CPU | PS_FIELD_TIME | PS_FIELD_EVENT |      \
+#define DEFAULT_FIELDS                                                                             \
+	(PS_FIELD_COMM | PS_FIELD_TID | PS_FIELD_CPU | PS_FIELD_TIME | PS_FIELD_EVENT |            \
 	 PS_FIELD_IP | PS_FIELD_SYM | PS_FIELD_SYMOFF | PS_FIELD_DSO | PS_FIELD_PERIOD)
 
 static const uint32_t default_fields[PS_OUTPUT_TYPES] = {
 	[PS_OUTPUT_HW] = DEFAULT_FIELDS,
 	[PS_OUTPUT_SW] = DEFAULT_FIELDS,
 	[PS_OUTPUT_TRACE] = PS_FIELD_COMM | PS_FIELD_TID | PS_FIELD_CPU | PS_FIELD_TIME |
-			    PS_FIELD_EVENT | PS_FIELD_TRACE,
+	                    PS_FIELD_EVENT | PS_FIELD_TRACE,
 	[PS_OUTPUT_HW_CACHE] = DEFAULT_FIELDS,
 	[PS_OUTPUT_RAW] = DEFAULT_FIELDS | PS_FIELD_ADDR,
 	[PS_OUTPUT_BREAK] = DEFAULT_FIELDS,
@@ -90,8 +92,8 @@ static int parse_fields(struct ps_script_format *fmt, const char *spec, char *er
 			if (type_prefixes[t] && strcmp(buf, type_prefixes[t]) == 0)
 				type = t;
 		if (type < 0) {
-			snprintf(err, errsz, "-F: invalid event type '%s' (hw, sw, trace, raw, break)",
-				 buf);
+			snprintf(err, errsz,
+			         "-F: invalid event type '%s' (hw, sw, trace, raw, break)", buf);
 			return -EINVAL;
 		}
 		if (!strchr(list, '+') && !strchr(list, '-')) {
@@ -127,9 +129,9 @@ static int parse_fields(struct ps_script_format *fmt, const char *spec, char *er
 				field = field_names[i].field;
 		if (!field) {
 			snprintf(err, errsz,
-				 "-F: invalid field '%s' (comm, tid, pid, time, cpu, event, trace, "
-				 "ip, sym, symoff, dso, addr, srcline, period)",
-				 tok);
+			         "-F: invalid field '%s' (comm, tid, pid, time, cpu, event, trace, "
+			         "ip, sym, symoff, dso, addr, srcline, period)",
+			         tok);
 			return -EINVAL;
 		}
 		for (int t = 0; t < PS_OUTPUT_TYPES; t++) {
@@ -137,8 +139,8 @@ static int parse_fields(struct ps_script_format *fmt, const char *spec, char *er
 				continue;
 			if (invalid_fields(t) & field) {
 				if (type >= 0) {
-					snprintf(err, errsz, "-F: '%s' not valid for %s events", tok,
-						 type_prefixes[t]);
+					snprintf(err, errsz, "-F: '%s' not valid for %s events",
+					         tok, type_prefixes[t]);
 					return -EINVAL;
 				}
 				continue;
@@ -162,7 +164,7 @@ badmix:
 /* perf drops default fields a capture cannot supply, and refuses the ones
  * the user asked for by name. */
 static int check_attr(struct ps_script_format *fmt, const struct ps_attr *attr, char *err,
-		      size_t errsz)
+                      size_t errsz)
 {
 	static const struct {
 		uint32_t field;
@@ -170,22 +172,24 @@ static int check_attr(struct ps_script_format *fmt, const struct ps_attr *attr, 
 		const char *what;
 		const char *field_name;
 	} needs[] = {
-		{PS_FIELD_IP, PERF_SAMPLE_IP, "IP", "ip"},
-		{PS_FIELD_ADDR, PERF_SAMPLE_ADDR, "ADDR", "addr"},
-		{PS_FIELD_TID | PS_FIELD_PID, PERF_SAMPLE_TID, "TID", "tid"},
-		{PS_FIELD_TIME, PERF_SAMPLE_TIME, "TIME", "time"},
-		{PS_FIELD_CPU, PERF_SAMPLE_CPU, "CPU", "cpu"},
+		{ PS_FIELD_IP, PERF_SAMPLE_IP, "IP", "ip" },
+		{ PS_FIELD_ADDR, PERF_SAMPLE_ADDR, "ADDR", "addr" },
+		{ PS_FIELD_TID | PS_FIELD_PID, PERF_SAMPLE_TID, "TID", "tid" },
+		{ PS_FIELD_TIME, PERF_SAMPLE_TIME, "TIME", "time" },
+		{ PS_FIELD_CPU, PERF_SAMPLE_CPU, "CPU", "cpu" },
 	};
 	int t = ps_output_type(attr->type);
 
 	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
-		if (!(fmt->fields[t] & needs[i].field) || (attr->sample_type & needs[i].sample_bits))
+		if (!(fmt->fields[t] & needs[i].field) ||
+		    (attr->sample_type & needs[i].sample_bits))
 			continue;
 		if (fmt->user_fields[t] & needs[i].field) {
-			snprintf(err, errsz,
-				 "Samples for '%s' event do not have %s attribute set. Cannot print "
-				 "'%s' field.",
-				 attr->name, needs[i].what, needs[i].field_name);
+			snprintf(
+			        err, errsz,
+			        "Samples for '%s' event do not have %s attribute set. Cannot print "
+			        "'%s' field.",
+			        attr->name, needs[i].what, needs[i].field_name);
 			return -EINVAL;
 		}
 		fmt->fields[t] &= ~needs[i].field;
@@ -196,14 +200,14 @@ static int check_attr(struct ps_script_format *fmt, const struct ps_attr *attr, 
 	}
 	if ((fmt->fields[t] & PS_FIELD_SRCLINE) && !(fmt->fields[t] & PS_FIELD_IP)) {
 		snprintf(err, errsz,
-			 "Display of source line number requested but sample IP is not selected.");
+		         "Display of source line number requested but sample IP is not selected.");
 		return -EINVAL;
 	}
 	return 0;
 }
 
 int ps_script_format_init(struct ps_script_format *fmt, const struct ps_reader *reader,
-			  const char *spec, bool use_callchain, bool ns, char *err, size_t errsz)
+                          const char *spec, bool use_callchain, bool ns, char *err, size_t errsz)
 {
 	size_t nr = ps_reader_nr_attrs(reader);
 
@@ -228,8 +232,8 @@ int ps_script_format_init(struct ps_script_format *fmt, const struct ps_reader *
 			const struct ps_attr *attr = ps_reader_attr(reader, i);
 			if (attr->type == PERF_TYPE_TRACEPOINT &&
 			    (attr->sample_type & PERF_SAMPLE_CALLCHAIN)) {
-				fmt->fields[PS_OUTPUT_TRACE] |= PS_FIELD_IP | PS_FIELD_SYM |
-								PS_FIELD_SYMOFF | PS_FIELD_DSO;
+				fmt->fields[PS_OUTPUT_TRACE] |=
+				        PS_FIELD_IP | PS_FIELD_SYM | PS_FIELD_SYMOFF | PS_FIELD_DSO;
 				break;
 			}
 		}
@@ -299,7 +303,7 @@ static void print_callchain(struct ps_strbuf *out, const struct ps_stack *stack,
 }
 
 static void print_trace(struct ps_strbuf *out, const struct ps_script_format *fmt,
-			const struct ps_sample *sample)
+                        const struct ps_sample *sample)
 {
 	struct tep_handle *tep = fmt->tep;
 	struct tep_record record;
@@ -319,7 +323,7 @@ static void print_trace(struct ps_strbuf *out, const struct ps_script_format *fm
 }
 
 void ps_script_print(struct ps_strbuf *out, const struct ps_script_format *fmt,
-		     const struct ps_stack *stack)
+                     const struct ps_stack *stack)
 {
 	const struct ps_sample *s = stack->sample;
 	int type = ps_output_type(stack->attr->type);
@@ -384,7 +388,7 @@ void ps_script_print(struct ps_strbuf *out, const struct ps_script_format *fmt,
 	if (fields & PS_FIELD_EVENT) {
 		/* "%*s: " */
 		ps_strbuf_add_padded(out, stack->attr->name, strlen(stack->attr->name),
-				     (int)fmt->name_width);
+		                     (int)fmt->name_width);
 		ps_strbuf_add(out, ": ", 2);
 	}
 	if (fields & PS_FIELD_TRACE)

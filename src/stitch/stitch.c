@@ -62,7 +62,7 @@ struct process_unwind {
 };
 
 static int fail(struct ps_session *s, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 static int fail(struct ps_session *s, int err, const char *fmt, ...)
 {
 	va_list ap;
@@ -90,8 +90,8 @@ static struct ps_dso *object_dso(struct ps_session *s, struct ps_mapped_object *
 {
 	if (!object->user)
 		object->user = ps_symbols_dso(s->symbols, object_display_name(object),
-					      object->has_build_id ? object->build_id : NULL,
-					      object->has_build_id ? object->build_id_size : 0);
+		                              object->has_build_id ? object->build_id : NULL,
+		                              object->has_build_id ? object->build_id_size : 0);
 	return object->user;
 }
 
@@ -111,7 +111,7 @@ static struct ps_frame *push_frame(struct ps_session *s)
 }
 
 static const struct ps_map *find_frame_map(struct ps_session *s, const struct ps_process *process,
-					   uint64_t ip)
+                                           uint64_t ip)
 {
 	const struct ps_map *map = s->hint_map;
 
@@ -128,7 +128,7 @@ static const struct ps_map *find_frame_map(struct ps_session *s, const struct ps
 /* Append the frame(s) for one address. cpumode picks the address space;
  * inlines expands inline chains (perf does so for DWARF-unwound frames). */
 static int add_frames(struct ps_session *s, struct ps_process *process, unsigned cpumode,
-		      uint64_t ip, bool inlines)
+                      uint64_t ip, bool inlines)
 {
 	struct ps_frame_name names[MAX_INLINE];
 	const struct ps_map *map = NULL;
@@ -154,7 +154,7 @@ static int add_frames(struct ps_session *s, struct ps_process *process, unsigned
 	if (dso)
 		n = ps_dso_resolve(dso, addr, inlines, names, MAX_INLINE);
 	if (n == 0) {
-		names[0] = (struct ps_frame_name){0};
+		names[0] = (struct ps_frame_name){ 0 };
 		n = 1;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -233,7 +233,7 @@ static bool find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
 	return true;
 }
 
-static const struct ps_unwind_callbacks unwind_callbacks = {.find_map = find_map};
+static const struct ps_unwind_callbacks unwind_callbacks = { .find_map = find_map };
 
 static void process_unwind_free(void *user)
 {
@@ -262,7 +262,7 @@ static struct process_unwind *process_unwinder(struct ps_session *s, struct ps_p
 }
 
 static int add_unwound(struct ps_session *s, struct ps_process *process,
-		       const struct ps_sample *sample)
+                       const struct ps_sample *sample)
 {
 	struct ps_unwind_sample us = {
 		.pid = sample->pid,
@@ -289,7 +289,7 @@ static int add_unwound(struct ps_session *s, struct ps_process *process,
 		return n;
 	for (int i = 0; i < n; i++) {
 		int err = add_frames(s, process, PERF_RECORD_MISC_USER, s->pcs[i],
-				     !s->opts.no_inline);
+		                     !s->opts.no_inline);
 		if (err)
 			return err;
 	}
@@ -300,7 +300,7 @@ static int add_unwound(struct ps_session *s, struct ps_process *process,
  * walks it: context markers switch the address space, at most max_stack
  * real entries, an unknown marker discards the chain. */
 static int add_callchain(struct ps_session *s, struct ps_process *process,
-			 const struct ps_sample *sample)
+                         const struct ps_sample *sample)
 {
 	unsigned cpumode = PERF_RECORD_MISC_USER;
 	size_t entries = 0;
@@ -387,11 +387,10 @@ static const char *kernel_symbols_file(const struct ps_session *s)
 	return proc_kallsyms;
 }
 
-int ps_session_open(const char *path, const struct ps_session_opts *opts,
-		    struct ps_session **out)
+int ps_session_open(const char *path, const struct ps_session_opts *opts, struct ps_session **out)
 {
 	struct ps_session *s = calloc(1, sizeof(*s));
-	struct ps_reader_opts ropts = {.sz = sizeof(ropts), .order = PS_ORDER_TIME};
+	struct ps_reader_opts ropts = { .sz = sizeof(ropts), .order = PS_ORDER_TIME };
 	int err;
 
 	*out = s;
@@ -511,10 +510,10 @@ static int build_stack(struct ps_session *s, const struct ps_event *ev, struct p
 	s->stack.attr = attr;
 	s->stack.comm = thread->comm;
 	s->stack.has_callchain =
-		!s->opts.no_callchain && (attr->sample_type & PERF_SAMPLE_CALLCHAIN);
+	        !s->opts.no_callchain && (attr->sample_type & PERF_SAMPLE_CALLCHAIN);
 	if (!s->stack.has_callchain) {
 		err = add_frames(s, process, ev->misc & PERF_RECORD_MISC_CPUMODE_MASK, sample->ip,
-				 false);
+		                 false);
 		if (!err && s->nr_frames)
 			s->frames[0].addr = sample->ip; /* printed raw without a callchain */
 	} else {
@@ -547,7 +546,7 @@ int ps_session_next(struct ps_session *s, const struct ps_stack **out)
 		if (!sample_wanted(s, sample))
 			continue;
 		struct ps_thread *thread =
-			ps_machine_thread(s->machine, (int32_t)sample->pid, (int32_t)sample->tid);
+		        ps_machine_thread(s->machine, (int32_t)sample->pid, (int32_t)sample->tid);
 		if (!thread)
 			return fail(s, -ENOMEM, "out of memory");
 		if (!comm_wanted(s, thread->comm))
