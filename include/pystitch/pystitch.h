@@ -600,6 +600,24 @@ PS_API const struct ps_reader_stats *ps_reader_stats(const struct ps_reader *rea
 
 struct ps_session;
 
+/* How Python frames of CPython processes appear in stacks. Python frames
+ * come from the perf maps (-X perf, 3.12+) and jitdumps (-X perf_jit,
+ * 3.13+) the processes wrote; they are frames named
+ * "py::qualname:filename", as in CPython's perf maps. */
+enum ps_python_mode {
+	/* Python frames replace the interpreter frames that ran them; the
+	 * CPython call machinery between Python frames is dropped, C
+	 * extension frames stay. Stacks cut off by the stack-copy limit end
+	 * with a "[truncated]" frame. The default. */
+	PS_PYTHON_MERGED = 0,
+	/* Every native frame, Python frames among them. */
+	PS_PYTHON_ALL,
+	/* What perf script prints: no unwinding through trampolines. */
+	PS_PYTHON_NATIVE,
+	/* Python frames only. */
+	PS_PYTHON_ONLY,
+};
+
 struct ps_session_opts {
 	size_t sz; /* sizeof(struct ps_session_opts) */
 	bool force; /* see ps_reader_opts.force */
@@ -628,6 +646,11 @@ struct ps_session_opts {
 	uint64_t time_start, time_end; /* inclusive, ns; 0: open */
 	ps_log_fn log;
 	void *log_ctx;
+	/* Python frames of CPython processes (see enum ps_python_mode). */
+	enum ps_python_mode python;
+	/* Where perf-PID.map and jit-PID.dump are searched first; then the
+	 * capture's directory, then /tmp. NULL: not searched. */
+	const char *perf_map_dir;
 };
 
 struct ps_frame {
@@ -641,6 +664,11 @@ struct ps_frame {
 	bool inlined;
 	bool kernel;
 	const char *srcline; /* with opts.srcline, else NULL */
+	/* A Python frame: sym is "py::qualname:filename". */
+	bool python;
+	/* Not a frame: the marker "[truncated]" (sym) that ends a stack cut
+	 * off by the stack-copy limit, in the Python modes that merge. */
+	bool truncated;
 };
 
 struct ps_stack {

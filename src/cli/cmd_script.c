@@ -39,6 +39,13 @@ static const char script_usage[] =
         "      --max-stack N     frames per stack part (default 127, as perf)\n"
         "      --libdw-unwind    at stacks cut by the stack-copy limit, print what perf\n"
         "                        built with libdw prints instead of Debian's perf\n"
+        "      --python MODE     Python frames of CPython 3.12+ run with -X perf or\n"
+        "                        -X perf_jit: merged (default: Python frames replace\n"
+        "                        the interpreter frames that ran them), all (every\n"
+        "                        native frame too), native (what perf script prints)\n"
+        "                        or only (Python frames alone)\n"
+        "      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n"
+        "                        then next to the capture, then in /tmp\n"
         "  -f, --force           stop quietly at a damaged record\n"
         "  -v, --verbose         more messages on stderr\n"
         "  -h, --help            this text\n";
@@ -152,7 +159,29 @@ enum {
 	OPT_KALLSYMS,
 	OPT_MAX_STACK,
 	OPT_LIBDW,
+	OPT_PYTHON,
+	OPT_PERF_MAP_DIR,
 };
+
+static int parse_python_mode(const char *text, enum ps_python_mode *out)
+{
+	static const struct {
+		const char *name;
+		enum ps_python_mode mode;
+	} modes[] = {
+		{ "merged", PS_PYTHON_MERGED },
+		{ "all", PS_PYTHON_ALL },
+		{ "native", PS_PYTHON_NATIVE },
+		{ "only", PS_PYTHON_ONLY },
+	};
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (strcmp(text, modes[i].name) == 0) {
+			*out = modes[i].mode;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
 
 struct script_args {
 	struct ps_session_opts opts;
@@ -188,6 +217,8 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct script_a
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		{ "libdw-unwind", no_argument, NULL, OPT_LIBDW },
+		{ "python", required_argument, NULL, OPT_PYTHON },
+		{ "perf-map-dir", required_argument, NULL, OPT_PERF_MAP_DIR },
 		{ "force", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -263,6 +294,13 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct script_a
 		}
 		case OPT_LIBDW:
 			o->libdw_unwind = true;
+			break;
+		case OPT_PYTHON:
+			if (parse_python_mode(optarg, &o->python))
+				return bad_value(cli, "--python", optarg);
+			break;
+		case OPT_PERF_MAP_DIR:
+			o->perf_map_dir = optarg;
 			break;
 		case 'f':
 			o->force = cli->force = true;

@@ -263,7 +263,7 @@ static void print_symbol(struct ps_strbuf *out, const struct ps_frame *f, uint32
 		ps_strbuf_addch(out, ' ');
 		if (f->sym) {
 			ps_strbuf_addstr(out, f->sym);
-			if (fields & PS_FIELD_SYMOFF) {
+			if ((fields & PS_FIELD_SYMOFF) && !f->truncated) {
 				ps_strbuf_add(out, "+0x", 3);
 				ps_strbuf_add_hex(out, f->symoff, 0);
 			}

@@ -419,6 +419,8 @@ static int process_mmap(struct ps_machine *s, const struct ps_event *ev)
 		return -ENOMEM;
 	if (kernel)
 		map.object->kernel = true;
+	if (name == perf_map)
+		map.object->jit_pid = (int32_t)m->pid;
 	map.start = m->start;
 	map.end = m->start + m->len;
 	if (map.end < map.start)

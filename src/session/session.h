@@ -20,6 +20,9 @@ struct ps_mapped_object {
 	uint8_t build_id_size;
 	uint8_t build_id[20];
 	bool kernel; /* [kernel.kallsyms] and kernel modules */
+	/* > 0: executable anonymous memory (JIT code) of this process,
+	 * named "/tmp/perf-PID.map" after the perf map that names it */
+	int32_t jit_pid;
 	void *user;
 	struct ps_mapped_object *next; /* registry chain */
 };

@@ -15,51 +15,9 @@
 #include <sys/mman.h>
 #include <sys/utsname.h>
 
-#include "pystitch/pystitch.h"
-#include "session/session.h"
-#include "symbols/symbols.h"
-#include "unwind/unwind.h"
+#include "stitch/stitch.h"
 
 #define MAX_INLINE 32
-
-struct ps_session {
-	struct ps_reader *reader;
-	struct ps_session_opts opts;
-	struct ps_machine *machine;
-	struct ps_symbols *symbols;
-	struct ps_dso *kernel_dso;
-	struct ps_unwind_opts unwind_opts;
-	char errmsg[512];
-
-	struct ps_frame *frames;
-	size_t nr_frames, cap_frames;
-	/* the map of the previous frame of this stack: neighbours mostly
-	 * share one (maps do not change while a stack is built) */
-	const struct ps_process *hint_process;
-	const struct ps_map *hint_map;
-	uint64_t pcs[PS_UNWIND_DEFAULT_MAX_FRAMES * 2];
-	struct ps_stack stack;
-};
-
-/* Unwinding state hung on a process of the machine model. */
-#define BASE_CACHE 64
-
-struct process_unwind {
-	struct ps_session *session;
-	struct ps_process *process;
-	struct ps_unwinder *unwinder;
-	/* lowest mapping base per object, valid for one map generation */
-	uint64_t base_generation;
-	struct {
-		const struct ps_mapped_object *object;
-		uint64_t base;
-	} bases[BASE_CACHE];
-	/* find_map()'s last answer, valid for one map generation: the
-	 * unwinder asks for every frame, mostly about the same few maps */
-	bool last_valid;
-	uint64_t last_generation;
-	struct ps_unwind_map last;
-};
 
 static int fail(struct ps_session *s, int err, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
@@ -86,7 +44,7 @@ static const char *object_display_name(const struct ps_mapped_object *object)
 /* Symbols know an object by the name perf gives its DSO: the kernel's is
  * "[kernel.kallsyms]" (-F srcline prints "[kernel.kallsyms][ADDR]"), not
  * the recorded map name "[kernel.kallsyms]_text". */
-static struct ps_dso *object_dso(struct ps_session *s, struct ps_mapped_object *object)
+struct ps_dso *ps_stitch_object_dso(struct ps_session *s, struct ps_mapped_object *object)
 {
 	if (!object->user)
 		object->user = ps_symbols_dso(s->symbols, object_display_name(object),
@@ -149,8 +107,19 @@ static int add_frames(struct ps_session *s, struct ps_process *process, unsigned
 	}
 	/* kernel objects are looked up by raw address, user ones by file offset */
 	uint64_t addr = map->object->kernel || map->identity ? ip : ip - map->start + map->pgoff;
-	struct ps_dso *dso = object_dso(s, map->object);
 	size_t n = 0;
+	if (map->object->jit_pid) {
+		/* JIT code: named by the perf map (and jitdump) it wrote */
+		f = push_frame(s);
+		if (!f)
+			return -ENOMEM;
+		f->addr = addr;
+		f->dso = map->object->name;
+		ps_stitch_python_name_frame(s, map->object, process ? process->pid : 0, ip, f);
+		s->saw_python |= f->python;
+		return 0;
+	}
+	struct ps_dso *dso = ps_stitch_object_dso(s, map->object);
 	if (dso)
 		n = ps_dso_resolve(dso, addr, inlines, names, MAX_INLINE);
 	if (n == 0) {
@@ -219,7 +188,7 @@ static bool find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
 	out->exec = (map->prot & PROT_EXEC) != 0;
 	out->libunwind_base = lowest_base(pu, map->object);
 	if (!map->object->kernel) {
-		struct ps_dso *dso = object_dso(pu->session, map->object);
+		struct ps_dso *dso = ps_stitch_object_dso(pu->session, map->object);
 		if (dso) {
 			out->path = ps_dso_file(dso);
 			const char *debug = ps_dso_symbol_file(dso);
@@ -233,7 +202,12 @@ static bool find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
 	return true;
 }
 
-static const struct ps_unwind_callbacks unwind_callbacks = { .find_map = find_map };
+static const struct ps_unwind_callbacks native_callbacks = { .find_map = find_map };
+/* Python modes unwind through CPython's trampolines */
+static const struct ps_unwind_callbacks python_callbacks = {
+	.find_map = find_map,
+	.frame_rule = ps_stitch_python_frame_rule,
+};
 
 static void process_unwind_free(void *user)
 {
@@ -252,7 +226,9 @@ static struct process_unwind *process_unwinder(struct ps_session *s, struct ps_p
 		return NULL;
 	pu->session = s;
 	pu->process = process;
-	if (ps_unwinder_new(&unwind_callbacks, pu, &s->unwind_opts, &pu->unwinder)) {
+	if (ps_unwinder_new(s->opts.python == PS_PYTHON_NATIVE ? &native_callbacks
+	                                                       : &python_callbacks,
+	                    pu, &s->unwind_opts, &pu->unwinder)) {
 		free(pu);
 		return NULL;
 	}
@@ -287,6 +263,8 @@ static int add_unwound(struct ps_session *s, struct ps_process *process,
 	n = ps_unwinder_unwind(pu->unwinder, &us, s->pcs, s->opts.max_stack, &stop);
 	if (n == -ENOMEM)
 		return n;
+	s->unwound = true;
+	s->stop = stop;
 	for (int i = 0; i < n; i++) {
 		int err = add_frames(s, process, PERF_RECORD_MISC_USER, s->pcs[i],
 		                     !s->opts.no_inline);
@@ -431,6 +409,10 @@ int ps_session_open(const char *path, const struct ps_session_opts *opts, struct
 	if (err)
 		return fail(s, err, "cannot set up symbol lookup: %s", strerror(-err));
 
+	err = ps_stitch_python_new(s, path);
+	if (err)
+		return fail(s, err, "out of memory");
+
 	s->unwind_opts = (struct ps_unwind_opts){
 		.sz = sizeof(s->unwind_opts),
 		.max_frames = s->opts.max_stack,
@@ -446,6 +428,7 @@ void ps_session_close(struct ps_session *s)
 	if (!s)
 		return;
 	ps_machine_free(s->machine);
+	ps_stitch_python_free(s->python);
 	ps_symbols_free(s->symbols);
 	ps_reader_close(s->reader);
 	free(s->frames);
@@ -505,6 +488,8 @@ static int build_stack(struct ps_session *s, const struct ps_event *ev, struct p
 
 	s->nr_frames = 0;
 	s->hint_map = NULL;
+	s->unwound = false;
+	s->saw_python = false;
 	s->stack.event = ev;
 	s->stack.sample = sample;
 	s->stack.attr = attr;
@@ -526,6 +511,19 @@ static int build_stack(struct ps_session *s, const struct ps_event *ev, struct p
 		return fail(s, err, "out of memory");
 	s->stack.nr_frames = s->nr_frames;
 	s->stack.frames = s->frames;
+	if (s->opts.python == PS_PYTHON_NATIVE || !s->stack.has_callchain)
+		return 0;
+	if (!s->saw_python) {
+		if (s->opts.python == PS_PYTHON_ONLY)
+			s->stack.nr_frames = 0;
+		return 0;
+	}
+	s->user_first = 0;
+	while (s->user_first < s->nr_frames && s->frames[s->user_first].kernel)
+		s->user_first++;
+	err = ps_stitch_python_merge(s, process ? process->user : NULL);
+	if (err)
+		return fail(s, err, "out of memory");
 	return 0;
 }
 

@@ -1,0 +1,95 @@
+/* The stitch module: the public session (ps_session_*), which ties the
+ * reader, session, unwind, symbols and python modules together.
+ *  - stitch.c: records in perf's order, native stacks, filters;
+ *  - stitch_python.c: Python frames: perf-map and jitdump names of JIT code,
+ *    unwind rules for CPython's trampolines, and the merge of each
+ *    sample's native frames with its Python frames.
+ * Private to src/stitch.
+ */
+#ifndef PS_STITCH_STITCH_H
+#define PS_STITCH_STITCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pystitch/pystitch.h"
+#include "python/python.h"
+#include "session/session.h"
+#include "symbols/symbols.h"
+#include "unwind/unwind.h"
+
+struct ps_stitch_python;
+
+struct ps_session {
+	struct ps_reader *reader;
+	struct ps_session_opts opts;
+	struct ps_machine *machine;
+	struct ps_symbols *symbols;
+	struct ps_dso *kernel_dso;
+	struct ps_unwind_opts unwind_opts;
+	struct ps_stitch_python *python; /* Python frames (stitch_python.c) */
+	char errmsg[512];
+
+	struct ps_frame *frames;
+	size_t nr_frames, cap_frames;
+	/* the map of the previous frame of this stack: neighbours mostly
+	 * share one (maps do not change while a stack is built) */
+	const struct ps_process *hint_process;
+	const struct ps_map *hint_map;
+	uint64_t pcs[PS_UNWIND_DEFAULT_MAX_FRAMES * 2];
+	/* this stack: where its user frames start, why the unwind ended,
+	 * and whether it has a Python frame (a py:: frame of JIT code);
+	 * stacks without one print as perf prints them, in every mode */
+	size_t user_first;
+	bool unwound;
+	enum ps_unwind_stop stop;
+	bool saw_python;
+	struct ps_stack stack;
+};
+
+/* Unwinding state hung on a process of the machine model. */
+#define BASE_CACHE 64
+
+struct process_unwind {
+	struct ps_session *session;
+	struct ps_process *process;
+	struct ps_unwinder *unwinder;
+	/* lowest mapping base per object, valid for one map generation */
+	uint64_t base_generation;
+	struct {
+		const struct ps_mapped_object *object;
+		uint64_t base;
+	} bases[BASE_CACHE];
+	/* find_map()'s last answer, valid for one map generation: the
+	 * unwinder asks for every frame, mostly about the same few maps */
+	bool last_valid;
+	uint64_t last_generation;
+	struct ps_unwind_map last;
+	/* the interpreter of the process (stitch_python.c): its trampoline template
+	 * and where it is mapped, looked up again when the maps change */
+	uint64_t interp_generation;
+	bool interp_searched;
+	uint64_t interp_map_start;
+	const struct ps_mapped_object *interp_object;
+	const struct ps_py_interp *interp;
+	const struct ps_trampoline *trampoline;
+};
+
+/* stitch.c */
+struct ps_dso *ps_stitch_object_dso(struct ps_session *s, struct ps_mapped_object *object);
+
+/* stitch_python.c */
+int ps_stitch_python_new(struct ps_session *s, const char *perf_data_path);
+void ps_stitch_python_free(struct ps_stitch_python *py);
+/* Name an address of JIT code (object->jit_pid > 0) from the perf map or
+ * jitdump of that process: fills f->sym, symoff, python. In native mode
+ * only the perf map is used, as perf does. */
+void ps_stitch_python_name_frame(struct ps_session *s, const struct ps_mapped_object *object,
+                                 int32_t pid, uint64_t ip, struct ps_frame *f);
+/* ps_unwind_callbacks.frame_rule; ctx is the struct process_unwind. */
+bool ps_stitch_python_frame_rule(void *ctx, uint64_t pc, struct ps_unwind_rule *out);
+/* Replace the stack's user frames by the merge of native and Python
+ * frames (the session's python mode). 0 or -ENOMEM. */
+int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu);
+
+#endif /* PS_STITCH_STITCH_H */
