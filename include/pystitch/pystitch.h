@@ -695,6 +695,47 @@ PS_API struct ps_reader *ps_session_reader(const struct ps_session *session);
  * stack (valid until the next call). 1, 0 at the end, or -errno. */
 PS_API int ps_session_next(struct ps_session *session, const struct ps_stack **stack);
 
+/* A process of the capture that mapped a CPython interpreter or ran JIT
+ * code, and what pystitch found to name its Python frames. */
+struct ps_python_process {
+	int32_t pid;
+	const char *comm;
+	/* The recorded path of the file that defines the eval loop
+	 * (libpython or a static interpreter), found on this machine (or
+	 * in the build-id cache); NULL when none was. */
+	const char *interpreter;
+	int major, minor, micro; /* 0 when unknown */
+	/* How the version was read: "Py_Version", "_Py_DebugOffsets",
+	 * "version string" or ".rodata"; NULL when unknown. */
+	const char *version_source;
+	bool dynsym_only; /* the interpreter has no .symtab */
+	/* -X perf's trampoline template (3.12+): found in the interpreter,
+	 * and decoded into an unwind rule */
+	bool has_trampoline, trampoline_decoded;
+	bool jit_code; /* executable anonymous memory was mapped */
+	/* The name sources found for the pid, with how many code ranges
+	 * each names; NULL when not found. */
+	const char *perf_map;
+	size_t perf_map_entries;
+	const char *jitdump;
+	size_t jitdump_entries;
+	size_t jitdump_unwind; /* ranges with their own .eh_frame */
+	/* Where neither was found ("no perf-1234.map or jit-1234.dump in
+	 * /data, /tmp"), or a file that could not be read; NULL otherwise. */
+	const char *missing;
+	const char *error;
+};
+
+typedef void (*ps_python_process_fn)(void *ctx, const struct ps_python_process *process);
+
+/* Read the rest of the capture, keeping track of processes without
+ * building stacks, then call fn for every process that mapped a CPython
+ * interpreter or JIT code, in pid order. 0, or a negative errno when a
+ * record could not be read (ps_session_errmsg() says why; processes seen
+ * before it are still reported). */
+PS_API int ps_session_python_processes(struct ps_session *session, ps_python_process_fn fn,
+                                       void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

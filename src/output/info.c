@@ -453,3 +453,38 @@ void ps_info_print(struct ps_strbuf *out, const struct ps_reader *reader, time_t
 			ps_strbuf_addf(out, "%s ", str_or_null(ps_feature_name(bit)));
 	ps_strbuf_addstr(out, "\n# ========\n#\n");
 }
+
+void ps_info_print_python(struct ps_strbuf *out, const struct ps_python_process *p, bool first)
+{
+	if (first)
+		ps_strbuf_addstr(out, "# ========\n# python processes\n");
+	ps_strbuf_addf(out, "# pid %d (%s): ", (int)p->pid, p->comm ? p->comm : "?");
+	if (!p->interpreter)
+		ps_strbuf_addstr(out, "JIT code, no CPython interpreter found\n");
+	else if (p->major)
+		ps_strbuf_addf(out, "CPython %d.%d.%d (from %s) in %s%s\n", p->major, p->minor,
+		               p->micro, p->version_source ? p->version_source : "?",
+		               p->interpreter, p->dynsym_only ? " (.dynsym only)" : "");
+	else
+		ps_strbuf_addf(out, "CPython, version unknown, in %s\n", p->interpreter);
+	if (p->interpreter)
+		ps_strbuf_addf(out, "#   -X perf trampoline template: %s\n",
+		               !p->has_trampoline      ? "none (before 3.12)"
+		               : p->trampoline_decoded ? "decoded"
+		                                       : "not understood (see the warning)");
+	ps_strbuf_addstr(out, "#   perf map: ");
+	if (p->perf_map)
+		ps_strbuf_addf(out, "%s, %zu code ranges\n", p->perf_map, p->perf_map_entries);
+	else
+		ps_strbuf_addstr(out, "none\n");
+	ps_strbuf_addstr(out, "#   jitdump: ");
+	if (p->jitdump)
+		ps_strbuf_addf(out, "%s, %zu code ranges, %zu with unwinding info\n", p->jitdump,
+		               p->jitdump_entries, p->jitdump_unwind);
+	else
+		ps_strbuf_addstr(out, "none\n");
+	if (p->missing)
+		ps_strbuf_addf(out, "#   Python frames stay unnamed: %s\n", p->missing);
+	if (p->error)
+		ps_strbuf_addf(out, "#   error: %s\n", p->error);
+}

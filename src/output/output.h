@@ -44,6 +44,10 @@ void ps_dump_stats(struct ps_strbuf *out, const struct ps_dump_state *st,
 /* `pystitch info`: the header and features, like `perf report --header-only`.
  * captured_on is what perf prints as "captured on": the input file's mtime. */
 void ps_info_print(struct ps_strbuf *out, const struct ps_reader *reader, time_t captured_on);
+/* One process of `pystitch info`'s Python section (see
+ * ps_session_python_processes()); first: print the section's heading. */
+void ps_info_print_python(struct ps_strbuf *out, const struct ps_python_process *process,
+                          bool first);
 
 /* ---- `pystitch script`: perf script text -------------------------- */
 

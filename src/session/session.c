@@ -151,6 +151,14 @@ void ps_machine_for_each_object(struct ps_machine *s,
 			fn(ctx, o);
 }
 
+void ps_machine_for_each_process(struct ps_machine *s,
+                                 void (*fn)(void *ctx, struct ps_process *process), void *ctx)
+{
+	for (size_t b = 0; b < BUCKETS; b++)
+		for (struct ps_process *p = s->processes[b]; p; p = p->next)
+			fn(ctx, p);
+}
+
 /* ---- processes and maps ------------------------------------------- */
 
 static struct ps_process *find_process(struct ps_machine *s, int32_t pid)

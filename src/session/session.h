@@ -82,6 +82,9 @@ struct ps_mapped_object *ps_machine_object(struct ps_machine *session, const cha
 /* Walk every object, e.g. to free consumer state. */
 void ps_machine_for_each_object(struct ps_machine *session,
                                 void (*fn)(void *ctx, struct ps_mapped_object *object), void *ctx);
+/* Walk every process (not the kernel). */
+void ps_machine_for_each_process(struct ps_machine *session,
+                                 void (*fn)(void *ctx, struct ps_process *process), void *ctx);
 /* Build-ids recorded in the BUILD_ID feature, for objects whose MMAP2
  * carried none. The features must outlive the session. */
 void ps_machine_set_features(struct ps_machine *session, const struct ps_features *features);

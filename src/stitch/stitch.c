@@ -559,3 +559,23 @@ int ps_session_next(struct ps_session *s, const struct ps_stack **out)
 		return fail(s, ret, "%s", ps_reader_errmsg(s->reader));
 	return 0;
 }
+
+int ps_session_python_processes(struct ps_session *s, ps_python_process_fn fn, void *ctx)
+{
+	const struct ps_event *ev;
+	int ret, err;
+
+	while ((ret = ps_reader_next(s->reader, &ev)) > 0) {
+		if (ev->type == PERF_RECORD_SAMPLE)
+			continue;
+		ret = apply_record(s, ev);
+		if (ret)
+			break;
+	}
+	if (ret < 0 && !s->errmsg[0])
+		fail(s, ret, "%s", ps_reader_errmsg(s->reader));
+	err = ps_stitch_python_report(s, fn, ctx);
+	if (err)
+		return fail(s, err, "out of memory");
+	return ret < 0 ? ret : 0;
+}

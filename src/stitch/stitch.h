@@ -91,5 +91,7 @@ bool ps_stitch_python_frame_rule(void *ctx, uint64_t pc, struct ps_unwind_rule *
 /* Replace the stack's user frames by the merge of native and Python
  * frames (the session's python mode). 0 or -ENOMEM. */
 int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu);
+/* ps_session_python_processes() once the capture has been read. */
+int ps_stitch_python_report(struct ps_session *s, ps_python_process_fn fn, void *ctx);
 
 #endif /* PS_STITCH_STITCH_H */

@@ -144,19 +144,25 @@ static void report_load(struct ps_session *s, struct pid_names *n, int rc)
 		const struct ps_jit_file_stats *st = t ? ps_jit_table_stats(t) : NULL;
 		if (!st)
 			continue;
-		if (st->damaged || st->over_limit || st->unwind_dropped || st->bytes_dropped)
+		if (st->damaged || st->over_limit || st->unwind_dropped || st->bytes_dropped) {
+			const char *first = ps_jit_table_errmsg(t);
+			size_t plen = strlen(ps_jit_table_path(t));
+			if (first && strncmp(first, ps_jit_table_path(t), plen) == 0 &&
+			    strncmp(first + plen, ": ", 2) == 0)
+				first += plen + 2; /* the path is said once */
 			say(s, PS_LOG_WARN,
-			    "%s: %zu damaged entries skipped, %zu over the limits, %zu "
-			    "unwinding infos dropped%s%s",
+			    "%s: skipped %zu damaged and %zu over-limit entries, dropped %zu "
+			    "unwinding infos and %llu trailing bytes%s%s",
 			    ps_jit_table_path(t), st->damaged, st->over_limit, st->unwind_dropped,
-			    ps_jit_table_errmsg(t) ? "; first: " : "",
-			    ps_jit_table_errmsg(t) ? ps_jit_table_errmsg(t) : "");
+			    (unsigned long long)st->bytes_dropped, first ? "; first: " : "",
+			    first ? first : "");
+		}
 		say(s, PS_LOG_INFO, "%s: %zu named code ranges", ps_jit_table_path(t), st->entries);
 	}
 }
 
 /* The loaded name sources of pid, or NULL (none found, out of memory). */
-static struct ps_jit_names *pid_names(struct ps_session *s, int32_t pid)
+static struct ps_jit_names *pid_names(struct ps_session *s, int32_t pid, bool quiet)
 {
 	struct ps_stitch_python *py = s->python;
 	size_t bucket = (uint32_t)pid % NAMES_BUCKETS;
@@ -178,8 +184,10 @@ static struct ps_jit_names *pid_names(struct ps_session *s, int32_t pid)
 		py->buckets[bucket] = n;
 	}
 	if (!n->loaded) {
+		int rc = ps_jit_names_load(n->names);
 		n->loaded = true;
-		report_load(s, n, ps_jit_names_load(n->names));
+		if (!quiet)
+			report_load(s, n, rc);
 	}
 	return n->names;
 }
@@ -189,7 +197,7 @@ static struct ps_jit_names *pid_names(struct ps_session *s, int32_t pid)
 static bool lookup_jit(struct ps_session *s, int32_t jit_pid, uint64_t addr,
                        struct ps_jit_symbol *out)
 {
-	struct ps_jit_names *names = pid_names(s, jit_pid);
+	struct ps_jit_names *names = pid_names(s, jit_pid, false);
 
 	if (!names)
 		return false;
@@ -419,5 +427,125 @@ int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu)
 	}
 	s->stack.frames = py->merged;
 	s->stack.nr_frames = n;
+	return 0;
+}
+
+/* ---- the per-process report (pystitch info) ------------------------- */
+
+struct pid_list {
+	int32_t *pids;
+	size_t nr, cap;
+	bool nomem;
+};
+
+static void collect_pid(void *ctx, struct ps_process *process)
+{
+	struct pid_list *list = ctx;
+
+	if (!process->nr_maps || list->nomem)
+		return;
+	if (!grow((void **)&list->pids, &list->cap, list->nr + 1, sizeof(*list->pids))) {
+		list->nomem = true;
+		return;
+	}
+	list->pids[list->nr++] = process->pid;
+}
+
+static int compare_pids(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static const char *version_source_name(enum ps_py_version_source source)
+{
+	switch (source) {
+	case PS_PY_VERSION_SYMBOL:
+		return "Py_Version";
+	case PS_PY_VERSION_DEBUG_OFFSETS:
+		return "_Py_DebugOffsets";
+	case PS_PY_VERSION_STRING:
+		return "version string";
+	case PS_PY_VERSION_RODATA:
+		return ".rodata";
+	case PS_PY_VERSION_UNKNOWN:
+	default:
+		return NULL;
+	}
+}
+
+static bool has_jit_code(const struct ps_process *p)
+{
+	for (size_t i = 0; i < p->nr_maps; i++)
+		if (p->maps[i].object->jit_pid)
+			return true;
+	return false;
+}
+
+static void describe_sources(struct ps_session *s, int32_t pid, struct ps_python_process *out)
+{
+	struct ps_jit_names *names = pid_names(s, pid, true);
+	const struct ps_jit_table *t;
+
+	if (!names)
+		return;
+	t = ps_jit_names_table(names, PS_JIT_SOURCE_MAP);
+	if (t) {
+		out->perf_map = ps_jit_table_path(t);
+		out->perf_map_entries = ps_jit_table_count(t);
+	}
+	t = ps_jit_names_table(names, PS_JIT_SOURCE_DUMP);
+	if (t) {
+		struct ps_jit_symbol sym;
+		out->jitdump = ps_jit_table_path(t);
+		out->jitdump_entries = ps_jit_table_count(t);
+		for (size_t i = 0; i < out->jitdump_entries; i++)
+			if (ps_jit_table_at(t, i, &sym) && sym.eh_frame)
+				out->jitdump_unwind++;
+	}
+	out->missing = ps_jit_names_where(names);
+	out->error = ps_jit_names_errmsg(names);
+}
+
+int ps_stitch_python_report(struct ps_session *s, ps_python_process_fn fn, void *ctx)
+{
+	struct pid_list list = { 0 };
+
+	ps_machine_for_each_process(s->machine, collect_pid, &list);
+	if (list.nomem) {
+		free(list.pids);
+		return -ENOMEM;
+	}
+	if (list.nr)
+		qsort(list.pids, list.nr, sizeof(*list.pids), compare_pids);
+	for (size_t i = 0; i < list.nr; i++) {
+		struct ps_process *p = ps_machine_process(s->machine, list.pids[i]);
+		struct ps_thread *t = ps_machine_thread(s->machine, list.pids[i], list.pids[i]);
+		struct process_unwind probe = { .session = s, .process = p };
+		struct ps_python_process out = { .pid = list.pids[i] };
+
+		if (!p || !t) {
+			free(list.pids);
+			return -ENOMEM;
+		}
+		find_interpreter(&probe);
+		out.jit_code = has_jit_code(p);
+		if (!probe.interp && !out.jit_code)
+			continue;
+		out.comm = t->comm;
+		if (probe.interp) {
+			out.interpreter = probe.interp_object->name;
+			out.major = probe.interp->major;
+			out.minor = probe.interp->minor;
+			out.micro = probe.interp->micro;
+			out.version_source = version_source_name(probe.interp->version_source);
+			out.dynsym_only = probe.interp->dynsym_only;
+			out.has_trampoline = probe.interp->has_trampoline;
+			out.trampoline_decoded = probe.trampoline != NULL;
+		}
+		describe_sources(s, list.pids[i], &out);
+		fn(ctx, &out);
+	}
+	free(list.pids);
 	return 0;
 }
