@@ -121,15 +121,13 @@ static int decode_kernel(struct ps_reader *r, struct ps_event *ev, struct ps_cur
 		ns->pid = ps_cursor_u32(c);
 		ns->tid = ps_cursor_u32(c);
 		ns->nr_namespaces = ps_cursor_u64(c);
-		if (!ps_cursor_ok(c) || ns->nr_namespaces > ps_cursor_left(c) / 16)
+		int err = ps_scratch_read_u64s(&r->scratch_misc, c, ns->nr_namespaces, 2,
+		                               &ns->dev_ino);
+		if (err == -ENOMEM)
+			return ps_reader_fail(r, err, "out of memory");
+		if (err)
 			MALFORMED("namespace count runs past the record");
-		uint64_t *pairs = ps_scratch_get(
-		        &r->scratch_misc, (size_t)(ns->nr_namespaces ? ns->nr_namespaces : 1) * 16);
-		if (!pairs)
-			return ps_reader_fail(r, -ENOMEM, "out of memory");
-		ps_cursor_u64_array(c, pairs, (size_t)ns->nr_namespaces * 2);
 		ns->nr = (size_t)ns->nr_namespaces;
-		ns->dev_ino = pairs;
 		break;
 	}
 	case PERF_RECORD_KSYMBOL:
@@ -166,14 +164,12 @@ static int decode_kernel(struct ps_reader *r, struct ps_event *ev, struct ps_cur
 		struct ps_record_callchain_deferred *d = &ev->u.callchain_deferred;
 		d->cookie = ps_cursor_u64(c);
 		uint64_t nr = ps_cursor_u64(c);
-		if (!ps_cursor_ok(c) || nr > ps_cursor_left(c) / 8)
+		int err = ps_scratch_read_u64s(&r->scratch_callchain, c, nr, 1, &d->ips);
+		if (err == -ENOMEM)
+			return ps_reader_fail(r, err, "out of memory");
+		if (err)
 			MALFORMED("callchain runs past the record");
-		uint64_t *ips = ps_scratch_get(&r->scratch_callchain, (size_t)(nr ? nr : 1) * 8);
-		if (!ips)
-			return ps_reader_fail(r, -ENOMEM, "out of memory");
-		ps_cursor_u64_array(c, ips, (size_t)nr);
 		d->nr = (size_t)nr;
-		d->ips = ips;
 		break;
 	}
 	default:

@@ -4,10 +4,12 @@
 #ifndef PS_READER_READER_H
 #define PS_READER_READER_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "pystitch/pystitch.h"
 #include "base/arena.h"
@@ -128,6 +130,38 @@ void ps_reader_log(struct ps_reader *r, enum ps_log_level level, const char *fmt
         __attribute__((format(printf, 3, 4)));
 void *ps_scratch_get(struct ps_scratch *s, size_t bytes);
 void ps_scratch_free(struct ps_scratch *s);
+
+/* Read nr groups of `width` u64 values that follow a count in a record (a
+ * callchain, namespace pairs, a register set) into scratch, in host order.
+ * Returns 0 with *out set; -EINVAL, with the cursor failed but not moved,
+ * when the cursor had failed already or the values run past its end; or
+ * -ENOMEM. Inline because the sample callchain goes through it: it copies
+ * nothing more than the plain reads did and allocates only to grow. */
+static inline int ps_scratch_read_u64s(struct ps_scratch *s, struct ps_cursor *c, uint64_t nr,
+                                       size_t width, const uint64_t **out)
+{
+	uint64_t *values;
+
+	if (!ps_cursor_ok(c) || nr > ps_cursor_left(c) / (8 * width)) {
+		c->failed = true;
+		return -EINVAL;
+	}
+	values = ps_scratch_get(s, (size_t)(nr ? nr : 1) * 8 * width);
+	if (!values)
+		return -ENOMEM;
+	ps_cursor_u64_array(c, values, (size_t)nr * width);
+	*out = values;
+	return 0;
+}
+
+/* stream.c: buffered input and record delivery (ps_reader_next) */
+ssize_t ps_input_fill(struct ps_reader *r, size_t need);
+
+static inline void ps_input_consume(struct ps_input *in, size_t n)
+{
+	in->head += n;
+	in->offset += n;
+}
 
 /* attrs.c */
 int ps_attr_parse(struct ps_reader *r, const uint8_t *data, size_t size, uint64_t offset,

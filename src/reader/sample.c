@@ -64,17 +64,11 @@ static int parse_regs(struct ps_reader *r, struct ps_cursor *c, uint64_t mask,
 	if (!out->abi)
 		return 0;
 	size_t nr = (size_t)__builtin_popcountll(mask);
-	if (nr > ps_cursor_left(c) / 8) {
-		c->failed = true;
-		return -EINVAL;
-	}
-	uint64_t *regs = ps_scratch_get(scratch, (nr ? nr : 1) * 8);
-	if (!regs)
-		return -ENOMEM;
-	ps_cursor_u64_array(c, regs, nr);
+	int err = ps_scratch_read_u64s(scratch, c, nr, 1, &out->regs);
+	if (err)
+		return err;
 	out->mask = mask;
 	out->nr = nr;
-	out->regs = regs;
 	return 0;
 }
 
@@ -127,16 +121,14 @@ int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8
 	}
 	if (t & PERF_SAMPLE_CALLCHAIN) {
 		uint64_t nr = ps_cursor_u64(&c);
-		if (!ps_cursor_ok(&c) || nr > ps_cursor_left(&c) / 8)
+		err = ps_scratch_read_u64s(&r->scratch_callchain, &c, nr, 1, &s->callchain);
+		if (err == -ENOMEM)
+			return ps_reader_fail(r, err, "out of memory");
+		if (err)
 			return ps_reader_fail_at(
 			        r, -EINVAL, offset + ps_cursor_pos(&c) - 8, PERF_RECORD_SAMPLE,
 			        "callchain of %" PRIu64 " entries runs past the record", nr);
-		uint64_t *ips = ps_scratch_get(&r->scratch_callchain, (size_t)(nr ? nr : 1) * 8);
-		if (!ips)
-			return ps_reader_fail(r, -ENOMEM, "out of memory");
-		ps_cursor_u64_array(&c, ips, (size_t)nr);
 		s->callchain_nr = (size_t)nr;
-		s->callchain = ips;
 	}
 	if (t & PERF_SAMPLE_RAW) {
 		uint32_t raw_size = ps_cursor_u32(&c);
