@@ -16,21 +16,27 @@ usage: bench/compare.sh [options] [-- OPTIONS FOR BOTH TOOLS]
   -i, --input FILE     capture to use (default: record one, see --workload)
   -w, --workload KIND  what to record without -i:
                          python  a CPython 3.11 workload (default)
+                         perf    the same workload on CPython 3.12 run with
+                                 -X perf (trampolines and a perf map)
                          c       the project's tests/programs/loop
   -g, --call-graph M   how to record: dwarf (default) or fp (perf record -g)
   -s, --samples N      samples to record, roughly (default 20000, at 999 Hz)
   -n, --runs N         timed runs of each tool (default 5)
       --no-inline      time both tools with --no-inline
-      --modes LIST     comma-separated modes to time: default, no-inline
-                       (default: default; --no-inline means no-inline)
+      --modes LIST     comma-separated modes to time: default (pystitch's
+                       defaults: Python frames merged), native (pystitch
+                       --python=native), no-inline (both with --no-inline)
+                       (default: default; --no-inline means no-inline).
+                       The check compares perf script with pystitch
+                       --python=native, which must print the same text.
       --pystitch PATH  pystitch binary (default: $PYSTITCH, then ./pystitch,
                        then the build trees next to this script, then PATH)
       --baseline PATH  another pystitch binary to time alongside (say, a
                        build from before a change): one more column
       --perf PATH      perf binary (default: $PERF, then perf from PATH)
-      --python PATH    interpreter for the python workload (default: the
-                       newest 3.11 under $(pyenv root)/versions or
-                       ~/.pyenv/versions)
+      --python PATH    interpreter for the workload (default: the newest
+                       3.11 (python) or 3.12 (perf) under
+                       $(pyenv root)/versions or ~/.pyenv/versions)
       --no-verify      skip the check that both outputs are identical
   -k, --keep DIR       keep the capture and both outputs in DIR
   -h, --help           this text
@@ -89,12 +95,12 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-case $workload in python | c) ;; *) die "--workload must be python or c, not '$workload'" ;; esac
+case $workload in python | perf | c) ;; *) die "--workload must be python, perf or c, not '$workload'" ;; esac
 case $call_graph in dwarf | fp) ;; *) die "--call-graph must be dwarf or fp, not '$call_graph'" ;; esac
 case $samples in '' | *[!0-9]*) die "--samples needs a number, not '$samples'" ;; esac
 case $runs in '' | *[!0-9]* | 0) die "--runs needs a positive number, not '$runs'" ;; esac
 for m in ${modes//,/ }; do
-	case $m in default | no-inline) ;; *) die "unknown mode '$m' in --modes (default, no-inline)" ;; esac
+	case $m in default | native | no-inline) ;; *) die "unknown mode '$m' in --modes (default, native, no-inline)" ;; esac
 done
 
 here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
@@ -148,11 +154,12 @@ trap cleanup EXIT
 trap 'exit 130' HUP INT TERM
 
 # ---- the workload -------------------------------------------------------
+# find_python MINOR: the newest 3.MINOR.* under pyenv's versions
 find_python() {
 	local root dir found=
 	root=$(pyenv root 2>/dev/null) || root=
-	for dir in ${root:+"$root"/versions/3.11.*} "$HOME"/.pyenv/versions/3.11.*; do
-		[ -x "$dir/bin/python3.11" ] && found=$dir/bin/python3.11
+	for dir in ${root:+"$root"/versions/3.$1.*} "$HOME"/.pyenv/versions/3.$1.*; do
+		[ -x "$dir/bin/python3.$1" ] && found=$dir/bin/python3.$1
 	done
 	[ -n "$found" ] || return 1
 	printf '%s\n' "$found"
@@ -202,11 +209,16 @@ record() {
 	seconds=$(awk -v n="$samples" 'BEGIN { printf "%.2f", n / 999 }')
 	if [ "$call_graph" = dwarf ]; then cg=(--call-graph dwarf); else cg=(-g); fi
 	local cmd=()
-	if [ "$workload" = python ]; then
-		[ -n "$python" ] || python=$(find_python) ||
-			die "no CPython 3.11 under \$(pyenv root)/versions or ~/.pyenv/versions (install one, pass --python PATH, or use -i FILE)"
+	if [ "$workload" != c ]; then
+		local minor=11 xopt=()
+		if [ "$workload" = perf ]; then
+			minor=12
+			xopt=(-X perf)
+		fi
+		[ -n "$python" ] || python=$(find_python $minor) ||
+			die "no CPython 3.$minor under \$(pyenv root)/versions or ~/.pyenv/versions (install one, pass --python PATH, or use -i FILE)"
 		[ -x "$python" ] || die "python ($python) is not executable"
-		cmd=("$python" -c "$python_workload" "$seconds")
+		cmd=("$python" "${xopt[@]}" -c "$python_workload" "$seconds")
 	else
 		local loop
 		loop=$(dirname -- "$pystitch")/tests/programs/loop
@@ -304,7 +316,7 @@ verify_outputs() {
 		tail -n 10 "$work/perf.err" | sed 's/^/    /' >&2
 		die "perf script failed on $input"
 	}
-	"$pystitch" script -i "$input" "$@" >"$ps_txt" 2>"$work/pystitch.err" || {
+	"$pystitch" script -i "$input" --python=native "$@" >"$ps_txt" 2>"$work/pystitch.err" || {
 		tail -n 10 "$work/pystitch.err" | sed 's/^/    /' >&2
 		die "pystitch script failed on $input"
 	}
@@ -366,11 +378,14 @@ row() {
 
 for mode in ${modes//,/ }; do
 	args=()
+	ps_args=()
 	suffix=
-	if [ "$mode" = no-inline ]; then
-		args=(--no-inline)
-		suffix=-no-inline
-	fi
+	case $mode in
+	default) ;;
+	native) ps_args=(--python=native) suffix=-native ;;
+	no-inline) args=(--no-inline) suffix=-no-inline ;;
+	*) die "unknown mode '$mode' (default, native, no-inline)" ;;
+	esac
 	args+=("${extra[@]}")
 	rm -f "$work/perf.times" "$work/pystitch.times" "$work/baseline.times"
 
@@ -385,8 +400,8 @@ for mode in ${modes//,/ }; do
 	say "timing $runs runs of each ($mode) ..."
 	for ((i = 1; i <= runs; i++)); do
 		measure perf "$perf" script -i "$input" "${args[@]}"
-		measure pystitch "$pystitch" script -i "$input" "${args[@]}"
-		[ -z "$baseline" ] || measure baseline "$baseline" script -i "$input" "${args[@]}"
+		measure pystitch "$pystitch" script -i "$input" "${ps_args[@]}" "${args[@]}"
+		[ -z "$baseline" ] || measure baseline "$baseline" script -i "$input" "${ps_args[@]}" "${args[@]}"
 	done
 
 	printf '\nmode: %s, %d samples, median of %d runs each, output to /dev/null\n' \
