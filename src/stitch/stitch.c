@@ -137,6 +137,12 @@ static int add_frames(struct ps_session *s, struct ps_process *process, unsigned
 		f->srcline = names[i].srcline;
 		f->kernel = map->object->kernel;
 		f->dso = object_display_name(map->object);
+		/* CPython's trampolines in the ELF files `perf inject --jit`
+		 * makes of a jitdump (jitted-PID-N.so) */
+		if (f->sym && f->sym[0] == 'p' && strncmp(f->sym, "py::", 4) == 0 && !f->kernel) {
+			f->python = true;
+			s->saw_python = true;
+		}
 	}
 	return 0;
 }

@@ -239,6 +239,7 @@ enum ps_unwind_lookup ps_unwind_module_ensure(struct ps_unwinder *u, uint64_t ad
 		base = map.start;
 
 	u->frame_base = base;
+	u->frame_file_base = map.start - map.pgoff;
 	u->frame_libunwind_base = map.libunwind_base ? map.libunwind_base : base;
 	struct ps_unwind_module *m = module_find(u, addr);
 	if (m) {

@@ -342,6 +342,7 @@ struct ps_unwinder {
 	bool retry; /* a module disagreed with find_map: rebuild and walk again */
 	bool restart; /* continue with a new libdwfl walk from dwarf_regs */
 	uint64_t frame_base; /* of the current frame's module (set by ps_unwind_module_ensure) */
+	uint64_t frame_file_base; /* the mapping's start - pgoff, even for jitted files */
 	uint64_t frame_libunwind_base; /* the mapping's libunwind_base, or frame_base */
 	bool restarted; /* this libdwfl walk continues an earlier one */
 	size_t walk_frames; /* frames seen by this libdwfl walk */

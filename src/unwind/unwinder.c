@@ -296,10 +296,12 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 	 * libunwind cannot step from this frame and does not guess */
 	if (u->quirks && mod && !ps_unwind_has_eh_frame_hdr(u, mod))
 		return end_walk(u, PS_UNWIND_STOP_BAD_FRAME);
-	/* libunwind looks the frame up in .eh_frame only, relative to the
-	 * base of the file's lowest mapping */
+	/* libunwind looks the frame up in .eh_frame only, at the file
+	 * address relative to the base of the file's lowest mapping (perf's
+	 * start - pgoff, also for the jitted files of `perf inject --jit`,
+	 * which libdwfl places at their start) */
 	if (u->quirks && mod &&
-	    !ps_unwind_eh_covered(u, mod, lookup - u->frame_libunwind_base + u->frame_base))
+	    !ps_unwind_eh_covered(u, mod, lookup - u->frame_libunwind_base + u->frame_file_base))
 		return guess_caller(u, state, raw);
 	return DWARF_CB_OK;
 }
