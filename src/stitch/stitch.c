@@ -266,6 +266,8 @@ static int add_unwound(struct ps_session *s, struct ps_process *process,
 	pu = process_unwinder(s, process);
 	if (!pu)
 		return -ENOMEM;
+	/* Python modes: the leaf's saved registers, for the trampolines */
+	us.recover_popped = s->opts.python != PS_PYTHON_NATIVE && ps_stitch_python_has_jit(pu);
 	n = ps_unwinder_unwind(pu->unwinder, &us, s->pcs, s->opts.max_stack, &stop);
 	if (n == -ENOMEM)
 		return n;

@@ -73,6 +73,9 @@ struct process_unwind {
 	const struct ps_mapped_object *interp_object;
 	const struct ps_py_interp *interp;
 	const struct ps_trampoline *trampoline;
+	/* whether the process has mapped JIT code, for one map generation */
+	bool jit_checked, has_jit;
+	uint64_t jit_generation;
 };
 
 /* stitch.c */
@@ -86,6 +89,9 @@ void ps_stitch_python_free(struct ps_stitch_python *py);
  * only the perf map is used, as perf does. */
 void ps_stitch_python_name_frame(struct ps_session *s, const struct ps_mapped_object *object,
                                  int32_t pid, uint64_t ip, struct ps_frame *f);
+/* Whether the process has mapped executable anonymous memory (JIT code,
+ * such as CPython's trampolines). */
+bool ps_stitch_python_has_jit(struct process_unwind *pu);
 /* ps_unwind_callbacks.frame_rule; ctx is the struct process_unwind. */
 bool ps_stitch_python_frame_rule(void *ctx, uint64_t pc, struct ps_unwind_rule *out);
 /* Replace the stack's user frames by the merge of native and Python

@@ -301,6 +301,24 @@ static void find_interpreter(struct process_unwind *pu)
 	}
 }
 
+static bool has_jit_code(const struct ps_process *p)
+{
+	for (size_t i = 0; i < p->nr_maps; i++)
+		if (p->maps[i].object->jit_pid)
+			return true;
+	return false;
+}
+
+bool ps_stitch_python_has_jit(struct process_unwind *pu)
+{
+	if (!pu->jit_checked || pu->jit_generation != pu->process->generation) {
+		pu->has_jit = has_jit_code(pu->process);
+		pu->jit_generation = pu->process->generation;
+		pu->jit_checked = true;
+	}
+	return pu->has_jit;
+}
+
 bool ps_stitch_python_frame_rule(void *ctx, uint64_t pc, struct ps_unwind_rule *out)
 {
 	struct process_unwind *pu = ctx;
@@ -472,14 +490,6 @@ static const char *version_source_name(enum ps_py_version_source source)
 	default:
 		return NULL;
 	}
-}
-
-static bool has_jit_code(const struct ps_process *p)
-{
-	for (size_t i = 0; i < p->nr_maps; i++)
-		if (p->maps[i].object->jit_pid)
-			return true;
-	return false;
 }
 
 static void describe_sources(struct ps_session *s, int32_t pid, struct ps_python_process *out)

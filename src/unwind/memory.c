@@ -5,6 +5,7 @@
 #define PS_UNWIND_INTERNAL
 #include "unwind/unwind.h"
 
+#include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -140,8 +141,54 @@ static int read_mapped(struct ps_unwinder *u, uint64_t addr, uint64_t *value)
 	return ps_unwind_read_file_word(u, map.path, addr - map.start + map.pgoff, value) ? 1 : 0;
 }
 
+/* The slot of a callee-saved register that the sample's leaf function has
+ * already popped (see ps_unwind_sample.recover_popped): the leaf's CFI row
+ * places the register at addr, below the SP. The register still holds
+ * what the pop loaded from there. */
+static bool popped_register(struct ps_unwinder *u, uint64_t addr, uint64_t *value)
+{
+	const uint32_t needed = (1u << PS_UNWIND_DWARF_IP) | (1u << PS_UNWIND_DWARF_SP);
+	uint64_t ip = u->sample_regs[PS_UNWIND_DWARF_IP];
+	Dwarf_Frame *frame = NULL;
+	Dwfl_Module *mod;
+	Dwarf_CFI *cfi;
+	Dwarf_Addr bias;
+	Dwarf_Op *ops;
+	size_t nops;
+	uint64_t cfa;
+	bool found = false;
+
+	if (!u->sample->recover_popped || addr >= u->sp || u->sp - addr > 256 ||
+	    (u->sample_regs_present & needed) != needed || !u->dwfl ||
+	    !(mod = dwfl_addrmodule(u->dwfl, ip)) || !(cfi = dwfl_module_eh_cfi(mod, &bias)) ||
+	    dwarf_cfi_addrframe(cfi, ip - bias, &frame) != 0)
+		return false;
+	/* CFA = rsp + offset, the only form epilogues use */
+	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1 || ops[0].atom != DW_OP_bregx ||
+	    ops[0].number != PS_UNWIND_DWARF_SP)
+		goto out;
+	cfa = u->sample_regs[PS_UNWIND_DWARF_SP] + ops[0].number2;
+	for (int regno = 0; regno < PS_UNWIND_DWARF_IP && !found; regno++) {
+		Dwarf_Op mem[3];
+
+		if (!(u->sample_regs_present & (1u << regno)) || regno == PS_UNWIND_DWARF_SP ||
+		    dwarf_frame_register(frame, regno, mem, &ops, &nops) != 0 || nops != 2 ||
+		    ops[0].atom != DW_OP_call_frame_cfa || ops[1].atom != DW_OP_plus_uconst ||
+		    cfa + ops[1].number != addr)
+			continue;
+		*value = u->sample_regs[regno];
+		found = true;
+	}
+out:
+	free(frame);
+	return found;
+}
+
 int ps_unwind_access_mem(struct ps_unwinder *u, uint64_t addr, uint64_t *value)
 {
+	if (addr < u->sp && popped_register(u, addr, value))
+		return 0;
+
 	/* perf's libunwind access_mem() tests `addr + 8 >= end`: emulate
 	 * by treating the copy as one byte shorter. */
 	uint64_t end = u->stack_end - (u->quirks ? 1 : 0);

@@ -191,6 +191,12 @@ struct ps_unwind_sample {
 	/* PERF_SAMPLE_STACK_USER: dyn_size bytes copied from the user SP. */
 	const uint8_t *stack;
 	uint64_t stack_size;
+	/* A sample taken in an epilogue, after the pops: GCC's CFI there may
+	 * still say callee-saved registers are saved in slots now below the
+	 * SP, which the copy does not hold. With this set such a slot reads
+	 * as the live register the pop restored from it, instead of failing
+	 * (perf fails, and its walk ends a frame later). */
+	bool recover_popped;
 };
 
 /* Why a walk ended. */
