@@ -27,7 +27,7 @@ static inline struct ps_cursor ps_cursor_make(const void *data, size_t size, boo
 	struct ps_cursor c;
 	c.start = (const uint8_t *)data;
 	c.p = c.start;
-	c.end = c.start + size;
+	c.end = size ? c.start + size : c.start; /* NULL + 0 is undefined in C */
 	c.swap = swap;
 	c.failed = false;
 	return c;
