@@ -712,6 +712,9 @@ struct ps_python_process {
 	/* -X perf's trampoline template (3.12+): found in the interpreter,
 	 * and decoded into an unwind rule */
 	bool has_trampoline, trampoline_decoded;
+	/* The file the template is in when it is not the interpreter (the
+	 * pystitch_perf module for 3.8-3.11); NULL otherwise. */
+	const char *trampoline_file;
 	bool jit_code; /* executable anonymous memory was mapped */
 	/* The name sources found for the pid, with how many code ranges
 	 * each names; NULL when not found. */

@@ -467,11 +467,16 @@ void ps_info_print_python(struct ps_strbuf *out, const struct ps_python_process 
 		               p->interpreter, p->dynsym_only ? " (.dynsym only)" : "");
 	else
 		ps_strbuf_addf(out, "CPython, version unknown, in %s\n", p->interpreter);
-	if (p->interpreter)
-		ps_strbuf_addf(out, "#   -X perf trampoline template: %s\n",
-		               !p->has_trampoline      ? "none (before 3.12)"
+	if (p->interpreter || p->has_trampoline) {
+		ps_strbuf_addf(out, "#   trampoline template: %s",
+		               !p->has_trampoline ? "none (-X perf needs 3.12+; the pystitch_perf "
+		                                    "module gives 3.8-3.11 one)"
 		               : p->trampoline_decoded ? "decoded"
 		                                       : "not understood (see the warning)");
+		if (p->trampoline_file)
+			ps_strbuf_addf(out, ", from %s", p->trampoline_file);
+		ps_strbuf_addch(out, '\n');
+	}
 	ps_strbuf_addstr(out, "#   perf map: ");
 	if (p->perf_map)
 		ps_strbuf_addf(out, "%s, %zu code ranges\n", p->perf_map, p->perf_map_entries);

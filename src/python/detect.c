@@ -626,16 +626,22 @@ static int examine(struct elf_file *f, struct ps_py_interp *info)
 	if (rc < 0)
 		return rc;
 	info->is_python = found.eval_in_symtab || found.eval_in_dynsym;
+	if (info->has_trampoline && !found.has_trampoline_end)
+		info->trampoline_end = info->trampoline_start;
 	if (!info->is_python) {
-		const char *path = info->path;
-
-		memset(info, 0, sizeof(*info));
-		info->path = path;
+		/* only a trampoline template may matter: pystitch_perf, the
+		 * extension module giving 3.8-3.11 perf-map trampolines,
+		 * exports one under CPython's names */
+		struct ps_py_interp keep = {
+			.path = info->path,
+			.has_trampoline = info->has_trampoline,
+			.trampoline_start = info->trampoline_start,
+			.trampoline_end = info->trampoline_end,
+		};
+		*info = keep;
 		return 0;
 	}
 	info->dynsym_only = !found.eval_in_symtab;
-	if (info->has_trampoline && !found.has_trampoline_end)
-		info->trampoline_end = info->trampoline_start;
 	rc = close_empty_ranges(f, info);
 	if (rc < 0)
 		return rc;

@@ -301,7 +301,9 @@ struct ps_py_interp {
 	/* _PyEval_EvalFrameDefault and its clones, sorted by start */
 	size_t nr_eval_ranges;
 	struct ps_py_range eval_ranges[PS_PY_MAX_EVAL_RANGES];
-	/* the -X perf trampoline template (3.12+), vaddr; 0 when absent */
+	/* the -X perf trampoline template (3.12+), vaddr; 0 when absent.
+	 * Also filled for a file that is not CPython (is_python false) but
+	 * exports the template's symbols: the pystitch_perf module. */
 	bool has_trampoline;
 	uint64_t trampoline_start, trampoline_end;
 	/* vaddr of _PyRuntime and _Py_NoneStruct, 0 when absent */

@@ -72,6 +72,8 @@ struct process_unwind {
 	uint64_t interp_map_start;
 	const struct ps_mapped_object *interp_object;
 	const struct ps_py_interp *interp;
+	uint64_t template_map_start;
+	const struct ps_mapped_object *template_object;
 	const struct ps_trampoline *trampoline;
 	/* whether the process has mapped JIT code, for one map generation */
 	bool jit_checked, has_jit;

@@ -248,20 +248,24 @@ static const struct ps_trampoline *decoded_template(struct ps_session *s, const 
 	return e->rc ? NULL : &e->trampoline;
 }
 
-/* Whether the interpreter found earlier is still mapped where it was. */
-static bool interp_still_mapped(const struct process_unwind *pu)
+/* Whether an object found earlier is still mapped where it was. */
+static bool still_mapped(const struct process_unwind *pu, const struct ps_mapped_object *object,
+                         uint64_t start)
 {
 	const struct ps_map *map;
 
-	if (!pu->interp_object)
+	if (!object)
 		return false;
-	map = ps_process_find_map(pu->process, pu->interp_map_start);
-	return map && map->object == pu->interp_object;
+	map = ps_process_find_map(pu->process, start);
+	return map && map->object == object;
 }
 
 /* The CPython interpreter mapped in the process (libpython or a static
- * interpreter): the first executable file mapping that defines the eval
- * loop. Searched again when the maps have changed and it is gone. */
+ * interpreter: the first executable file mapping that defines the eval
+ * loop), and the file whose trampoline template the perf-map entries are
+ * copies of: the interpreter's own (3.12+), else a mapped file exporting
+ * the template's symbols (the pystitch_perf module, 3.8-3.11). Searched
+ * again when the maps have changed and either is missing or gone. */
 static void find_interpreter(struct process_unwind *pu)
 {
 	struct ps_session *s = pu->session;
@@ -272,16 +276,19 @@ static void find_interpreter(struct process_unwind *pu)
 		return;
 	pu->interp_generation = p->generation;
 	pu->interp_searched = true;
-	if (interp_still_mapped(pu))
+	if (still_mapped(pu, pu->interp_object, pu->interp_map_start) &&
+	    still_mapped(pu, pu->template_object, pu->template_map_start))
 		return;
 	pu->interp_object = NULL;
 	pu->interp = NULL;
+	pu->template_object = NULL;
 	pu->trampoline = NULL;
-	for (size_t i = 0; i < p->nr_maps; i++) {
+	for (size_t i = 0; i < p->nr_maps && !(pu->interp && pu->template_object); i++) {
 		const struct ps_map *map = &p->maps[i];
 		const struct ps_py_interp *interp;
 		const char *path;
 		struct ps_dso *dso;
+		int rc;
 
 		if (!(map->prot & PROT_EXEC) || map->identity || map->object->kernel)
 			continue;
@@ -290,14 +297,18 @@ static void find_interpreter(struct process_unwind *pu)
 		last = map->object;
 		dso = ps_stitch_object_dso(s, map->object);
 		path = dso ? ps_dso_file(dso) : NULL;
-		if (!path || ps_py_registry_detect(s->python->registry, path, &interp) != 1)
+		if (!path || (rc = ps_py_registry_detect(s->python->registry, path, &interp)) < 0)
 			continue;
-		pu->interp_object = map->object;
-		pu->interp_map_start = map->start;
-		pu->interp = interp;
-		if (interp->has_trampoline)
+		if (rc == 1 && !pu->interp) {
+			pu->interp_object = map->object;
+			pu->interp_map_start = map->start;
+			pu->interp = interp;
+		}
+		if (interp->has_trampoline && !pu->template_object) {
+			pu->template_object = map->object;
+			pu->template_map_start = map->start;
 			pu->trampoline = decoded_template(s, path);
-		return;
+		}
 	}
 }
 
@@ -392,7 +403,7 @@ int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu)
 	size_t nr_user = s->nr_frames - s->user_first, nr_kernel = s->user_first, n = 0;
 	struct ps_py_merge_input in = { .major = 3, .minor = 12 };
 	struct ps_py_merge_result res;
-	const char *interp_dso;
+	const char *interp_dso, *module_dso = NULL;
 	int rc;
 
 	in.native_truncated = s->unwound && s->stop == PS_UNWIND_STOP_STACK_CUT;
@@ -407,6 +418,11 @@ int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu)
 	if (!grow((void **)&py->native, &py->cap_native, nr_user, sizeof(*py->native)))
 		return -ENOMEM;
 	interp_dso = interpreter_dso(user, nr_user);
+	if (pu) {
+		find_interpreter(pu);
+		if (pu->template_object && pu->template_object != pu->interp_object)
+			module_dso = pu->template_object->name;
+	}
 	for (size_t i = 0; i < nr_user; i++) {
 		const struct ps_frame *f = &user[i];
 		struct ps_py_native_frame *nf = &py->native[i];
@@ -416,6 +432,12 @@ int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu)
 		nf->eval = f->sym && !f->python ? ps_py_eval_name_kind(f->sym) : PS_PY_EVAL_NONE;
 		nf->in_interpreter = interp_dso && f->dso == interp_dso;
 		nf->stub = PS_PY_STUB_UNKNOWN;
+		/* the module that gives 3.8-3.11 trampolines is call machinery
+		 * between Python frames, whatever its functions are called */
+		if (module_dso && f->dso && strcmp(f->dso, module_dso) == 0) {
+			nf->in_interpreter = true;
+			nf->sym = NULL;
+		}
 	}
 	in.native = py->native;
 	in.nr_native = nr_user;
@@ -550,9 +572,11 @@ int ps_stitch_python_report(struct ps_session *s, ps_python_process_fn fn, void 
 			out.micro = probe.interp->micro;
 			out.version_source = version_source_name(probe.interp->version_source);
 			out.dynsym_only = probe.interp->dynsym_only;
-			out.has_trampoline = probe.interp->has_trampoline;
-			out.trampoline_decoded = probe.trampoline != NULL;
 		}
+		out.has_trampoline = probe.template_object != NULL;
+		out.trampoline_decoded = probe.trampoline != NULL;
+		if (probe.template_object && probe.template_object != probe.interp_object)
+			out.trampoline_file = probe.template_object->name;
 		describe_sources(s, list.pids[i], &out);
 		fn(ctx, &out);
 	}

@@ -40,7 +40,7 @@ START_TEST(test_eval_names)
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		ck_assert_msg(ps_py_eval_name_kind(names[i].name) == names[i].kind, "%s",
-			      names[i].name ? names[i].name : "NULL");
+		              names[i].name ? names[i].name : "NULL");
 }
 END_TEST
 
@@ -50,18 +50,30 @@ START_TEST(test_parse_version)
 		const char *text;
 		uint32_t hex;
 	} versions[] = {
-		{ "3.12.1", 0x030c01f0 },    { "3.8.18", 0x030812f0 },  { "3.13.0rc2", 0x030d00c2 },
-		{ "3.14.0a7", 0x030e00a7 },  { "3.12.0b4", 0x030c00b4 }, { "3.11.2+", 0x030b02f0 },
-		{ "3.10.0a1+", 0x030a00a1 }, { "2.7.18", 0x020712f0 },  { "3.12", 0 },
-		{ "3.12.1.4", 0 },           { "4.0.0", 0 },            { "13.0.1", 0 },
-		{ "3.123.1", 0 },            { "3.12.1rc", 0 },         { "3.12.1c1", 0 },
-		{ "3.12.1 ", 0 },            { "", 0 },                 { "3.2.0-1", 0 },
+		{ "3.12.1", 0x030c01f0 },
+		{ "3.8.18", 0x030812f0 },
+		{ "3.13.0rc2", 0x030d00c2 },
+		{ "3.14.0a7", 0x030e00a7 },
+		{ "3.12.0b4", 0x030c00b4 },
+		{ "3.11.2+", 0x030b02f0 },
+		{ "3.10.0a1+", 0x030a00a1 },
+		{ "2.7.18", 0x020712f0 },
+		{ "3.12", 0 },
+		{ "3.12.1.4", 0 },
+		{ "4.0.0", 0 },
+		{ "13.0.1", 0 },
+		{ "3.123.1", 0 },
+		{ "3.12.1rc", 0 },
+		{ "3.12.1c1", 0 },
+		{ "3.12.1 ", 0 },
+		{ "", 0 },
+		{ "3.2.0-1", 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++)
 		ck_assert_msg(ps_py_parse_version(versions[i].text, strlen(versions[i].text)) ==
-				      versions[i].hex,
-			      "%s", versions[i].text);
+		                      versions[i].hex,
+		              "%s", versions[i].text);
 	ck_assert_uint_eq(ps_py_parse_version(NULL, 0), 0);
 	/* the length bounds the text: "3.12.15" read as "3.12.1" */
 	ck_assert_uint_eq(ps_py_parse_version("3.12.15", 6), 0x030c01f0);
@@ -96,27 +108,29 @@ END_TEST
 START_TEST(test_offsets_nearest_patch)
 {
 	static const struct ps_py_offsets rows[] = {
-		{ .major = 3, .minor = 11, .micro = 2 },  { .major = 3, .minor = 11, .micro = 7 },
-		{ .major = 3, .minor = 11, .micro = 13 }, { .major = 3, .minor = 12, .micro = 0 },
+		{ .major = 3, .minor = 11, .micro = 2 },
+		{ .major = 3, .minor = 11, .micro = 7 },
+		{ .major = 3, .minor = 11, .micro = 13 },
+		{ .major = 3, .minor = 12, .micro = 0 },
 	};
 	static const struct {
 		int minor, micro;
 		int expected; /* row, or -1 */
 	} picks[] = {
-		{ 11, 0, 0 },  { 11, 2, 0 },  { 11, 4, 0 },   { 11, 5, 1 }, { 11, 7, 1 },
-		{ 11, 10, 2 }, { 11, 12, 2 }, { 11, 99, 2 },  { 11, -1, 2 }, { 12, 9, 3 },
-		{ 10, 0, -1 }, { 13, 0, -1 },
+		{ 11, 0, 0 },  { 11, 2, 0 },  { 11, 4, 0 },  { 11, 5, 1 },
+		{ 11, 7, 1 },  { 11, 10, 2 }, { 11, 12, 2 }, { 11, 99, 2 },
+		{ 11, -1, 2 }, { 12, 9, 3 },  { 10, 0, -1 }, { 13, 0, -1 },
 	};
 
 	for (size_t i = 0; i < sizeof(picks) / sizeof(picks[0]); i++) {
 		const struct ps_py_offsets *row =
-			ps_py_offsets_nearest(rows, 4, 3, picks[i].minor, picks[i].micro);
+		        ps_py_offsets_nearest(rows, 4, 3, picks[i].minor, picks[i].micro);
 
 		if (picks[i].expected < 0)
 			ck_assert_ptr_null(row);
 		else
 			ck_assert_msg(row == &rows[picks[i].expected], "3.%d.%d", picks[i].minor,
-				      picks[i].micro);
+			              picks[i].micro);
 	}
 	/* a tie (3.11.2 and 3.11.4 around 3.11.3) goes to the newer row */
 	{
@@ -146,7 +160,7 @@ START_TEST(test_offsets_consistent)
 		ck_assert_ptr_nonnull(row->source);
 		if (i)
 			ck_assert_int_gt(minor * 100 + row->micro,
-					 table[i - 1].minor * 100 + table[i - 1].micro);
+			                 table[i - 1].minor * 100 + table[i - 1].micro);
 		ck_assert(row->frame_is_object == (minor <= 10));
 		ck_assert(fits(row->frame.code, 8, row->frame.size));
 		ck_assert(fits(row->frame.previous, 8, row->frame.size));
@@ -233,32 +247,32 @@ static char fixture_dir[256];
 static bool have_fixtures;
 static char fixture_why[512];
 
-#define EVAL_CLONES                                                             \
-	"static int eval_cold(int) __asm__(\"_PyEval_EvalFrameDefault.cold\");\n"     \
-	"__attribute__((used, noinline, cold)) static int eval_cold(int x)\n"         \
-	"{ return x * 7 + 3; }\n"                                                     \
-	"static int eval_part(int) __asm__(\"_PyEval_EvalFrameDefault.part.0\");\n"   \
-	"__attribute__((used, noinline)) static int eval_part(int x)\n"               \
+#define EVAL_CLONES                                                                                \
+	"static int eval_cold(int) __asm__(\"_PyEval_EvalFrameDefault.cold\");\n"                  \
+	"__attribute__((used, noinline, cold)) static int eval_cold(int x)\n"                      \
+	"{ return x * 7 + 3; }\n"                                                                  \
+	"static int eval_part(int) __asm__(\"_PyEval_EvalFrameDefault.part.0\");\n"                \
+	"__attribute__((used, noinline)) static int eval_part(int x)\n"                            \
 	"{ return x * 5 + 1; }\n"
 
-#define EVAL_FUNCTION                                                      \
-	"int _PyEval_EvalFrameDefault(void *t, void *f, int x)\n"              \
+#define EVAL_FUNCTION                                                                              \
+	"int _PyEval_EvalFrameDefault(void *t, void *f, int x)\n"                                  \
 	"{ return t == f ? x + 1 : x - 1; }\n"
 
-#define TRAMPOLINE                                                         \
-	"__asm__(\".text\\n.globl _Py_trampoline_func_start\\n"                \
-	"_Py_trampoline_func_start:\\n sub $8,%rsp\\n call *%rcx\\n"          \
-	" add $8,%rsp\\n ret\\n.globl _Py_trampoline_func_end\\n"             \
+#define TRAMPOLINE                                                                                 \
+	"__asm__(\".text\\n.globl _Py_trampoline_func_start\\n"                                    \
+	"_Py_trampoline_func_start:\\n sub $8,%rsp\\n call *%rcx\\n"                               \
+	" add $8,%rsp\\n ret\\n.globl _Py_trampoline_func_end\\n"                                  \
 	"_Py_trampoline_func_end:\\n\");\n"
 
-#define RUNTIME(version)                                                         \
-	"__attribute__((section(\".PyRuntime\"), used)) struct { char cookie[8];\n"   \
-	" unsigned long long version, free_threaded; char rest[64]; } _PyRuntime =\n" \
+#define RUNTIME(version)                                                                           \
+	"__attribute__((section(\".PyRuntime\"), used)) struct { char cookie[8];\n"                \
+	" unsigned long long version, free_threaded; char rest[64]; } _PyRuntime =\n"              \
 	" { { 'x','d','e','b','u','g','p','y' }, " version ", 0, { 1 } };\n"
 
 static const struct fixture_source {
-	const char *name;   /* file name in the fixture directory */
-	const char *flags;  /* cc flags */
+	const char *name; /* file name in the fixture directory */
+	const char *flags; /* cc flags */
 	const char *source; /* C text */
 } sources[] = {
 	{ "libpython3.12.so", "-shared -fPIC",
@@ -266,8 +280,8 @@ static const struct fixture_source {
 	  "const unsigned long Py_Version = 0x030c01f0;\n"
 	  "struct { long refcount; void *type; } _Py_NoneStruct = { 1, 0 };\n" },
 	{ "libpython3.13.so", "-shared -fPIC",
-	  EVAL_FUNCTION TRAMPOLINE "const unsigned long Py_Version = 0x030d00f0;\n" RUNTIME(
-		  "0x030d00f0") },
+	  EVAL_FUNCTION TRAMPOLINE
+	  "const unsigned long Py_Version = 0x030d00f0;\n" RUNTIME("0x030d00f0") },
 	{ "libpython3.13-conflict.so", "-shared -fPIC",
 	  EVAL_FUNCTION "const unsigned long Py_Version = 0x030d01f0;\n" RUNTIME("0x030d00f0") },
 	{ "libpython3.13-debugonly.so", "-shared -fPIC", EVAL_FUNCTION RUNTIME("0x030d02f0") },
@@ -303,6 +317,10 @@ static const struct fixture_source {
 	  "extern int _PyEval_EvalFrameDefault(void *, void *, int);\n"
 	  "const unsigned long Py_Version = 0x030c01f0;\n"
 	  "int call(void *t) { return _PyEval_EvalFrameDefault(t, t, 0); }\n" },
+	/* the pystitch_perf module (3.8-3.11): not CPython, but it exports a
+	 * trampoline template under CPython's names */
+	{ "pystitch_perf.so", "-shared -fPIC",
+	  "extern int _PyEval_EvalFrameDefault(void *, void *, int);\n" TRAMPOLINE },
 };
 
 static bool shell(const char *command)
@@ -331,21 +349,21 @@ static void build_fixtures(void)
 			return;
 		}
 		snprintf(command, sizeof(command),
-			 "%s -O2 -nostdlib -Wl,--build-id=none %s -o %s/%s %s 2>%s/cc.log", cc,
-			 sources[i].flags, fixture_dir, sources[i].name, path, fixture_dir);
+		         "%s -O2 -nostdlib -Wl,--build-id=none %s -o %s/%s %s 2>%s/cc.log", cc,
+		         sources[i].flags, fixture_dir, sources[i].name, path, fixture_dir);
 		if (!shell(command)) {
 			snprintf(fixture_why, sizeof(fixture_why), "cannot build %s with %.200s",
-				 sources[i].name, cc);
+			         sources[i].name, cc);
 			return;
 		}
 	}
 	/* a stripped copy (only .dynsym left), a truncated one, garbage */
 	snprintf(command, sizeof(command),
-		 "cd %s && objcopy --strip-all libpython3.12.so stripped-libpython3.12.so && "
-		 "cp libpython3.9.so libfoo.so && cp libpython3.10.so libbar.so && "
-		 "head -c 3000 libpython3.12.so > truncated.so && "
-		 "printf 'not an ELF file at all' > text.so && : > empty.so",
-		 fixture_dir);
+	         "cd %s && objcopy --strip-all libpython3.12.so stripped-libpython3.12.so && "
+	         "cp libpython3.9.so libfoo.so && cp libpython3.10.so libbar.so && "
+	         "head -c 3000 libpython3.12.so > truncated.so && "
+	         "printf 'not an ELF file at all' > text.so && : > empty.so",
+	         fixture_dir);
 	if (!shell(command)) {
 		snprintf(fixture_why, sizeof(fixture_why), "objcopy or the shell failed");
 		return;
@@ -415,16 +433,14 @@ START_TEST(test_detect_312)
 			ck_assert_uint_gt(range->start, p->eval_ranges[i - 1].start);
 		main_seen |= range->kind == PS_PY_EVAL_MAIN;
 		ck_assert_int_eq(ps_py_interp_eval_kind(p, range->offset), range->kind);
-		ck_assert_int_eq(ps_py_interp_eval_kind(p, range->offset + (range->end -
-									      range->start) -
-								   1),
-				 range->kind);
-		ck_assert_int_eq(ps_py_interp_eval_kind(p, range->offset + (range->end -
-									      range->start)),
-				 i + 1 < p->nr_eval_ranges &&
-						 p->eval_ranges[i + 1].start == range->end
-					 ? p->eval_ranges[i + 1].kind
-					 : PS_PY_EVAL_NONE);
+		ck_assert_int_eq(
+		        ps_py_interp_eval_kind(p, range->offset + (range->end - range->start) - 1),
+		        range->kind);
+		ck_assert_int_eq(
+		        ps_py_interp_eval_kind(p, range->offset + (range->end - range->start)),
+		        i + 1 < p->nr_eval_ranges && p->eval_ranges[i + 1].start == range->end
+		                ? p->eval_ranges[i + 1].kind
+		                : PS_PY_EVAL_NONE);
 	}
 	ck_assert(main_seen);
 	ck_assert_int_eq(ps_py_interp_eval_kind(p, 0), PS_PY_EVAL_NONE);
@@ -532,6 +548,16 @@ START_TEST(test_detect_not_python)
 	ck_assert(!d.interp->is_python);
 	ck_assert_uint_eq(d.interp->nr_eval_ranges, 0);
 	ck_assert_uint_eq(d.interp->version_hex, 0);
+	ck_assert(!d.interp->has_trampoline);
+	detected_free(&d);
+
+	/* the template is kept for a file that is not CPython */
+	detect(&d, "pystitch_perf.so");
+	ck_assert_int_eq(d.rc, 0);
+	ck_assert(!d.interp->is_python);
+	ck_assert(d.interp->has_trampoline);
+	ck_assert_uint_gt(d.interp->trampoline_end, d.interp->trampoline_start);
+	ck_assert_uint_eq(d.interp->version_hex, 0);
 	detected_free(&d);
 }
 END_TEST
@@ -560,7 +586,7 @@ START_TEST(test_detect_errors)
 		message = ps_py_registry_errmsg(d.registry);
 		ck_assert_ptr_nonnull(message);
 		ck_assert_msg(strstr(message, broken[i].name) && strstr(message, broken[i].says),
-			      "%s", message);
+		              "%s", message);
 		ck_assert(!strchr(message, '\n'));
 		detected_free(&d);
 	}
@@ -654,7 +680,7 @@ START_TEST(test_detect_real_interpreters)
 		snprintf(versions, sizeof(versions), "%s/versions", root);
 	else
 		snprintf(versions, sizeof(versions), "%s/.pyenv/versions",
-			 getenv("HOME") ? getenv("HOME") : "/");
+		         getenv("HOME") ? getenv("HOME") : "/");
 	dir = opendir(versions);
 	if (!dir)
 		return;
@@ -668,14 +694,14 @@ START_TEST(test_detect_real_interpreters)
 		    minor < 8 || strchr(entry->d_name, 't'))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/lib/libpython%u.%u.so.1.0", versions,
-			 entry->d_name, major, minor);
+		         entry->d_name, major, minor);
 		if (access(path, R_OK) != 0)
 			continue;
 		rc = ps_py_registry_detect(registry, path, &p);
 		ck_assert_msg(rc == 1, "%s: %d %s", path, rc, ps_py_registry_errmsg(registry));
 		ck_assert_msg(p->major == (int)major && p->minor == (int)minor &&
-				      p->micro == (int)micro,
-			      "%s: found %d.%d.%d", path, p->major, p->minor, p->micro);
+		                      p->micro == (int)micro,
+		              "%s: found %d.%d.%d", path, p->major, p->minor, p->micro);
 		ck_assert_uint_ge(p->nr_eval_ranges, 1);
 		ck_assert(p->has_trampoline == (minor >= 12));
 		ck_assert(p->has_debug_offsets == (minor >= 13));
@@ -693,9 +719,9 @@ END_TEST
 
 #define STACK_SIZE 8192
 #define SP 0x7ffc12340000ull
-#define HEAP(n) (0x55d0a0000000ull + (uint64_t)(n) * 0x1f0)
+#define HEAP(n) (0x55d0a0000000ull + (uint64_t)(n)*0x1f0)
 #define TSTATE 0x55d09ff00000ull
-#define CODE 0x7f3a11a0b2c0ull    /* the 3.12 trampoline code object */
+#define CODE 0x7f3a11a0b2c0ull /* the 3.12 trampoline code object */
 #define NONE_ADDR 0x7f3a12345670ull /* &_Py_NoneStruct in libpython */
 #define TRAMPOLINE_INSTRUCTIONS 0x7f3a11f00a40ull
 
@@ -758,7 +784,7 @@ static void stack_init(struct stack *s, int minor)
 }
 
 static void entry_frame(struct stack *s, size_t at, uint64_t code, uint64_t previous,
-			uint64_t instr)
+                        uint64_t instr)
 {
 	const struct ps_py_offsets *off = s->off;
 
@@ -809,7 +835,7 @@ struct expected_stub {
 };
 
 static void check_scan(struct stack *s, size_t size, uint64_t none_addr,
-		       const struct expected_stub *expected, size_t nr_expected)
+                       const struct expected_stub *expected, size_t nr_expected)
 {
 	struct ps_py_stub stubs[64];
 	struct ps_py_stub_scan scan = { s->bytes, size, s->sp, s->off, none_addr, 0 };
@@ -819,7 +845,7 @@ static void check_scan(struct stack *s, size_t size, uint64_t none_addr,
 	for (int i = 0; i < nr && i < 64; i++)
 		if ((size_t)i >= nr_expected || stubs[i].offset != expected[i].offset)
 			fprintf(stderr, "  3.%d stub %d at %zu kind %d strong %d\n", s->off->minor,
-				i, stubs[i].offset, stubs[i].kind, stubs[i].strong);
+			        i, stubs[i].offset, stubs[i].kind, stubs[i].strong);
 	ck_assert_int_eq(nr, (int)nr_expected);
 	for (size_t i = 0; i < nr_expected; i++) {
 		ck_assert_uint_eq(stubs[i].offset, expected[i].offset);
@@ -829,8 +855,14 @@ static void check_scan(struct stack *s, size_t size, uint64_t none_addr,
 	}
 }
 
-#define ENTRY_AT(offset, strong) { offset, PS_PY_STUB_ENTRY_FRAME, strong }
-#define CFRAME_AT(offset, strong) { offset, PS_PY_STUB_CFRAME, strong }
+#define ENTRY_AT(offset, strong)                                                                   \
+	{                                                                                          \
+		offset, PS_PY_STUB_ENTRY_FRAME, strong                                             \
+	}
+#define CFRAME_AT(offset, strong)                                                                  \
+	{                                                                                          \
+		offset, PS_PY_STUB_CFRAME, strong                                                  \
+	}
 
 START_TEST(test_stubs_312)
 {
@@ -853,7 +885,7 @@ START_TEST(test_stubs_312)
 	entry_frame(&s, 5000, CODE, HEAP(7), CODE + s.off->code.code_adaptive + 2);
 	{
 		const struct expected_stub expected[] = {
-			ENTRY_AT(200, true),   CFRAME_AT(296, true),  ENTRY_AT(1200, true),
+			ENTRY_AT(200, true),   CFRAME_AT(296, true), ENTRY_AT(1200, true),
 			CFRAME_AT(1296, true), ENTRY_AT(2800, true), CFRAME_AT(2896, true),
 			ENTRY_AT(5000, true),
 		};
@@ -862,7 +894,7 @@ START_TEST(test_stubs_312)
 	/* cut by the end of the copy: the stub at 5000 is not whole */
 	{
 		const struct expected_stub expected[] = {
-			ENTRY_AT(200, true),   CFRAME_AT(296, true),  ENTRY_AT(1200, true),
+			ENTRY_AT(200, true),   CFRAME_AT(296, true), ENTRY_AT(1200, true),
 			CFRAME_AT(1296, true), ENTRY_AT(2800, true), CFRAME_AT(2896, true),
 		};
 		check_scan(&s, 5040, 0, expected, 6);
@@ -965,8 +997,8 @@ START_TEST(test_stubs_311_lone)
 	put64(&s, 2048, TSTATE);
 	check_scan(&s, STACK_SIZE, 0, weak, 1);
 
-	scan = (struct ps_py_stub_scan){ s.bytes, STACK_SIZE, s.sp, s.off, 0,
-					 TSTATE + s.off->tstate.root_cframe };
+	scan = (struct ps_py_stub_scan){ s.bytes, STACK_SIZE, s.sp,
+		                         s.off,   0,          TSTATE + s.off->tstate.root_cframe };
 	ck_assert_int_eq(ps_py_scan_stubs(&scan, stubs, 4), 1);
 	ck_assert_uint_eq(stubs[0].offset, 640);
 	ck_assert(stubs[0].strong);
@@ -986,8 +1018,8 @@ START_TEST(test_stubs_311_root)
 	stack_init(&s, 11);
 	cframe(&s, 512, HEAP(0), s.sp + 1536);
 	cframe(&s, 1536, HEAP(1), TSTATE + s.off->tstate.root_cframe);
-	scan = (struct ps_py_stub_scan){ s.bytes, STACK_SIZE, s.sp, s.off, 0,
-					 TSTATE + s.off->tstate.root_cframe };
+	scan = (struct ps_py_stub_scan){ s.bytes, STACK_SIZE, s.sp,
+		                         s.off,   0,          TSTATE + s.off->tstate.root_cframe };
 	ck_assert_int_eq(ps_py_scan_stubs(&scan, stubs, 4), 2);
 	ck_assert_uint_eq(stubs[1].previous, TSTATE + s.off->tstate.root_cframe);
 	ck_assert(stubs[0].strong && stubs[1].strong);
