@@ -50,6 +50,8 @@
  * "[truncated]" marker in merged, all and only (trampoline) modes. */
 #include "python/python.h"
 
+#include "base/array.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,23 +99,6 @@ void ps_py_merger_free(struct ps_py_merger *merger)
 	free(merger->segments);
 	free(merger->out);
 	free(merger);
-}
-
-static bool reserve(void **array, size_t *cap, size_t want, size_t item)
-{
-	void *grown;
-	size_t count = *cap ? *cap : 16;
-
-	if (want <= *cap)
-		return true;
-	while (count < want)
-		count *= 2;
-	grown = realloc(*array, count * item);
-	if (!grown)
-		return false;
-	*array = grown;
-	*cap = count;
-	return true;
 }
 
 /* ---- names ----------------------------------------------------------- */
@@ -178,8 +163,8 @@ static int find_activations(struct ps_py_merger *m, size_t *nr_out)
 		while (end < in->nr_native && in->native[end].eval != PS_PY_EVAL_NONE &&
 		       !(in->native[end].eval == PS_PY_EVAL_MAIN && has_main))
 			has_main |= in->native[end++].eval == PS_PY_EVAL_MAIN;
-		if (!reserve((void **)&m->activations, &m->activations_cap, nr + 1,
-		             sizeof(*m->activations)))
+		if (!ps_array_reserve((void **)&m->activations, &m->activations_cap, nr + 1,
+		                      sizeof(*m->activations), 16))
 			return -ENOMEM;
 		act = &m->activations[nr++];
 		memset(act, 0, sizeof(*act));
@@ -212,7 +197,8 @@ static int close_segment(struct ps_py_merger *m, size_t *nr, size_t first, size_
 	struct segment *seg;
 	bool importlib = nr_frames > 0;
 
-	if (!reserve((void **)&m->segments, &m->segments_cap, *nr + 1, sizeof(*m->segments)))
+	if (!ps_array_reserve((void **)&m->segments, &m->segments_cap, *nr + 1,
+	                      sizeof(*m->segments), 16))
 		return -ENOMEM;
 	for (size_t k = first; k <= last && k < m->in->nr_python; k++)
 		if (!m->in->python[k].is_stub && !importlib_name(m->in->python[k].name))
@@ -332,7 +318,7 @@ static int put(struct ps_py_merger *m, enum ps_py_out_kind kind, size_t index)
 	const struct ps_py_merge_input *in = m->in;
 	struct ps_py_out_frame *frame;
 
-	if (!reserve((void **)&m->out, &m->out_cap, m->nr_out + 1, sizeof(*m->out)))
+	if (!ps_array_reserve((void **)&m->out, &m->out_cap, m->nr_out + 1, sizeof(*m->out), 16))
 		return -ENOMEM;
 	frame = &m->out[m->nr_out++];
 	frame->kind = kind;

@@ -3,6 +3,8 @@
  * fill; ps_jit_names, which finds one process's files and merges them. */
 #include "python/python.h"
 
+#include "base/array.h"
+
 #include "base/strbuf.h"
 
 #include <errno.h>
@@ -64,29 +66,6 @@ struct ps_jit_table {
 	char errmsg[ERRMSG_MAX];
 };
 
-/* Make room for need elements of elem bytes in *array (capacity *cap). */
-static bool grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-	size_t new_cap = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return true;
-	while (new_cap < need) {
-		if (new_cap > SIZE_MAX / 2)
-			return false;
-		new_cap *= 2;
-	}
-	if (new_cap > SIZE_MAX / elem)
-		return false;
-	p = realloc(*array, new_cap * elem);
-	if (!p)
-		return false;
-	*array = p;
-	*cap = new_cap;
-	return true;
-}
-
 struct ps_jit_table *ps_jit_table_new(enum ps_jit_source source, const char *path,
                                       const struct ps_jit_limits *limits)
 {
@@ -147,9 +126,10 @@ int64_t ps_jit_table_add_unwind(struct ps_jit_table *table, const uint8_t *data,
 	if (size > table->limits.max_unwind_bytes - table->unwind_len ||
 	    table->nr_unwinds >= UINT32_MAX - 1)
 		return -ENOSPC;
-	if (!grow((void **)&table->unwind_bytes, &table->unwind_cap, table->unwind_len + size, 1) ||
-	    !grow((void **)&table->unwinds, &table->cap_unwinds, table->nr_unwinds + 1,
-	          sizeof(*table->unwinds)))
+	if (!ps_array_reserve((void **)&table->unwind_bytes, &table->unwind_cap,
+	                      table->unwind_len + size, 1, 64) ||
+	    !ps_array_reserve((void **)&table->unwinds, &table->cap_unwinds, table->nr_unwinds + 1,
+	                      sizeof(*table->unwinds), 64))
 		return -ENOMEM;
 	memcpy(table->unwind_bytes + table->unwind_len, data, size);
 	table->unwinds[table->nr_unwinds] = (struct table_unwind){
@@ -165,8 +145,8 @@ static int add_entry(struct ps_jit_table *table, const struct table_entry *entry
 {
 	if (table->nr_entries >= table->limits.max_entries)
 		return -ENOSPC;
-	if (!grow((void **)&table->entries, &table->cap_entries, table->nr_entries + 1,
-	          sizeof(*table->entries)))
+	if (!ps_array_reserve((void **)&table->entries, &table->cap_entries, table->nr_entries + 1,
+	                      sizeof(*table->entries), 64))
 		return -ENOMEM;
 	table->entries[table->nr_entries++] = *entry;
 	return 0;
@@ -188,7 +168,8 @@ int ps_jit_table_add(struct ps_jit_table *table, uint64_t start, uint64_t size, 
 	if (table->nr_entries >= table->limits.max_entries ||
 	    name_len >= table->limits.max_name_bytes - table->names_len)
 		return -ENOSPC;
-	if (!grow((void **)&table->names, &table->names_cap, table->names_len + name_len + 1, 1))
+	if (!ps_array_reserve((void **)&table->names, &table->names_cap,
+	                      table->names_len + name_len + 1, 1, 64))
 		return -ENOMEM;
 	err = add_entry(table, &entry);
 	if (err)

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/array.h"
 #include "stitch/stitch.h"
 
 #define NAMES_BUCKETS 256
@@ -352,25 +353,6 @@ bool ps_stitch_python_frame_rule(void *ctx, uint64_t pc, struct ps_unwind_rule *
 	return pu->trampoline && ps_trampoline_rule_at(pu->trampoline, pc - sym.start, out);
 }
 
-/* ---- merging -------------------------------------------------------- */
-
-static bool grow(void **array, size_t *cap, size_t want, size_t item)
-{
-	size_t n = *cap ? *cap : 64;
-	void *grown;
-
-	if (want <= *cap)
-		return true;
-	while (n < want)
-		n *= 2;
-	grown = realloc(*array, n * item);
-	if (!grown)
-		return false;
-	*array = grown;
-	*cap = n;
-	return true;
-}
-
 /* The object name the interpreter's frames carry: that of a frame running
  * the eval loop itself. */
 static const char *interpreter_dso(const struct ps_frame *frames, size_t nr)
@@ -415,7 +397,8 @@ int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu)
 		in.major = pu->interp->major;
 		in.minor = pu->interp->minor;
 	}
-	if (!grow((void **)&py->native, &py->cap_native, nr_user, sizeof(*py->native)))
+	if (!ps_array_reserve((void **)&py->native, &py->cap_native, nr_user, sizeof(*py->native),
+	                      64))
 		return -ENOMEM;
 	interp_dso = interpreter_dso(user, nr_user);
 	if (pu) {
@@ -446,8 +429,8 @@ int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu)
 		return rc;
 	if (py->mode == PS_PYTHON_ONLY)
 		nr_kernel = 0;
-	if (!grow((void **)&py->merged, &py->cap_merged, nr_kernel + res.nr_frames,
-	          sizeof(*py->merged)))
+	if (!ps_array_reserve((void **)&py->merged, &py->cap_merged, nr_kernel + res.nr_frames,
+	                      sizeof(*py->merged), 64))
 		return -ENOMEM;
 	memcpy(py->merged, s->frames, nr_kernel * sizeof(*py->merged));
 	n = nr_kernel;
@@ -484,7 +467,8 @@ static void collect_pid(void *ctx, struct ps_process *process)
 
 	if (!process->nr_maps || list->nomem)
 		return;
-	if (!grow((void **)&list->pids, &list->cap, list->nr + 1, sizeof(*list->pids))) {
+	if (!ps_array_reserve((void **)&list->pids, &list->cap, list->nr + 1, sizeof(*list->pids),
+	                      64)) {
 		list->nomem = true;
 		return;
 	}

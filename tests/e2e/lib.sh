@@ -332,3 +332,34 @@ e2e_expect_programs() {
 			e2e_fail "$program has $count samples in the capture (at least $min expected)"
 	done
 }
+
+# e2e_newest_python MINOR: prints the newest CPython 3.MINOR.N under pyenv's
+# versions directory (`pyenv root`, else $PYENV_ROOT, else ~/.pyenv), as
+# its bin/python3; release builds only (no rc, -dev or free-threaded t).
+# Fails when there is none.
+e2e_newest_python() {
+	for e2e_root in "$(pyenv root 2>/dev/null)" "${PYENV_ROOT:-}" "${HOME:-/nonexistent}/.pyenv"; do
+		if [ -z "$e2e_root" ] || [ ! -d "$e2e_root/versions" ]; then
+			continue
+		fi
+		e2e_best=
+		e2e_best_patch=-1
+		for e2e_candidate in "$e2e_root"/versions/3."$1".*/bin/python3; do
+			[ -x "$e2e_candidate" ] || continue
+			e2e_patch=${e2e_candidate#"$e2e_root"/versions/3."$1".}
+			e2e_patch=${e2e_patch%%/*}
+			case $e2e_patch in
+			'' | *[!0-9]*) continue ;;
+			esac
+			if [ "$e2e_patch" -gt "$e2e_best_patch" ]; then
+				e2e_best=$e2e_candidate
+				e2e_best_patch=$e2e_patch
+			fi
+		done
+		if [ -n "$e2e_best" ]; then
+			printf '%s\n' "$e2e_best"
+			return 0
+		fi
+	done
+	return 1
+}

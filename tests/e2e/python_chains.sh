@@ -47,40 +47,9 @@ pychains_cleanup() {
 }
 trap pychains_cleanup EXIT
 
-# newest_python MINOR: the newest 3.MINOR.N of pyenv's versions directory
-newest_python() {
-	if command -v pyenv >/dev/null 2>&1; then
-		roots=$(pyenv root 2>/dev/null)
-	else
-		roots="${PYENV_ROOT:-} ${HOME:-/nonexistent}/.pyenv"
-	fi
-	for root in $roots; do
-		[ -d "$root/versions" ] || continue
-		best=
-		best_patch=-1
-		for candidate in "$root"/versions/3."$1".*/bin/python3; do
-			[ -x "$candidate" ] || continue
-			patch=${candidate#"$root"/versions/3."$1".}
-			patch=${patch%%/*}
-			case $patch in
-			'' | *[!0-9]*) continue ;; # rc, -dev, free-threaded (t) builds
-			esac
-			if [ "$patch" -gt "$best_patch" ]; then
-				best=$candidate
-				best_patch=$patch
-			fi
-		done
-		if [ -n "$best" ]; then
-			printf '%s\n' "$best"
-			return 0
-		fi
-	done
-	return 1
-}
-
 pythons=
 for minor in 12 13; do
-	if found=$(newest_python "$minor"); then
+	if found=$(e2e_newest_python "$minor"); then
 		pythons="$pythons $found"
 	else
 		e2e_say "$e2e_name: no CPython 3.$minor under \$(pyenv root)/versions (or ~/.pyenv/versions)"

@@ -8,36 +8,8 @@
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 
-# the newest 3.11.N under pyenv's versions directory
-find_python311() {
-	for root in "$(pyenv root 2>/dev/null)" "${PYENV_ROOT:-}" "${HOME:-/nonexistent}/.pyenv"; do
-		if [ -z "$root" ] || [ ! -d "$root/versions" ]; then
-			continue
-		fi
-		best=
-		best_patch=-1
-		for candidate in "$root"/versions/3.11.*/bin/python3; do
-			[ -x "$candidate" ] || continue
-			patch=${candidate#"$root"/versions/3.11.}
-			patch=${patch%%/*}
-			case $patch in
-			'' | *[!0-9]*) continue ;; # 3.11.0rc1, 3.11-dev, ...
-			esac
-			if [ "$patch" -gt "$best_patch" ]; then
-				best=$candidate
-				best_patch=$patch
-			fi
-		done
-		if [ -n "$best" ]; then
-			printf '%s\n' "$best"
-			return 0
-		fi
-	done
-	return 1
-}
-
 python=${PS_E2E_PYTHON311:-}
-[ -n "$python" ] || python=$(find_python311) ||
+[ -n "$python" ] || python=$(e2e_newest_python 11) ||
 	e2e_skip "no CPython 3.11 found under \$(pyenv root)/versions/3.11.* or ~/.pyenv/versions/3.11.* (set PS_E2E_PYTHON311)"
 "$python" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' ||
 	e2e_fail "$python is not a working CPython 3.11"
