@@ -106,7 +106,8 @@ int ps_cmd_info(struct ps_cli *cli, int argc, char **argv)
 	if (strcmp(cli->input, "-") == 0 ? fstat(0, &st) == 0 : stat(cli->input, &st) == 0)
 		captured_on = st.st_mtime;
 	ps_info_print(&out, ps_session_reader(session), captured_on);
-	ps_strbuf_add(&out, python.buf, python.len);
+	if (python.len)
+		ps_strbuf_add(&out, python.buf, python.len);
 	if (!ps_strbuf_flush(&out, stdout) || fflush(stdout) != 0) {
 		ps_cli_error(cli, "info: cannot write output");
 		status = PS_EXIT_USAGE;
