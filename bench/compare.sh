@@ -141,13 +141,16 @@ fi
 
 # ---- work directory -----------------------------------------------------
 work=$(mktemp -d "${TMPDIR:-/tmp}/pystitch-bench.XXXXXX") || die "cannot create a temporary directory"
+# the perf map of a -w perf recording, which both tools read from /tmp
+perf_map=
 cleanup() {
 	if [ -n "$keep" ]; then
-		mkdir -p "$keep" && for f in "$work"/perf.data "$work"/*.txt; do
+		mkdir -p "$keep" && for f in "$work"/perf.data "$work"/*.txt $perf_map; do
 			[ -e "$f" ] && mv -f "$f" "$keep"/
 		done
 		say "kept the capture and outputs in $keep"
 	fi
+	[ -z "$perf_map" ] || rm -f "$perf_map"
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -165,44 +168,6 @@ find_python() {
 	printf '%s\n' "$found"
 }
 
-# CPU-bound Python: recursion, dicts, strings, sorting, regular
-# expressions and json, so stacks go through the interpreter loop, the
-# object code and a few extension modules. Runs for argv[1] CPU seconds.
-python_workload='
-import json, re, sys, time
-
-def fib(n):
-    return n if n < 2 else fib(n - 1) + fib(n - 2)
-
-def words(n):
-    return {"w%d" % i: i * i for i in range(n)}
-
-def text_work(d):
-    s = " ".join(sorted(d, key=lambda k: d[k] % 97))
-    return len(re.findall(r"w\d+7\b", s))
-
-def json_work(d):
-    return len(json.loads(json.dumps(d)))
-
-class Node:
-    def __init__(self, v, kids):
-        self.v, self.kids = v, kids
-    def total(self):
-        return self.v + sum(k.total() for k in self.kids)
-
-def tree(depth):
-    return Node(depth, [tree(depth - 1) for _ in range(3)] if depth else [])
-
-end = time.process_time() + float(sys.argv[1])
-acc = 0
-while time.process_time() < end:
-    acc += fib(18)
-    d = words(2000)
-    acc += text_work(d) + json_work(d)
-    acc += tree(6).total()
-sys.exit(0 if acc else 1)
-'
-
 record() {
 	local seconds cg=()
 	# cpu-clock at 999 Hz of a single-threaded workload: ~999 samples a CPU second
@@ -218,7 +183,7 @@ record() {
 		[ -n "$python" ] || python=$(find_python $minor) ||
 			die "no CPython 3.$minor under \$(pyenv root)/versions or ~/.pyenv/versions (install one, pass --python PATH, or use -i FILE)"
 		[ -x "$python" ] || die "python ($python) is not executable"
-		cmd=("$python" "${xopt[@]}" -c "$python_workload" "$seconds")
+		cmd=("$python" "${xopt[@]}" "$here/pyworkload.py" --seconds "$seconds")
 	else
 		local loop
 		loop=$(dirname -- "$pystitch")/tests/programs/loop
@@ -239,6 +204,9 @@ record() {
 	fi
 	grep -i -E 'lost|warning' "$work/record.err" | sed 's/^/    /' >&2
 	input=$work/perf.data
+	if [ "$workload" = perf ]; then
+		perf_map=/tmp/perf-$("$perf" script -i "$input" -F pid 2>/dev/null | awk '{ print $1; exit }').map
+	fi
 }
 
 if [ -n "$input" ]; then

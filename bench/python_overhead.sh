@@ -98,49 +98,6 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/python_overhead.XXXXXX") || die "cannot create
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' HUP INT TERM
 
-# The workload removes the perf map a run with trampolines leaves in /tmp.
-cat >"$work/workload.py" <<'EOF'
-import json, os, re, sys
-
-def fib(n):
-    return n if n < 2 else fib(n - 1) + fib(n - 2)
-
-def words(n):
-    return {"w%d" % i: i * i for i in range(n)}
-
-def text_work(d):
-    s = " ".join(sorted(d, key=lambda k: d[k] % 97))
-    return len(re.findall(r"w\d+7\b", s))
-
-def json_work(d):
-    return len(json.loads(json.dumps(d)))
-
-class Node:
-    def __init__(self, v, kids):
-        self.v, self.kids = v, kids
-    def total(self):
-        return self.v + sum(k.total() for k in self.kids)
-
-def tree(depth):
-    return Node(depth, [tree(depth - 1) for _ in range(3)] if depth else [])
-
-def main(rounds):
-    acc = 0
-    for _ in range(rounds):
-        acc += fib(18)
-        d = words(2000)
-        acc += text_work(d) + json_work(d)
-        acc += tree(6).total()
-    return acc
-
-if __name__ == "__main__":
-    result = main(int(sys.argv[1]))
-    perf_map = "/tmp/perf-%d.map" % os.getpid()
-    if os.path.exists(perf_map):
-        os.unlink(perf_map)
-    sys.exit(0 if result else 1)
-EOF
-
 # timed COMMAND...: runs COMMAND and prints "WALL CPU" in seconds
 timed() {
 	local TIMEFORMAT='%R %U %S' times
@@ -188,7 +145,7 @@ printf 'workload: %s rounds; %s runs of each variant, alternating ...\n' "$itera
 for ((run = 1; run <= runs; run++)); do
 	for label in "${labels[@]}"; do
 		# shellcheck disable=SC2086 # the command is split into words on purpose
-		timed ${command_of[$label]} "$work/workload.py" "$iterations" >>"$work/times-${label// /_}"
+		timed ${command_of[$label]} "$here/pyworkload.py" --rounds "$iterations" --remove-perf-map >>"$work/times-${label// /_}"
 	done
 done
 

@@ -363,3 +363,28 @@ e2e_newest_python() {
 	done
 	return 1
 }
+
+# CPython tests: the maps and jitdumps CPython writes to /tmp go when the
+# test ends. Set E2E_PY_DATA to a capture before recording it (a failed
+# run's pid is taken from it), call e2e_python_forget PID once the pid is
+# known, and install `trap e2e_python_cleanup EXIT`.
+E2E_PY_DATA=
+E2E_PY_LEFTOVERS=
+e2e_python_pid() {
+	"$PERF" script -i "$1" -F pid 2>/dev/null | sed -n '1s/ //gp'
+}
+e2e_python_forget() {
+	E2E_PY_LEFTOVERS="$E2E_PY_LEFTOVERS /tmp/perf-$1.map /tmp/jit-$1.dump"
+	E2E_PY_DATA=
+}
+# shellcheck disable=SC2317 # called by the trap
+e2e_python_cleanup() {
+	if [ -n "$E2E_PY_DATA" ] && [ -s "$E2E_PY_DATA" ]; then
+		e2e_py_pid=$(e2e_python_pid "$E2E_PY_DATA")
+		[ -n "$e2e_py_pid" ] && e2e_python_forget "$e2e_py_pid"
+	fi
+	for e2e_py_file in $E2E_PY_LEFTOVERS; do
+		rm -f "$e2e_py_file"
+	done
+	e2e_cleanup
+}

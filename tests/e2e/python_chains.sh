@@ -30,22 +30,7 @@ checker=$e2e_dir/pychains_check.py
 seconds=${PS_E2E_PYCHAINS_SECONDS:-2}
 min_samples=500
 
-# CPython writes its maps to /tmp; whatever a failed run leaves there goes.
-pc_leftovers=
-pc_data=
-# shellcheck disable=SC2317 # called by the trap
-pychains_cleanup() {
-	if [ -n "$pc_data" ] && [ -s "$pc_data" ]; then
-		# the workload failed: its pid from the capture
-		pc_pid=$("$PERF" script -i "$pc_data" -F pid 2>/dev/null | sed -n '1s/ //gp')
-		[ -n "$pc_pid" ] && pc_leftovers="$pc_leftovers /tmp/perf-$pc_pid.map /tmp/jit-$pc_pid.dump"
-	fi
-	for file in $pc_leftovers; do
-		rm -f "$file"
-	done
-	e2e_cleanup
-}
-trap pychains_cleanup EXIT
+trap e2e_python_cleanup EXIT
 
 pythons=
 for minor in 12 13; do
@@ -86,14 +71,13 @@ run_capture() {
 	pc_mode=$1
 	pc_tag=$version-$pc_mode
 	pc_name="python$version -X $pc_mode"
-	pc_data=$E2E_TMP/$pc_tag.data
+	E2E_PY_DATA=$E2E_TMP/$pc_tag.data
 	pc_expected=$E2E_TMP/$pc_tag.expected
-	e2e_record "$pc_data" -k CLOCK_MONOTONIC -F 999 --call-graph dwarf,16384 -- \
+	e2e_record "$E2E_PY_DATA" -k CLOCK_MONOTONIC -F 999 --call-graph dwarf,16384 -- \
 		"$python" -X "$pc_mode" "$workload" "$seconds" "$pc_expected"
 	pc_pid=$(sed -n 's/^threads \([0-9]*\).*/\1/p' "$pc_expected" 2>/dev/null)
-	[ -n "$pc_pid" ] || pc_pid=$("$PERF" script -i "$pc_data" -F pid 2>/dev/null | sed -n '1s/ //gp')
-	pc_leftovers="$pc_leftovers /tmp/perf-$pc_pid.map /tmp/jit-$pc_pid.dump"
-	pc_data=
+	[ -n "$pc_pid" ] || pc_pid=$(e2e_python_pid "$E2E_PY_DATA")
+	e2e_python_forget "$pc_pid"
 	case $pc_mode in
 	perf) pc_map=/tmp/perf-$pc_pid.map ;;
 	*) pc_map=/tmp/jit-$pc_pid.dump ;;
@@ -151,7 +135,11 @@ for python in $pythons; do
 		e2e_fail "$python does not run"
 	"$python" -c 'import sys; sys.exit(sys.version_info < (3, 12))' ||
 		e2e_fail "$python is CPython $version; this test needs 3.12+"
-	"$python" -X perf -c 'import sys; sys.exit(not sys.is_stack_trampoline_active())' ||
+	# (the check's own perf map goes at once)
+	"$python" -X perf -c 'import os, sys
+active = sys.is_stack_trampoline_active()
+os.path.exists("/tmp/perf-%d.map" % os.getpid()) and os.unlink("/tmp/perf-%d.map" % os.getpid())
+sys.exit(not active)' ||
 		e2e_fail "$python (CPython $version) has no perf trampoline support (-X perf)"
 	e2e_say "$e2e_name: python$version: $python"
 	run_capture perf

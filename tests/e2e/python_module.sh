@@ -37,21 +37,7 @@ seconds=${PS_E2E_PYCHAINS_SECONDS:-2}
 min_samples=500
 MAKE=${MAKE:-make}
 
-# maps that runs which failed may leave in /tmp
-pm_leftovers=
-pm_data=
-# shellcheck disable=SC2317 # called by the trap
-module_cleanup() {
-	if [ -n "$pm_data" ] && [ -s "$pm_data" ]; then
-		pm_pid=$("$PERF" script -i "$pm_data" -F pid 2>/dev/null | sed -n '1s/ //gp')
-		[ -n "$pm_pid" ] && pm_leftovers="$pm_leftovers /tmp/perf-$pm_pid.map"
-	fi
-	for file in $pm_leftovers; do
-		rm -f "$file"
-	done
-	e2e_cleanup
-}
-trap module_cleanup EXIT
+trap e2e_python_cleanup EXIT
 
 # has_headers PYTHON: whether PYTHON's Python.h is installed
 has_headers() {
@@ -173,7 +159,7 @@ EOF
 
 	# chains
 	tag=$version-$number
-	pm_data=$E2E_TMP/$tag.data
+	E2E_PY_DATA=$E2E_TMP/$tag.data
 	expected=$E2E_TMP/$tag.expected
 	# perf runs the interpreter itself (not through env), as a user would
 	(
@@ -181,13 +167,12 @@ EOF
 		PYTHONUSERBASE=$userbase
 		export PYSTITCH_PERF PYTHONUSERBASE
 		unset PYTHONNOUSERSITE
-		e2e_record "$pm_data" -k CLOCK_MONOTONIC -F 999 --call-graph dwarf,16384 -- \
+		e2e_record "$E2E_PY_DATA" -k CLOCK_MONOTONIC -F 999 --call-graph dwarf,16384 -- \
 			"$python" "$workload" "$seconds" "$expected"
 	) || exit $?
 	pm_pid=$(sed -n 's/^threads \([0-9]*\).*/\1/p' "$expected" 2>/dev/null)
-	[ -n "$pm_pid" ] || pm_pid=$("$PERF" script -i "$pm_data" -F pid 2>/dev/null | sed -n '1s/ //gp')
-	pm_leftovers="$pm_leftovers /tmp/perf-$pm_pid.map"
-	pm_data=
+	[ -n "$pm_pid" ] || pm_pid=$(e2e_python_pid "$E2E_PY_DATA")
+	e2e_python_forget "$pm_pid"
 	pm_map=/tmp/perf-$pm_pid.map
 	[ -s "$expected" ] || e2e_fail "$name: the workload wrote no expected chains"
 	[ -s "$pm_map" ] || e2e_fail "$name: the module wrote no $pm_map"
