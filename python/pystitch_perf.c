@@ -133,6 +133,7 @@ static struct {
 	size_t template_size;
 	size_t slot_size; /* template size rounded up to 16 */
 	unsigned char *arena_next, *arena_end;
+	pid_t arena_pid; /* the process arena_next belongs to */
 	size_t arenas, slots;
 	/* parked trampolines: hash buckets and a list, oldest first */
 	struct trampoline **buckets;
@@ -154,6 +155,15 @@ static struct {
  * writes no code. The padding between copies is int3. */
 static void *arena_take(void)
 {
+	/* After fork() parent and child would hand out the same free slots of
+	 * the arena they share a copy of, under different names in their
+	 * maps; perf names the copy after the parent. A child starts an arena
+	 * of its own, mapped (and so named) in its own name. */
+	pid_t pid = getpid();
+	if (state.arena_pid != pid) {
+		state.arena_next = state.arena_end = NULL;
+		state.arena_pid = pid;
+	}
 	if (state.arena_next == NULL ||
 	    (size_t)(state.arena_end - state.arena_next) < state.slot_size) {
 		unsigned char *arena = mmap(NULL, ARENA_SIZE, PROT_READ | PROT_WRITE,

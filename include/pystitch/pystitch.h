@@ -601,9 +601,9 @@ PS_API const struct ps_reader_stats *ps_reader_stats(const struct ps_reader *rea
 struct ps_session;
 
 /* How Python frames of CPython processes appear in stacks. Python frames
- * come from the perf maps (-X perf, 3.12+) and jitdumps (-X perf_jit,
- * 3.13+) the processes wrote; they are frames named
- * "py::qualname:filename", as in CPython's perf maps. */
+ * come from the perf maps (-X perf, 3.12+; the pystitch_perf module,
+ * 3.8-3.11) and jitdumps (-X perf_jit, 3.13+) the processes wrote; they
+ * are frames named "py::qualname:filename", as in CPython's perf maps. */
 enum ps_python_mode {
 	/* Python frames replace the interpreter frames that ran them; the
 	 * CPython call machinery between Python frames is dropped, C

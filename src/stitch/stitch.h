@@ -39,7 +39,7 @@ struct ps_session {
 	uint64_t pcs[PS_UNWIND_DEFAULT_MAX_FRAMES * 2];
 	/* this stack: where its user frames start, why the unwind ended,
 	 * and whether it has a Python frame (a py:: frame of JIT code);
-	 * stacks without one print as perf prints them, in every mode */
+	 * stacks without one are not merged */
 	size_t user_first;
 	bool unwound;
 	enum ps_unwind_stop stop;

@@ -209,15 +209,25 @@ static bool lookup_jit(struct ps_session *s, int32_t jit_pid, uint64_t addr,
 	return ps_jit_names_lookup(names, addr, out);
 }
 
+/* The named range of JIT code at addr in a process (pid) whose JIT
+ * object is named after jit_pid. perf reads only the map its name gives
+ * (after fork, the parent's); the other modes first read the process's
+ * own files, which a forked child starts with a copy of its parent's
+ * lines and goes on with its own. */
+static bool lookup_process_jit(struct ps_session *s, int32_t jit_pid, int32_t pid, uint64_t addr,
+                               struct ps_jit_symbol *out)
+{
+	if (s->python->mode == PS_PYTHON_NATIVE || pid <= 0 || pid == jit_pid)
+		return lookup_jit(s, jit_pid, addr, out);
+	return lookup_jit(s, pid, addr, out) || lookup_jit(s, jit_pid, addr, out);
+}
+
 void ps_stitch_python_name_frame(struct ps_session *s, const struct ps_mapped_object *object,
                                  int32_t pid, uint64_t ip, struct ps_frame *f)
 {
 	struct ps_jit_symbol sym;
 
-	/* a child forked from a JIT process runs its parent's trampolines
-	 * and writes its own map for the ones it creates */
-	if (!lookup_jit(s, object->jit_pid, ip, &sym) &&
-	    (pid == object->jit_pid || !lookup_jit(s, pid, ip, &sym)))
+	if (!lookup_process_jit(s, object->jit_pid, pid, ip, &sym))
 		return;
 	f->sym = sym.name;
 	f->symoff = ip - sym.start;
@@ -342,13 +352,15 @@ bool ps_stitch_python_frame_rule(void *ctx, uint64_t pc, struct ps_unwind_rule *
 	if (!map || !map->object->jit_pid)
 		return false;
 	jit_pid = map->object->jit_pid;
-	if (!lookup_jit(s, jit_pid, pc, &sym) &&
-	    (pu->process->pid == jit_pid || !lookup_jit(s, pu->process->pid, pc, &sym)))
+	if (!lookup_process_jit(s, jit_pid, pu->process->pid, pc, &sym))
 		return false;
 	if (sym.eh_frame &&
 	    ps_eh_frame_rule(sym.eh_frame, sym.eh_frame_size, sym.start, pc, out, NULL, 0) == 0)
 		return true;
-	/* -X perf: every trampoline is a copy of the interpreter's template */
+	/* -X perf: every trampoline is a copy of the interpreter's template;
+	 * other JIT code in the map is not */
+	if (strncmp(sym.name, "py::", 4) != 0)
+		return false;
 	find_interpreter(pu);
 	return pu->trampoline && ps_trampoline_rule_at(pu->trampoline, pc - sym.start, out);
 }
@@ -432,7 +444,8 @@ int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu)
 	if (!ps_array_reserve((void **)&py->merged, &py->cap_merged, nr_kernel + res.nr_frames,
 	                      sizeof(*py->merged), 64))
 		return -ENOMEM;
-	memcpy(py->merged, s->frames, nr_kernel * sizeof(*py->merged));
+	if (nr_kernel)
+		memcpy(py->merged, s->frames, nr_kernel * sizeof(*py->merged));
 	n = nr_kernel;
 	for (size_t i = 0; i < res.nr_frames; i++) {
 		struct ps_frame *f = &py->merged[n++];

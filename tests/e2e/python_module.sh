@@ -31,6 +31,7 @@ e2e_setup
 
 module_src=$e2e_dir/../../python
 workload=$e2e_dir/../programs/pychains.py
+fork_workload=$e2e_dir/../programs/pyfork.py
 checker=$e2e_dir/pychains_check.py
 behaviour=$e2e_dir/pymodule_check.py
 seconds=${PS_E2E_PYCHAINS_SECONDS:-2}
@@ -203,7 +204,42 @@ EOF
 		e2e_show "$E2E_TMP/info-$tag.txt" 8
 		e2e_fail "$name: pystitch info does not name the module as the template's source"
 	}
-	[ "${PS_E2E_KEEP:-}" = 1 ] || rm -f "$E2E_TMP/$tag.data" "$E2E_TMP"/*-"$tag"-*.txt
+
+	# fork: parent and child each name their own later trampolines, and
+	# each process's samples carry its own function, never the other's
+	pm_fork_data=$E2E_TMP/fork-$tag.data
+	E2E_PY_DATA=$pm_fork_data
+	(
+		PYSTITCH_PERF=1
+		PYTHONUSERBASE=$userbase
+		export PYSTITCH_PERF PYTHONUSERBASE
+		unset PYTHONNOUSERSITE
+		e2e_record "$E2E_PY_DATA" -F 999 --call-graph dwarf,16384 -- \
+			"$python" "$fork_workload" 0.5
+	) || exit $?
+	pm_pid=$(e2e_python_pid "$E2E_PY_DATA")
+	pm_child=$(cat "$E2E_TMP/record.out") # the workload prints it
+	e2e_python_forget "$pm_pid"
+	e2e_python_forget "$pm_child"
+	# native mode names as perf does, from the map named after the
+	# mapping's process: the child's own arena must be its own mapping
+	for pm_mode in only native; do
+		e2e_pystitch_script "fork-$tag-$pm_mode.txt" --python=$pm_mode -F pid,ip,sym \
+			-i "$pm_fork_data"
+		pm_counts=$($AWK -v parent="$pm_pid" -v child="$pm_child" '
+			!/^\t/ && NF { pid = $1 + 0; next }
+			/py::in_parent:/ { if (pid == parent) pp++; else if (pid == child) cp++ }
+			/py::in_child:/ { if (pid == child) cc++; else if (pid == parent) pc++ }
+			END { printf "%d %d %d %d\n", pp, cc, cp, pc }' "$E2E_TMP/fork-$tag-$pm_mode.txt")
+		set -- $pm_counts
+		e2e_say "$name fork ($pm_mode): parent samples in in_parent $1, child samples in in_child $2, crossed names $3 + $4"
+		if [ "$1" -lt 100 ] || [ "$2" -lt 100 ] || [ "$3" != 0 ] || [ "$4" != 0 ]; then
+			failed=1
+			e2e_say "FAIL: $name: after fork, each process's frames must carry its own names ($pm_mode)"
+		fi
+	done
+	[ "${PS_E2E_KEEP:-}" = 1 ] || rm -f "$E2E_TMP/$tag.data" "$E2E_TMP"/*-"$tag"-*.txt \
+		"$pm_fork_data"
 done
 
 if [ -n "$newer" ]; then
