@@ -6,9 +6,15 @@
  *    the ABI can grow;
  *  - functions return 0 or a positive count on success and a negative errno
  *    value on failure; the handle keeps a one-line message describing the
- *    last failure (ps_reader_errmsg());
+ *    last failure (ps_reader_errmsg(), ps_session_errmsg());
  *  - the library never prints and never exits; diagnostics go through the
- *    log callback given in the options.
+ *    log callback given in the options;
+ *  - a handle comes from *_open() and is freed by *_close(), which takes
+ *    NULL; everything else the library returns (strings, structs, arrays)
+ *    belongs to the handle: never free it, and do not use it after the
+ *    handle is closed, or sooner where the function says so;
+ *  - handles share no state: several can be used at once, each from one
+ *    thread at a time.
  */
 #ifndef PYSTITCH_PYSTITCH_H
 #define PYSTITCH_PYSTITCH_H
@@ -35,6 +41,9 @@ enum ps_log_level {
 	PS_LOG_DEBUG = 2,
 };
 
+/* Called on the caller's thread from inside the call that logs, with ctx as
+ * given in the options. msg is one line without a newline, valid only
+ * during the call. */
 typedef void (*ps_log_fn)(void *ctx, enum ps_log_level level, const char *msg);
 
 /* ------------------------------------------------------------------ */
@@ -69,17 +78,37 @@ struct ps_reader_opts {
 };
 
 /* Open a capture. path "-" reads standard input (file or pipe format).
+ * Reads the file header, the attrs and the header features; records are
+ * read by ps_reader_next(). opts may be NULL (defaults); it is copied, so
+ * it need not outlive the call. Returns 0 and sets *out, which the caller
+ * frees with ps_reader_close().
  * On failure the return value is a negative errno and *out still holds a
  * handle whose ps_reader_errmsg() says what went wrong (or NULL when even
- * that could not be allocated); close it with ps_reader_close(). */
+ * that could not be allocated); close it with ps_reader_close(). Errors:
+ *   -EINVAL     path is NULL, not a perf.data file, or a damaged or
+ *               truncated header, attr or feature section;
+ *   -ENOTSUP    a version 1 (PERFFILE) capture;
+ *   -ESPIPE     a file-mode capture given through a pipe;
+ *   -ENOMEM     out of memory;
+ *   other       the negative errno of open(2) or read(2) (-ENOENT, ...). */
 PS_API int ps_reader_open(const char *path, const struct ps_reader_opts *opts,
                           struct ps_reader **out);
-/* Same, on an already open descriptor; name is used in messages. The
- * reader does not close fd. */
+/* Same, on an already open descriptor; name is used in messages (NULL:
+ * "(input)"). A pipe-mode stream is read from fd's current offset; a
+ * file-mode capture needs a regular file at offset 0, which the reader
+ * seeks (else -ESPIPE). fd must stay open until ps_reader_close(), which
+ * does not close it. */
 PS_API int ps_reader_open_fd(int fd, const char *name, const struct ps_reader_opts *opts,
                              struct ps_reader **out);
+/* Free the reader and everything it returned. NULL is a no-op. */
 PS_API void ps_reader_close(struct ps_reader *reader);
+/* The last failure as one line starting with the path ("perf.data: offset
+ * 0x1a0: ..."), "" when nothing failed, "out of memory" for a NULL
+ * reader. Owned by the reader, valid until ps_reader_close(); it keeps
+ * the first failure. */
 PS_API const char *ps_reader_errmsg(const struct ps_reader *reader);
+/* The path as given to ps_reader_open() ("(stdin)" for "-"), or the name
+ * given to ps_reader_open_fd(). Owned by the reader. */
 PS_API const char *ps_reader_path(const struct ps_reader *reader);
 
 /* ---- header facts -------------------------------------------------- */
@@ -212,19 +241,33 @@ enum ps_feature {
 	PS_FEAT_PMU_CAPS = 31,
 	PS_FEAT_LAST = 32,
 };
+/* The feature's name as perf spells it ("BUILD_ID"), or NULL for an unknown
+ * bit. A static string. */
 PS_API const char *ps_feature_name(unsigned bit);
 
+/* Header facts; these cannot fail. The reader must not be NULL. */
 PS_API bool ps_reader_is_pipe(const struct ps_reader *reader);
+/* The capture was written on a machine of the other byte order. */
 PS_API bool ps_reader_is_swapped(const struct ps_reader *reader);
+/* The data section's offset and size in the file (pipe mode: both 0). */
 PS_API uint64_t ps_reader_data_offset(const struct ps_reader *reader);
 PS_API uint64_t ps_reader_data_size(const struct ps_reader *reader);
+/* Attrs known so far; in pipe mode they arrive as records. */
 PS_API size_t ps_reader_nr_attrs(const struct ps_reader *reader);
+/* The attr at index, or NULL when index >= ps_reader_nr_attrs(). Owned by
+ * the reader: valid until ps_reader_close() for a file-mode capture, but
+ * in pipe mode only until the next ps_reader_next() (a new attr record
+ * can move the list). */
 PS_API const struct ps_attr *ps_reader_attr(const struct ps_reader *reader, size_t index);
 /* Features known so far. In pipe mode they arrive as records, so they are
- * complete only once the stream has been read (ps_reader_next() == 0). */
+ * complete only once the stream has been read (ps_reader_next() == 0).
+ * The struct and its strings are owned by the reader and live until
+ * ps_reader_close(); in pipe mode its arrays (build_ids, ...) can be
+ * replaced by ps_reader_next(), so read them again after each call. */
 PS_API const struct ps_features *ps_reader_features(const struct ps_reader *reader);
 /* The libtraceevent handle built from TRACING_DATA (struct tep_handle *),
- * or NULL. Owned by the reader. */
+ * or NULL. Owned by the reader (do not tep_free() it); valid until
+ * ps_reader_close(). */
 PS_API void *ps_reader_tep(const struct ps_reader *reader);
 
 /* ---- events -------------------------------------------------------- */
@@ -259,7 +302,8 @@ enum ps_user_record_type {
 /* Kernel record types newer than Linux 6.1's headers. */
 #define PS_RECORD_CALLCHAIN_DEFERRED 22
 
-/* Record type name as perf spells it ("PERF_RECORD_SAMPLE"), or NULL. */
+/* Record type name as perf spells it ("PERF_RECORD_SAMPLE"), or NULL for
+ * an unknown type. A static string. */
 PS_API const char *ps_record_type_name(uint32_t type);
 
 /* The sample_id trailer of non-sample records (and the equivalent fields
@@ -577,10 +621,17 @@ struct ps_event {
 
 /* Read the next event. Returns 1 and sets *event (valid until the next
  * call), 0 at the end, or a negative errno (message: ps_reader_errmsg()).
+ * The event and everything it points to (strings, arrays, sample data)
+ * are owned by the reader and reused by the next ps_reader_next() or
+ * ps_reader_close(): copy what must outlive it.
  * With PS_ORDER_FILE every record is delivered, COMPRESSED and
  * FINISHED_ROUND included, followed by the records unpacked from each
  * COMPRESSED record. With PS_ORDER_TIME, COMPRESSED records are not
- * delivered (only their contents), as perf script sees them. */
+ * delivered (only their contents), as perf script sees them.
+ * Errors: -EINVAL for a damaged or truncated record, a record that does
+ * not decompress, or too many attrs (with opts.force a damaged record
+ * ends the stream with 0 instead); -ENOMEM; the negative errno of read(2).
+ * After a failure the reader is spent: later calls return -EINVAL. */
 PS_API int ps_reader_next(struct ps_reader *reader, const struct ps_event **event);
 
 struct ps_reader_stats {
@@ -592,6 +643,9 @@ struct ps_reader_stats {
 	bool damaged; /* --force stopped at a damaged record */
 	uint64_t damaged_offset;
 };
+/* Counters of the records read so far. Owned by the reader; the struct
+ * stays at the same address and is updated by ps_reader_next() until
+ * ps_reader_close(). */
 PS_API const struct ps_reader_stats *ps_reader_stats(const struct ps_reader *reader);
 
 /* ------------------------------------------------------------------ */
@@ -684,15 +738,35 @@ struct ps_stack {
 	const struct ps_frame *frames;
 };
 
-/* Open a capture for stacks. Same conventions as ps_reader_open(). */
+/* Open a capture for stacks. Same conventions as ps_reader_open(): 0 and
+ * *out, which the caller frees with ps_session_close(), or a negative
+ * errno with *out still to be closed (NULL when even the handle could not
+ * be allocated) and the reason in ps_session_errmsg(). Errors are those of
+ * ps_reader_open(), and -ENOMEM.
+ * opts may be NULL (defaults). The struct is copied, but not the strings
+ * and arrays it points to (symfs, pids, comms, ...): keep those valid
+ * until ps_session_close(). Files named by opts are opened only when
+ * needed, so a missing one is a warning through opts.log, not an error. */
 PS_API int ps_session_open(const char *path, const struct ps_session_opts *opts,
                            struct ps_session **out);
+/* Free the session, its reader and everything they returned. NULL is a
+ * no-op. */
 PS_API void ps_session_close(struct ps_session *session);
+/* The last failure as one line (a reader failure starts with the path),
+ * "" before any failure, "out of memory" for a NULL session. Owned by the
+ * session, valid until ps_session_close(); a later failure rewrites it. */
 PS_API const char *ps_session_errmsg(const struct ps_session *session);
-/* The reader underneath (header facts, features, stats). */
+/* The reader underneath (header facts, features, stats). Owned by the
+ * session: do not close it, and do not call ps_reader_next() on it, which
+ * would take records from the session. */
 PS_API struct ps_reader *ps_session_reader(const struct ps_session *session);
 /* The next sample that passes the filters, in perf's order, with its
- * stack (valid until the next call). 1, 0 at the end, or -errno. */
+ * stack. 1, 0 at the end, or -errno. The stack and everything it points
+ * to (frames, names, comm, the event) are owned by the session and valid
+ * until the next ps_session_next() or ps_session_close(); *stack is NULL
+ * unless 1 is returned. Errors: those of ps_reader_next() (message from
+ * the reader), and -ENOMEM. Symbols that cannot be found are not errors:
+ * their frames have NULL sym or dso. */
 PS_API int ps_session_next(struct ps_session *session, const struct ps_stack **stack);
 
 /* A process of the capture that mapped a CPython interpreter or ran JIT
@@ -729,13 +803,16 @@ struct ps_python_process {
 	const char *error;
 };
 
+/* process and its strings are valid only during the call: copy what
+ * must outlive it. */
 typedef void (*ps_python_process_fn)(void *ctx, const struct ps_python_process *process);
 
 /* Read the rest of the capture, keeping track of processes without
  * building stacks, then call fn for every process that mapped a CPython
  * interpreter or JIT code, in pid order. 0, or a negative errno when a
  * record could not be read (ps_session_errmsg() says why; processes seen
- * before it are still reported). */
+ * before it are still reported), or -ENOMEM. The capture is consumed:
+ * ps_session_next() returns 0 (or the error) afterwards. */
 PS_API int ps_session_python_processes(struct ps_session *session, ps_python_process_fn fn,
                                        void *ctx);
 

@@ -3,6 +3,7 @@
 #define PS_CLI_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "pystitch/pystitch.h"
 
@@ -29,8 +30,64 @@ struct ps_reader *ps_cli_open(const struct ps_cli *cli, enum ps_order order, int
 /* Map a library error to an exit status. */
 int ps_cli_status(int err);
 
+/* ---- options several commands share (options.c) ---------------------- */
+
+/* Session options: sample filters, where symbols come from, Python frames.
+ * A command lists PS_CLI_SESSION_OPTIONS in its getopt_long table (and
+ * "C:k:" in its short options) and passes every option it does not know
+ * itself to ps_cli_session_option(). The lists the filters point to are
+ * owned here: ps_cli_session_args_release() frees them. */
+enum {
+	PS_OPT_NO_INLINE = 256,
+	PS_OPT_PID,
+	PS_OPT_TID,
+	PS_OPT_COMM,
+	PS_OPT_TIME,
+	PS_OPT_SYMFS,
+	PS_OPT_BUILDID_DIR,
+	PS_OPT_KALLSYMS,
+	PS_OPT_PYTHON,
+	PS_OPT_PERF_MAP_DIR,
+	PS_OPT_COMMAND_FIRST = 300, /* a command's own long options start here */
+};
+
+/* clang-format off */
+#define PS_CLI_SESSION_OPTIONS \
+	{ "no-inline", no_argument, NULL, PS_OPT_NO_INLINE }, \
+	{ "pid", required_argument, NULL, PS_OPT_PID }, \
+	{ "tid", required_argument, NULL, PS_OPT_TID }, \
+	{ "comm", required_argument, NULL, PS_OPT_COMM }, \
+	{ "cpu", required_argument, NULL, 'C' }, \
+	{ "time", required_argument, NULL, PS_OPT_TIME }, \
+	{ "symfs", required_argument, NULL, PS_OPT_SYMFS }, \
+	{ "buildid-dir", required_argument, NULL, PS_OPT_BUILDID_DIR }, \
+	{ "vmlinux", required_argument, NULL, 'k' }, \
+	{ "kallsyms", required_argument, NULL, PS_OPT_KALLSYMS }, \
+	{ "python", required_argument, NULL, PS_OPT_PYTHON }, \
+	{ "perf-map-dir", required_argument, NULL, PS_OPT_PERF_MAP_DIR }
+/* clang-format on */
+
+struct ps_cli_session_args {
+	struct ps_session_opts opts;
+	int32_t *pids, *tids, *cpus;
+	char *comm_text;
+	const char **comms;
+};
+
+/* Apply opt (with its argument) to a->opts. 1: it was a session option;
+ * 0: it is not one; -1: bad value (the message, naming command, is
+ * printed). */
+int ps_cli_session_option(const struct ps_cli *cli, const char *command,
+                          struct ps_cli_session_args *a, int opt, const char *arg);
+void ps_cli_session_args_release(struct ps_cli_session_args *a);
+/* "pystitch: COMMAND: bad value 'VALUE' for OPTION (see --help)"; returns
+ * PS_EXIT_USAGE. */
+int ps_cli_bad_value(const struct ps_cli *cli, const char *command, const char *option,
+                     const char *value);
+
 int ps_cmd_script(struct ps_cli *cli, int argc, char **argv);
 int ps_cmd_dump(struct ps_cli *cli, int argc, char **argv);
 int ps_cmd_info(struct ps_cli *cli, int argc, char **argv);
+int ps_cmd_collapse(struct ps_cli *cli, int argc, char **argv);
 
 #endif /* PS_CLI_CLI_H */

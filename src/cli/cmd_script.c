@@ -1,7 +1,6 @@
 /* `pystitch script` (the default command): every sample with its stack,
  * as `perf script` prints it. Parses perf script's options, the filters
  * among them, and streams the text out in large blocks. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,153 +50,17 @@ static const char script_usage[] =
         "  -v, --verbose         more messages on stderr\n"
         "  -h, --help            this text\n";
 
-/* A comma-separated list of integers, with a-b ranges when allowed. */
-static int parse_int_list(const char *text, bool ranges, int32_t **out, size_t *nr)
-{
-	const char *p = text;
-	size_t cap = 0;
-
-	*out = NULL;
-	*nr = 0;
-	while (*p) {
-		char *end;
-		long lo = strtol(p, &end, 10), hi;
-		if (end == p || lo < 0 || lo > INT32_MAX)
-			return -EINVAL;
-		hi = lo;
-		p = end;
-		if (ranges && *p == '-') {
-			hi = strtol(p + 1, &end, 10);
-			if (end == p + 1 || hi < lo || hi > INT32_MAX || hi - lo > 65536)
-				return -EINVAL;
-			p = end;
-		}
-		for (long v = lo; v <= hi; v++) {
-			if (*nr == cap) {
-				cap = cap ? cap * 2 : 8;
-				int32_t *n = realloc(*out, cap * sizeof(**out));
-				if (!n)
-					return -ENOMEM;
-				*out = n;
-			}
-			(*out)[(*nr)++] = (int32_t)v;
-		}
-		if (*p == ',')
-			p++;
-		else if (*p)
-			return -EINVAL;
-	}
-	return *nr ? 0 : -EINVAL;
-}
-
-/* "572.348106" -> ns; empty -> 0 */
-static int parse_seconds(const char *text, size_t len, uint64_t *ns)
-{
-	uint64_t secs = 0, frac = 0, scale = 1000000000ull;
-	size_t i = 0;
-
-	*ns = 0;
-	if (!len)
-		return 0;
-	for (; i < len && text[i] >= '0' && text[i] <= '9'; i++) {
-		if (secs > UINT64_MAX / 10 / 1000000000ull)
-			return -EINVAL;
-		secs = secs * 10 + (uint64_t)(text[i] - '0');
-	}
-	if (i < len && text[i] == '.')
-		for (i++; i < len && text[i] >= '0' && text[i] <= '9'; i++)
-			if (scale > 1) {
-				scale /= 10;
-				frac += (uint64_t)(text[i] - '0') * scale;
-			}
-	if (i != len)
-		return -EINVAL;
-	*ns = secs * 1000000000ull + frac;
-	return 0;
-}
-
-static int parse_time_range(const char *text, uint64_t *start, uint64_t *end)
-{
-	const char *comma = strchr(text, ',');
-	if (!comma)
-		return -EINVAL;
-	if (parse_seconds(text, (size_t)(comma - text), start) ||
-	    parse_seconds(comma + 1, strlen(comma + 1), end))
-		return -EINVAL;
-	if (*end && *start > *end)
-		return -EINVAL;
-	return 0;
-}
-
-static int split_names(char *text, const char ***out, size_t *nr)
-{
-	size_t cap = 0;
-	*out = NULL;
-	*nr = 0;
-	for (char *save = NULL, *t = strtok_r(text, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save)) {
-		if (*nr == cap) {
-			cap = cap ? cap * 2 : 8;
-			const char **n = realloc(*out, cap * sizeof(**out));
-			if (!n)
-				return -ENOMEM;
-			*out = n;
-		}
-		(*out)[(*nr)++] = t;
-	}
-	return *nr ? 0 : -EINVAL;
-}
-
 enum {
-	OPT_NS = 256,
-	OPT_NO_INLINE,
-	OPT_PID,
-	OPT_TID,
-	OPT_COMM,
-	OPT_TIME,
-	OPT_SYMFS,
-	OPT_BUILDID_DIR,
-	OPT_KALLSYMS,
+	OPT_NS = PS_OPT_COMMAND_FIRST,
 	OPT_MAX_STACK,
 	OPT_LIBDW,
-	OPT_PYTHON,
-	OPT_PERF_MAP_DIR,
 };
-
-static int parse_python_mode(const char *text, enum ps_python_mode *out)
-{
-	static const struct {
-		const char *name;
-		enum ps_python_mode mode;
-	} modes[] = {
-		{ "merged", PS_PYTHON_MERGED },
-		{ "all", PS_PYTHON_ALL },
-		{ "native", PS_PYTHON_NATIVE },
-		{ "only", PS_PYTHON_ONLY },
-	};
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		if (strcmp(text, modes[i].name) == 0) {
-			*out = modes[i].mode;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
 
 struct script_args {
-	struct ps_session_opts opts;
+	struct ps_cli_session_args session;
 	const char *fields;
 	bool ns;
-	char *comm_text;
-	int32_t *pids, *tids, *cpus;
-	const char **comms;
 };
-
-static int bad_value(struct ps_cli *cli, const char *option, const char *value)
-{
-	ps_cli_error(cli, "script: bad value '%s' for %s (see --help)", value, option);
-	return PS_EXIT_USAGE;
-}
 
 static int parse_args(struct ps_cli *cli, int argc, char **argv, struct script_args *a)
 {
@@ -206,30 +69,24 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct script_a
 		{ "fields", required_argument, NULL, 'F' },
 		{ "hide-call-graph", no_argument, NULL, 'G' },
 		{ "ns", no_argument, NULL, OPT_NS },
-		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
-		{ "pid", required_argument, NULL, OPT_PID },
-		{ "tid", required_argument, NULL, OPT_TID },
-		{ "comm", required_argument, NULL, OPT_COMM },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "time", required_argument, NULL, OPT_TIME },
-		{ "symfs", required_argument, NULL, OPT_SYMFS },
-		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
-		{ "vmlinux", required_argument, NULL, 'k' },
-		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		{ "libdw-unwind", no_argument, NULL, OPT_LIBDW },
-		{ "python", required_argument, NULL, OPT_PYTHON },
-		{ "perf-map-dir", required_argument, NULL, OPT_PERF_MAP_DIR },
+		PS_CLI_SESSION_OPTIONS,
 		{ "force", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct ps_session_opts *o = &a->opts;
-	int opt;
+	struct ps_session_opts *o = &a->session.opts;
+	int opt, shared;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "i:F:GC:k:fvh", options, NULL)) != -1) {
+		shared = ps_cli_session_option(cli, "script", &a->session, opt, optarg);
+		if (shared < 0)
+			return PS_EXIT_USAGE;
+		if (shared)
+			continue;
 		switch (opt) {
 		case 'i':
 			cli->input = optarg;
@@ -243,65 +100,16 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct script_a
 		case OPT_NS:
 			a->ns = true;
 			break;
-		case OPT_NO_INLINE:
-			o->no_inline = true;
-			break;
-		case OPT_PID:
-			if (parse_int_list(optarg, false, &a->pids, &o->nr_pids))
-				return bad_value(cli, "--pid", optarg);
-			o->pids = a->pids;
-			break;
-		case OPT_TID:
-			if (parse_int_list(optarg, false, &a->tids, &o->nr_tids))
-				return bad_value(cli, "--tid", optarg);
-			o->tids = a->tids;
-			break;
-		case 'C':
-			if (parse_int_list(optarg, true, &a->cpus, &o->nr_cpus))
-				return bad_value(cli, "--cpu", optarg);
-			o->cpus = a->cpus;
-			break;
-		case OPT_COMM:
-			free(a->comm_text);
-			a->comm_text = strdup(optarg);
-			free(a->comms);
-			if (!a->comm_text || split_names(a->comm_text, &a->comms, &o->nr_comms))
-				return bad_value(cli, "--comm", optarg);
-			o->comms = a->comms;
-			break;
-		case OPT_TIME:
-			if (parse_time_range(optarg, &o->time_start, &o->time_end))
-				return bad_value(cli, "--time", optarg);
-			break;
-		case OPT_SYMFS:
-			o->symfs = optarg;
-			break;
-		case OPT_BUILDID_DIR:
-			o->buildid_dir = optarg;
-			break;
-		case 'k':
-			o->vmlinux = optarg;
-			break;
-		case OPT_KALLSYMS:
-			o->kallsyms = optarg;
-			break;
 		case OPT_MAX_STACK: {
 			char *end;
 			long n = strtol(optarg, &end, 10);
 			if (*end || n < 1 || n > 254)
-				return bad_value(cli, "--max-stack", optarg);
+				return ps_cli_bad_value(cli, "script", "--max-stack", optarg);
 			o->max_stack = (unsigned)n;
 			break;
 		}
 		case OPT_LIBDW:
 			o->libdw_unwind = true;
-			break;
-		case OPT_PYTHON:
-			if (parse_python_mode(optarg, &o->python))
-				return bad_value(cli, "--python", optarg);
-			break;
-		case OPT_PERF_MAP_DIR:
-			o->perf_map_dir = optarg;
 			break;
 		case 'f':
 			o->force = cli->force = true;
@@ -328,7 +136,8 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct script_a
 
 int ps_cmd_script(struct ps_cli *cli, int argc, char **argv)
 {
-	struct script_args a = { .opts = { .sz = sizeof(a.opts) } };
+	struct script_args a = { .session = { .opts = { .sz = sizeof(a.session.opts) } } };
+	struct ps_session_opts *opts = &a.session.opts;
 	struct ps_strbuf out = PS_STRBUF_INIT;
 	struct ps_script_format fmt;
 	struct ps_session *session = NULL;
@@ -342,9 +151,9 @@ int ps_cmd_script(struct ps_cli *cli, int argc, char **argv)
 		status = status < 0 ? PS_EXIT_OK : status;
 		goto out;
 	}
-	a.opts.log = ps_cli_log;
-	a.opts.log_ctx = cli;
-	ret = ps_session_open(cli->input, &a.opts, &session);
+	opts->log = ps_cli_log;
+	opts->log_ctx = cli;
+	ret = ps_session_open(cli->input, opts, &session);
 	if (ret) {
 		ps_cli_error(cli, "%s", ps_session_errmsg(session));
 		status = ps_cli_status(ret);
@@ -355,7 +164,7 @@ int ps_cmd_script(struct ps_cli *cli, int argc, char **argv)
 			/* in pipe mode the events are known only once records
 			 * have arrived, so the format waits for the first sample */
 			if (ps_script_format_init(&fmt, ps_session_reader(session), a.fields,
-			                          !a.opts.no_callchain, a.ns, err, sizeof(err))) {
+			                          !opts->no_callchain, a.ns, err, sizeof(err))) {
 				ps_cli_error(cli, "script: %s", err);
 				status = PS_EXIT_USAGE;
 				goto out;
@@ -377,10 +186,6 @@ int ps_cmd_script(struct ps_cli *cli, int argc, char **argv)
 out:
 	ps_strbuf_release(&out);
 	ps_session_close(session);
-	free(a.pids);
-	free(a.tids);
-	free(a.cpus);
-	free(a.comms);
-	free(a.comm_text);
+	ps_cli_session_args_release(&a.session);
 	return status;
 }

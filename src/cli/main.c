@@ -15,10 +15,14 @@ static const char usage_text[] =
         "Read a perf.data capture made by `perf record`.\n"
         "\n"
         "commands:\n"
-        "  script  print every sample with its stack, as perf script does (the default:\n"
-        "          `pystitch -i perf.data` is `pystitch script -i perf.data`)\n"
-        "  info    print the capture's header and features (like perf report --header-only)\n"
-        "  dump    print every record (like perf report -D), then counts per record type\n"
+        "  script    print every sample with its stack, as perf script does (the\n"
+        "            default: `pystitch -i perf.data` is `pystitch script -i perf.data`)\n"
+        "  collapse  print folded stacks, one line per unique stack with its count,\n"
+        "            for flame graphs (flamegraph.pl, inferno, speedscope)\n"
+        "  info      print the capture's header and features (like perf report\n"
+        "            --header-only)\n"
+        "  dump      print every record (like perf report -D), then counts per\n"
+        "            record type\n"
         "\n"
         "Run `pystitch <command> --help` for a command's options.\n"
         "Also runs as `perf pystitch <command> ...` when perf-pystitch is on PATH.\n"
@@ -106,6 +110,8 @@ int main(int argc, char **argv)
 		return ps_cmd_dump(&cli, argc - 1, argv + 1);
 	if (strcmp(argv[1], "info") == 0)
 		return ps_cmd_info(&cli, argc - 1, argv + 1);
+	if (strcmp(argv[1], "collapse") == 0)
+		return ps_cmd_collapse(&cli, argc - 1, argv + 1);
 	ps_cli_error(&cli, "unknown command '%s' (try --help)", argv[1]);
 	return PS_EXIT_USAGE;
 }

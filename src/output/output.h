@@ -102,4 +102,38 @@ bool ps_script_wants_srcline(const struct ps_script_format *fmt);
 void ps_script_print(struct ps_strbuf *out, const struct ps_script_format *fmt,
                      const struct ps_stack *stack);
 
+/* ---- `pystitch collapse`: folded stacks ---------------------------- */
+
+/* What starts each folded line, before the stack's frames. */
+enum ps_collapse_per {
+	PS_COLLAPSE_PER_COMM = 0, /* the thread's name (stackcollapse-perf.pl) */
+	PS_COLLAPSE_PER_PID, /* comm-PID (its --pid) */
+	PS_COLLAPSE_PER_TID, /* comm-PID/TID (its --tid) */
+	PS_COLLAPSE_PER_NONE, /* the stack alone */
+};
+
+struct ps_collapse_opts {
+	enum ps_collapse_per per;
+	bool period; /* weigh each sample by its period, not 1 */
+	bool annotate; /* "_[k]" after kernel frames, "_[i]" after inlined ones */
+};
+
+/* The unique stacks of a capture and their weights: one hash-table entry
+ * and one copy of the folded text per unique stack, whatever the number
+ * of samples. */
+struct ps_collapse;
+
+/* NULL when out of memory. */
+struct ps_collapse *ps_collapse_new(const struct ps_collapse_opts *opts);
+void ps_collapse_free(struct ps_collapse *collapse);
+/* Count one sample. -ENOMEM (the sample is not counted). */
+int ps_collapse_add(struct ps_collapse *collapse, const struct ps_stack *stack);
+/* Sort the lines as `LC_ALL=C sort` sorts the output; returns how many
+ * there are, or -ENOMEM. Call once, after the last ps_collapse_add(). */
+int64_t ps_collapse_sort(struct ps_collapse *collapse);
+/* Line index (0 <= index < what ps_collapse_sort() returned) of the
+ * sorted output: "frame;frame;... weight\n", root first. */
+void ps_collapse_print_line(struct ps_strbuf *out, const struct ps_collapse *collapse,
+                            size_t index);
+
 #endif /* PS_OUTPUT_OUTPUT_H */

@@ -1,0 +1,206 @@
+/* `pystitch collapse`: folded stacks, one line per unique stack with its
+ * count, root first and sorted, as `stackcollapse-perf.pl | sort` writes
+ * them for flamegraph.pl, inferno and speedscope. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "output/output.h"
+
+static const char collapse_usage[] =
+        "usage: pystitch collapse [-i FILE] [options]\n"
+        "\n"
+        "Print the folded stacks of a perf.data capture: one line per unique\n"
+        "stack, its frames from the root down separated by ';', then its count,\n"
+        "sorted; what stackcollapse-perf.pl makes of perf script's output, and\n"
+        "what flamegraph.pl, inferno and speedscope read. Python frames are\n"
+        "stitched in as by `pystitch script`. Each line starts with the thread's\n"
+        "name (spaces become '_'); ';' in names becomes ':'.\n"
+        "\n"
+        "  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
+        "      --weight WHAT     samples (default: count 1 per sample) or period\n"
+        "                        (sum the samples' periods)\n"
+        "      --per WHAT        what starts each stack: comm (default), pid\n"
+        "                        (comm-PID), tid (comm-PID/TID) or none\n"
+        "      --annotate        '_[k]' after kernel frames and '_[i]' after\n"
+        "                        inlined ones (as stackcollapse-perf.pl --all)\n"
+        "      --no-inline       no frames for inlined functions\n"
+        "      --pid LIST        only these process ids (comma-separated)\n"
+        "      --tid LIST        only these thread ids\n"
+        "      --comm LIST       only threads with these names\n"
+        "  -C, --cpu LIST        only these CPUs (e.g. 0-3,6)\n"
+        "      --time START,END  only samples in this time range, in seconds as\n"
+        "                        `pystitch script` prints them\n"
+        "      --symfs DIR       look for the recorded files under DIR\n"
+        "      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
+        "  -k, --vmlinux FILE    kernel symbols from this vmlinux\n"
+        "      --kallsyms FILE   kernel symbols from this kallsyms file (default:\n"
+        "                        /proc/kallsyms when the capture was made here)\n"
+        "      --python MODE     Python frames, as in `pystitch script`: merged\n"
+        "                        (default), all, native or only\n"
+        "      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n"
+        "                        then next to the capture, then in /tmp\n"
+        "  -f, --force           stop quietly at a damaged record\n"
+        "  -v, --verbose         more messages on stderr\n"
+        "  -h, --help            this text\n";
+
+enum {
+	OPT_WEIGHT = PS_OPT_COMMAND_FIRST,
+	OPT_PER,
+	OPT_ANNOTATE,
+};
+
+struct collapse_args {
+	struct ps_cli_session_args session;
+	struct ps_collapse_opts collapse;
+};
+
+static int parse_per(const char *text, enum ps_collapse_per *out)
+{
+	static const struct {
+		const char *name;
+		enum ps_collapse_per per;
+	} pers[] = {
+		{ "comm", PS_COLLAPSE_PER_COMM },
+		{ "pid", PS_COLLAPSE_PER_PID },
+		{ "tid", PS_COLLAPSE_PER_TID },
+		{ "none", PS_COLLAPSE_PER_NONE },
+	};
+	for (size_t i = 0; i < sizeof(pers) / sizeof(pers[0]); i++) {
+		if (strcmp(text, pers[i].name) == 0) {
+			*out = pers[i].per;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* 0, -1 after --help, or an exit status */
+static int parse_args(struct ps_cli *cli, int argc, char **argv, struct collapse_args *a)
+{
+	static const struct option options[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "weight", required_argument, NULL, OPT_WEIGHT },
+		{ "per", required_argument, NULL, OPT_PER },
+		{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+		PS_CLI_SESSION_OPTIONS,
+		{ "force", no_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, shared;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "i:C:k:fvh", options, NULL)) != -1) {
+		shared = ps_cli_session_option(cli, "collapse", &a->session, opt, optarg);
+		if (shared < 0)
+			return PS_EXIT_USAGE;
+		if (shared)
+			continue;
+		switch (opt) {
+		case 'i':
+			cli->input = optarg;
+			break;
+		case OPT_WEIGHT:
+			if (strcmp(optarg, "samples") == 0)
+				a->collapse.period = false;
+			else if (strcmp(optarg, "period") == 0)
+				a->collapse.period = true;
+			else
+				return ps_cli_bad_value(cli, "collapse", "--weight", optarg);
+			break;
+		case OPT_PER:
+			if (parse_per(optarg, &a->collapse.per))
+				return ps_cli_bad_value(cli, "collapse", "--per", optarg);
+			break;
+		case OPT_ANNOTATE:
+			a->collapse.annotate = true;
+			break;
+		case 'f':
+			a->session.opts.force = cli->force = true;
+			break;
+		case 'v':
+			cli->verbose++;
+			break;
+		case 'h':
+			fputs(collapse_usage, stdout);
+			return -1;
+		default:
+			fputs(collapse_usage, stderr);
+			return PS_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		ps_cli_error(cli, "collapse: unexpected argument '%s'", argv[optind]);
+		return PS_EXIT_USAGE;
+	}
+	return 0;
+}
+
+int ps_cmd_collapse(struct ps_cli *cli, int argc, char **argv)
+{
+	struct collapse_args a = { .session = { .opts = { .sz = sizeof(a.session.opts) } } };
+	struct ps_session_opts *opts = &a.session.opts;
+	struct ps_strbuf out = PS_STRBUF_INIT;
+	struct ps_collapse *collapse = NULL;
+	struct ps_session *session = NULL;
+	const struct ps_stack *stack;
+	int64_t nr_lines;
+	int status, ret;
+
+	status = parse_args(cli, argc, argv, &a);
+	if (status) {
+		status = status < 0 ? PS_EXIT_OK : status;
+		goto out;
+	}
+	opts->log = ps_cli_log;
+	opts->log_ctx = cli;
+	collapse = ps_collapse_new(&a.collapse);
+	if (!collapse) {
+		ps_cli_error(cli, "collapse: out of memory");
+		status = PS_EXIT_USAGE;
+		goto out;
+	}
+	ret = ps_session_open(cli->input, opts, &session);
+	if (ret) {
+		ps_cli_error(cli, "%s", ps_session_errmsg(session));
+		status = ps_cli_status(ret);
+		goto out;
+	}
+	while ((ret = ps_session_next(session, &stack)) > 0) {
+		if (ps_collapse_add(collapse, stack)) {
+			ps_cli_error(cli, "collapse: out of memory");
+			status = PS_EXIT_USAGE;
+			goto out;
+		}
+	}
+	if (ret < 0) {
+		/* what was read is still printed, as script prints it */
+		ps_cli_error(cli, "%s", ps_session_errmsg(session));
+		status = ps_cli_status(ret);
+	}
+	nr_lines = ps_collapse_sort(collapse);
+	if (nr_lines < 0) {
+		ps_cli_error(cli, "collapse: out of memory");
+		status = PS_EXIT_USAGE;
+		goto out;
+	}
+	for (int64_t i = 0; i < nr_lines; i++) {
+		ps_collapse_print_line(&out, collapse, (size_t)i);
+		if (out.len > (1u << 16) && !ps_strbuf_flush(&out, stdout))
+			break;
+	}
+	if (!ps_strbuf_flush(&out, stdout) || fflush(stdout) != 0) {
+		ps_cli_error(cli, "collapse: cannot write output");
+		status = PS_EXIT_USAGE;
+	}
+out:
+	ps_strbuf_release(&out);
+	ps_collapse_free(collapse);
+	ps_session_close(session);
+	ps_cli_session_args_release(&a.session);
+	return status;
+}

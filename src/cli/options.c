@@ -1,0 +1,242 @@
+/* Command-line options that several sub-commands share: the sample
+ * filters, where symbols come from, and Python frames. Each command lists
+ * PS_CLI_SESSION_OPTIONS in its getopt table and hands those options here,
+ * so `script` and `collapse` read them the same way. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+/* A comma-separated list of integers, with a-b ranges when allowed. */
+static int parse_int_list(const char *text, bool ranges, int32_t **out, size_t *nr)
+{
+	const char *p = text;
+	size_t cap = 0;
+
+	free(*out);
+	*out = NULL;
+	*nr = 0;
+	while (*p) {
+		char *end;
+		long lo = strtol(p, &end, 10), hi;
+		if (end == p || lo < 0 || lo > INT32_MAX)
+			return -EINVAL;
+		hi = lo;
+		p = end;
+		if (ranges && *p == '-') {
+			hi = strtol(p + 1, &end, 10);
+			if (end == p + 1 || hi < lo || hi > INT32_MAX || hi - lo > 65536)
+				return -EINVAL;
+			p = end;
+		}
+		for (long v = lo; v <= hi; v++) {
+			if (*nr == cap) {
+				cap = cap ? cap * 2 : 8;
+				int32_t *n = realloc(*out, cap * sizeof(**out));
+				if (!n)
+					return -ENOMEM;
+				*out = n;
+			}
+			(*out)[(*nr)++] = (int32_t)v;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return -EINVAL;
+	}
+	return *nr ? 0 : -EINVAL;
+}
+
+/* "572.348106" -> ns; empty -> 0 */
+static int parse_seconds(const char *text, size_t len, uint64_t *ns)
+{
+	uint64_t secs = 0, frac = 0, scale = 1000000000ull;
+	size_t i = 0;
+
+	*ns = 0;
+	if (!len)
+		return 0;
+	for (; i < len && text[i] >= '0' && text[i] <= '9'; i++) {
+		if (secs > UINT64_MAX / 10 / 1000000000ull)
+			return -EINVAL;
+		secs = secs * 10 + (uint64_t)(text[i] - '0');
+	}
+	if (i < len && text[i] == '.')
+		for (i++; i < len && text[i] >= '0' && text[i] <= '9'; i++)
+			if (scale > 1) {
+				scale /= 10;
+				frac += (uint64_t)(text[i] - '0') * scale;
+			}
+	if (i != len)
+		return -EINVAL;
+	*ns = secs * 1000000000ull + frac;
+	return 0;
+}
+
+static int parse_time_range(const char *text, uint64_t *start, uint64_t *end)
+{
+	const char *comma = strchr(text, ',');
+	if (!comma)
+		return -EINVAL;
+	if (parse_seconds(text, (size_t)(comma - text), start) ||
+	    parse_seconds(comma + 1, strlen(comma + 1), end))
+		return -EINVAL;
+	if (*end && *start > *end)
+		return -EINVAL;
+	return 0;
+}
+
+static int split_names(char *text, const char ***out, size_t *nr)
+{
+	size_t cap = 0;
+	*out = NULL;
+	*nr = 0;
+	for (char *save = NULL, *t = strtok_r(text, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (*nr == cap) {
+			cap = cap ? cap * 2 : 8;
+			const char **n = realloc(*out, cap * sizeof(**out));
+			if (!n)
+				return -ENOMEM;
+			*out = n;
+		}
+		(*out)[(*nr)++] = t;
+	}
+	return *nr ? 0 : -EINVAL;
+}
+
+static int parse_python_mode(const char *text, enum ps_python_mode *out)
+{
+	static const struct {
+		const char *name;
+		enum ps_python_mode mode;
+	} modes[] = {
+		{ "merged", PS_PYTHON_MERGED },
+		{ "all", PS_PYTHON_ALL },
+		{ "native", PS_PYTHON_NATIVE },
+		{ "only", PS_PYTHON_ONLY },
+	};
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (strcmp(text, modes[i].name) == 0) {
+			*out = modes[i].mode;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int ps_cli_bad_value(const struct ps_cli *cli, const char *command, const char *option,
+                     const char *value)
+{
+	ps_cli_error(cli, "%s: bad value '%s' for %s (see --help)", command, value, option);
+	return PS_EXIT_USAGE;
+}
+
+static const char *option_name(int opt)
+{
+	switch (opt) {
+	case PS_OPT_PID:
+		return "--pid";
+	case PS_OPT_TID:
+		return "--tid";
+	case PS_OPT_COMM:
+		return "--comm";
+	case 'C':
+		return "--cpu";
+	case PS_OPT_TIME:
+		return "--time";
+	case PS_OPT_PYTHON:
+		return "--python";
+	default:
+		return "option";
+	}
+}
+
+static int apply_option(struct ps_cli_session_args *a, int opt, const char *arg)
+{
+	struct ps_session_opts *o = &a->opts;
+
+	switch (opt) {
+	case PS_OPT_NO_INLINE:
+		o->no_inline = true;
+		return 0;
+	case PS_OPT_PID:
+		o->pids = NULL;
+		if (parse_int_list(arg, false, &a->pids, &o->nr_pids))
+			return -EINVAL;
+		o->pids = a->pids;
+		return 0;
+	case PS_OPT_TID:
+		o->tids = NULL;
+		if (parse_int_list(arg, false, &a->tids, &o->nr_tids))
+			return -EINVAL;
+		o->tids = a->tids;
+		return 0;
+	case 'C':
+		o->cpus = NULL;
+		if (parse_int_list(arg, true, &a->cpus, &o->nr_cpus))
+			return -EINVAL;
+		o->cpus = a->cpus;
+		return 0;
+	case PS_OPT_COMM:
+		o->comms = NULL;
+		o->nr_comms = 0;
+		free(a->comm_text);
+		free(a->comms);
+		a->comms = NULL;
+		a->comm_text = strdup(arg);
+		if (!a->comm_text || split_names(a->comm_text, &a->comms, &o->nr_comms))
+			return -EINVAL;
+		o->comms = a->comms;
+		return 0;
+	case PS_OPT_TIME:
+		return parse_time_range(arg, &o->time_start, &o->time_end);
+	case PS_OPT_SYMFS:
+		o->symfs = arg;
+		return 0;
+	case PS_OPT_BUILDID_DIR:
+		o->buildid_dir = arg;
+		return 0;
+	case 'k':
+		o->vmlinux = arg;
+		return 0;
+	case PS_OPT_KALLSYMS:
+		o->kallsyms = arg;
+		return 0;
+	case PS_OPT_PYTHON:
+		return parse_python_mode(arg, &o->python);
+	case PS_OPT_PERF_MAP_DIR:
+		o->perf_map_dir = arg;
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+int ps_cli_session_option(const struct ps_cli *cli, const char *command,
+                          struct ps_cli_session_args *a, int opt, const char *arg)
+{
+	int ret = apply_option(a, opt, arg);
+
+	if (ret > 0)
+		return 0;
+	if (ret < 0) {
+		ps_cli_bad_value(cli, command, option_name(opt), arg);
+		return -1;
+	}
+	return 1;
+}
+
+void ps_cli_session_args_release(struct ps_cli_session_args *a)
+{
+	free(a->pids);
+	free(a->tids);
+	free(a->cpus);
+	free(a->comms);
+	free(a->comm_text);
+	a->pids = a->tids = a->cpus = NULL;
+	a->comms = NULL;
+	a->comm_text = NULL;
+}

@@ -1,0 +1,287 @@
+/* Folded stacks for flame graphs (`pystitch collapse`): each sample's stack
+ * becomes one line of text, root first, and equal lines are counted in a
+ * hash table. Memory grows with the number of unique stacks only: a
+ * sample whose stack was seen before costs a lookup and no allocation. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "base/array.h"
+#include "output/output.h"
+
+struct collapse_entry {
+	uint64_t hash;
+	const char *text; /* in the arena; not NUL-terminated */
+	size_t len;
+	uint64_t weight;
+};
+
+struct ps_collapse {
+	struct ps_collapse_opts opts;
+	struct collapse_entry *entries; /* in order of first appearance */
+	size_t nr_entries, entries_cap;
+	/* open addressing: entry index + 1, 0 for an empty slot */
+	uint32_t *slots;
+	size_t nr_slots; /* a power of two */
+	struct ps_arena texts;
+	struct ps_strbuf key; /* the stack being counted, reused */
+	size_t *order; /* entry indexes, sorted by ps_collapse_sort() */
+};
+
+struct ps_collapse *ps_collapse_new(const struct ps_collapse_opts *opts)
+{
+	struct ps_collapse *collapse = calloc(1, sizeof(*collapse));
+
+	if (!collapse)
+		return NULL;
+	collapse->opts = *opts;
+	collapse->nr_slots = 1024;
+	collapse->slots = calloc(collapse->nr_slots, sizeof(*collapse->slots));
+	if (!collapse->slots) {
+		free(collapse);
+		return NULL;
+	}
+	return collapse;
+}
+
+void ps_collapse_free(struct ps_collapse *collapse)
+{
+	if (!collapse)
+		return;
+	free(collapse->entries);
+	free(collapse->slots);
+	free(collapse->order);
+	ps_arena_free(&collapse->texts);
+	ps_strbuf_release(&collapse->key);
+	free(collapse);
+}
+
+/* A word at a time: stacks are hundreds of bytes, and every sample's is
+ * hashed. */
+static uint64_t hash_text(const char *p, size_t len)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ len, word;
+
+	for (; len >= 8; p += 8, len -= 8) {
+		memcpy(&word, p, 8);
+		h = (h ^ word) * 0xff51afd7ed558ccdull;
+		h ^= h >> 29;
+	}
+	word = 0;
+	memcpy(&word, p, len);
+	h = (h ^ word) * 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 32);
+}
+
+/* ';' separates frames and ' ' the count from the stack: a name keeps
+ * neither (';' becomes ':' as in stackcollapse-perf.pl, and the process
+ * name's spaces become '_' as there). */
+static void add_name(struct ps_strbuf *key, const char *name, bool process_name)
+{
+	size_t start = key->len;
+
+	ps_strbuf_addstr(key, name);
+	if (ps_strbuf_failed(key))
+		return;
+	for (char *c = key->buf + start; *c; c++) {
+		if (*c == ';')
+			*c = ':';
+		else if (*c == ' ' && process_name)
+			*c = '_';
+	}
+}
+
+static void build_key(struct ps_collapse *collapse, const struct ps_stack *stack)
+{
+	struct ps_strbuf *key = &collapse->key;
+	size_t nr = stack->nr_frames;
+
+	ps_strbuf_reset(key);
+	if (collapse->opts.per != PS_COLLAPSE_PER_NONE) {
+		add_name(key, stack->comm ? stack->comm : "[unknown]", true);
+		if (collapse->opts.per != PS_COLLAPSE_PER_COMM) {
+			ps_strbuf_addch(key, '-');
+			ps_strbuf_add_int(key, (int32_t)stack->sample->pid, 0, false);
+		}
+		if (collapse->opts.per == PS_COLLAPSE_PER_TID) {
+			ps_strbuf_addch(key, '/');
+			ps_strbuf_add_int(key, (int32_t)stack->sample->tid, 0, false);
+		}
+	}
+	/* without a call chain, frames[0] is the sampled IP and the rest is
+	 * not printed by script either */
+	if (!stack->has_callchain && nr > 1)
+		nr = 1;
+	for (size_t i = nr; i-- > 0;) {
+		const struct ps_frame *f = &stack->frames[i];
+		if (key->len)
+			ps_strbuf_addch(key, ';');
+		add_name(key, f->sym ? f->sym : "[unknown]", false);
+		if (collapse->opts.annotate) {
+			if (f->inlined)
+				ps_strbuf_add(key, "_[i]", 4);
+			else if (f->kernel)
+				ps_strbuf_add(key, "_[k]", 4);
+		}
+	}
+	if (!key->len)
+		ps_strbuf_addstr(key, "[unknown]");
+}
+
+static bool grow_slots(struct ps_collapse *collapse)
+{
+	size_t nr_slots = collapse->nr_slots * 2, mask = nr_slots - 1;
+	uint32_t *slots;
+
+	if (nr_slots > SIZE_MAX / sizeof(*slots))
+		return false;
+	slots = calloc(nr_slots, sizeof(*slots));
+	if (!slots)
+		return false;
+	for (size_t i = 0; i < collapse->nr_entries; i++) {
+		size_t slot = (size_t)collapse->entries[i].hash & mask;
+		while (slots[slot])
+			slot = (slot + 1) & mask;
+		slots[slot] = (uint32_t)(i + 1);
+	}
+	free(collapse->slots);
+	collapse->slots = slots;
+	collapse->nr_slots = nr_slots;
+	return true;
+}
+
+int ps_collapse_add(struct ps_collapse *collapse, const struct ps_stack *stack)
+{
+	struct ps_strbuf *key = &collapse->key;
+	uint64_t weight = collapse->opts.period ? stack->sample->period : 1;
+	struct collapse_entry *entry;
+	size_t mask = collapse->nr_slots - 1, slot;
+	uint64_t hash;
+	char *text;
+
+	build_key(collapse, stack);
+	if (ps_strbuf_failed(key))
+		return -ENOMEM;
+	hash = hash_text(key->buf, key->len);
+	for (slot = (size_t)hash & mask; collapse->slots[slot]; slot = (slot + 1) & mask) {
+		entry = &collapse->entries[collapse->slots[slot] - 1];
+		if (entry->hash == hash && entry->len == key->len &&
+		    memcmp(entry->text, key->buf, key->len) == 0) {
+			entry->weight += weight;
+			return 0;
+		}
+	}
+	/* a new stack; the table stays at most half full, for short probes */
+	if ((collapse->nr_entries + 1) * 2 > collapse->nr_slots) {
+		if (!grow_slots(collapse))
+			return -ENOMEM;
+		mask = collapse->nr_slots - 1;
+		for (slot = (size_t)hash & mask; collapse->slots[slot]; slot = (slot + 1) & mask)
+			;
+	}
+	if (collapse->nr_entries >= UINT32_MAX - 1 ||
+	    !ps_array_reserve((void **)&collapse->entries, &collapse->entries_cap,
+	                      collapse->nr_entries + 1, sizeof(*collapse->entries), 1024))
+		return -ENOMEM;
+	text = ps_arena_alloc(&collapse->texts, key->len);
+	if (!text)
+		return -ENOMEM;
+	memcpy(text, key->buf, key->len);
+	entry = &collapse->entries[collapse->nr_entries++];
+	*entry = (struct collapse_entry){
+		.hash = hash, .text = text, .len = key->len, .weight = weight
+	};
+	collapse->slots[slot] = (uint32_t)collapse->nr_entries;
+	return 0;
+}
+
+/* The byte at pos of an entry's line without its newline ("text weight"),
+ * or -1 past its end; digits holds the weight in decimal. */
+static int line_byte(const struct collapse_entry *entry, const char *digits, size_t pos)
+{
+	if (pos < entry->len)
+		return (unsigned char)entry->text[pos];
+	if (pos == entry->len)
+		return ' ';
+	pos -= entry->len + 1;
+	return digits[pos] ? (unsigned char)digits[pos] : -1;
+}
+
+static void format_weight(char *digits, uint64_t weight)
+{
+	char reversed[24];
+	size_t n = 0;
+
+	do
+		reversed[n++] = (char)('0' + weight % 10);
+	while (weight /= 10);
+	for (size_t i = 0; i < n; i++)
+		digits[i] = reversed[n - 1 - i];
+	digits[n] = 0;
+}
+
+/* qsort has no context argument: the entries travel with the indexes */
+struct sort_item {
+	const struct collapse_entry *entry;
+	size_t index;
+};
+
+static int compare_lines(const void *left, const void *right)
+{
+	const struct collapse_entry *a = ((const struct sort_item *)left)->entry;
+	const struct collapse_entry *b = ((const struct sort_item *)right)->entry;
+	size_t common = a->len < b->len ? a->len : b->len;
+	char digits_a[24], digits_b[24];
+	int diff = memcmp(a->text, b->text, common);
+
+	if (diff)
+		return diff;
+	/* one stack is a prefix of the other: the rest of the lines decides,
+	 * as sort(1) compares them, the weights included */
+	format_weight(digits_a, a->weight);
+	format_weight(digits_b, b->weight);
+	for (size_t pos = common;; pos++) {
+		int byte_a = line_byte(a, digits_a, pos), byte_b = line_byte(b, digits_b, pos);
+		if (byte_a != byte_b)
+			return byte_a < byte_b ? -1 : 1;
+		if (byte_a < 0)
+			return 0;
+	}
+}
+
+int64_t ps_collapse_sort(struct ps_collapse *collapse)
+{
+	size_t nr = collapse->nr_entries;
+	struct sort_item *items;
+
+	free(collapse->order);
+	collapse->order = NULL;
+	if (!nr)
+		return 0;
+	items = calloc(nr, sizeof(*items));
+	collapse->order = calloc(nr, sizeof(*collapse->order));
+	if (!items || !collapse->order) {
+		free(items);
+		free(collapse->order);
+		collapse->order = NULL;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nr; i++)
+		items[i] = (struct sort_item){ .entry = &collapse->entries[i], .index = i };
+	qsort(items, nr, sizeof(*items), compare_lines);
+	for (size_t i = 0; i < nr; i++)
+		collapse->order[i] = items[i].index;
+	free(items);
+	return (int64_t)nr;
+}
+
+void ps_collapse_print_line(struct ps_strbuf *out, const struct ps_collapse *collapse, size_t index)
+{
+	const struct collapse_entry *entry = &collapse->entries[collapse->order[index]];
+
+	ps_strbuf_add(out, entry->text, entry->len);
+	ps_strbuf_addch(out, ' ');
+	ps_strbuf_add_uint(out, entry->weight, 0, false);
+	ps_strbuf_addch(out, '\n');
+}
