@@ -429,7 +429,7 @@ int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu)
 		nf->stub = PS_PY_STUB_UNKNOWN;
 		/* the module that gives 3.8-3.11 trampolines is call machinery
 		 * between Python frames, whatever its functions are called */
-		if (module_dso && f->dso && strcmp(f->dso, module_dso) == 0) {
+		if (module_dso && f->dso == module_dso) {
 			nf->in_interpreter = true;
 			nf->sym = NULL;
 		}
