@@ -252,6 +252,11 @@ PS_API bool ps_reader_is_swapped(const struct ps_reader *reader);
 /* The data section's offset and size in the file (pipe mode: both 0). */
 PS_API uint64_t ps_reader_data_offset(const struct ps_reader *reader);
 PS_API uint64_t ps_reader_data_size(const struct ps_reader *reader);
+/* How far the reader has got: *done is the input bytes consumed so far
+ * (records read ahead for ordering count as consumed), *total the input's
+ * size as far as it is known: the end of the data section for a file, 0
+ * for a pipe. For a progress display; it cannot fail. */
+PS_API void ps_reader_progress(const struct ps_reader *reader, uint64_t *done, uint64_t *total);
 /* Attrs known so far; in pipe mode they arrive as records. */
 PS_API size_t ps_reader_nr_attrs(const struct ps_reader *reader);
 /* The attr at index, or NULL when index >= ps_reader_nr_attrs(). Owned by

@@ -12,11 +12,23 @@
 #define PS_EXIT_USAGE 1 /* bad command line, or the environment failed us */
 #define PS_EXIT_BAD_INPUT 2 /* the capture (or a file it needs) is damaged */
 
+/* The progress line on stderr (progress.c). */
+struct ps_progress {
+	bool enabled, shown;
+	uint64_t start_ns, next_ns;
+	uint64_t items; /* samples or records so far */
+	const char *what; /* "samples" or "records" */
+};
+
 struct ps_cli {
 	const char *program; /* "pystitch" or "perf-pystitch" */
 	const char *input; /* -i; default perf.data */
 	bool force;
+	bool quiet; /* -q: no progress line, no warnings */
 	int verbose;
+	/* the progress line; a pointer, so that the error printers, which
+	 * take a const cli, can erase it */
+	struct ps_progress *progress;
 };
 
 /* Log callback the program installs in the library. */
@@ -84,6 +96,18 @@ void ps_cli_session_args_release(struct ps_cli_session_args *a);
  * PS_EXIT_USAGE. */
 int ps_cli_bad_value(const struct ps_cli *cli, const char *command, const char *option,
                      const char *value);
+
+/* ---- progress on long runs (progress.c) ------------------------------ */
+
+/* Arm the progress line: it is shown only when stderr is a terminal, not
+ * quiet, and (output_on_stdout) stdout is not a terminal too. */
+void ps_progress_start(struct ps_progress *p, const char *what, bool quiet, bool output_on_stdout);
+/* One more sample (or record) read from reader; redraws when it is time to. */
+void ps_progress_tick(struct ps_progress *p, const struct ps_reader *reader);
+/* Erase the line (before another message on stderr). */
+void ps_progress_clear(struct ps_progress *p);
+/* Erase it for good: the run is over. */
+void ps_progress_end(struct ps_progress *p);
 
 int ps_cmd_script(struct ps_cli *cli, int argc, char **argv);
 int ps_cmd_dump(struct ps_cli *cli, int argc, char **argv);

@@ -43,6 +43,7 @@ static const char collapse_usage[] =
         "      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n"
         "                        then next to the capture, then in /tmp\n"
         "  -f, --force           stop quietly at a damaged record\n"
+        "  -q, --quiet           no progress line and no warnings on stderr\n"
         "  -v, --verbose         more messages on stderr\n"
         "  -h, --help            this text\n";
 
@@ -87,6 +88,7 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct collapse
 		{ "annotate", no_argument, NULL, OPT_ANNOTATE },
 		PS_CLI_SESSION_OPTIONS,
 		{ "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -94,7 +96,7 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct collapse
 	int opt, shared;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:C:k:fvh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:C:k:fqvh", options, NULL)) != -1) {
 		shared = ps_cli_session_option(cli, "collapse", &a->session, opt, optarg);
 		if (shared < 0)
 			return PS_EXIT_USAGE;
@@ -121,6 +123,9 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct collapse
 			break;
 		case 'f':
 			a->session.opts.force = cli->force = true;
+			break;
+		case 'q':
+			cli->quiet = true;
 			break;
 		case 'v':
 			cli->verbose++;
@@ -170,13 +175,16 @@ int ps_cmd_collapse(struct ps_cli *cli, int argc, char **argv)
 		status = ps_cli_status(ret);
 		goto out;
 	}
+	ps_progress_start(cli->progress, "samples", cli->quiet, false);
 	while ((ret = ps_session_next(session, &stack)) > 0) {
+		ps_progress_tick(cli->progress, ps_session_reader(session));
 		if (ps_collapse_add(collapse, stack)) {
 			ps_cli_error(cli, "collapse: out of memory");
 			status = PS_EXIT_USAGE;
 			goto out;
 		}
 	}
+	ps_progress_end(cli->progress);
 	if (ret < 0) {
 		/* what was read is still printed, as script prints it */
 		ps_cli_error(cli, "%s", ps_session_errmsg(session));

@@ -20,15 +20,20 @@ static const char dump_usage[] =
         "                    perf's timestamp order\n"
         "  -f, --force       stop quietly at a damaged record instead of failing\n"
         "                    (what came before it is still printed)\n"
+        "  -q, --quiet       no progress line and no warnings on stderr\n"
         "  -v, --verbose     more messages on stderr\n"
         "  -h, --help        this text\n";
 
 int ps_cmd_dump(struct ps_cli *cli, int argc, char **argv)
 {
 	static const struct option options[] = {
-		{ "input", required_argument, NULL, 'i' }, { "file-order", no_argument, NULL, 'O' },
-		{ "force", no_argument, NULL, 'f' },       { "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },        { NULL, 0, NULL, 0 },
+		{ "input", required_argument, NULL, 'i' },
+		{ "file-order", no_argument, NULL, 'O' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	enum ps_order order = PS_ORDER_TIME;
 	struct ps_strbuf out = PS_STRBUF_INIT;
@@ -38,7 +43,7 @@ int ps_cmd_dump(struct ps_cli *cli, int argc, char **argv)
 	int status = PS_EXIT_OK, opt, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:fvh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:fqvh", options, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
 			cli->input = optarg;
@@ -48,6 +53,9 @@ int ps_cmd_dump(struct ps_cli *cli, int argc, char **argv)
 			break;
 		case 'f':
 			cli->force = true;
+			break;
+		case 'q':
+			cli->quiet = true;
 			break;
 		case 'v':
 			cli->verbose++;
@@ -68,11 +76,14 @@ int ps_cmd_dump(struct ps_cli *cli, int argc, char **argv)
 	if (!reader)
 		return status;
 	ps_dump_state_init(&state);
+	ps_progress_start(cli->progress, "records", cli->quiet, true);
 	while ((ret = ps_reader_next(reader, &event)) > 0) {
+		ps_progress_tick(cli->progress, reader);
 		ps_dump_event(&out, &state, reader, event);
 		if (out.len > (1u << 16) && !ps_strbuf_flush(&out, stdout))
 			break;
 	}
+	ps_progress_end(cli->progress);
 	if (ret == 0)
 		ps_dump_stats(&out, &state, reader);
 	if (!ps_strbuf_flush(&out, stdout) || fflush(stdout) != 0) {

@@ -25,6 +25,7 @@ static const char info_usage[] =
         "      --symfs DIR       look for the recorded files under DIR\n"
         "      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
         "  -f, --force           read past damaged records\n"
+        "  -q, --quiet           no warnings on stderr\n"
         "  -v, --verbose         more messages on stderr\n"
         "  -h, --help            this text\n";
 
@@ -49,6 +50,7 @@ int ps_cmd_info(struct ps_cli *cli, int argc, char **argv)
 		{ "symfs", required_argument, NULL, OPT_SYMFS },
 		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
 		{ "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -60,7 +62,7 @@ int ps_cmd_info(struct ps_cli *cli, int argc, char **argv)
 	int status = PS_EXIT_OK, opt, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:fvh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:fqvh", options, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
 			cli->input = optarg;
@@ -76,6 +78,9 @@ int ps_cmd_info(struct ps_cli *cli, int argc, char **argv)
 			break;
 		case 'f':
 			opts.force = cli->force = true;
+			break;
+		case 'q':
+			cli->quiet = true;
 			break;
 		case 'v':
 			cli->verbose++;

@@ -47,6 +47,7 @@ static const char script_usage[] =
         "      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n"
         "                        then next to the capture, then in /tmp\n"
         "  -f, --force           stop quietly at a damaged record\n"
+        "  -q, --quiet           no progress line and no warnings on stderr\n"
         "  -v, --verbose         more messages on stderr\n"
         "  -h, --help            this text\n";
 
@@ -73,6 +74,7 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct script_a
 		{ "libdw-unwind", no_argument, NULL, OPT_LIBDW },
 		PS_CLI_SESSION_OPTIONS,
 		{ "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -81,7 +83,7 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct script_a
 	int opt, shared;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:F:GC:k:fvh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:F:GC:k:fqvh", options, NULL)) != -1) {
 		shared = ps_cli_session_option(cli, "script", &a->session, opt, optarg);
 		if (shared < 0)
 			return PS_EXIT_USAGE;
@@ -113,6 +115,9 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct script_a
 			break;
 		case 'f':
 			o->force = cli->force = true;
+			break;
+		case 'q':
+			cli->quiet = true;
 			break;
 		case 'v':
 			cli->verbose++;
@@ -159,7 +164,9 @@ int ps_cmd_script(struct ps_cli *cli, int argc, char **argv)
 		status = ps_cli_status(ret);
 		goto out;
 	}
+	ps_progress_start(cli->progress, "samples", cli->quiet, true);
 	while ((ret = ps_session_next(session, &stack)) > 0) {
+		ps_progress_tick(cli->progress, ps_session_reader(session));
 		if (!format_ready) {
 			/* in pipe mode the events are known only once records
 			 * have arrived, so the format waits for the first sample */
@@ -175,6 +182,7 @@ int ps_cmd_script(struct ps_cli *cli, int argc, char **argv)
 		if (out.len > (1u << 16) && !ps_strbuf_flush(&out, stdout))
 			break;
 	}
+	ps_progress_end(cli->progress);
 	if (!ps_strbuf_flush(&out, stdout) || fflush(stdout) != 0) {
 		ps_cli_error(cli, "script: cannot write output");
 		status = PS_EXIT_USAGE;

@@ -32,6 +32,9 @@ static const char usage_text[] =
 void ps_cli_error(const struct ps_cli *cli, const char *fmt, ...)
 {
 	va_list ap;
+
+	if (cli && cli->progress)
+		ps_progress_clear(cli->progress);
 	fprintf(stderr, "%s: ", cli && cli->program ? cli->program : "pystitch");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -42,8 +45,13 @@ void ps_cli_error(const struct ps_cli *cli, const char *fmt, ...)
 void ps_cli_log(void *ctx, enum ps_log_level level, const char *msg)
 {
 	const struct ps_cli *cli = ctx;
+
 	if ((int)level > (cli ? cli->verbose : 0))
 		return;
+	if (cli && cli->quiet)
+		return;
+	if (cli && cli->progress)
+		ps_progress_clear(cli->progress);
 	fprintf(stderr, "%s: %s%s\n", cli && cli->program ? cli->program : "pystitch",
 	        level == PS_LOG_WARN ? "warning: " : "", msg);
 }
@@ -84,7 +92,8 @@ struct ps_reader *ps_cli_open(const struct ps_cli *cli, enum ps_order order, int
 
 int main(int argc, char **argv)
 {
-	struct ps_cli cli = { .program = "pystitch", .input = "perf.data" };
+	struct ps_progress progress = { 0 };
+	struct ps_cli cli = { .program = "pystitch", .input = "perf.data", .progress = &progress };
 	const char *base = strrchr(argv[0], '/');
 
 	base = base ? base + 1 : argv[0];

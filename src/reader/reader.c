@@ -431,6 +431,11 @@ uint64_t ps_reader_data_size(const struct ps_reader *r)
 {
 	return r->data_size;
 }
+void ps_reader_progress(const struct ps_reader *r, uint64_t *done, uint64_t *total)
+{
+	*done = r->in.offset;
+	*total = r->is_pipe ? 0 : r->data_offset + r->data_size;
+}
 size_t ps_reader_nr_attrs(const struct ps_reader *r)
 {
 	return r->nr_attrs;

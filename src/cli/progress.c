@@ -1,0 +1,121 @@
+/* A progress line on stderr for long runs: bytes read, samples per second
+ * and time left. It appears only when stderr is a terminal that is not
+ * also where the output goes, and only after the first second, so short
+ * runs and redirected runs look exactly as before; it is redrawn at most
+ * five times a second and erased before anything else is printed on
+ * stderr and when the run ends. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+#define PROGRESS_DELAY_NS 1000000000ull /* nothing for runs shorter than this */
+/* PYSTITCH_PROGRESS_DELAY_MS overrides the delay (the tests set 0) */
+#define PROGRESS_DELAY_ENV "PYSTITCH_PROGRESS_DELAY_MS"
+#define PROGRESS_REDRAW_NS 200000000ull
+#define PROGRESS_BAR_WIDTH 24
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void ps_progress_start(struct ps_progress *p, const char *what, bool quiet, bool output_on_stdout)
+{
+	*p = (struct ps_progress){ .what = what };
+	if (quiet || !isatty(STDERR_FILENO))
+		return;
+	/* a bar between lines of output on the same terminal would garble
+	 * them */
+	if (output_on_stdout && isatty(STDOUT_FILENO))
+		return;
+	const char *env = getenv(PROGRESS_DELAY_ENV);
+	uint64_t delay = PROGRESS_DELAY_NS;
+	char *end;
+
+	if (env && *env) {
+		unsigned long ms = strtoul(env, &end, 10);
+
+		if (*end == '\0' && ms < 86400000ul)
+			delay = (uint64_t)ms * 1000000ull;
+	}
+	p->enabled = true;
+	p->start_ns = now_ns();
+	p->next_ns = p->start_ns + delay;
+}
+
+static void format_bytes(char *buf, size_t size, uint64_t bytes)
+{
+	if (bytes >= (1ull << 30))
+		snprintf(buf, size, "%.2f GB", (double)bytes / (1ull << 30));
+	else
+		snprintf(buf, size, "%.1f MB", (double)bytes / (1ull << 20));
+}
+
+static void draw(struct ps_progress *p, uint64_t now, uint64_t done, uint64_t total)
+{
+	double secs = (double)(now - p->start_ns) / 1e9;
+	double rate = secs > 0 ? (double)p->items / secs : 0;
+	char done_text[32], total_text[32], bar[PROGRESS_BAR_WIDTH + 1];
+
+	format_bytes(done_text, sizeof(done_text), done);
+	if (total > done) {
+		/* left: the bytes still to read at the rate seen so far */
+		double left = secs * (double)(total - done) / (double)(done ? done : 1);
+		unsigned left_s = (unsigned)(left + 0.999);
+		unsigned filled =
+		        (unsigned)((double)PROGRESS_BAR_WIDTH * (double)done / (double)total);
+
+		for (unsigned i = 0; i < PROGRESS_BAR_WIDTH; i++)
+			bar[i] = i < filled ? '#' : '.';
+		bar[PROGRESS_BAR_WIDTH] = '\0';
+		format_bytes(total_text, sizeof(total_text), total);
+		fprintf(stderr, "\r[%s] %3u%%  %s of %s  %.0f %s/s  %u:%02u left\033[K", bar,
+		        (unsigned)(100.0 * (double)done / (double)total), done_text, total_text,
+		        rate, p->what, left_s / 60, left_s % 60);
+	} else {
+		/* a pipe: how much has gone by is all there is to say */
+		fprintf(stderr, "\r%s read  %.0f %s/s  %u:%02u elapsed\033[K", done_text, rate,
+		        p->what, (unsigned)secs / 60, (unsigned)secs % 60);
+	}
+	fflush(stderr);
+	p->shown = true;
+}
+
+void ps_progress_tick(struct ps_progress *p, const struct ps_reader *reader)
+{
+	uint64_t now, done, total;
+
+	if (!p->enabled)
+		return;
+	p->items++;
+	/* the clock is read once every 64 items: cheap, and often enough */
+	if (p->items % 64)
+		return;
+	now = now_ns();
+	if (now < p->next_ns)
+		return;
+	p->next_ns = now + PROGRESS_REDRAW_NS;
+	ps_reader_progress(reader, &done, &total);
+	draw(p, now, done, total);
+}
+
+void ps_progress_clear(struct ps_progress *p)
+{
+	if (!p->shown)
+		return;
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	p->shown = false;
+}
+
+void ps_progress_end(struct ps_progress *p)
+{
+	ps_progress_clear(p);
+	p->enabled = false;
+}
