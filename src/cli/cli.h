@@ -46,7 +46,7 @@ int ps_cli_status(int err);
 
 /* Session options: sample filters, where symbols come from, Python frames.
  * A command lists PS_CLI_SESSION_OPTIONS in its getopt_long table (and
- * "C:k:" in its short options) and passes every option it does not know
+ * "c:C:k:" in its short options) and passes every option it does not know
  * itself to ps_cli_session_option(). The lists the filters point to are
  * owned here: ps_cli_session_args_release() frees them. */
 enum {
@@ -69,6 +69,7 @@ enum {
 	{ "pid", required_argument, NULL, PS_OPT_PID }, \
 	{ "tid", required_argument, NULL, PS_OPT_TID }, \
 	{ "comm", required_argument, NULL, PS_OPT_COMM }, \
+	{ "comms", required_argument, NULL, 'c' }, \
 	{ "cpu", required_argument, NULL, 'C' }, \
 	{ "time", required_argument, NULL, PS_OPT_TIME }, \
 	{ "symfs", required_argument, NULL, PS_OPT_SYMFS }, \

@@ -26,7 +26,7 @@ static const char script_usage[] =
         "      --no-inline       no frames for inlined functions\n"
         "      --pid LIST        only these process ids (comma-separated)\n"
         "      --tid LIST        only these thread ids\n"
-        "      --comm LIST       only threads with these names\n"
+        "  -c, --comm LIST       only threads with these names (also --comms)\n"
         "  -C, --cpu LIST        only these CPUs (e.g. 0-3,6)\n"
         "      --time START,END  only samples in this time range, in seconds as\n"
         "                        printed (START, or END, may be empty)\n"
@@ -83,7 +83,7 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct script_a
 	int opt, shared;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:F:GC:k:fqvh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:F:Gc:C:k:fqvh", options, NULL)) != -1) {
 		shared = ps_cli_session_option(cli, "script", &a->session, opt, optarg);
 		if (shared < 0)
 			return PS_EXIT_USAGE;

@@ -142,6 +142,7 @@ static const char *option_name(int opt)
 	case PS_OPT_TID:
 		return "--tid";
 	case PS_OPT_COMM:
+	case 'c':
 		return "--comm";
 	case 'C':
 		return "--cpu";
@@ -181,6 +182,7 @@ static int apply_option(struct ps_cli_session_args *a, int opt, const char *arg)
 		o->cpus = a->cpus;
 		return 0;
 	case PS_OPT_COMM:
+	case 'c': /* perf script's -c/--comms */
 		o->comms = NULL;
 		o->nr_comms = 0;
 		free(a->comm_text);

@@ -49,6 +49,9 @@ E2E_MIN_SAMPLES=20
 e2e_script_diff "-g: --pid $inlining_pid" 100 "$fp" --pid "$inlining_pid" || failed=1
 e2e_script_diff "-g: --tid $worker_tid" 100 "$fp" --tid "$worker_tid" || failed=1
 e2e_script_diff "-g: --comm threads" 100 "$fp" --comm threads || failed=1
+# perf script's own spelling, -c/--comms, on both sides
+e2e_script_diff "-g: -c threads" 100 "$fp" -c threads || failed=1
+e2e_script_diff "-g: --comms loop,threads" 100 "$fp" --comms loop,threads || failed=1
 e2e_script_diff "-g: --cpu $busy_cpu" 100 "$fp" --cpu "$busy_cpu" || failed=1
 e2e_script_diff "-g: --time $time_range" 100 "$fp" --time "$time_range" || failed=1
 e2e_script_diff "-g: --time $time_from," 100 "$fp" --time "$time_from," || failed=1
