@@ -2,13 +2,16 @@
 // pprof-format (an encoder and decoder written apart from pystitch), checks
 // that every id it refers to exists, and prints it for pprof.sh.
 //
-// usage: node pprof_decode.js PACKAGE_DIR PROFILE [json|fold-samples|fold-period]
+// usage: node pprof_decode.js PACKAGE_DIR PROFILE [json|fold-samples|fold-period|python]
 //   PACKAGE_DIR  the --prefix pprof-format was installed under
 //   json         (default) a header object on the first line, then one
 //                object per sample: its stack of function names root
 //                first, its values and its labels
 //   fold-*       folded stacks as `pystitch collapse --per tid --weight
 //                samples|period` prints them (unsorted; equal stacks summed)
+//   python       per sample, its frames without a mapping (Python frames)
+//                root first as `py::NAME:FILE` from the functions' name and
+//                file name, joined by ';'
 // Exit status 1 with a message on stderr when the profile is inconsistent.
 'use strict';
 
@@ -18,7 +21,7 @@ const zlib = require('zlib');
 
 const [packageDir, profilePath, mode = 'json'] = process.argv.slice(2);
 if (!packageDir || !profilePath) {
-	process.stderr.write('usage: node pprof_decode.js PACKAGE_DIR PROFILE [json|fold-samples|fold-period]\n');
+	process.stderr.write('usage: node pprof_decode.js PACKAGE_DIR PROFILE [json|fold-samples|fold-period|python]\n');
 	process.exit(2);
 }
 const { Profile } = require(path.join(packageDir, 'node_modules', 'pprof-format'));
@@ -156,6 +159,11 @@ if (mode === 'json') {
 	}
 	for (const [key, weight] of folded)
 		process.stdout.write(`${key} ${weight}\n`);
+} else if (mode === 'python') {
+	for (const sample of profile.sample) {
+		const python = frames(sample).filter((f) => f.mapping === 0 && f.name !== '[truncated]');
+		process.stdout.write(python.map((f) => `py::${f.name}:${f.file}`).join(';') + '\n');
+	}
 } else {
 	fail(`unknown mode ${mode}`);
 }
