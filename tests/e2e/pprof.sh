@@ -185,5 +185,7 @@ head -c 5000 "$data" >"$E2E_TMP/cut.data"
 e2e_run "$PYSTITCH" pprof -o "$E2E_TMP/cut.pb.gz" -i "$E2E_TMP/cut.data" 2>"$E2E_TMP/cut.err"
 status=$?
 [ $status = 2 ] || e2e_fail "pprof of a truncated capture: exit status $status (2 expected)"
+grep -q 'cut.data: offset' "$E2E_TMP/cut.err" || e2e_fail "pprof of a truncated capture: no message naming the file and offset"
+[ ! -e "$E2E_TMP/cut.pb.gz" ] || e2e_fail "pprof wrote a profile of a capture it could not open"
 "$PYSTITCH" pprof --help | grep -q -- '--output' || e2e_fail "pprof --help does not list --output"
 exit $failed

@@ -8,6 +8,7 @@
  * CK_VERBOSITY, CK_FORK=no. */
 #include <check.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
