@@ -6,9 +6,13 @@ set -euo pipefail
 PYSTITCH_DEB_PACKAGES=(
 	build-essential autoconf automake libtool pkg-config make
 	libdw-dev libelf-dev libtraceevent-dev libcapstone-dev libzstd-dev libiberty-dev check
+	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev nodejs
 	linux-perf gawk python3 python3-dev zstd time
 	clang libclang-rt-dev clang-format cppcheck
 )
+# the pprof test decodes profiles with an npm package; nodesource's nodejs
+# bundles npm and conflicts with Debian's npm package
+command -v npm >/dev/null 2>&1 || PYSTITCH_DEB_PACKAGES+=(npm)
 
 pystitch_install_deps() {
 	local sudo=""

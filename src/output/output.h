@@ -136,4 +136,52 @@ int64_t ps_collapse_sort(struct ps_collapse *collapse);
 void ps_collapse_print_line(struct ps_strbuf *out, const struct ps_collapse *collapse,
                             size_t index);
 
+/* ---- `pystitch pprof`: profile.proto, gzipped --------------------- */
+
+/* Each sample's stack becomes a pprof Sample of location ids (leaf first)
+ * with two values, the number of samples and the sum of their periods,
+ * and pid, tid and comm labels; samples with the same stack, pid, tid and
+ * comm are one Sample. A native frame's location holds its address as
+ * ps_frame.addr has it (the file offset for user code, the raw address
+ * for the kernel) and its mapping, one per DSO, whose range is the
+ * addresses seen; the frames of one address's inline chain are the lines
+ * of one location, innermost first. Python frames ("py::qualname:file")
+ * have locations without mapping or address whose function is named
+ * qualname, in file file. */
+struct ps_pprof_opts {
+	/* file names and line numbers of native functions from the frames'
+	 * srclines (ps_session_opts.srcline); else the DSO is the file */
+	bool srcline;
+};
+
+struct ps_pprof_info {
+	/* wall-clock time the capture started, ns since the epoch; 0: unknown */
+	int64_t time_nanos;
+	/* build ids of the capture (ps_features.build_ids), for mappings */
+	size_t nr_build_ids;
+	const struct ps_build_id *build_ids;
+};
+
+struct ps_pprof_stats {
+	uint64_t nr_added; /* samples added */
+	uint64_t period; /* sum of their periods */
+	size_t samples, locations, functions, mappings; /* unique ones */
+};
+
+/* The unique stacks of a capture, their locations, functions and names;
+ * memory grows with those, not with the number of samples. */
+struct ps_pprof;
+
+/* opts may be NULL. NULL when out of memory. */
+struct ps_pprof *ps_pprof_new(const struct ps_pprof_opts *opts);
+void ps_pprof_free(struct ps_pprof *pprof);
+/* Count one sample. -ENOMEM. */
+int ps_pprof_add(struct ps_pprof *pprof, const struct ps_stack *stack);
+const struct ps_pprof_stats *ps_pprof_stats(const struct ps_pprof *pprof);
+/* The first and last sample times; false when no sample had one. */
+bool ps_pprof_time_range(const struct ps_pprof *pprof, uint64_t *first, uint64_t *last);
+/* Append the gzipped Profile message to out. info may be NULL. 0 or
+ * -ENOMEM. */
+int ps_pprof_write(struct ps_pprof *pprof, const struct ps_pprof_info *info, struct ps_strbuf *out);
+
 #endif /* PS_OUTPUT_OUTPUT_H */
