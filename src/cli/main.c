@@ -19,6 +19,8 @@ static const char usage_text[] =
         "            default: `pystitch -i perf.data` is `pystitch script -i perf.data`)\n"
         "  collapse  print folded stacks, one line per unique stack with its count,\n"
         "            for flame graphs (flamegraph.pl, inferno, speedscope)\n"
+        "  flamegraph  write an interactive SVG flame graph (-o out.svg): click\n"
+        "            to zoom, search, Python/native/CPython/kernel colours\n"
         "  info      print the capture's header and features (like perf report\n"
         "            --header-only)\n"
         "  dump      print every record (like perf report -D), then counts per\n"
@@ -112,6 +114,8 @@ int main(int argc, char **argv)
 		return ps_cmd_info(&cli, argc - 1, argv + 1);
 	if (strcmp(argv[1], "collapse") == 0)
 		return ps_cmd_collapse(&cli, argc - 1, argv + 1);
+	if (strcmp(argv[1], "flamegraph") == 0)
+		return ps_cmd_flamegraph(&cli, argc - 1, argv + 1);
 	ps_cli_error(&cli, "unknown command '%s' (try --help)", argv[1]);
 	return PS_EXIT_USAGE;
 }
