@@ -8,6 +8,7 @@ PYSTITCH_DEB_PACKAGES=(
 	libdw-dev libelf-dev libtraceevent-dev libcapstone-dev libzstd-dev libiberty-dev check
 	linux-perf gawk python3 python3-dev zstd time
 	clang libclang-rt-dev clang-format cppcheck
+	chromium
 )
 
 pystitch_install_deps() {

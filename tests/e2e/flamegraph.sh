@@ -143,6 +143,8 @@ fi
 e2e_run "$PYSTITCH" flamegraph -i "$E2E_TMP/missing.data" -o "$E2E_TMP/missing.svg" 2>"$E2E_TMP/missing.err"
 status=$?
 [ $status = 2 ] || [ $status = 1 ] || e2e_fail "flamegraph of a missing capture: exit status $status"
-ls "$E2E_TMP" | grep -q '^missing\.svg' && e2e_fail "a failed flamegraph left $(ls "$E2E_TMP" | grep '^missing\.svg')"
+for left in "$E2E_TMP"/missing.svg*; do
+	[ -e "$left" ] && e2e_fail "a failed flamegraph left $left behind"
+done
 "$PYSTITCH" flamegraph --help | grep -q -- '--icicle' || e2e_fail "flamegraph --help does not list --icicle"
 exit $failed
