@@ -1,8 +1,8 @@
-/* Drawing the call tree of flamegraph.c as one self-contained SVG: a <g>
- * per frame wide enough to see (its <title> is the tooltip, its data-
- * attributes the exact weights the script and tests read), the controls,
- * and the script of flamegraph_script.c. The first picture is computed
- * here, so opening a big graph runs no script over its frames. */
+/* Drawing the call tree of flamegraph.c as one self-contained SVG: a
+ * <rect> per frame wide enough to see (its data- attributes hold the name
+ * and the exact weights the script and tests read), the controls, and the
+ * script of flamegraph_script.c. The first picture is computed here, so
+ * opening a big graph runs no script over its frames. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,11 +189,9 @@ static void drain_if_full(struct writer *w)
 		w->drain_failed = true;
 }
 
-static void add_percent(struct ps_strbuf *out, uint64_t part, uint64_t whole)
-{
-	ps_strbuf_addf(out, "%.2f%%", whole ? 100.0 * (double)part / (double)whole : 0.0);
-}
-
+/* One element per frame, and a <text> only where the name fits: the
+ * browser's XML parser takes most of the time a big graph needs to open,
+ * so the script makes tooltips and the other names when they are wanted. */
 static void write_frame(struct writer *w, const struct visit *v)
 {
 	const struct flame_node *node = &w->fg->nodes[v->node];
@@ -204,30 +202,24 @@ static void write_frame(struct writer *w, const struct visit *v)
 	                   ? PAD_TOP + (double)v->depth * FRAME_HEIGHT
 	                   : w->image_height - PAD_BOTTOM - (double)(v->depth + 1) * FRAME_HEIGHT;
 	double fit = (width - 6) / CHAR_WIDTH;
-	uint64_t root_total = w->fg->nodes[0].total;
 	char colour[8];
 
 	frame_colour(node, colour);
-	ps_strbuf_addf(out, "<g class=\"%s%s\" data-d=\"%u\" data-o=\"", palette->class_name,
-	               node->kind & PS_FLAME_INLINED ? " inl" : "", v->depth);
+	ps_strbuf_addf(out, "<rect class=\"%s%s\" data-n=\"", palette->class_name,
+	               node->kind & PS_FLAME_INLINED ? " inl" : "");
+	add_xml_text(out, node->name, node->name_len, SIZE_MAX);
+	ps_strbuf_addf(out, "\" data-d=\"%u\" data-o=\"", v->depth);
 	ps_strbuf_add_uint(out, v->offset, 0, false);
 	ps_strbuf_add(out, "\" data-w=\"", 10);
 	ps_strbuf_add_uint(out, node->total, 0, false);
-	ps_strbuf_add(out, "\"><title>", 9);
-	add_xml_text(out, node->name, node->name_len, SIZE_MAX);
-	ps_strbuf_addch(out, '\n');
-	ps_strbuf_add_uint(out, node->total, 0, false);
-	ps_strbuf_addf(out, " %s (", w->units);
-	add_percent(out, node->total, root_total);
-	if (node->kind & PS_FLAME_INLINED)
-		ps_strbuf_addstr(out, ", inlined");
-	ps_strbuf_addf(out,
-	               ")</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" "
-	               "fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">",
-	               x, y, width, FRAME_HEIGHT - 1, colour, x + 3, y + FRAME_HEIGHT - 4.5);
-	if (fit >= 3)
+	ps_strbuf_addf(out, "\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>",
+	               x, y, width, FRAME_HEIGHT - 1, colour);
+	if (fit >= 3) {
+		ps_strbuf_addf(out, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + FRAME_HEIGHT - 4.5);
 		add_xml_text(out, node->name, node->name_len, (size_t)fit);
-	ps_strbuf_add(out, "</text></g>\n", 12);
+		ps_strbuf_add(out, "</text>", 7);
+	}
+	ps_strbuf_addch(out, '\n');
 	drain_if_full(w);
 }
 
@@ -273,10 +265,10 @@ static int walk(struct writer *w, bool write)
 
 static const char style[] = "text { font-family: monospace; font-size: 12px; fill: #000; }\n"
                             "#frames text { pointer-events: none; }\n"
-                            "#frames g { cursor: pointer; }\n"
-                            "#frames g:hover rect { stroke: #000; stroke-width: 0.5; }\n"
-                            "#frames .match rect { fill: #e040e0; }\n"
-                            "#frames .caller rect { opacity: 0.55; }\n"
+                            "#frames rect { cursor: pointer; }\n"
+                            "#frames rect:hover { stroke: #000; stroke-width: 0.5; }\n"
+                            "#frames .match { fill: #e040e0; }\n"
+                            "#frames .caller { opacity: 0.55; }\n"
                             "#title { font-size: 17px; text-anchor: middle; }\n"
                             ".button { cursor: pointer; fill: #225; text-decoration: underline; }\n"
                             ".hidden { display: none; }\n"

@@ -88,7 +88,7 @@ for per in none comm; do
 	done
 done
 for function in stage_a stage_b stage_c leaf_loop worker_outer worker_leaf; do
-	grep -q "<title>py::[^<]*$function:[^<]*pychains.py" "$E2E_TMP/flame-none-samples.svg" ||
+	grep -q "data-n=\"py::[^\"]*$function:[^\"]*pychains.py\"" "$E2E_TMP/flame-none-samples.svg" ||
 		e2e_fail "no py::...$function frame in the SVG"
 done
 
@@ -116,8 +116,8 @@ run icicle.log flamegraph $cache --icicle --title 'a <b> & "c"' --width 800 --mi
 check --icicle --total "$samples" --python --min-width 3 "$E2E_TMP/icicle.svg" \
 	>/dev/null 2>"$E2E_TMP/check-icicle.err"
 grep -v '^flamegraph_check: [0-9]* frames' "$E2E_TMP/check-icicle.err" >&2 && failed=1
-all=$(grep -c '^<g class' "$E2E_TMP/default.svg")
-drawn=$(grep -c '^<g class' "$E2E_TMP/icicle.svg")
+all=$(grep -c '^<rect class' "$E2E_TMP/default.svg")
+drawn=$(grep -c '^<rect class' "$E2E_TMP/icicle.svg")
 [ "$drawn" -lt "$all" ] || e2e_fail "--minwidth 3 left out no frame ($drawn of $all drawn)"
 e2e_say "$e2e_name: --width 800 --minwidth 3: $drawn of $all frames drawn"
 grep -q '<text id="title"[^>]*>a &lt;b&gt; &amp; &quot;c&quot;</text>' "$E2E_TMP/icicle.svg" ||

@@ -5,7 +5,9 @@
 # chromium holds after the script ran (--dump-dom), opened as
 # OUT.svg#search=stage_: the script ran (data-drawn-ms), the search control
 # is there, Python frames are drawn with their names, the search
-# highlighted the stage_* frames and printed their share. Then a
+# highlighted the stage_* frames and printed their share; opened as
+# OUT.svg#zoom=N on stage_a's frame: it fills the width, frames outside it
+# are hidden, its callee's name appears, the reset control shows. Then a
 # screenshot: a PNG of the SVG's size, with many colours and the green of
 # Python frames (png_check.py). The screenshot is kept as
 # tests/e2e/flamegraph_browser.png in the build tree (for the README's
@@ -43,7 +45,7 @@ e2e_run "$PYSTITCH" flamegraph --buildid-dir "$E2E_TMP/buildid-cache" -i "$data"
 	e2e_show "$E2E_TMP/flamegraph.err"
 	e2e_fail "pystitch flamegraph failed"
 }
-e2e_say "$e2e_name: $(grep -c '^<g class' "$svg") frames, $(wc -c <"$svg") bytes"
+e2e_say "$e2e_name: $(grep -c '^<rect class' "$svg") frames, $(wc -c <"$svg") bytes"
 
 browser --virtual-time-budget=3000 --dump-dom "file://$svg#search=stage_" >"$E2E_TMP/dom.html" || {
 	e2e_show "$E2E_TMP/chromium.err"
@@ -57,10 +59,28 @@ matched=$(sed -n 's/.*<text id="matched"[^>]*>Matched: \([0-9.]*\)%.*/\1/p' "$E2
 [ -n "$matched" ] || e2e_fail "the search printed no share"
 "$AWK" -v m="$matched" 'BEGIN { exit !(m > 0 && m <= 100) }' ||
 	e2e_fail "the search for stage_ matched $matched%"
-highlighted=$(grep -c '<g class="py match"[^>]*><title>py::[^<]*stage_' "$E2E_TMP/dom.html")
+highlighted=$(grep -c '<rect class="py match" data-n="py::[^"]*stage_' "$E2E_TMP/dom.html")
 [ "$highlighted" -ge 3 ] || e2e_fail "$highlighted stage_* Python frames highlighted (3 expected)"
 grep -q '<text [^>]*>py::[a-z_]' "$E2E_TMP/dom.html" || e2e_fail "no Python frame name drawn"
 e2e_say "$e2e_name: DOM: search matched $matched%, $highlighted frames highlighted"
+
+# zoom on stage_a (#zoom=N: the Nth frame), as a click does
+zoom=$(grep '^<rect class' "$svg" | grep -n -m 1 'data-n="py::[^"]*stage_a' | cut -d: -f1)
+[ -n "$zoom" ] || e2e_fail "no stage_a frame in the SVG"
+zoom=$((zoom - 1))
+browser --virtual-time-budget=3000 --dump-dom "file://$svg#zoom=$zoom" >"$E2E_TMP/zoom.html" || {
+	e2e_show "$E2E_TMP/chromium.err"
+	e2e_fail "chromium --dump-dom failed"
+}
+graph_width=$(sed -n 's/^<svg [^>]* data-graph-width="\([0-9.]*\)".*/\1/p' "$svg")
+grep -q "<rect class=\"py\" data-n=\"py::[^\"]*stage_a[^>]* x=\"10.0\" [^>]*width=\"$graph_width\"" \
+	"$E2E_TMP/zoom.html" || e2e_fail "zoomed on stage_a, its frame does not fill the width"
+hidden=$(grep -c '^<rect [^>]*style="display: none;"' "$E2E_TMP/zoom.html")
+[ "$hidden" -gt 0 ] || e2e_fail "zoomed on stage_a, no frame was hidden"
+grep -q '<text id="reset" class="button"' "$E2E_TMP/zoom.html" || e2e_fail "zoomed, but no reset control"
+grep -q '<text [^>]*>py::stage_b:' "$E2E_TMP/zoom.html" ||
+	e2e_fail "zoomed on stage_a, the name of its callee stage_b is not drawn"
+e2e_say "$e2e_name: zoom on frame $zoom (stage_a): $hidden frames hidden"
 
 width=$(sed -n 's/^<svg [^>]* width="\([0-9]*\)".*/\1/p' "$svg")
 height=$(sed -n 's/^<svg [^>]* height="\([0-9]*\)".*/\1/p' "$svg")

@@ -5,9 +5,9 @@ prints the folded stacks it draws, for flamegraph.sh to compare with
 Usage: python3 flamegraph_check.py [--total N] [--python] [--icicle]
        [--min-width PX] SVG
 
-Every frame is a <g> with data-d (depth, the root 0), data-o (weight to its
-left) and data-w (its weight), in depth-first order; the first line of its
-<title> is the frame's name. A frame's own weight is its weight less its
+Every frame is a <rect> in the group "frames" with data-n (its name), data-d
+(depth, the root 0), data-o (weight to its left) and data-w (its weight),
+in depth-first order, followed by a <text> when its name fits. A frame's own weight is its weight less its
 callees'; each frame with some prints "root;...;frame WEIGHT" (without the
 root "all"; ';' in names becomes ':' as in collapse). Checks on the way,
 each failure a line on stderr and exit status 1:
@@ -73,14 +73,15 @@ def main(argv):
                 key = ";".join(p[0] for p in path[1:]) + (";" if len(path) > 1 else "") + name
                 folded[key] = folded.get(key, 0) + weight - callees
 
-    for g in group.findall(SVG + "g"):
-        nr_frames += 1
-        depth, offset, weight = int(g.get("data-d")), int(g.get("data-o")), int(g.get("data-w"))
-        title, rect, text = g.find(SVG + "title"), g.find(SVG + "rect"), g.find(SVG + "text")
-        if title is None or rect is None or text is None:
-            fail("frame %d lacks its title, rect or text" % nr_frames)
+    children = list(group)
+    for index, rect in enumerate(children):
+        if rect.tag != SVG + "rect":
+            if rect.tag != SVG + "text" or index == 0 or children[index - 1].tag != SVG + "rect":
+                fail("a %s in the frames, not after a frame" % rect.tag)
             continue
-        name = title.text.rsplit("\n", 1)[0].replace(";", ":")
+        nr_frames += 1
+        depth, offset = int(rect.get("data-d")), int(rect.get("data-o"))
+        weight, name = int(rect.get("data-w")), rect.get("data-n").replace(";", ":")
         if depth > len(path):
             fail("%s at depth %d below a frame at depth %d" % (name, depth, len(path) - 1))
             continue
@@ -107,13 +108,13 @@ def main(argv):
             py_frames += 1
             fill = rect.get("fill")
             r, gr, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
-            if "py" not in g.get("class").split() or not (gr > r and gr > b):
+            if "py" not in rect.get("class").split() or not (gr > r and gr > b):
                 fail("%s: class %s, fill %s (class py and green expected)" %
-                     (name, g.get("class"), fill))
+                     (name, rect.get("class"), fill))
     leave(0)
     if nr_frames == 0:
         fail("no frames")
-    root_weight = int(group.find(SVG + "g").get("data-w")) if nr_frames else 0
+    root_weight = int(group.find(SVG + "rect").get("data-w")) if nr_frames else 0
     if total is not None and root_weight != total:
         fail("the root weighs %d, not %d" % (root_weight, total))
     if python and not py_frames:

@@ -199,25 +199,36 @@ START_TEST(svg_text)
 	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 1, 3, odd)), 0);
 	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 1, 2, wide)), 0);
 	svg = render(fg);
+	ck_assert_ptr_nonnull(strstr(svg,
+	                             "<rect class=\"py\" data-n=\"py::&lt;lambda&gt;:a&amp;b.py\" "
+	                             "data-d=\"3\" data-o=\"1\" data-w=\"1\""));
+	/* \x01, \xff and a \xc3 that starts no character: 3 '?' */
 	ck_assert_ptr_nonnull(
-	        strstr(svg, "<title>py::&lt;lambda&gt;:a&amp;b.py\n1 samples (50.00%)"));
-	ck_assert_ptr_nonnull(strstr(svg, "<title>bad?"
-	                                  "?"
-	                                  "?(&quot;q&quot;\xc3\xa9\n"));
-	ck_assert_ptr_nonnull(strstr(svg, "<title>all\n2 samples (100.00%)</title>"));
+	        strstr(svg, "<rect class=\"nat\" data-n=\"bad?\?\?(&quot;q&quot;\xc3\xa9\""));
+	ck_assert_ptr_nonnull(
+	        strstr(svg, "<rect class=\"root\" data-n=\"all\" data-d=\"0\" data-o=\"0\" "
+	                    "data-w=\"2\""));
 	ck_assert_ptr_nonnull(strstr(svg, ">T&amp;&lt;&gt;</text>"));
 	/* the box is 590 px wide: 81 characters fit, the last two ".." */
 	ck_assert_ptr_nonnull(strstr(svg, "xxx..</text>"));
 	ck_assert_ptr_null(strstr(svg, "xxxxxxxx</text>"));
 	/* kinds: class and colour family */
-	ck_assert_ptr_nonnull(strstr(svg, "<g class=\"py\" data-d=\"3\""));
-	ck_assert_ptr_nonnull(strstr(svg, "<g class=\"k\" data-d=\"1\""));
-	ck_assert_ptr_nonnull(strstr(svg, "<g class=\"nat\" data-d=\"2\""));
-	ck_assert_ptr_nonnull(strstr(svg, "<g class=\"oth\" data-d=\"1\""));
+	ck_assert_ptr_nonnull(strstr(svg, "<rect class=\"k\" data-n=\"k:irq\" data-d=\"1\""));
+	ck_assert_ptr_nonnull(strstr(svg, "<rect class=\"oth\" data-n=\"[unknown]\" data-d=\"1\""));
+	/* Python frames are green: #rrggbb with g the largest */
+	{
+		const char *py = strstr(svg, "<rect class=\"py\"");
+		const char *fill = py ? strstr(py, "fill=\"#") : NULL;
+		unsigned r, g, b;
+		ck_assert_ptr_nonnull(fill);
+		ck_assert_int_eq(sscanf(fill, "fill=\"#%2x%2x%2x", &r, &g, &b), 3);
+		ck_assert_uint_gt(g, r);
+		ck_assert_uint_gt(g, b);
+	}
 	ck_assert_ptr_nonnull(strstr(svg, "id=\"search\""));
 	ck_assert_ptr_nonnull(strstr(svg, "<script><![CDATA["));
 	ck_assert_ptr_nonnull(strstr(svg, "</svg>\n"));
-	ck_assert_uint_eq(count(svg, "<g class="), 6);
+	ck_assert_uint_eq(count(svg, "<rect class="), 6);
 	free(svg);
 	ps_flamegraph_free(fg);
 }
@@ -239,13 +250,16 @@ START_TEST(svg_layout)
 	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 1, 1, small)), 0);
 	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 1, 2, under)), 0);
 	svg = render(fg);
-	ck_assert_uint_eq(count(svg, "<g class="), 4);
+	ck_assert_uint_eq(count(svg, "<rect class="), 4);
+	/* names too narrow for 3 characters get no text element: only all,
+	 * big and the 4 of the legend have one */
+	ck_assert_uint_eq(count(svg, "<text x="), 6);
 	/* callees in name order, left to right: big at 0, small after */
 	ck_assert_ptr_nonnull(
-	        strstr(svg, "data-o=\"198\" data-w=\"2\"><title>small\n2 samples (1.00%)"));
+	        strstr(svg, "data-n=\"small\" data-d=\"1\" data-o=\"198\" data-w=\"2\""));
 	/* flame: the root at the bottom (64 + 3 * 16 = 112 high, 32 below) */
 	ck_assert_ptr_nonnull(strstr(svg, "height=\"144\""));
-	ck_assert_ptr_nonnull(strstr(svg, "<rect x=\"10.0\" y=\"96\" width=\"100.0\""));
+	ck_assert_ptr_nonnull(strstr(svg, "data-w=\"200\" x=\"10.0\" y=\"96\" width=\"100.0\""));
 	again = render(fg);
 	ck_assert_str_eq(svg, again);
 	free(again);
@@ -262,12 +276,13 @@ START_TEST(svg_layout)
 	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 1, 2, under)), 0);
 	svg = render(fg);
 	/* "deep" is left out; small keeps its weight of 2 */
-	ck_assert_uint_eq(count(svg, "<g class="), 3);
-	ck_assert_ptr_null(strstr(svg, "<title>deep"));
-	ck_assert_ptr_nonnull(strstr(svg, "data-w=\"2\"><title>small\n"));
+	ck_assert_uint_eq(count(svg, "<rect class="), 3);
+	ck_assert_ptr_null(strstr(svg, "data-n=\"deep"));
+	ck_assert_ptr_nonnull(
+	        strstr(svg, "data-n=\"small\" data-d=\"1\" data-o=\"198\" data-w=\"2\""));
 	/* icicle: the root on top; 2 levels drawn */
 	ck_assert_ptr_nonnull(strstr(svg, "height=\"128\""));
-	ck_assert_ptr_nonnull(strstr(svg, "<rect x=\"10.0\" y=\"64\" width=\"100.0\""));
+	ck_assert_ptr_nonnull(strstr(svg, "data-w=\"200\" x=\"10.0\" y=\"64\" width=\"100.0\""));
 	ck_assert_ptr_nonnull(strstr(svg, ">Icicle Graph</text>"));
 	free(svg);
 	ps_flamegraph_free(fg);
