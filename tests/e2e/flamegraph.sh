@@ -5,7 +5,8 @@
 # reads the SVG back (well-formed XML, callees inside their callers, the
 # search control and script present) and folds the stacks it draws; with
 # --minwidth 0 they must be the lines of `pystitch collapse` exactly, for
-# --per none and comm and --weight samples and period, and the root must
+# --per none and comm and --weight samples and period, and those of
+# `pystitch script` folded by fold_script.awk, and the root must
 # weigh as many samples (or as much period) as script prints. Python
 # frames must be there, of class py and drawn green. Also --icicle, the
 # default --minwidth (frames left out, no frame narrower, weights kept),
@@ -87,6 +88,12 @@ for per in none comm; do
 		expect_same "--per $per --weight $weight" "expected-$tag.txt" "svg-$tag.txt"
 	done
 done
+# and straight against script's samples, folded by fold_script.awk
+# shellcheck disable=SC2086
+run script.txt script $cache -F comm,pid,tid,period,ip,sym -i "$data"
+"$AWK" -v per=none -f "$e2e_dir/fold_script.awk" "$E2E_TMP/script.txt" |
+	LC_ALL=C sort >"$E2E_TMP/script-folded.txt"
+expect_same "script, folded (--per none)" script-folded.txt svg-none-samples.txt
 for function in stage_a stage_b stage_c leaf_loop worker_outer worker_leaf; do
 	grep -q "data-n=\"py::[^\"]*$function:[^\"]*pychains.py\"" "$E2E_TMP/flame-none-samples.svg" ||
 		e2e_fail "no py::...$function frame in the SVG"

@@ -188,6 +188,9 @@ START_TEST(svg_text)
 	/* markup, a control character, invalid and valid UTF-8, and a name
 	 * too long for its box */
 	const char *odd[] = { "py::<lambda>:a&b.py", "bad\x01\xff\xc3(\"q\"\xc3\xa9", "k:irq" };
+	/* a 4-byte character kept; an encoded surrogate, an overlong '/' and
+	 * a sequence cut short replaced */
+	const char *unicode[] = { "f\xf0\x9f\x94\xa5\xed\xa0\x80\xc0\xaf\xe2\x82" };
 	char long_name[200];
 	const char *wide[] = { long_name, NULL };
 	struct fake f;
@@ -198,18 +201,20 @@ START_TEST(svg_text)
 	ck_assert_ptr_nonnull(fg);
 	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 1, 3, odd)), 0);
 	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 1, 2, wide)), 0);
+	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 1, 1, unicode)), 0);
 	svg = render(fg);
+	ck_assert_ptr_nonnull(strstr(svg, "data-n=\"f\xf0\x9f\x94\xa5??????\x3f\""));
 	ck_assert_ptr_nonnull(strstr(svg,
 	                             "<rect class=\"py\" data-n=\"py::&lt;lambda&gt;:a&amp;b.py\" "
-	                             "data-d=\"3\" data-o=\"1\" data-w=\"1\""));
+	                             "data-d=\"3\" data-o=\"2\" data-w=\"1\""));
 	/* \x01, \xff and a \xc3 that starts no character: 3 '?' */
 	ck_assert_ptr_nonnull(
 	        strstr(svg, "<rect class=\"nat\" data-n=\"bad?\?\?(&quot;q&quot;\xc3\xa9\""));
 	ck_assert_ptr_nonnull(
 	        strstr(svg, "<rect class=\"root\" data-n=\"all\" data-d=\"0\" data-o=\"0\" "
-	                    "data-w=\"2\""));
+	                    "data-w=\"3\""));
 	ck_assert_ptr_nonnull(strstr(svg, ">T&amp;&lt;&gt;</text>"));
-	/* the box is 590 px wide: 81 characters fit, the last two ".." */
+	/* the box is 393 px wide: 53 characters fit, the last two ".." */
 	ck_assert_ptr_nonnull(strstr(svg, "xxx..</text>"));
 	ck_assert_ptr_null(strstr(svg, "xxxxxxxx</text>"));
 	/* kinds: class and colour family */
@@ -228,7 +233,7 @@ START_TEST(svg_text)
 	ck_assert_ptr_nonnull(strstr(svg, "id=\"search\""));
 	ck_assert_ptr_nonnull(strstr(svg, "<script><![CDATA["));
 	ck_assert_ptr_nonnull(strstr(svg, "</svg>\n"));
-	ck_assert_uint_eq(count(svg, "<rect class="), 6);
+	ck_assert_uint_eq(count(svg, "<rect class="), 7);
 	free(svg);
 	ps_flamegraph_free(fg);
 }
