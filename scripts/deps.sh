@@ -9,6 +9,7 @@ PYSTITCH_DEB_PACKAGES=(
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev nodejs
 	linux-perf gawk python3 python3-dev zstd time
 	clang libclang-rt-dev clang-format cppcheck
+	chromium
 )
 # the pprof test decodes profiles with an npm package; nodesource's nodejs
 # bundles npm and conflicts with Debian's npm package

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "output/output.h"
 #include "pystitch/pystitch.h"
 
 /* Exit statuses */
@@ -110,10 +111,16 @@ void ps_progress_clear(struct ps_progress *p);
 /* Erase it for good: the run is over. */
 void ps_progress_end(struct ps_progress *p);
 
+/* collapse's and flamegraph's --per (enum ps_collapse_per) and --weight
+ * (samples: false, period: true); -EINVAL for anything else. */
+int ps_cli_parse_per(const char *text, enum ps_collapse_per *out);
+int ps_cli_parse_weight(const char *text, bool *period);
+
 int ps_cmd_script(struct ps_cli *cli, int argc, char **argv);
 int ps_cmd_dump(struct ps_cli *cli, int argc, char **argv);
 int ps_cmd_info(struct ps_cli *cli, int argc, char **argv);
 int ps_cmd_collapse(struct ps_cli *cli, int argc, char **argv);
 int ps_cmd_pprof(struct ps_cli *cli, int argc, char **argv);
+int ps_cmd_flamegraph(struct ps_cli *cli, int argc, char **argv);
 
 #endif /* PS_CLI_CLI_H */

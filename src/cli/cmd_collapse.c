@@ -58,26 +58,6 @@ struct collapse_args {
 	struct ps_collapse_opts collapse;
 };
 
-static int parse_per(const char *text, enum ps_collapse_per *out)
-{
-	static const struct {
-		const char *name;
-		enum ps_collapse_per per;
-	} pers[] = {
-		{ "comm", PS_COLLAPSE_PER_COMM },
-		{ "pid", PS_COLLAPSE_PER_PID },
-		{ "tid", PS_COLLAPSE_PER_TID },
-		{ "none", PS_COLLAPSE_PER_NONE },
-	};
-	for (size_t i = 0; i < sizeof(pers) / sizeof(pers[0]); i++) {
-		if (strcmp(text, pers[i].name) == 0) {
-			*out = pers[i].per;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 /* 0, -1 after --help, or an exit status */
 static int parse_args(struct ps_cli *cli, int argc, char **argv, struct collapse_args *a)
 {
@@ -107,15 +87,11 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct collapse
 			cli->input = optarg;
 			break;
 		case OPT_WEIGHT:
-			if (strcmp(optarg, "samples") == 0)
-				a->collapse.period = false;
-			else if (strcmp(optarg, "period") == 0)
-				a->collapse.period = true;
-			else
+			if (ps_cli_parse_weight(optarg, &a->collapse.period))
 				return ps_cli_bad_value(cli, "collapse", "--weight", optarg);
 			break;
 		case OPT_PER:
-			if (parse_per(optarg, &a->collapse.per))
+			if (ps_cli_parse_per(optarg, &a->collapse.per))
 				return ps_cli_bad_value(cli, "collapse", "--per", optarg);
 			break;
 		case OPT_ANNOTATE:

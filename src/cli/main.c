@@ -21,6 +21,8 @@ static const char usage_text[] =
         "            for flame graphs (flamegraph.pl, inferno, speedscope)\n"
         "  pprof     write a gzipped pprof profile (-o FILE) for pprof, Grafana\n"
         "            Pyroscope, Parca\n"
+        "  flamegraph  write an interactive SVG flame graph (-o out.svg): click\n"
+        "            to zoom, search, Python/native/CPython/kernel colours\n"
         "  info      print the capture's header and features (like perf report\n"
         "            --header-only)\n"
         "  dump      print every record (like perf report -D), then counts per\n"
@@ -125,6 +127,8 @@ int main(int argc, char **argv)
 		return ps_cmd_collapse(&cli, argc - 1, argv + 1);
 	if (strcmp(argv[1], "pprof") == 0)
 		return ps_cmd_pprof(&cli, argc - 1, argv + 1);
+	if (strcmp(argv[1], "flamegraph") == 0)
+		return ps_cmd_flamegraph(&cli, argc - 1, argv + 1);
 	ps_cli_error(&cli, "unknown command '%s' (try --help)", argv[1]);
 	return PS_EXIT_USAGE;
 }

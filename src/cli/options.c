@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "output/output.h"
 
 /* A comma-separated list of integers, with a-b ranges when allowed. */
 static int parse_int_list(const char *text, bool ranges, int32_t **out, size_t *nr)
@@ -241,4 +242,35 @@ void ps_cli_session_args_release(struct ps_cli_session_args *a)
 	a->pids = a->tids = a->cpus = NULL;
 	a->comms = NULL;
 	a->comm_text = NULL;
+}
+
+int ps_cli_parse_per(const char *text, enum ps_collapse_per *out)
+{
+	static const struct {
+		const char *name;
+		enum ps_collapse_per per;
+	} pers[] = {
+		{ "comm", PS_COLLAPSE_PER_COMM },
+		{ "pid", PS_COLLAPSE_PER_PID },
+		{ "tid", PS_COLLAPSE_PER_TID },
+		{ "none", PS_COLLAPSE_PER_NONE },
+	};
+	for (size_t i = 0; i < sizeof(pers) / sizeof(pers[0]); i++) {
+		if (strcmp(text, pers[i].name) == 0) {
+			*out = pers[i].per;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int ps_cli_parse_weight(const char *text, bool *period)
+{
+	if (strcmp(text, "samples") == 0)
+		*period = false;
+	else if (strcmp(text, "period") == 0)
+		*period = true;
+	else
+		return -EINVAL;
+	return 0;
 }

@@ -184,4 +184,59 @@ bool ps_pprof_time_range(const struct ps_pprof *pprof, uint64_t *first, uint64_t
  * -ENOMEM. */
 int ps_pprof_write(struct ps_pprof *pprof, const struct ps_pprof_info *info, struct ps_strbuf *out);
 
+/* ---- `pystitch flamegraph`: an interactive SVG ---------------------- */
+
+/* What a frame is drawn as; each kind has its own colours. */
+enum ps_flame_kind {
+	PS_FLAME_ROOT = 0, /* "all" */
+	PS_FLAME_PROCESS, /* the comm/pid/tid label that starts a stack */
+	PS_FLAME_PYTHON, /* py:: frames */
+	PS_FLAME_NATIVE, /* user code outside the interpreter */
+	PS_FLAME_INTERPRETER, /* CPython's own code (libpython, python3.x) */
+	PS_FLAME_KERNEL,
+	PS_FLAME_OTHER, /* [unknown] and [truncated] */
+	PS_FLAME_KINDS,
+	PS_FLAME_INLINED = 0x10, /* or'ed in: an inlined frame (a lighter shade) */
+};
+
+struct ps_flamegraph_opts {
+	enum ps_collapse_per per;
+	bool period; /* weigh each sample by its period, not 1 */
+	bool icicle; /* the root on top, callees below */
+	const char *title; /* NULL: "Flame Graph" or "Icicle Graph" */
+	unsigned width; /* of the image in pixels; 0: 1200 */
+	/* Frames narrower than this many pixels are not drawn (nor their
+	 * callees); their weight stays in their caller's. */
+	double min_width;
+};
+
+/* The merged call tree of a capture: one node per unique call path. */
+struct ps_flamegraph;
+
+/* NULL when out of memory. */
+struct ps_flamegraph *ps_flamegraph_new(const struct ps_flamegraph_opts *opts);
+void ps_flamegraph_free(struct ps_flamegraph *fg);
+/* Count one sample. -ENOMEM (the sample is not counted, or only part of
+ * its path is made). */
+int ps_flamegraph_add(struct ps_flamegraph *fg, const struct ps_stack *stack);
+/* The colour family of a frame (without PS_FLAME_INLINED). */
+enum ps_flame_kind ps_flame_frame_kind(const struct ps_frame *frame);
+/* Sum the tree up and sort the children; called by the functions below
+ * (0 or -ENOMEM). */
+int ps_flamegraph_finish(struct ps_flamegraph *fg);
+/* Weight of all samples; number of nodes, the root included. */
+uint64_t ps_flamegraph_total(const struct ps_flamegraph *fg);
+size_t ps_flamegraph_nr_nodes(const struct ps_flamegraph *fg);
+/* The weight of the call path path[0] (below the root) .. path[nr - 1],
+ * summed over frame kinds: through it (self false) or ending at it. */
+uint64_t ps_flamegraph_path_weight(struct ps_flamegraph *fg, const char *const *path, size_t nr,
+                                   bool self);
+/* Called by ps_flamegraph_svg() whenever out holds a good amount of text;
+ * it takes the text out (and resets out). false stops the writing. */
+typedef bool (*ps_flame_drain_fn)(void *ctx, struct ps_strbuf *out);
+/* Write the SVG document into out, draining it through drain as it
+ * grows. 0, -ENOMEM, or -EIO when drain returned false. */
+int ps_flamegraph_svg(struct ps_flamegraph *fg, struct ps_strbuf *out, ps_flame_drain_fn drain,
+                      void *ctx);
+
 #endif /* PS_OUTPUT_OUTPUT_H */

@@ -1,0 +1,342 @@
+/* `pystitch flamegraph`: an interactive SVG flame graph of a capture,
+ * written by pystitch itself. The file appears under its name only once
+ * it is complete: it is written next to it under a temporary name and
+ * renamed. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "output/output.h"
+
+static const char flamegraph_usage[] =
+        "usage: pystitch flamegraph [-i FILE] [-o OUT.svg] [options]\n"
+        "\n"
+        "Write an interactive SVG flame graph of a perf.data capture: one box\n"
+        "per function on a call path, as wide as the share of samples that ran\n"
+        "through it, callers below callees. Click a box to zoom in on it, click\n"
+        "\"Reset zoom\" (or press Escape) to zoom out, click \"Search\" (or press\n"
+        "Ctrl-F) to highlight the frames matching a regular expression and see\n"
+        "their share; hover for a frame's samples and percentage. OUT.svg#search=RE\n"
+        "opens with that search done, OUT.svg#zoom=N zoomed on the Nth frame of\n"
+        "the file (0: the root). Colours: green Python frames, red-orange\n"
+        "native code, yellow CPython's own code (libpython, python3.x), blue\n"
+        "kernel, grey unknown; inlined frames are lighter. Python frames are\n"
+        "stitched in as by `pystitch script`; stacks are those of `pystitch\n"
+        "collapse`.\n"
+        "\n"
+        "  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
+        "  -o, --output FILE     where to write the SVG (default, or -: stdout);\n"
+        "                        written under a temporary name, then renamed\n"
+        "      --title TEXT      title above the graph (default \"Flame Graph\",\n"
+        "                        \"Icicle Graph\" with --icicle)\n"
+        "      --width PX        width of the image in pixels (default 1200;\n"
+        "                        120 to 100000)\n"
+        "      --minwidth PX     leave out frames narrower than this, with their\n"
+        "                        callees; their samples stay in their caller\n"
+        "                        (default 0.1, as flamegraph.pl; 0 draws all)\n"
+        "      --icicle          the root on top, callees below it\n"
+        "      --weight WHAT     samples (default: count 1 per sample) or period\n"
+        "                        (sum the samples' periods)\n"
+        "      --per WHAT        what the frames above the root are: comm\n"
+        "                        (default), pid (comm-PID), tid (comm-PID/TID) or\n"
+        "                        none (stacks start at their root)\n"
+        "      --no-inline       no frames for inlined functions\n"
+        "      --pid LIST        only these process ids (comma-separated)\n"
+        "      --tid LIST        only these thread ids\n"
+        "  -c, --comm LIST       only threads with these names (also --comms)\n"
+        "  -C, --cpu LIST        only these CPUs (e.g. 0-3,6)\n"
+        "      --time START,END  only samples in this time range, in seconds as\n"
+        "                        `pystitch script` prints them\n"
+        "      --symfs DIR       look for the recorded files under DIR\n"
+        "      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
+        "  -k, --vmlinux FILE    kernel symbols from this vmlinux\n"
+        "      --kallsyms FILE   kernel symbols from this kallsyms file (default:\n"
+        "                        /proc/kallsyms when the capture was made here)\n"
+        "      --python MODE     Python frames, as in `pystitch script`: merged\n"
+        "                        (default), all, native or only\n"
+        "      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n"
+        "                        then next to the capture, then in /tmp\n"
+        "  -f, --force           stop quietly at a damaged record\n"
+        "  -q, --quiet           no progress line and no warnings on stderr\n"
+        "  -v, --verbose         more messages on stderr\n"
+        "  -h, --help            this text\n";
+
+enum {
+	OPT_WEIGHT = PS_OPT_COMMAND_FIRST,
+	OPT_PER,
+	OPT_ICICLE,
+	OPT_TITLE,
+	OPT_WIDTH,
+	OPT_MINWIDTH,
+};
+
+struct flamegraph_args {
+	struct ps_cli_session_args session;
+	struct ps_flamegraph_opts flame;
+	const char *output;
+};
+
+/* A number of pixels in [min, max]. */
+static int parse_pixels(const char *text, double min, double max, double *out)
+{
+	char *end;
+	double value;
+
+	errno = 0;
+	value = strtod(text, &end);
+	if (end == text || *end || errno || !(value >= min && value <= max))
+		return -EINVAL;
+	*out = value;
+	return 0;
+}
+
+/* 0, -1 after --help, or an exit status */
+static int parse_args(struct ps_cli *cli, int argc, char **argv, struct flamegraph_args *a)
+{
+	static const struct option options[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "width", required_argument, NULL, OPT_WIDTH },
+		{ "minwidth", required_argument, NULL, OPT_MINWIDTH },
+		{ "icicle", no_argument, NULL, OPT_ICICLE },
+		{ "weight", required_argument, NULL, OPT_WEIGHT },
+		{ "per", required_argument, NULL, OPT_PER },
+		PS_CLI_SESSION_OPTIONS,
+		{ "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	double pixels;
+	int opt, shared;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "i:o:c:C:k:fqvh", options, NULL)) != -1) {
+		shared = ps_cli_session_option(cli, "flamegraph", &a->session, opt, optarg);
+		if (shared < 0)
+			return PS_EXIT_USAGE;
+		if (shared)
+			continue;
+		switch (opt) {
+		case 'i':
+			cli->input = optarg;
+			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case OPT_TITLE:
+			a->flame.title = optarg;
+			break;
+		case OPT_WIDTH:
+			if (parse_pixels(optarg, 120, 100000, &pixels) ||
+			    pixels != (unsigned)pixels)
+				return ps_cli_bad_value(cli, "flamegraph", "--width", optarg);
+			a->flame.width = (unsigned)pixels;
+			break;
+		case OPT_MINWIDTH:
+			if (parse_pixels(optarg, 0, 100000, &a->flame.min_width))
+				return ps_cli_bad_value(cli, "flamegraph", "--minwidth", optarg);
+			break;
+		case OPT_ICICLE:
+			a->flame.icicle = true;
+			break;
+		case OPT_WEIGHT:
+			if (ps_cli_parse_weight(optarg, &a->flame.period))
+				return ps_cli_bad_value(cli, "flamegraph", "--weight", optarg);
+			break;
+		case OPT_PER:
+			if (ps_cli_parse_per(optarg, &a->flame.per))
+				return ps_cli_bad_value(cli, "flamegraph", "--per", optarg);
+			break;
+		case 'f':
+			a->session.opts.force = cli->force = true;
+			break;
+		case 'q':
+			cli->quiet = true;
+			break;
+		case 'v':
+			cli->verbose++;
+			break;
+		case 'h':
+			fputs(flamegraph_usage, stdout);
+			return -1;
+		default:
+			fputs(flamegraph_usage, stderr);
+			return PS_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		ps_cli_error(cli, "flamegraph: unexpected argument '%s'", argv[optind]);
+		return PS_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Where the SVG goes: stdout, or a temporary file renamed at the end. */
+struct output {
+	const char *path; /* NULL: stdout */
+	char *temporary;
+	FILE *file;
+	int error; /* errno of the first failed write */
+};
+
+static int output_open(struct output *o, const char *path)
+{
+	size_t len;
+	mode_t mask;
+	int fd;
+
+	if (!path || strcmp(path, "-") == 0) {
+		o->file = stdout;
+		return 0;
+	}
+	o->path = path;
+	len = strlen(path);
+	o->temporary = malloc(len + 8);
+	if (!o->temporary)
+		return -ENOMEM;
+	memcpy(o->temporary, path, len);
+	memcpy(o->temporary + len, ".XXXXXX", 8);
+	fd = mkstemp(o->temporary);
+	if (fd < 0) {
+		int err = errno;
+		free(o->temporary);
+		o->temporary = NULL;
+		return -err;
+	}
+	/* mkstemp makes the file private; the SVG gets the usual mode */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) != 0 || !(o->file = fdopen(fd, "w"))) {
+		int err = errno;
+		close(fd);
+		unlink(o->temporary);
+		free(o->temporary);
+		o->temporary = NULL;
+		return -err;
+	}
+	return 0;
+}
+
+static bool output_drain(void *ctx, struct ps_strbuf *out)
+{
+	struct output *o = ctx;
+
+	if (out->len && fwrite(out->buf, 1, out->len, o->file) != out->len) {
+		o->error = errno ? errno : EIO;
+		return false;
+	}
+	ps_strbuf_reset(out);
+	return true;
+}
+
+/* Finish the file (keep: rename it into place; else remove it); 0 or a
+ * negative errno. */
+static int output_close(struct output *o, bool keep)
+{
+	int err = o->error;
+
+	if (!o->file)
+		return 0;
+	if (fflush(o->file) != 0 && !err)
+		err = errno ? errno : EIO;
+	if (o->file != stdout) {
+		if (fclose(o->file) != 0 && !err)
+			err = errno ? errno : EIO;
+		if (keep && !err && rename(o->temporary, o->path) != 0)
+			err = errno;
+		if (!keep || err)
+			unlink(o->temporary);
+	}
+	o->file = NULL;
+	free(o->temporary);
+	o->temporary = NULL;
+	return -err;
+}
+
+int ps_cmd_flamegraph(struct ps_cli *cli, int argc, char **argv)
+{
+	struct flamegraph_args a = { .session = { .opts = { .sz = sizeof(a.session.opts) } },
+		                     .flame = { .min_width = 0.1 } };
+	struct ps_session_opts *opts = &a.session.opts;
+	struct ps_strbuf out = PS_STRBUF_INIT;
+	struct ps_flamegraph *fg = NULL;
+	struct ps_session *session = NULL;
+	struct output output = { 0 };
+	const struct ps_stack *stack;
+	const char *name;
+	int status, ret;
+
+	status = parse_args(cli, argc, argv, &a);
+	if (status) {
+		status = status < 0 ? PS_EXIT_OK : status;
+		goto out;
+	}
+	name = a.output && strcmp(a.output, "-") != 0 ? a.output : "standard output";
+	opts->log = ps_cli_log;
+	opts->log_ctx = cli;
+	fg = ps_flamegraph_new(&a.flame);
+	if (!fg) {
+		ps_cli_error(cli, "flamegraph: out of memory");
+		status = PS_EXIT_USAGE;
+		goto out;
+	}
+	/* before the capture is read, so a bad name fails at once */
+	ret = output_open(&output, a.output);
+	if (ret) {
+		ps_cli_error(cli, "flamegraph: cannot create %s: %s", name, strerror(-ret));
+		status = PS_EXIT_USAGE;
+		goto out;
+	}
+	ret = ps_session_open(cli->input, opts, &session);
+	if (ret) {
+		ps_cli_error(cli, "%s", ps_session_errmsg(session));
+		status = ps_cli_status(ret);
+		goto out;
+	}
+	ps_progress_start(cli->progress, "samples", cli->quiet, false);
+	while ((ret = ps_session_next(session, &stack)) > 0) {
+		ps_progress_tick(cli->progress, ps_session_reader(session));
+		if (ps_flamegraph_add(fg, stack)) {
+			ps_cli_error(cli, "flamegraph: out of memory");
+			status = PS_EXIT_USAGE;
+			goto out;
+		}
+	}
+	ps_progress_end(cli->progress);
+	if (ret < 0) {
+		/* what was read is still drawn, as script prints it */
+		ps_cli_error(cli, "%s", ps_session_errmsg(session));
+		status = ps_cli_status(ret);
+	}
+	ret = ps_flamegraph_svg(fg, &out, output_drain, &output);
+	if (ret == -ENOMEM) {
+		ps_cli_error(cli, "flamegraph: out of memory");
+		status = PS_EXIT_USAGE;
+		goto out;
+	}
+	ret = output_close(&output, ret == 0);
+	if (ret) {
+		ps_cli_error(cli, "flamegraph: cannot write %s: %s", name, strerror(-ret));
+		status = PS_EXIT_USAGE;
+	} else if (cli->verbose) {
+		fprintf(stderr, "%s: flamegraph: %zu call-tree nodes, %llu %s, in %s\n",
+		        cli->program, ps_flamegraph_nr_nodes(fg),
+		        (unsigned long long)ps_flamegraph_total(fg),
+		        a.flame.period ? "period" : "samples", name);
+	}
+out:
+	output_close(&output, false);
+	ps_strbuf_release(&out);
+	ps_flamegraph_free(fg);
+	ps_session_close(session);
+	ps_cli_session_args_release(&a.session);
+	return status;
+}

@@ -1,0 +1,319 @@
+/* The call tree behind `pystitch flamegraph`: every sample's stack is
+ * walked from the root and each frame found among its parent's children
+ * in one hash table keyed by (parent, name, kind). Memory grows with the
+ * number of unique call paths; a path seen before costs lookups and no
+ * allocation. flamegraph_svg.c draws the tree. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/array.h"
+#include "output/flamegraph_priv.h"
+
+/* A node is referred to by a 32-bit index: the table stops growing well
+ * before that, at a size no flame graph could show anyway. */
+#define FLAME_MAX_NODES (UINT32_MAX / 4)
+
+struct ps_flamegraph *ps_flamegraph_new(const struct ps_flamegraph_opts *opts)
+{
+	struct ps_flamegraph *fg = calloc(1, sizeof(*fg));
+
+	if (!fg)
+		return NULL;
+	fg->opts = *opts;
+	fg->nr_slots = 1024;
+	fg->slots = calloc(fg->nr_slots, sizeof(*fg->slots));
+	if (!fg->slots ||
+	    !ps_array_reserve((void **)&fg->nodes, &fg->nodes_cap, 1, sizeof(*fg->nodes), 1024)) {
+		free(fg->slots);
+		free(fg);
+		return NULL;
+	}
+	fg->nodes[0] = (struct flame_node){ .name = "all", .name_len = 3, .kind = PS_FLAME_ROOT };
+	fg->nr_nodes = 1;
+	return fg;
+}
+
+void ps_flamegraph_free(struct ps_flamegraph *fg)
+{
+	if (!fg)
+		return;
+	free(fg->nodes);
+	free(fg->slots);
+	free(fg->children);
+	free(fg->first_child);
+	ps_arena_free(&fg->names);
+	ps_strbuf_release(&fg->label);
+	free(fg);
+}
+
+/* The interpreter's own file: libpython3.12.so.1.0, or a statically
+ * linked python3.12 / python3 / python executable. */
+static bool is_interpreter_file(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "libpython", 9) == 0)
+		return true;
+	if (strncmp(base, "python", 6) != 0)
+		return false;
+	for (base += 6; *base; base++)
+		if ((*base < '0' || *base > '9') && *base != '.')
+			return false;
+	return true;
+}
+
+enum ps_flame_kind ps_flame_frame_kind(const struct ps_frame *frame)
+{
+	if (frame->truncated)
+		return PS_FLAME_OTHER;
+	if (frame->python)
+		return PS_FLAME_PYTHON;
+	if (frame->kernel)
+		return PS_FLAME_KERNEL;
+	if (frame->dso && is_interpreter_file(frame->dso))
+		return PS_FLAME_INTERPRETER;
+	if (!frame->sym)
+		return PS_FLAME_OTHER;
+	return PS_FLAME_NATIVE;
+}
+
+static uint64_t hash_child(uint32_t parent, unsigned kind, const char *name, size_t len)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)parent << 8 | kind), word;
+
+	for (; len >= 8; name += 8, len -= 8) {
+		memcpy(&word, name, 8);
+		h = (h ^ word) * 0xff51afd7ed558ccdull;
+		h ^= h >> 29;
+	}
+	word = 0;
+	if (len)
+		memcpy(&word, name, len);
+	h = (h ^ word ^ (uint64_t)len << 56) * 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 32);
+}
+
+static bool grow_slots(struct ps_flamegraph *fg)
+{
+	size_t nr_slots = fg->nr_slots * 2, mask = nr_slots - 1;
+	uint32_t *slots;
+
+	if (nr_slots > SIZE_MAX / sizeof(*slots))
+		return false;
+	slots = calloc(nr_slots, sizeof(*slots));
+	if (!slots)
+		return false;
+	for (uint32_t i = 1; i < fg->nr_nodes; i++) {
+		size_t slot = (size_t)fg->nodes[i].hash & mask;
+		while (slots[slot])
+			slot = (slot + 1) & mask;
+		slots[slot] = i;
+	}
+	free(fg->slots);
+	fg->slots = slots;
+	fg->nr_slots = nr_slots;
+	return true;
+}
+
+/* The child of parent with this name and kind, made when new; 0 when out
+ * of memory (node 0 is the root, never anyone's child). */
+static uint32_t child(struct ps_flamegraph *fg, uint32_t parent, unsigned kind, const char *name,
+                      size_t len)
+{
+	uint64_t hash = hash_child(parent, kind, name, len);
+	size_t mask = fg->nr_slots - 1, slot;
+	struct flame_node *node;
+	char *copy;
+
+	for (slot = (size_t)hash & mask; fg->slots[slot]; slot = (slot + 1) & mask) {
+		node = &fg->nodes[fg->slots[slot]];
+		if (node->hash == hash && node->parent == parent && node->kind == kind &&
+		    node->name_len == len && memcmp(node->name, name, len) == 0)
+			return fg->slots[slot];
+	}
+	/* at most half full, for short probes */
+	if ((size_t)fg->nr_nodes * 2 >= fg->nr_slots) {
+		if (!grow_slots(fg))
+			return 0;
+		mask = fg->nr_slots - 1;
+		for (slot = (size_t)hash & mask; fg->slots[slot]; slot = (slot + 1) & mask)
+			;
+	}
+	if (fg->nr_nodes >= FLAME_MAX_NODES || len >= UINT32_MAX ||
+	    !ps_array_reserve((void **)&fg->nodes, &fg->nodes_cap, (size_t)fg->nr_nodes + 1,
+	                      sizeof(*fg->nodes), 1024))
+		return 0;
+	copy = ps_arena_alloc(&fg->names, len + 1);
+	if (!copy)
+		return 0;
+	memcpy(copy, name, len);
+	copy[len] = 0;
+	node = &fg->nodes[fg->nr_nodes];
+	*node = (struct flame_node){ .name = copy,
+		                     .name_len = (uint32_t)len,
+		                     .hash = hash,
+		                     .parent = parent,
+		                     .kind = kind };
+	fg->slots[slot] = fg->nr_nodes;
+	fg->finished = false;
+	return fg->nr_nodes++;
+}
+
+/* "comm", "comm-PID" or "comm-PID/TID", as collapse starts its lines */
+static void build_label(struct ps_flamegraph *fg, const struct ps_stack *stack)
+{
+	struct ps_strbuf *label = &fg->label;
+
+	ps_strbuf_reset(label);
+	ps_strbuf_addstr(label, stack->comm ? stack->comm : "[unknown]");
+	if (fg->opts.per != PS_COLLAPSE_PER_COMM) {
+		ps_strbuf_addch(label, '-');
+		ps_strbuf_add_int(label, (int32_t)stack->sample->pid, 0, false);
+	}
+	if (fg->opts.per == PS_COLLAPSE_PER_TID) {
+		ps_strbuf_addch(label, '/');
+		ps_strbuf_add_int(label, (int32_t)stack->sample->tid, 0, false);
+	}
+}
+
+int ps_flamegraph_add(struct ps_flamegraph *fg, const struct ps_stack *stack)
+{
+	uint64_t weight = fg->opts.period ? stack->sample->period : 1;
+	size_t nr = stack->nr_frames;
+	uint32_t node = 0;
+
+	/* without a call chain, frames[0] is the sampled IP and the rest is
+	 * not printed by script either (as collapse) */
+	if (!stack->has_callchain && nr > 1)
+		nr = 1;
+	if (fg->opts.per != PS_COLLAPSE_PER_NONE) {
+		build_label(fg, stack);
+		if (ps_strbuf_failed(&fg->label))
+			return -ENOMEM;
+		node = child(fg, node, PS_FLAME_PROCESS, fg->label.buf, fg->label.len);
+		if (!node)
+			return -ENOMEM;
+	} else if (!nr) {
+		/* collapse counts an empty stack as "[unknown]": so does the tree */
+		node = child(fg, node, PS_FLAME_OTHER, "[unknown]", 9);
+		if (!node)
+			return -ENOMEM;
+	}
+	for (size_t i = nr; i-- > 0;) {
+		const struct ps_frame *frame = &stack->frames[i];
+		const char *name = frame->sym ? frame->sym : "[unknown]";
+		unsigned kind =
+		        ps_flame_frame_kind(frame) | (frame->inlined ? PS_FLAME_INLINED : 0);
+
+		node = child(fg, node, kind, name, strlen(name));
+		if (!node)
+			return -ENOMEM;
+	}
+	fg->nodes[node].self += weight;
+	/* totals are summed up the tree in ps_flamegraph_finish(), so a
+	 * sample costs one addition here whatever its depth */
+	fg->finished = false;
+	return 0;
+}
+
+/* qsort has no context argument: the names travel with the indexes */
+struct sort_item {
+	const struct flame_node *node;
+	uint32_t index;
+};
+
+static int compare_children(const void *left, const void *right)
+{
+	const struct flame_node *a = ((const struct sort_item *)left)->node;
+	const struct flame_node *b = ((const struct sort_item *)right)->node;
+	int diff;
+
+	if (a->parent != b->parent)
+		return a->parent < b->parent ? -1 : 1;
+	diff = strcmp(a->name, b->name);
+	if (diff)
+		return diff;
+	return a->kind < b->kind ? -1 : a->kind > b->kind;
+}
+
+int ps_flamegraph_finish(struct ps_flamegraph *fg)
+{
+	size_t nr = fg->nr_nodes;
+	struct sort_item *items;
+	uint32_t *children, *first_child;
+
+	if (fg->finished)
+		return 0;
+	items = calloc(nr, sizeof(*items));
+	children = calloc(nr, sizeof(*children));
+	first_child = calloc(nr + 1, sizeof(*first_child));
+	if (!items || !children || !first_child) {
+		free(items);
+		free(children);
+		free(first_child);
+		return -ENOMEM;
+	}
+	/* children are made after their parent, so walking the nodes
+	 * backwards adds every subtree's total to its parent once */
+	for (size_t i = 0; i < nr; i++)
+		fg->nodes[i].total = fg->nodes[i].self;
+	for (size_t i = nr; i-- > 1;)
+		fg->nodes[fg->nodes[i].parent].total += fg->nodes[i].total;
+	/* children grouped by parent and sorted by name (as flamegraph.pl
+	 * sorts its input), so the picture does not depend on sample order */
+	for (size_t i = 1; i < nr; i++)
+		items[i - 1] = (struct sort_item){ .node = &fg->nodes[i], .index = (uint32_t)i };
+	if (nr > 1)
+		qsort(items, nr - 1, sizeof(*items), compare_children);
+	for (size_t i = 0; i + 1 < nr; i++) {
+		children[i] = items[i].index;
+		first_child[items[i].node->parent + 1]++;
+	}
+	for (size_t i = 0; i < nr; i++)
+		first_child[i + 1] += first_child[i];
+	free(items);
+	free(fg->children);
+	free(fg->first_child);
+	fg->children = children;
+	fg->first_child = first_child;
+	fg->finished = true;
+	return 0;
+}
+
+uint64_t ps_flamegraph_total(const struct ps_flamegraph *fg)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < fg->nr_nodes; i++)
+		total += fg->nodes[i].self;
+	return total;
+}
+
+size_t ps_flamegraph_nr_nodes(const struct ps_flamegraph *fg)
+{
+	return fg->nr_nodes;
+}
+
+uint64_t ps_flamegraph_path_weight(struct ps_flamegraph *fg, const char *const *path, size_t nr,
+                                   bool self)
+{
+	uint64_t weight = 0;
+
+	if (ps_flamegraph_finish(fg))
+		return 0;
+	/* every node whose names from the root match path, whatever the
+	 * kinds: there can be several */
+	for (size_t i = 1; i < fg->nr_nodes; i++) {
+		uint32_t node = (uint32_t)i;
+		size_t depth = nr;
+		while (depth > 0 && node && strcmp(fg->nodes[node].name, path[depth - 1]) == 0) {
+			node = fg->nodes[node].parent;
+			depth--;
+		}
+		if (depth == 0 && node == 0)
+			weight += self ? fg->nodes[i].self : fg->nodes[i].total;
+	}
+	return weight;
+}
