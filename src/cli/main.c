@@ -23,6 +23,8 @@ static const char usage_text[] =
         "            --header-only)\n"
         "  dump      print every record (like perf report -D), then counts per\n"
         "            record type\n"
+        "  archive   pack the capture and every file needed to analyse it into\n"
+        "            one file, which every command reads in place of perf.data\n"
         "\n"
         "Run `pystitch <command> --help` for a command's options.\n"
         "Also runs as `perf pystitch <command> ...` when perf-pystitch is on PATH.\n"
@@ -112,6 +114,8 @@ int main(int argc, char **argv)
 		return ps_cmd_info(&cli, argc - 1, argv + 1);
 	if (strcmp(argv[1], "collapse") == 0)
 		return ps_cmd_collapse(&cli, argc - 1, argv + 1);
+	if (strcmp(argv[1], "archive") == 0)
+		return ps_cmd_archive(&cli, argc - 1, argv + 1);
 	ps_cli_error(&cli, "unknown command '%s' (try --help)", argv[1]);
 	return PS_EXIT_USAGE;
 }
