@@ -172,34 +172,76 @@ static int write_members(struct archive *ar, struct ps_manifest *m, const char *
 	return 0;
 }
 
+/* Give path the mode a new file gets (0666 & ~umask). The umask is read
+ * from /proc rather than set and restored, which would race with other
+ * threads; without /proc the file stays 0600. */
+static int fchmod_default(const char *path)
+{
+	FILE *status = fopen("/proc/self/status", "r");
+	char line[128];
+	unsigned mask = 077;
+	bool found = false;
+
+	if (status) {
+		while (!found && fgets(line, sizeof(line), status))
+			found = sscanf(line, "Umask: %o", &mask) == 1;
+		fclose(status);
+	}
+	return found ? chmod(path, 0666 & ~(mode_t)mask) : 0;
+}
+
 int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *const *files,
                      char *err, size_t errsz)
 {
 	struct archive *ar;
-	int rc = measure(m, files, err, errsz);
+	char *temp;
+	int rc = measure(m, files, err, errsz), fd;
 
 	if (rc)
 		return rc;
-	ar = archive_write_new();
-	if (!ar)
+	/* written beside out_path and renamed at the end, so a failure
+	 * never leaves a partial archive (or clobbers an old one) */
+	temp = malloc(strlen(out_path) + sizeof(".XXXXXX"));
+	if (!temp)
 		return fail(err, errsz, -ENOMEM, "out of memory");
+	sprintf(temp, "%s.XXXXXX", out_path);
+	fd = mkstemp(temp);
+	if (fd < 0) {
+		rc = fail(err, errsz, -errno, "%s: %s", temp, strerror(errno));
+		free(temp);
+		return rc;
+	}
+	ar = archive_write_new();
+	if (!ar) {
+		close(fd);
+		unlink(temp);
+		free(temp);
+		return fail(err, errsz, -ENOMEM, "out of memory");
+	}
 	if (archive_write_set_format_pax_restricted(ar) != ARCHIVE_OK ||
 	    archive_write_add_filter_zstd(ar) != ARCHIVE_OK) {
 		rc = fail(err, errsz, -ENOTSUP, "libarchive cannot write zstd-compressed tar: %s",
 		          archive_error_string(ar));
-		archive_write_free(ar);
-		return rc;
+		goto out;
 	}
-	if (archive_write_open_filename(ar, out_path) != ARCHIVE_OK) {
+	if (archive_write_open_fd(ar, fd) != ARCHIVE_OK) {
 		rc = fail(err, errsz, -EIO, "%s: %s", out_path, archive_error_string(ar));
-		archive_write_free(ar);
-		return rc;
+		goto out;
 	}
 	rc = write_members(ar, m, files, err, errsz);
 	if (archive_write_close(ar) != ARCHIVE_OK && !rc)
 		rc = fail(err, errsz, -EIO, "%s: %s", out_path, archive_error_string(ar));
+out:
 	archive_write_free(ar);
+	if (close(fd) != 0 && !rc)
+		rc = fail(err, errsz, -EIO, "%s: %s", out_path, strerror(errno));
+	/* mkstemp's 0600 would keep others from the archive */
+	if (!rc && fchmod_default(temp) != 0)
+		rc = fail(err, errsz, -errno, "%s: %s", out_path, strerror(errno));
+	if (!rc && rename(temp, out_path) != 0)
+		rc = fail(err, errsz, -errno, "%s: %s", out_path, strerror(errno));
 	if (rc)
-		unlink(out_path);
+		unlink(temp);
+	free(temp);
 	return rc;
 }
