@@ -394,6 +394,11 @@ int ps_reader_open(const char *path, const struct ps_reader_opts *opts, struct p
 		return ps_reader_fail(r, -EINVAL, "no input file");
 	if (is_stdin) {
 		r->in.fd = STDIN_FILENO;
+		/* unpacking needs the archive's name (a pipe cannot be told) */
+		if (ps_archive_detect(r->in.fd))
+			return ps_reader_fail(r, -EINVAL,
+			                      "a pystitch archive is read from a named file (-i "
+			                      "FILE), not from standard input");
 	} else {
 		r->in.fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (r->in.fd < 0)
