@@ -160,8 +160,8 @@ static bool unsafe_name(const char *name)
 	       (strlen(name) >= 3 && strcmp(name + strlen(name) - 3, "/..") == 0);
 }
 
-/* A member's header: what it is and what it is called must be what the
- * manifest allows. Returns the blob or NULL with err set. */
+/* Why a member's header makes it unacceptable (anything but a regular
+ * file of known size), or NULL. */
 static const char *member_problem(struct archive_entry *entry)
 {
 	if (archive_entry_hardlink(entry))
