@@ -175,6 +175,9 @@ static int pack(struct ps_cli *cli, const struct ps_session_opts *opts, struct c
 		goto out;
 	files[0] = cli->input;
 	for (size_t i = 0; i < c->nr; i++) {
+		/* the capture itself is packed already (as perf.data) */
+		if (strcmp(c->files[i].path, cli->input) == 0)
+			continue;
 		if (c->files[i].kind == PS_FILE_DEBUGINFO && !with_debuginfo) {
 			warn(cli,
 			     "archive: %s: separate debug file left out (--with-debuginfo packs "
