@@ -4,7 +4,7 @@
 # with the originals out of reach (the test program and its shared library
 # renamed, the build-id cache moved, HOME and --symfs pointing nowhere, the
 # perf map moved out of /tmp), and must print byte for byte what it
-# printed on the original capture: script (merged, native, all, +srcline),
+# printed on the original capture: script (merged, native, +srcline),
 # collapse, info and dump on tests/programs/shlib (with its own
 # libpsworker.so) under --call-graph dwarf; script (merged and native) and
 # info on tests/programs/pychains.py, run by the newest CPython 3.12 under
@@ -37,8 +37,8 @@ archive() {
 }
 
 # The commands compared (the Python capture: the first three).
-commands='script|script --python=native|info|collapse|script --python=all|script -F +srcline|dump'
-ncommands=7
+commands='script|script --python=native|info|collapse|script -F +srcline|dump'
+ncommands=6
 
 # outputs LABEL INPUT [ARGS...]: the output of each command on INPUT into
 # $E2E_TMP/LABEL/, run in the current directory.
