@@ -103,7 +103,7 @@ PS_API int ps_reader_open(const char *path, const struct ps_reader_opts *opts,
  * "(input)"). A pipe-mode stream is read from fd's current offset; a
  * file-mode capture needs a regular file at offset 0, which the reader
  * seeks (else -ESPIPE). fd must stay open until ps_reader_close(), which
- * does not close it. */
+ * does not close it. Archives are read only through ps_reader_open(). */
 PS_API int ps_reader_open_fd(int fd, const char *name, const struct ps_reader_opts *opts,
                              struct ps_reader **out);
 /* Free the reader and everything it returned. NULL is a no-op. */
@@ -252,13 +252,13 @@ enum ps_feature {
 PS_API const char *ps_feature_name(unsigned bit);
 
 /* Header facts; these cannot fail. The reader must not be NULL. */
+PS_API bool ps_reader_is_pipe(const struct ps_reader *reader);
+/* The capture was written on a machine of the other byte order. */
+PS_API bool ps_reader_is_swapped(const struct ps_reader *reader);
 /* The input is a pystitch archive; then *perf_data_mtime (when not NULL)
  * receives the archived perf.data's modification time, in seconds since
  * the epoch. */
 PS_API bool ps_reader_is_archive(const struct ps_reader *reader, int64_t *perf_data_mtime);
-PS_API bool ps_reader_is_pipe(const struct ps_reader *reader);
-/* The capture was written on a machine of the other byte order. */
-PS_API bool ps_reader_is_swapped(const struct ps_reader *reader);
 /* The data section's offset and size in the file (pipe mode: both 0). */
 PS_API uint64_t ps_reader_data_offset(const struct ps_reader *reader);
 PS_API uint64_t ps_reader_data_size(const struct ps_reader *reader);
@@ -694,8 +694,9 @@ enum ps_file_kind {
 
 /* Called once for every file a session reads to symbolise, unwind or
  * name frames: path is where it was looked up, file where it was read
- * from (the same, except for a private copy of pystitch's own vdso,
- * which lives until ps_session_close()). file is NULL for an object
+ * from (the same, except for an archive's unpacked copy, and for a
+ * private copy of pystitch's own vdso, which lives until
+ * ps_session_close()). file is NULL for an object
  * whose file was not found anywhere (path is then its recorded name).
  * Both valid only during the call. */
 typedef void (*ps_file_used_fn)(void *ctx, const char *path, const char *file,
