@@ -3,12 +3,14 @@
  * by reading the whole capture once as `pystitch script` would and noting
  * each file the session opens. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "archive/archive.h"
 #include "cli/cli.h"
@@ -210,6 +212,17 @@ done:
 	return rc;
 }
 
+/* Checked before the session unpacks it only to be refused. */
+static bool is_archive(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool archive = fd >= 0 && ps_archive_detect(fd);
+
+	if (fd >= 0)
+		close(fd);
+	return archive;
+}
+
 int ps_cmd_archive(struct ps_cli *cli, int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -301,15 +314,15 @@ int ps_cmd_archive(struct ps_cli *cli, int argc, char **argv)
 		sprintf(default_output, "%s.pst", cli->input);
 		output = default_output;
 	}
+	if (is_archive(cli->input)) {
+		ps_cli_error(cli, "archive: %s is an archive already", cli->input);
+		status = PS_EXIT_USAGE;
+		goto out;
+	}
 	ret = ps_session_open(cli->input, &opts, &session);
 	if (ret) {
 		ps_cli_error(cli, "%s", ps_session_errmsg(session));
 		status = ps_cli_status(ret);
-		goto out;
-	}
-	if (ps_reader_is_archive(ps_session_reader(session), NULL)) {
-		ps_cli_error(cli, "archive: %s is an archive already", cli->input);
-		status = PS_EXIT_USAGE;
 		goto out;
 	}
 	while ((ret = ps_session_next(session, &stack)) > 0)

@@ -4,7 +4,8 @@ usage: archive_hostile.py GOOD.pst OUTDIR ABSOLUTE_NAME
 
 Reads the archive's tar stream (through the zstd program), then writes
 OUTDIR/LABEL.pst for each attack, compressed with zstd again:
-  traversal  an extra member "../evil"
+  traversal  an extra member "../evil" (each extra member comes right
+             after the manifest)
   absolute   an extra member named ABSOLUTE_NAME (an absolute path)
   symlink    the perf.data member replaced by a symbolic link of that name
   oversized  the perf.data member with more bytes than the manifest says
@@ -72,13 +73,17 @@ def main():
     def flipped(info, data):
         return regular(info.name, data[:-1] + bytes([data[-1] ^ 1]))
 
+    def inserted(info_data):
+        """right after the manifest, so the reader meets it first"""
+        return entries[:1] + [info_data] + entries[1:]
+
     variants = {
-        "traversal": entries + [regular("../evil", b"evil\n")],
-        "absolute": entries + [regular(absolute, b"evil\n")],
+        "traversal": inserted(regular("../evil", b"evil\n")),
+        "absolute": inserted(regular(absolute, b"evil\n")),
         "symlink": replaced(symlink),
         "oversized": replaced(lambda info, data: regular(info.name, data + b"\0" * 4096)),
         "digest": replaced(flipped),
-        "unlisted": entries + [regular("a" * 64, b"extra\n")],
+        "unlisted": inserted(regular("a" * 64, b"extra\n")),
     }
     for label, variant in variants.items():
         write(f"{outdir}/{label}.pst", variant)
