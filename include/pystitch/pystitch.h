@@ -90,14 +90,20 @@ struct ps_reader_opts {
  *   -ENOTSUP    a version 1 (PERFFILE) capture;
  *   -ESPIPE     a file-mode capture given through a pipe;
  *   -ENOMEM     out of memory;
- *   other       the negative errno of open(2) or read(2) (-ENOENT, ...). */
+ *   other       the negative errno of open(2) or read(2) (-ENOENT, ...).
+ * path may also name a pystitch archive (`pystitch archive`; recognised by
+ * its content, not its name), read in place of the perf.data it holds: it
+ * is checked and unpacked into a private temporary directory (under
+ * $TMPDIR, else /tmp) that ps_reader_close() removes. A damaged or hostile
+ * archive fails with -EINVAL (-EFBIG over a size limit) and a message
+ * naming the archive, the entry and what was wrong. */
 PS_API int ps_reader_open(const char *path, const struct ps_reader_opts *opts,
                           struct ps_reader **out);
 /* Same, on an already open descriptor; name is used in messages (NULL:
  * "(input)"). A pipe-mode stream is read from fd's current offset; a
  * file-mode capture needs a regular file at offset 0, which the reader
  * seeks (else -ESPIPE). fd must stay open until ps_reader_close(), which
- * does not close it. */
+ * does not close it. Archives are read only through ps_reader_open(). */
 PS_API int ps_reader_open_fd(int fd, const char *name, const struct ps_reader_opts *opts,
                              struct ps_reader **out);
 /* Free the reader and everything it returned. NULL is a no-op. */
@@ -249,6 +255,10 @@ PS_API const char *ps_feature_name(unsigned bit);
 PS_API bool ps_reader_is_pipe(const struct ps_reader *reader);
 /* The capture was written on a machine of the other byte order. */
 PS_API bool ps_reader_is_swapped(const struct ps_reader *reader);
+/* The input is a pystitch archive; then *perf_data_mtime (when not NULL)
+ * receives the archived perf.data's modification time, in seconds since
+ * the epoch. */
+PS_API bool ps_reader_is_archive(const struct ps_reader *reader, int64_t *perf_data_mtime);
 /* The data section's offset and size in the file (pipe mode: both 0). */
 PS_API uint64_t ps_reader_data_offset(const struct ps_reader *reader);
 PS_API uint64_t ps_reader_data_size(const struct ps_reader *reader);
@@ -677,6 +687,26 @@ enum ps_python_mode {
 	PS_PYTHON_ONLY,
 };
 
+/* Kinds of files a session reads besides the capture. */
+enum ps_file_kind {
+	PS_FILE_ELF = 0, /* an object's code and symbols (incl. the build-id cache) */
+	PS_FILE_DEBUGINFO, /* a separate debug file (.gnu_debuglink, /usr/lib/debug) */
+	PS_FILE_KALLSYMS, /* kernel symbols as text */
+	PS_FILE_VMLINUX, /* kernel symbols from an ELF */
+	PS_FILE_PERF_MAP, /* perf-PID.map */
+	PS_FILE_JITDUMP, /* jit-PID.dump */
+};
+
+/* Called once for every file a session reads to symbolise, unwind or
+ * name frames: path is where it was looked up, file where it was read
+ * from (the same, except for an archive's unpacked copy, and for a
+ * private copy of pystitch's own vdso, which lives until
+ * ps_session_close()). file is NULL for an object
+ * whose file was not found anywhere (path is then its recorded name).
+ * Both valid only during the call. */
+typedef void (*ps_file_used_fn)(void *ctx, const char *path, const char *file,
+                                enum ps_file_kind kind);
+
 struct ps_session_opts {
 	size_t sz; /* sizeof(struct ps_session_opts) */
 	bool force; /* see ps_reader_opts.force */
@@ -710,6 +740,10 @@ struct ps_session_opts {
 	/* Where perf-PID.map and jit-PID.dump are searched first; then the
 	 * capture's directory, then /tmp. NULL: not searched. */
 	const char *perf_map_dir;
+	/* Told of every file read (how `pystitch archive` learns what to
+	 * pack); NULL: not told. */
+	ps_file_used_fn file_used;
+	void *file_used_ctx;
 };
 
 struct ps_frame {
@@ -751,7 +785,12 @@ struct ps_stack {
  * opts may be NULL (defaults). The struct is copied, but not the strings
  * and arrays it points to (symfs, pids, comms, ...): keep those valid
  * until ps_session_close(). Files named by opts are opened only when
- * needed, so a missing one is a warning through opts.log, not an error. */
+ * needed, so a missing one is a warning through opts.log, not an error.
+ * path may name a pystitch archive (see ps_reader_open()): then every
+ * file is read from the archive and nothing else, with the symbol options
+ * the archive was made with (symfs, buildid_dir, kallsyms, vmlinux and
+ * perf_map_dir of opts are ignored), so the stacks are those the original
+ * machine gave. */
 PS_API int ps_session_open(const char *path, const struct ps_session_opts *opts,
                            struct ps_session **out);
 /* Free the session, its reader and everything they returned. NULL is a

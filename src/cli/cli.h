@@ -122,5 +122,6 @@ int ps_cmd_info(struct ps_cli *cli, int argc, char **argv);
 int ps_cmd_collapse(struct ps_cli *cli, int argc, char **argv);
 int ps_cmd_pprof(struct ps_cli *cli, int argc, char **argv);
 int ps_cmd_flamegraph(struct ps_cli *cli, int argc, char **argv);
+int ps_cmd_archive(struct ps_cli *cli, int argc, char **argv);
 
 #endif /* PS_CLI_CLI_H */

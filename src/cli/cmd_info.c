@@ -109,7 +109,10 @@ int ps_cmd_info(struct ps_cli *cli, int argc, char **argv)
 	/* perf shows the file's modification time as "captured on" */
 	struct stat st;
 	time_t captured_on = 0;
-	if (strcmp(cli->input, "-") == 0 ? fstat(0, &st) == 0 : stat(cli->input, &st) == 0)
+	int64_t archived_mtime;
+	if (ps_reader_is_archive(ps_session_reader(session), &archived_mtime))
+		captured_on = (time_t)archived_mtime; /* the perf.data's, kept in the archive */
+	else if (strcmp(cli->input, "-") == 0 ? fstat(0, &st) == 0 : stat(cli->input, &st) == 0)
 		captured_on = st.st_mtime;
 	ps_info_print(&out, ps_session_reader(session), captured_on);
 	if (python.len)

@@ -15,18 +15,20 @@ static const char usage_text[] =
         "Read a perf.data capture made by `perf record`.\n"
         "\n"
         "commands:\n"
-        "  script    print every sample with its stack, as perf script does (the\n"
-        "            default: `pystitch -i perf.data` is `pystitch script -i perf.data`)\n"
-        "  collapse  print folded stacks, one line per unique stack with its count,\n"
-        "            for flame graphs (flamegraph.pl, inferno, speedscope)\n"
-        "  pprof     write a gzipped pprof profile (-o FILE) for pprof, Grafana\n"
-        "            Pyroscope, Parca\n"
+        "  script      print every sample with its stack, as perf script does (the\n"
+        "              default: `pystitch -i perf.data` is `pystitch script -i perf.data`)\n"
+        "  collapse    print folded stacks, one line per unique stack with its count,\n"
+        "              for flame graphs (flamegraph.pl, inferno, speedscope)\n"
         "  flamegraph  write an interactive SVG flame graph (-o out.svg): click\n"
-        "            to zoom, search, Python/native/CPython/kernel colours\n"
-        "  info      print the capture's header and features (like perf report\n"
-        "            --header-only)\n"
-        "  dump      print every record (like perf report -D), then counts per\n"
-        "            record type\n"
+        "              to zoom, search, Python/native/CPython/kernel colours\n"
+        "  pprof       write a gzipped pprof profile (-o FILE) for pprof, Grafana\n"
+        "              Pyroscope, Parca\n"
+        "  archive     pack the capture and every file needed to analyse it into\n"
+        "              one file, which every command reads in place of perf.data\n"
+        "  info        print the capture's header and features (like perf report\n"
+        "              --header-only)\n"
+        "  dump        print every record (like perf report -D), then counts per\n"
+        "              record type\n"
         "\n"
         "Run `pystitch <command> --help` for a command's options.\n"
         "Also runs as `perf pystitch <command> ...` when perf-pystitch is on PATH.\n"
@@ -129,6 +131,8 @@ int main(int argc, char **argv)
 		return ps_cmd_pprof(&cli, argc - 1, argv + 1);
 	if (strcmp(argv[1], "flamegraph") == 0)
 		return ps_cmd_flamegraph(&cli, argc - 1, argv + 1);
+	if (strcmp(argv[1], "archive") == 0)
+		return ps_cmd_archive(&cli, argc - 1, argv + 1);
 	ps_cli_error(&cli, "unknown command '%s' (try --help)", argv[1]);
 	return PS_EXIT_USAGE;
 }

@@ -416,6 +416,12 @@ static int read_dump(struct dump_reader *reader)
 
 int ps_jitdump_read(const char *path, const struct ps_jit_limits *limits, struct ps_jit_table **out)
 {
+	return ps_jitdump_read_file(path, path, limits, out);
+}
+
+int ps_jitdump_read_file(const char *path, const char *file, const struct ps_jit_limits *limits,
+                         struct ps_jit_table **out)
+{
 	struct dump_reader reader = {
 		.path = path,
 		.pending_unwind = PS_JIT_NO_UNWIND,
@@ -429,7 +435,7 @@ int ps_jitdump_read(const char *path, const struct ps_jit_limits *limits, struct
 	if (!reader.table)
 		return -ENOMEM;
 	/* O_NONBLOCK: a FIFO put in the file's place cannot block us */
-	reader.window.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	reader.window.fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (reader.window.fd < 0)
 		return ps_jit_table_fail(reader.table, -errno, "%s: %s", path, strerror(errno));
 	if (fstat(reader.window.fd, &st) < 0 || !S_ISREG(st.st_mode)) {

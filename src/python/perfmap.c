@@ -530,10 +530,10 @@ static int read_map_lines(struct ps_jit_table *table, int fd)
 
 /* Open a file to parse: regular files only (O_NONBLOCK so a FIFO put in
  * its place cannot block us). */
-static int open_regular(struct ps_jit_table *table, const char *path, int *fd_out)
+static int open_regular(struct ps_jit_table *table, const char *path, const char *file, int *fd_out)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0)
 		return ps_jit_table_fail(table, -errno, "%s: %s", path, strerror(errno));
@@ -548,13 +548,19 @@ static int open_regular(struct ps_jit_table *table, const char *path, int *fd_ou
 int ps_perf_map_read(const char *path, const struct ps_jit_limits *limits,
                      struct ps_jit_table **out)
 {
+	return ps_perf_map_read_file(path, path, limits, out);
+}
+
+int ps_perf_map_read_file(const char *path, const char *file, const struct ps_jit_limits *limits,
+                          struct ps_jit_table **out)
+{
 	struct ps_jit_table *table = ps_jit_table_new(PS_JIT_SOURCE_MAP, path, limits);
 	int fd = -1, err;
 
 	*out = table;
 	if (!table)
 		return -ENOMEM;
-	err = open_regular(table, path, &fd);
+	err = open_regular(table, path, file, &fd);
 	if (err)
 		return err;
 	err = read_map_lines(table, fd);
@@ -573,6 +579,7 @@ int ps_perf_map_read(const char *path, const struct ps_jit_limits *limits,
 
 struct ps_jit_names {
 	int32_t pid;
+	const struct ps_file_hooks *files;
 	struct ps_jit_limits limits;
 	char *dirs[SEARCH_DIRS_MAX];
 	size_t nr_dirs;
@@ -621,6 +628,7 @@ int ps_jit_names_new(const struct ps_jit_names_opts *opts, int32_t pid, struct p
 		return -ENOMEM;
 	names->pid = pid;
 	names->limits = o.limits;
+	names->files = o.files;
 	if (o.perf_map_dir)
 		err = add_dir(names, o.perf_map_dir, strlen(o.perf_map_dir));
 	data = o.perf_data_path;
@@ -654,13 +662,13 @@ void ps_jit_names_free(struct ps_jit_names *names)
 	free(names);
 }
 
-typedef int (*read_fn)(const char *path, const struct ps_jit_limits *limits,
+typedef int (*read_fn)(const char *path, const char *file, const struct ps_jit_limits *limits,
                        struct ps_jit_table **out);
 
 /* The file from the first directory that has it. 0 (*out set), -ENOENT
  * when no directory has it, or the error reading the first one found. */
 static int find_and_read(struct ps_jit_names *names, const char *pattern, read_fn read_file,
-                         struct ps_jit_table **out)
+                         enum ps_file_kind kind, struct ps_jit_table **out)
 {
 	char path[4096];
 	struct ps_jit_table *table = NULL;
@@ -672,13 +680,17 @@ static int find_and_read(struct ps_jit_names *names, const char *pattern, read_f
 
 		if (len < 0 || (size_t)len >= sizeof(path))
 			continue;
-		err = read_file(path, &names->limits, &table);
+		const char *file = ps_file_local(names->files, path);
+
+		err = file ? read_file(path, file, &names->limits, &table) : -ENOENT;
 		if (err == -ENOENT || err == -ENOTDIR) {
 			ps_jit_table_free(table);
 			table = NULL;
 			err = -ENOENT;
 			continue;
 		}
+		/* found, even if it could not be used: what it says counts */
+		ps_file_note_used(names->files, path, file, kind);
 		break;
 	}
 	if (err && err != -ENOENT && !names->errmsg[0])
@@ -715,8 +727,10 @@ int ps_jit_names_load(struct ps_jit_names *names)
 	if (names->loaded)
 		return names->load_result;
 	names->loaded = true;
-	map_err = find_and_read(names, "%s/perf-%d.map", ps_perf_map_read, &names->map);
-	dump_err = find_and_read(names, "%s/jit-%d.dump", ps_jitdump_read, &names->dump);
+	map_err = find_and_read(names, "%s/perf-%d.map", ps_perf_map_read_file, PS_FILE_PERF_MAP,
+	                        &names->map);
+	dump_err = find_and_read(names, "%s/jit-%d.dump", ps_jitdump_read_file, PS_FILE_JITDUMP,
+	                         &names->dump);
 	if (!map_err || !dump_err)
 		names->load_result = (map_err == 0) + (dump_err == 0);
 	else if (map_err == -ENOENT && dump_err == -ENOENT)

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/file_hooks.h"
 #include "pystitch/pystitch.h"
 
 /* ==== section: frame-name sources (perfmap.c, jitdump.c) ============ */
@@ -93,6 +94,11 @@ int ps_perf_map_read(const char *path, const struct ps_jit_limits *limits,
                      struct ps_jit_table **out);
 int ps_jitdump_read(const char *path, const struct ps_jit_limits *limits,
                     struct ps_jit_table **out);
+/* Same, reading the contents from file (an archive's copy of path). */
+int ps_perf_map_read_file(const char *path, const char *file, const struct ps_jit_limits *limits,
+                          struct ps_jit_table **out);
+int ps_jitdump_read_file(const char *path, const char *file, const struct ps_jit_limits *limits,
+                         struct ps_jit_table **out);
 void ps_jit_table_free(struct ps_jit_table *table);
 
 bool ps_jit_table_lookup(const struct ps_jit_table *table, uint64_t addr,
@@ -142,6 +148,9 @@ struct ps_jit_names_opts {
 	const char *perf_map_dir; /* --perf-map-dir DIR: searched first; may be NULL */
 	const char *perf_data_path; /* the capture; its directory is searched
 	                             * second (NULL or "-": not searched) */
+	/* Where files are read from and who is told (may be NULL); must
+	 * outlive the names. */
+	const struct ps_file_hooks *files;
 	struct ps_jit_limits limits;
 };
 

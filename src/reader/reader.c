@@ -358,6 +358,29 @@ int ps_reader_open_fd(int fd, const char *name, const struct ps_reader_opts *opt
 	return reader_start(r);
 }
 
+/* Unpack the archive at path and read its perf.data instead. */
+static int open_archive(struct ps_reader *r, const char *path)
+{
+	char err[PS_ARCHIVE_ERRMSG_MAX];
+	size_t plen = strlen(path);
+	int rc;
+
+	close(r->in.fd);
+	r->in.fd = -1;
+	rc = ps_archive_open(path, NULL, &r->archive, err, sizeof(err));
+	if (rc) {
+		/* the message names the archive already */
+		bool named = strncmp(err, path, plen) == 0 && strncmp(err + plen, ": ", 2) == 0;
+
+		return ps_reader_fail(r, rc, "%s", named ? err + plen + 2 : err);
+	}
+	r->in.fd = open(ps_archive_perf_data(r->archive), O_RDONLY | O_CLOEXEC);
+	if (r->in.fd < 0)
+		return ps_reader_fail(r, -errno, "cannot open the archived perf.data: %s",
+		                      strerror(errno));
+	return 0;
+}
+
 int ps_reader_open(const char *path, const struct ps_reader_opts *opts, struct ps_reader **out)
 {
 	struct ps_reader *r;
@@ -371,11 +394,21 @@ int ps_reader_open(const char *path, const struct ps_reader_opts *opts, struct p
 		return ps_reader_fail(r, -EINVAL, "no input file");
 	if (is_stdin) {
 		r->in.fd = STDIN_FILENO;
+		/* unpacking needs the archive's name (a pipe cannot be told) */
+		if (ps_archive_detect(r->in.fd))
+			return ps_reader_fail(r, -EINVAL,
+			                      "a pystitch archive is read from a named file (-i "
+			                      "FILE), not from standard input");
 	} else {
 		r->in.fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (r->in.fd < 0)
 			return ps_reader_fail(r, -errno, "cannot open: %s", strerror(errno));
 		r->own_fd = true;
+		if (ps_archive_detect(r->in.fd)) {
+			err = open_archive(r, path);
+			if (err)
+				return err;
+		}
 	}
 	return reader_start(r);
 }
@@ -386,6 +419,7 @@ void ps_reader_close(struct ps_reader *r)
 		return;
 	if (r->own_fd && r->in.fd >= 0)
 		close(r->in.fd);
+	ps_archive_close(r->archive);
 	free(r->in.buf);
 	ps_queue_free(r);
 	ps_decompress_free(r);
@@ -414,6 +448,18 @@ const char *ps_reader_errmsg(const struct ps_reader *r)
 const char *ps_reader_path(const struct ps_reader *r)
 {
 	return r->path;
+}
+
+struct ps_archive *ps_reader_archive(const struct ps_reader *r)
+{
+	return r->archive;
+}
+
+bool ps_reader_is_archive(const struct ps_reader *r, int64_t *perf_data_mtime)
+{
+	if (r->archive && perf_data_mtime)
+		*perf_data_mtime = ps_archive_manifest(r->archive)->perf_data_mtime;
+	return r->archive != NULL;
 }
 bool ps_reader_is_pipe(const struct ps_reader *r)
 {

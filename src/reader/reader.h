@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "pystitch/pystitch.h"
+#include "archive/archive.h"
 #include "base/arena.h"
 #include "base/cursor.h"
 
@@ -80,6 +81,8 @@ struct ps_decompressor {
 
 struct ps_reader {
 	char *path;
+	/* the input was an archive: its unpacked files, perf.data among them */
+	struct ps_archive *archive;
 	struct ps_reader_opts opts;
 	char errmsg[512];
 	bool failed;
@@ -210,5 +213,8 @@ int ps_queue_push(struct ps_reader *r, const uint8_t *raw, size_t size, uint64_t
 bool ps_queue_pop(struct ps_reader *r, struct ps_queued *out);
 void ps_queue_release(struct ps_reader *r);
 void ps_queue_free(struct ps_reader *r);
+
+/* The archive the capture came out of, or NULL (reader.c). */
+struct ps_archive *ps_reader_archive(const struct ps_reader *reader);
 
 #endif /* PS_READER_READER_H */

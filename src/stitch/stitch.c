@@ -15,6 +15,8 @@
 #include <sys/mman.h>
 #include <sys/utsname.h>
 
+#include "archive/archive.h"
+#include "reader/reader.h"
 #include "stitch/stitch.h"
 
 #define MAX_INLINE 32
@@ -373,9 +375,34 @@ static const char *kernel_symbols_file(const struct ps_session *s)
 	return proc_kallsyms;
 }
 
+/* A capture that came in an archive is analysed as it was where the
+ * archive was made: with the options it was made with, and only the files
+ * it holds (a path it does not hold does not exist). *path becomes the
+ * capture's path as given then, whose directory is searched for perf
+ * maps. */
+static void use_archive(struct ps_session *s, struct ps_archive *archive, const char **path)
+{
+	const struct ps_manifest *m = ps_archive_manifest(archive);
+	enum ps_archive_kind kind;
+	const char *kernel = ps_archive_kernel(archive, &kind);
+
+	s->opts.symfs = m->symfs;
+	s->opts.buildid_dir = m->buildid_dir;
+	s->opts.perf_map_dir = m->perf_map_dir;
+	s->opts.vmlinux = kernel && kind == PS_ARCHIVE_VMLINUX ? kernel : NULL;
+	/* no kernel symbols were read: a path the archive lacks keeps it so */
+	s->opts.kallsyms = kernel && kind == PS_ARCHIVE_KALLSYMS ? kernel
+	                   : kernel                              ? NULL
+	                                                         : "/proc/kallsyms";
+	s->files.resolve = ps_archive_resolve;
+	s->files.resolve_ctx = archive;
+	*path = m->perf_data_path;
+}
+
 int ps_session_open(const char *path, const struct ps_session_opts *opts, struct ps_session **out)
 {
 	struct ps_session *s = calloc(1, sizeof(*s));
+	struct ps_archive *archive;
 	struct ps_reader_opts ropts = { .sz = sizeof(ropts), .order = PS_ORDER_TIME };
 	int err;
 
@@ -401,6 +428,11 @@ int ps_session_open(const char *path, const struct ps_session_opts *opts, struct
 	if (err)
 		return fail(s, err, "out of memory");
 	ps_machine_set_features(s->machine, ps_reader_features(s->reader));
+	s->files.used = s->opts.file_used;
+	s->files.used_ctx = s->opts.file_used_ctx;
+	archive = ps_reader_archive(s->reader);
+	if (archive)
+		use_archive(s, archive, &path);
 
 	struct ps_symbols_opts sopts = {
 		.sz = sizeof(sopts),
@@ -411,8 +443,9 @@ int ps_session_open(const char *path, const struct ps_session_opts *opts, struct
 		.srcline = s->opts.srcline,
 		.log = s->opts.log,
 		.log_ctx = s->opts.log_ctx,
+		.files = s->files,
 	};
-	sopts.kallsyms = kernel_symbols_file(s);
+	sopts.kallsyms = archive ? s->opts.kallsyms : kernel_symbols_file(s);
 	err = ps_symbols_new(&sopts, &s->symbols);
 	if (err)
 		return fail(s, err, "cannot set up symbol lookup: %s", strerror(-err));

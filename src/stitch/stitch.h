@@ -28,6 +28,9 @@ struct ps_session {
 	struct ps_dso *kernel_dso;
 	struct ps_unwind_opts unwind_opts;
 	struct ps_stitch_python *python; /* Python frames (stitch_python.c) */
+	/* where symbols, perf maps and jitdumps are read from: the file
+	 * system, or the archive the capture came in */
+	struct ps_file_hooks files;
 	char errmsg[512];
 
 	struct ps_frame *frames;

@@ -92,6 +92,7 @@ int ps_stitch_python_new(struct ps_session *s, const char *perf_data_path)
 		.sz = sizeof(py->names_opts),
 		.perf_map_dir = s->opts.perf_map_dir,
 		.perf_data_path = py->data_path,
+		.files = &s->files,
 	};
 	if (ps_py_registry_new(&py->registry) || ps_py_merger_new(&py->merger))
 		goto nomem;

@@ -54,6 +54,7 @@ struct ps_dso {
 struct ps_symbols {
 	char *symfs, *buildid_dir, *kallsyms, *vmlinux;
 	bool no_inline, srcline;
+	struct ps_file_hooks files;
 	ps_log_fn log;
 	void *log_ctx;
 	struct ps_dso **buckets;
@@ -138,6 +139,7 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 	symbols->srcline = o.srcline;
 	symbols->log = o.log;
 	symbols->log_ctx = o.log_ctx;
+	symbols->files = o.files;
 	symbols->symfs = strdup(o.symfs ? o.symfs : "");
 	if (o.buildid_dir) {
 		symbols->buildid_dir = strdup(o.buildid_dir);
@@ -329,11 +331,18 @@ const char *ps_dso_name(const struct ps_dso *dso)
 /* ------------------------------------------------------------------ */
 /* locating files */
 
-static bool is_regular_file(const char *path)
+/* The name a copy of this process's vdso is known by to the file hooks:
+ * its real file is a temporary one, named differently on each run. */
+#define OWN_VDSO_NAME "pystitch:own-vdso"
+
+/* Whether path exists as a regular file where files are read from (the
+ * file system, or an archive through the resolver). */
+static bool is_regular_file(const struct ps_symbols *symbols, const char *path)
 {
+	const char *local = ps_file_local(&symbols->files, path);
 	struct stat st;
 
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	return local && stat(local, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* snprintf for paths: false when the result did not fit. */
@@ -376,7 +385,7 @@ static bool build_id_cache_path(const struct ps_dso *dso, const char *file_name,
 	ps_build_id_hex(dso->build_id, dso->build_id_size, hex);
 	if (!format_path(buf, size, "%s/.build-id/%.2s/%s", symbols->buildid_dir, hex, hex + 2))
 		return false;
-	if (is_regular_file(buf))
+	if (is_regular_file(symbols, buf))
 		return true;
 	if (strlen(buf) + strlen(file_name) + 2 > size)
 		return false;
@@ -385,20 +394,23 @@ static bool build_id_cache_path(const struct ps_dso *dso, const char *file_name,
 	return true;
 }
 
-/* Opens path for the DSO once; NULL when missing, not ELF, or of another
- * build-id. */
-static struct ps_elf *open_candidate(struct ps_dso *dso, const char *path)
+/* Opens path for the DSO once, reading it from file; NULL when missing,
+ * not ELF, or of another build-id. A file opened is reported to the file
+ * observer as kind. */
+static struct ps_elf *open_candidate_file(struct ps_dso *dso, const char *path, const char *file,
+                                          enum ps_file_kind kind)
 {
 	char err[PS_ERRMSG_MAX];
 	struct ps_elf *elf;
+	struct stat st;
 
 	for (size_t i = 0; i < dso->nr_opened; i++)
 		if (strcmp(dso->opened[i]->path, path) == 0)
 			return dso->opened[i];
-	if (!is_regular_file(path) ||
+	if (!file || stat(file, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    dso->nr_opened == sizeof(dso->opened) / sizeof(dso->opened[0]))
 		return NULL;
-	int rc = ps_elf_open(path, &elf, err, sizeof(err));
+	int rc = ps_elf_open_file(path, file, &elf, err, sizeof(err));
 	if (rc < 0) {
 		/* once per DSO; a mapped data file that is not ELF at all (a
 		 * locale archive, ld.so.cache) is normal and only said with -v */
@@ -429,7 +441,13 @@ static struct ps_elf *open_candidate(struct ps_dso *dso, const char *path)
 		return NULL;
 	}
 	dso->opened[dso->nr_opened++] = elf;
+	ps_file_note_used(&dso->owner->files, path, file, kind);
 	return elf;
+}
+
+static struct ps_elf *open_candidate(struct ps_dso *dso, const char *path, enum ps_file_kind kind)
+{
+	return open_candidate_file(dso, path, ps_file_local(&dso->owner->files, path), kind);
 }
 
 enum candidate {
@@ -461,7 +479,7 @@ static bool candidate_path(struct ps_dso *dso, enum candidate which, char *buf, 
 			                               "/usr/lib/debug%s/%s" };
 
 		join_symfs(symbols, path, base, sizeof(base));
-		elf = open_candidate(dso, base);
+		elf = open_candidate(dso, base, PS_FILE_ELF);
 		if (!elf || !ps_elf_debuglink(elf, link, sizeof(link)))
 			return false;
 		memcpy(dir, base, sizeof(dir));
@@ -476,7 +494,7 @@ static bool candidate_path(struct ps_dso *dso, enum candidate which, char *buf, 
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 			fits = format_path(buf, size, formats[i], dir, link);
 #pragma GCC diagnostic pop
-			if (fits && is_regular_file(buf))
+			if (fits && is_regular_file(symbols, buf))
 				return true;
 		}
 		return false;
@@ -556,6 +574,9 @@ static const char *own_vdso_file(struct ps_symbols *symbols)
 	char *path;
 	int fd;
 
+	/* reading an archive: the copy made when it was written */
+	if (symbols->files.resolve)
+		return symbols->files.resolve(symbols->files.resolve_ctx, OWN_VDSO_NAME);
 	if (symbols->own_vdso_tried)
 		return symbols->own_vdso;
 	symbols->own_vdso_tried = true;
@@ -602,7 +623,7 @@ static void locate_user(struct ps_dso *dso)
 	/* perf reads the build-id of the file itself when none was recorded */
 	if (!dso->build_id_size && dso->kind == DSO_USER) {
 		join_symfs(dso->owner, dso->name, path, sizeof(path));
-		elf = open_candidate(dso, path);
+		elf = open_candidate(dso, path, PS_FILE_ELF);
 		if (elf && elf->build_id_size) {
 			memcpy(dso->build_id, elf->build_id, elf->build_id_size);
 			dso->build_id_size = elf->build_id_size;
@@ -610,14 +631,15 @@ static void locate_user(struct ps_dso *dso)
 	}
 	/* the code: binary_type_data = build-id cache, then the system path */
 	if (candidate_path(dso, CAND_BUILD_ID_CACHE, path, sizeof(path)))
-		dso->data = open_candidate(dso, path);
+		dso->data = open_candidate(dso, path, PS_FILE_ELF);
 	if (!dso->data && candidate_path(dso, CAND_SYSTEM_PATH, path, sizeof(path)))
-		dso->data = open_candidate(dso, path);
+		dso->data = open_candidate(dso, path, PS_FILE_ELF);
 	/* no build-id recorded for the vdso: perf uses its own */
 	if (!dso->data && dso->kind == DSO_VDSO && !dso->build_id_recorded) {
 		const char *own = own_vdso_file(dso->owner);
 
-		if (own && (dso->data = open_candidate(dso, own)) != NULL) {
+		if (own && (dso->data = open_candidate_file(dso, OWN_VDSO_NAME, own,
+		                                            PS_FILE_ELF)) != NULL) {
 			if (dso->data->symtab_index >= 0)
 				dso->syms = dso->data;
 			if (dso->data->dynsym_index >= 0)
@@ -628,7 +650,10 @@ static void locate_user(struct ps_dso *dso)
 	for (int which = 0; which < CAND_COUNT && !(dso->syms && dso->runtime); which++) {
 		if (!candidate_path(dso, (enum candidate)which, path, sizeof(path)))
 			continue;
-		elf = open_candidate(dso, path);
+		elf = open_candidate(dso, path,
+		                     which == CAND_SYSTEM_PATH || which == CAND_BUILD_ID_CACHE
+		                             ? PS_FILE_ELF
+		                             : PS_FILE_DEBUGINFO);
 		if (!elf)
 			continue;
 		if (!dso->syms && elf->symtab_index >= 0)
@@ -637,6 +662,9 @@ static void locate_user(struct ps_dso *dso)
 			dso->runtime = elf;
 	}
 	if (!dso->syms && !dso->runtime) {
+		/* nothing at all found (not: found but unusable, said already) */
+		if (dso->kind == DSO_USER && !dso->errmsg[0])
+			ps_file_note_used(&dso->owner->files, dso->name, NULL, PS_FILE_ELF);
 		if (!dso->errmsg[0])
 			snprintf(dso->errmsg, sizeof(dso->errmsg),
 			         "%s: no ELF file with symbols found", dso->name);
@@ -647,7 +675,7 @@ static void locate_user(struct ps_dso *dso)
 	if (dso->syms)
 		dso->a2l_file = dso->syms;
 	else if (dso->kind == DSO_USER)
-		dso->a2l_file = open_candidate(dso, dso->name);
+		dso->a2l_file = open_candidate(dso, dso->name, PS_FILE_ELF);
 	if (!dso->syms)
 		dso->syms = dso->runtime;
 	if (!dso->runtime)
@@ -677,13 +705,13 @@ static void locate(struct ps_dso *dso)
 const char *ps_dso_file(struct ps_dso *dso)
 {
 	locate(dso);
-	return dso->data ? dso->data->path : NULL;
+	return dso->data ? dso->data->file : NULL;
 }
 
 const char *ps_dso_symbol_file(struct ps_dso *dso)
 {
 	locate(dso);
-	return dso->has_symtab ? dso->syms->path : NULL;
+	return dso->has_symtab ? dso->syms->file : NULL;
 }
 
 const char *ps_dso_errmsg(struct ps_dso *dso)
@@ -706,6 +734,7 @@ static void load_kernel(struct ps_symbols *symbols)
 		.build_id_size = kdso ? kdso->build_id_size : 0,
 		.buildid_dir = symbols->buildid_dir,
 		.symfs = symbols->symfs,
+		.files = &symbols->files,
 	};
 	struct ps_kernel_load_result result = { 0 };
 

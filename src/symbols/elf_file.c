@@ -193,6 +193,12 @@ static int find_symbol_table(const struct ps_elf *elf, const char *name, uint32_
 
 int ps_elf_open(const char *path, struct ps_elf **out, char *err, size_t errsz)
 {
+	return ps_elf_open_file(path, path, out, err, errsz);
+}
+
+int ps_elf_open_file(const char *path, const char *file, struct ps_elf **out, char *err,
+                     size_t errsz)
+{
 	struct ps_elf *elf;
 	struct stat st;
 	size_t raw_size = 0;
@@ -207,11 +213,12 @@ int ps_elf_open(const char *path, struct ps_elf **out, char *err, size_t errsz)
 	elf->fd = -1;
 	elf->symtab_index = elf->dynsym_index = -1;
 	elf->path = strdup(path);
-	if (!elf->path) {
+	elf->file = strdup(file);
+	if (!elf->path || !elf->file) {
 		rc = -ENOMEM;
 		goto out_fail;
 	}
-	elf->fd = open(path, O_RDONLY | O_CLOEXEC);
+	elf->fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (elf->fd < 0) {
 		rc = fail(err, errsz, -errno, "%s: %s", path, strerror(errno));
 		goto out_fail;
@@ -281,6 +288,7 @@ void ps_elf_close(struct ps_elf *elf)
 	free(elf->sections);
 	free(elf->segments);
 	free(elf->path);
+	free(elf->file);
 	free(elf);
 }
 

@@ -177,6 +177,14 @@ static int split_groups(struct ps_kernel_symbols *ks)
 int ps_kernel_symbols_from_kallsyms(const char *path, struct ps_kernel_symbols **out,
                                     struct ps_kernel_load_result *result)
 {
+	return ps_kernel_symbols_read_kallsyms(path, NULL, out, result);
+}
+
+int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks *files,
+                                    struct ps_kernel_symbols **out,
+                                    struct ps_kernel_load_result *result)
+{
+	const char *file = ps_file_local(files, path);
 	struct ps_kernel_symbols *ks;
 	struct ps_symtab *all;
 	char line[KALLSYMS_LINE_MAX];
@@ -186,11 +194,14 @@ int ps_kernel_symbols_from_kallsyms(const char *path, struct ps_kernel_symbols *
 
 	*out = NULL;
 	memset(result, 0, sizeof(*result));
-	f = fopen(path, "r");
+	f = file ? fopen(file, "r") : NULL;
 	if (!f) {
-		snprintf(result->err, sizeof(result->err), "%s: %s", path, strerror(errno));
-		return -errno;
+		int err = file ? errno : ENOENT;
+
+		snprintf(result->err, sizeof(result->err), "%s: %s", path, strerror(err));
+		return -err;
 	}
+	ps_file_note_used(files, path, file, PS_FILE_KALLSYMS);
 	ks = kernel_symbols_new();
 	if (!ks) {
 		fclose(f);
@@ -276,6 +287,15 @@ int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id, si
                                    struct ps_kernel_symbols **out,
                                    struct ps_kernel_load_result *result)
 {
+	return ps_kernel_symbols_read_vmlinux(path, NULL, build_id, build_id_size, out, result);
+}
+
+int ps_kernel_symbols_read_vmlinux(const char *path, const struct ps_file_hooks *files,
+                                   const uint8_t *build_id, size_t build_id_size,
+                                   struct ps_kernel_symbols **out,
+                                   struct ps_kernel_load_result *result)
+{
+	const char *file = ps_file_local(files, path);
 	struct ps_kernel_symbols *ks;
 	struct ps_elf_symtab reader;
 	struct ps_elf *elf;
@@ -284,7 +304,11 @@ int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id, si
 
 	*out = NULL;
 	memset(result, 0, sizeof(*result));
-	rc = ps_elf_open(path, &elf, result->err, sizeof(result->err));
+	if (!file) {
+		snprintf(result->err, sizeof(result->err), "%s: %s", path, strerror(ENOENT));
+		return -ENOENT;
+	}
+	rc = ps_elf_open_file(path, file, &elf, result->err, sizeof(result->err));
 	if (rc < 0)
 		return rc;
 	if (build_id_size &&
@@ -310,6 +334,7 @@ int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id, si
 		ps_elf_close(elf);
 		return -ENOMEM;
 	}
+	ps_file_note_used(files, path, file, PS_FILE_VMLINUX);
 	ks->from_vmlinux = true;
 	ks->vmlinux = elf;
 	text = ps_elf_section_by_name(elf, ".text");
@@ -455,10 +480,12 @@ int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kern
 	*out = NULL;
 	memset(result, 0, sizeof(*result));
 	if (source->kallsyms)
-		return ps_kernel_symbols_from_kallsyms(source->kallsyms, out, result);
+		return ps_kernel_symbols_read_kallsyms(source->kallsyms, source->files, out,
+		                                       result);
 	if (source->vmlinux)
-		return ps_kernel_symbols_from_vmlinux(source->vmlinux, source->build_id,
-		                                      source->build_id_size, out, result);
+		return ps_kernel_symbols_read_vmlinux(source->vmlinux, source->files,
+		                                      source->build_id, source->build_id_size, out,
+		                                      result);
 	if (!source->build_id_size ||
 	    (host_kernel_build_id(host, &host_size) &&
 	     ps_build_id_equal(source->build_id, source->build_id_size, host, host_size))) {
@@ -468,7 +495,8 @@ int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kern
 			         "no kernel symbols (--symfs given, no --kallsyms)");
 			return -ENOENT;
 		}
-		return ps_kernel_symbols_from_kallsyms("/proc/kallsyms", out, result);
+		return ps_kernel_symbols_read_kallsyms("/proc/kallsyms", source->files, out,
+		                                       result);
 	}
 	ps_build_id_hex(source->build_id, source->build_id_size, hex);
 	if (snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", source->buildid_dir,
@@ -476,5 +504,5 @@ int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kern
 		snprintf(result->err, sizeof(result->err), "build-id cache path too long");
 		return -ENAMETOOLONG;
 	}
-	return ps_kernel_symbols_from_kallsyms(path, out, result);
+	return ps_kernel_symbols_read_kallsyms(path, source->files, out, result);
 }

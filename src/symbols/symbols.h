@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/file_hooks.h"
 #include "pystitch/pystitch.h"
 
 struct ps_symbols;
@@ -53,6 +54,9 @@ struct ps_symbols_opts {
 	bool srcline; /* fill ps_frame_name.srcline (-F +srcline) */
 	ps_log_fn log; /* warnings (build-id mismatch, damage) */
 	void *log_ctx;
+	/* Where files are read from, and who is told (see base/file_hooks.h);
+	 * copied. With a resolver, a path it does not know does not exist. */
+	struct ps_file_hooks files;
 };
 
 /* Returns 0 or a negative errno (-EINVAL for bad options, -ENOMEM). */
@@ -75,7 +79,9 @@ struct ps_dso *ps_symbols_dso(struct ps_symbols *symbols, const char *recorded_p
 const char *ps_dso_name(const struct ps_dso *dso);
 /* The ELF file holding the DSO's code (for unwinding: CFI and text), in
  * perf's order: the build-id cache, then --symfs + path (or the path).
- * NULL when none was found or its build-id differs from the recorded one. */
+ * NULL when none was found or its build-id differs from the recorded one.
+ * This and ps_dso_symbol_file() name the file to open: with a resolver
+ * (opts.files), the local copy. */
 const char *ps_dso_file(struct ps_dso *dso);
 /* The file symbols came from: the first candidate with .symtab (may be a
  * debug file), else the one with .dynsym; NULL when there is none. */

@@ -34,7 +34,8 @@ struct ps_elf_segment {
 };
 
 struct ps_elf {
-	char *path;
+	char *path; /* as looked up (messages, identity) */
+	char *file; /* what was opened: path, or an archive's copy of it */
 	int fd;
 	Elf *elf;
 	const uint8_t *image; /* the whole file, read-only */
@@ -57,6 +58,9 @@ struct ps_elf {
 /* Opens and checks path. On failure returns a negative errno and writes a
  * message naming the file to err (when errsz > 0). */
 int ps_elf_open(const char *path, struct ps_elf **out, char *err, size_t errsz);
+/* Same, reading the contents from file (an archive's copy of path). */
+int ps_elf_open_file(const char *path, const char *file, struct ps_elf **out, char *err,
+                     size_t errsz);
 void ps_elf_close(struct ps_elf *elf);
 /* Index of the first section with this name, or -1 (perf's
  * elf_section_by_name). */
@@ -259,6 +263,7 @@ struct ps_kernel_source {
 	const uint8_t *build_id; /* the capture's kernel, or NULL */
 	size_t build_id_size;
 	const char *buildid_dir, *symfs;
+	const struct ps_file_hooks *files; /* may be NULL */
 };
 
 int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kernel_symbols **out,
@@ -266,6 +271,15 @@ int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kern
 int ps_kernel_symbols_from_kallsyms(const char *path, struct ps_kernel_symbols **out,
                                     struct ps_kernel_load_result *result);
 int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id, size_t build_id_size,
+                                   struct ps_kernel_symbols **out,
+                                   struct ps_kernel_load_result *result);
+/* Same, with path looked up through files (NULL: the file system) and
+ * reported to its observer when read. */
+int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks *files,
+                                    struct ps_kernel_symbols **out,
+                                    struct ps_kernel_load_result *result);
+int ps_kernel_symbols_read_vmlinux(const char *path, const struct ps_file_hooks *files,
+                                   const uint8_t *build_id, size_t build_id_size,
                                    struct ps_kernel_symbols **out,
                                    struct ps_kernel_load_result *result);
 void ps_kernel_symbols_free(struct ps_kernel_symbols *ks);

@@ -1147,6 +1147,64 @@ START_TEST(test_names_search_order)
 }
 END_TEST
 
+/* Through a resolver (an archive's contents): only the paths it knows
+ * exist, tables keep the path as looked up, and the observer is told. */
+struct names_resolver {
+	char logical[700], local[700];
+	int used;
+};
+
+static const char *names_resolve(void *ctx, const char *path)
+{
+	const struct names_resolver *r = ctx;
+
+	return strcmp(path, r->logical) == 0 ? r->local : NULL;
+}
+
+static void names_used(void *ctx, const char *path, const char *file, enum ps_file_kind kind)
+{
+	struct names_resolver *r = ctx;
+
+	ck_assert_str_eq(path, r->logical);
+	ck_assert_str_eq(file, r->local);
+	ck_assert_int_eq(kind, PS_FILE_PERF_MAP);
+	r->used++;
+}
+
+START_TEST(test_names_resolver)
+{
+	struct names_resolver r = { 0 };
+	struct ps_file_hooks files = {
+		.resolve = names_resolve, .resolve_ctx = &r, .used = names_used, .used_ctx = &r
+	};
+	struct ps_jit_names_opts opts = { .sz = sizeof(opts), .files = &files };
+	struct ps_jit_names *names;
+	struct ps_jit_symbol sym;
+	const char *text = "1000 10 py::archived:x\n";
+	char data_path[700];
+
+	snprintf(r.logical, sizeof(r.logical), "/recorded/dir/perf-%d.map", FAKE_PID);
+	snprintf(r.local, sizeof(r.local), "%s/copy", test_dir);
+	write_path(r.local, text, strlen(text));
+	/* on disk but unknown to the resolver: not there */
+	make_dump_file(pid_file(test_dir, "jit-%d.dump"), 0x5000, "py::on_disk:x");
+	snprintf(data_path, sizeof(data_path), "%s/perf.data", test_dir);
+	opts.perf_map_dir = "/recorded/dir";
+	opts.perf_data_path = data_path;
+	ck_assert_int_eq(ps_jit_names_new(&opts, FAKE_PID, &names), 0);
+	ck_assert_int_eq(ps_jit_names_load(names), 1);
+	ck_assert_int_eq(r.used, 1);
+	ck_assert_str_eq(ps_jit_table_path(ps_jit_names_table(names, PS_JIT_SOURCE_MAP)),
+	                 r.logical);
+	ck_assert_ptr_null(ps_jit_names_table(names, PS_JIT_SOURCE_DUMP));
+	ck_assert(ps_jit_names_lookup(names, 0x1004, &sym));
+	ck_assert_str_eq(sym.name, "py::archived:x");
+	ps_jit_names_free(names);
+	unlink(pid_file(test_dir, "jit-%d.dump"));
+	unlink(r.local);
+}
+END_TEST
+
 START_TEST(test_names_not_found)
 {
 	struct ps_jit_names_opts opts = { .sz = sizeof(opts) };
@@ -1455,6 +1513,7 @@ static Suite *sources_suite(void)
 	tcase_add_test(names, test_names_search_order);
 	tcase_add_test(names, test_names_not_found);
 	tcase_add_test(names, test_names_merge_and_errors);
+	tcase_add_test(names, test_names_resolver);
 	suite_add_tcase(suite, names);
 
 	tcase_add_test(real, test_real_cpython);

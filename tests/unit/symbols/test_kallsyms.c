@@ -2,7 +2,9 @@
  * fix-ups around the modules, module tables, relocation, and damaged
  * lines skipped and counted. */
 #include "helpers.h"
+#include "symbols/symbols_priv.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 #include <stdio.h>
@@ -151,6 +153,42 @@ START_TEST(test_long_line_and_restricted)
 }
 END_TEST
 
+/* Kernel symbols from a resolver (an archive): the path as looked up is
+ * reported, the resolver's file is read, and a path it does not know
+ * fails even when it exists on disk. */
+static const char *resolve_proc(void *ctx, const char *name)
+{
+	return strcmp(name, "/proc/kallsyms") == 0 ? ctx : NULL;
+}
+
+static void count_used(void *ctx, const char *name, const char *file, enum ps_file_kind kind)
+{
+	ck_assert_str_eq(name, "/proc/kallsyms");
+	ck_assert_str_eq(file, path);
+	ck_assert_int_eq(kind, PS_FILE_KALLSYMS);
+	++*(int *)ctx;
+}
+
+START_TEST(test_kallsyms_resolver)
+{
+	int used = 0;
+	struct ps_file_hooks files = {.resolve = resolve_proc, .resolve_ctx = path,
+				      .used = count_used, .used_ctx = &used};
+	struct ps_kernel_symbols *ks;
+	struct ps_kernel_load_result result;
+	uint64_t at;
+
+	ck_assert_int_eq(ps_kernel_symbols_read_kallsyms("/proc/kallsyms", &files, &ks, &result), 0);
+	ck_assert_int_eq(used, 1);
+	ck_assert_str_eq(ps_kernel_symbols_find(ks, NULL, 0xffffffff81001044, &at)->name, "sys_foo");
+	ps_kernel_symbols_free(ks);
+	ck_assert_int_eq(ps_kernel_symbols_read_kallsyms(path, &files, &ks, &result), -ENOENT);
+	ck_assert_ptr_null(ks);
+	ck_assert_ptr_nonnull(strstr(result.err, path));
+	ck_assert_int_eq(used, 1);
+}
+END_TEST
+
 Suite *suite_kallsyms(void)
 {
 	Suite *s = suite_create("kallsyms");
@@ -163,6 +201,7 @@ Suite *suite_kallsyms(void)
 	tcase_add_test(tc, test_relocation);
 	tcase_add_test(tc, test_kernel_srcline);
 	tcase_add_test(tc, test_long_line_and_restricted);
+	tcase_add_test(tc, test_kallsyms_resolver);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -249,6 +249,66 @@ START_TEST(test_no_file)
 }
 END_TEST
 
+/* Files from a resolver (an archive's contents): only the paths it knows
+ * exist, whatever is on disk; the DSO's file is the resolver's copy, and
+ * the observer hears of each file read and of each object without any. */
+struct resolver {
+	const char *path, *file;
+	int used, missing;
+	char used_path[512], used_file[512];
+	enum ps_file_kind used_kind;
+};
+
+static const char *resolve(void *ctx, const char *path)
+{
+	const struct resolver *r = ctx;
+
+	return strcmp(path, r->path) == 0 ? r->file : NULL;
+}
+
+static void note_used(void *ctx, const char *path, const char *file, enum ps_file_kind kind)
+{
+	struct resolver *r = ctx;
+
+	if (!file) {
+		r->missing++;
+		return;
+	}
+	r->used++;
+	fmt(r->used_path, sizeof(r->used_path), "%s", path);
+	fmt(r->used_file, sizeof(r->used_file), "%s", file);
+	r->used_kind = kind;
+}
+
+START_TEST(test_resolver)
+{
+	struct log_capture log = {0};
+	struct resolver r = {.path = "/archived/libfixture.so", .file = fixture.so};
+	struct ps_symbols_opts opts = {.sz = sizeof(opts), .buildid_dir = "/nonexistent",
+				       .log = capture_log, .log_ctx = &log,
+				       .files = {.resolve = resolve, .resolve_ctx = &r,
+						 .used = note_used, .used_ctx = &r}};
+	struct ps_symbols *symbols;
+	struct ps_dso *dso, *on_disk;
+
+	ck_assert_int_eq(ps_symbols_new(&opts, &symbols), 0);
+	dso = ps_symbols_dso(symbols, r.path, fixture.build_id, fixture.build_id_size);
+	ck_assert_str_eq(ps_dso_file(dso), fixture.so);
+	ck_assert_str_eq(resolve_plain(dso, fixture_symbol("after_gap", NULL)).sym, "after_gap");
+	ck_assert_int_eq(r.used, 1);
+	ck_assert_str_eq(r.used_path, r.path);
+	ck_assert_str_eq(r.used_file, fixture.so);
+	ck_assert_int_eq(r.used_kind, PS_FILE_ELF);
+	/* on disk, but not known to the resolver: not there */
+	on_disk = ps_symbols_dso(symbols, fixture.so, fixture.build_id, fixture.build_id_size);
+	ck_assert_ptr_null(ps_dso_file(on_disk));
+	ck_assert_ptr_null(resolve_plain(on_disk, fixture_symbol("after_gap", NULL)).sym);
+	ck_assert_int_eq(r.used, 1);
+	ck_assert_int_eq(r.missing, 1);
+	ps_symbols_free(symbols);
+}
+END_TEST
+
 Suite *suite_lookup(void)
 {
 	Suite *s = suite_create("lookup");
@@ -264,6 +324,7 @@ Suite *suite_lookup(void)
 	tcase_add_test(tc, test_build_id_mismatch_warns_once);
 	tcase_add_test(tc, test_same_dso_handle);
 	tcase_add_test(tc, test_no_file);
+	tcase_add_test(tc, test_resolver);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,118 @@
+/* pystitch archives: one file holding a capture and every file needed to
+ * analyse it elsewhere. A zstd-compressed pax tar written and read through
+ * libarchive. The first member, MANIFEST, is a text file listing every
+ * other file: its kind, size, SHA-256 and the path the session looked it
+ * up under; the other members are named by their SHA-256 (one member per
+ * distinct content). Reading trusts nothing in the archive: names become
+ * file names only as validated hex digests, inside a private directory.
+ *  - manifest.c: the manifest's text format (parse, validate, write);
+ *  - extract.c: checking and unpacking an archive, and looking paths up;
+ *  - write.c: writing one.
+ */
+#ifndef PS_ARCHIVE_ARCHIVE_H
+#define PS_ARCHIVE_ARCHIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pystitch/pystitch.h"
+
+#define PS_ARCHIVE_FORMAT_VERSION 1
+#define PS_ARCHIVE_MANIFEST_NAME "MANIFEST"
+#define PS_ARCHIVE_MANIFEST_MAX (16u << 20)
+#define PS_ARCHIVE_SHA256_SIZE 32
+#define PS_ARCHIVE_HEX_SIZE (2 * PS_ARCHIVE_SHA256_SIZE)
+#define PS_ARCHIVE_ERRMSG_MAX 512
+
+/* Default limits when reading an archive. */
+#define PS_ARCHIVE_MAX_ENTRY (4ULL << 30)
+#define PS_ARCHIVE_MAX_TOTAL (32ULL << 30)
+#define PS_ARCHIVE_MAX_FILES 100000u
+
+enum ps_archive_kind {
+	PS_ARCHIVE_PERF_DATA = 0,
+	PS_ARCHIVE_ELF,
+	PS_ARCHIVE_DEBUGINFO,
+	PS_ARCHIVE_KALLSYMS,
+	PS_ARCHIVE_VMLINUX,
+	PS_ARCHIVE_PERF_MAP,
+	PS_ARCHIVE_JITDUMP,
+	PS_ARCHIVE_KIND_COUNT
+};
+
+struct ps_archive_file {
+	enum ps_archive_kind kind;
+	uint64_t size;
+	uint8_t sha256[PS_ARCHIVE_SHA256_SIZE];
+	char *path; /* where the session looked it up */
+};
+
+/* What the session was opened with when the archive was written; reading
+ * opens the session the same way, on the archived files only. */
+struct ps_manifest {
+	int64_t perf_data_mtime;
+	char *perf_data_path; /* the capture's path as given (its directory
+	                       * is searched for perf maps) */
+	char *symfs, *buildid_dir, *perf_map_dir; /* NULL: not given */
+	struct ps_archive_file *files;
+	size_t nr_files, cap_files;
+};
+
+struct ps_archive_limits {
+	uint64_t max_entry; /* bytes of one file; 0: PS_ARCHIVE_MAX_ENTRY */
+	uint64_t max_total; /* bytes of all files; 0: PS_ARCHIVE_MAX_TOTAL */
+};
+
+/* "elf", "perf-map", ...; NULL for an unknown kind. */
+const char *ps_archive_kind_name(enum ps_archive_kind kind);
+void ps_manifest_release(struct ps_manifest *manifest);
+/* Append a file (path copied; size and digest filled in later). 0 or
+ * -ENOMEM. */
+int ps_manifest_add(struct ps_manifest *manifest, enum ps_archive_kind kind, const char *path);
+/* The manifest as text. NULL when out of memory; free() it. */
+char *ps_manifest_format(const struct ps_manifest *manifest, size_t *len);
+/* Parse and validate text: the version, every line, kinds, sizes within
+ * the limits (one file, and the sum of distinct contents), one perf.data,
+ * at most one kernel symbols file, no path twice, one size per digest.
+ * 0, or -EINVAL/-EFBIG/-ENOMEM with a one-line reason in err. */
+int ps_manifest_parse(const char *text, size_t len, const struct ps_archive_limits *limits,
+                      struct ps_manifest *out, char *err, size_t errsz);
+void ps_archive_hex(const uint8_t *sha256, char *hex /* PS_ARCHIVE_HEX_SIZE + 1 */);
+
+/* ---- reading ------------------------------------------------------- */
+
+struct ps_archive;
+
+/* Whether the file at fd starts like an archive (a zstd frame). Reads
+ * with pread, so fd's offset is unchanged. */
+bool ps_archive_detect(int fd);
+/* Check and unpack the archive at path into a new private directory
+ * under $TMPDIR (else /tmp). 0, or a negative errno with a one-line
+ * message naming the archive, the entry and what was wrong in err; on
+ * failure nothing is left behind. limits may be NULL. */
+int ps_archive_open(const char *path, const struct ps_archive_limits *limits,
+                    struct ps_archive **out, char *err, size_t errsz);
+/* Remove the unpacked files and the directory. NULL is a no-op. */
+void ps_archive_close(struct ps_archive *archive);
+const struct ps_manifest *ps_archive_manifest(const struct ps_archive *archive);
+/* The unpacked perf.data. */
+const char *ps_archive_perf_data(const struct ps_archive *archive);
+/* The unpacked copy of what the session found at path, or NULL when the
+ * archive has none (the path did not exist for the session). Fits
+ * ps_file_hooks.resolve (ctx is the archive). */
+const char *ps_archive_resolve(void *archive, const char *path);
+/* The kernel symbols file and its kind (KALLSYMS or VMLINUX), or NULL. */
+const char *ps_archive_kernel(const struct ps_archive *archive, enum ps_archive_kind *kind);
+
+/* ---- writing ------------------------------------------------------- */
+
+/* Write manifest's files to out_path: files[i] is where the contents of
+ * manifest->files[i] are read from. Fills in sizes and digests, stores
+ * each distinct content once, and fails (removing out_path) when a file
+ * cannot be read or changes while being archived. 0, or a negative errno
+ * with a one-line message in err. */
+int ps_archive_write(const char *out_path, struct ps_manifest *manifest, const char *const *files,
+                     char *err, size_t errsz);
+
+#endif /* PS_ARCHIVE_ARCHIVE_H */

@@ -1,0 +1,247 @@
+/* Writing an archive: every file is read twice, once to learn its size
+ * and digest for the manifest (which comes first so readers can check
+ * everything that follows), once to store it; a file that changes in
+ * between fails the archive rather than giving it a wrong digest.
+ */
+#include "archive/archive.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <nettle/sha2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CHUNK 65536
+
+static int fail(char *err, size_t errsz, int rc, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t errsz, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errsz, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* Read file to its end (files in /proc say size 0), hashing it, and hand
+ * each chunk to sink when given. At most max bytes. */
+static int read_file(const char *file, uint64_t max, uint8_t *digest, uint64_t *size,
+                     int (*sink)(void *ctx, const void *buf, size_t len), void *ctx)
+{
+	struct sha256_ctx sha;
+	uint8_t *buf = malloc(CHUNK);
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int rc = 0;
+
+	*size = 0;
+	sha256_init(&sha);
+	if (fd < 0 || !buf) {
+		rc = fd < 0 ? -errno : -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf, CHUNK);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		if ((uint64_t)n > max - *size) {
+			rc = -EFBIG;
+			break;
+		}
+		sha256_update(&sha, (size_t)n, buf);
+		*size += (uint64_t)n;
+		if (sink && (rc = sink(ctx, buf, (size_t)n)) != 0)
+			break;
+	}
+	sha256_digest(&sha, SHA256_DIGEST_SIZE, digest);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return rc;
+}
+
+struct member_sink {
+	struct archive *ar;
+	uint64_t left; /* bytes the header announced and not yet written */
+};
+
+static int write_chunk(void *ctx, const void *buf, size_t len)
+{
+	struct member_sink *m = ctx;
+
+	if (len > m->left)
+		return -ESTALE; /* grew since it was measured */
+	if (archive_write_data(m->ar, buf, len) != (la_ssize_t)len)
+		return -EIO;
+	m->left -= len;
+	return 0;
+}
+
+static int add_member(struct archive *ar, const char *name, uint64_t size, int64_t mtime)
+{
+	struct archive_entry *entry = archive_entry_new();
+	int rc;
+
+	if (!entry)
+		return -ENOMEM;
+	archive_entry_set_pathname(entry, name);
+	archive_entry_set_filetype(entry, AE_IFREG);
+	archive_entry_set_perm(entry, 0600);
+	archive_entry_set_size(entry, (la_int64_t)size);
+	archive_entry_set_mtime(entry, (time_t)mtime, 0);
+	rc = archive_write_header(ar, entry) == ARCHIVE_OK ? 0 : -EIO;
+	archive_entry_free(entry);
+	return rc;
+}
+
+/* Pass one: sizes and digests into the manifest. */
+static int measure(struct ps_manifest *m, const char *const *files, char *err, size_t errsz)
+{
+	for (size_t i = 0; i < m->nr_files; i++) {
+		int rc = read_file(files[i], PS_ARCHIVE_MAX_ENTRY, m->files[i].sha256,
+		                   &m->files[i].size, NULL, NULL);
+
+		if (rc == -EFBIG)
+			return fail(err, errsz, rc,
+			            "%s: more than %llu bytes, too large to archive", files[i],
+			            (unsigned long long)PS_ARCHIVE_MAX_ENTRY);
+		if (rc)
+			return fail(err, errsz, rc, "%s: %s", files[i], strerror(-rc));
+	}
+	return 0;
+}
+
+static int write_members(struct archive *ar, struct ps_manifest *m, const char *const *files,
+                         char *err, size_t errsz)
+{
+	char hex[PS_ARCHIVE_HEX_SIZE + 1];
+	size_t len;
+	char *text = ps_manifest_format(m, &len);
+	int rc;
+
+	if (!text)
+		return fail(err, errsz, -ENOMEM, "out of memory");
+	rc = add_member(ar, PS_ARCHIVE_MANIFEST_NAME, len, m->perf_data_mtime);
+	if (!rc && archive_write_data(ar, text, len) != (la_ssize_t)len)
+		rc = -EIO;
+	free(text);
+	if (rc)
+		return fail(err, errsz, rc, "cannot write: %s", archive_error_string(ar));
+	for (size_t i = 0; i < m->nr_files; i++) {
+		const struct ps_archive_file *f = &m->files[i];
+		struct member_sink sink = { .ar = ar, .left = f->size };
+		uint8_t digest[PS_ARCHIVE_SHA256_SIZE];
+		uint64_t size;
+		bool stored = false;
+
+		/* each content once */
+		for (size_t j = 0; j < i && !stored; j++)
+			stored = memcmp(m->files[j].sha256, f->sha256, sizeof(digest)) == 0;
+		if (stored)
+			continue;
+		ps_archive_hex(f->sha256, hex);
+		rc = add_member(ar, hex, f->size, m->perf_data_mtime);
+		if (rc)
+			return fail(err, errsz, rc, "cannot write: %s", archive_error_string(ar));
+		rc = read_file(files[i], f->size, digest, &size, write_chunk, &sink);
+		if (rc == -EIO)
+			return fail(err, errsz, rc, "cannot write: %s", archive_error_string(ar));
+		if (rc == -ESTALE || rc == -EFBIG ||
+		    (!rc && (size != f->size || memcmp(digest, f->sha256, sizeof(digest)) != 0)))
+			return fail(err, errsz, -ESTALE, "%s: changed while being archived",
+			            files[i]);
+		if (rc)
+			return fail(err, errsz, rc, "%s: %s", files[i], strerror(-rc));
+	}
+	return 0;
+}
+
+/* Give path the mode a new file gets (0666 & ~umask). The umask is read
+ * from /proc rather than set and restored, which would race with other
+ * threads; without /proc the file stays 0600. */
+static int fchmod_default(const char *path)
+{
+	FILE *status = fopen("/proc/self/status", "r");
+	char line[128];
+	unsigned mask = 077;
+	bool found = false;
+
+	if (status) {
+		while (!found && fgets(line, sizeof(line), status))
+			found = sscanf(line, "Umask: %o", &mask) == 1;
+		fclose(status);
+	}
+	return found ? chmod(path, 0666 & ~(mode_t)mask) : 0;
+}
+
+int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *const *files,
+                     char *err, size_t errsz)
+{
+	struct archive *ar;
+	char *temp;
+	int rc = measure(m, files, err, errsz), fd;
+
+	if (rc)
+		return rc;
+	/* written beside out_path and renamed at the end, so a failure
+	 * never leaves a partial archive (or clobbers an old one) */
+	temp = malloc(strlen(out_path) + sizeof(".XXXXXX"));
+	if (!temp)
+		return fail(err, errsz, -ENOMEM, "out of memory");
+	sprintf(temp, "%s.XXXXXX", out_path);
+	fd = mkstemp(temp);
+	if (fd < 0) {
+		rc = fail(err, errsz, -errno, "%s: %s", temp, strerror(errno));
+		free(temp);
+		return rc;
+	}
+	ar = archive_write_new();
+	if (!ar) {
+		close(fd);
+		unlink(temp);
+		free(temp);
+		return fail(err, errsz, -ENOMEM, "out of memory");
+	}
+	if (archive_write_set_format_pax_restricted(ar) != ARCHIVE_OK ||
+	    archive_write_add_filter_zstd(ar) != ARCHIVE_OK) {
+		rc = fail(err, errsz, -ENOTSUP, "libarchive cannot write zstd-compressed tar: %s",
+		          archive_error_string(ar));
+		goto out;
+	}
+	if (archive_write_open_fd(ar, fd) != ARCHIVE_OK) {
+		rc = fail(err, errsz, -EIO, "%s: %s", out_path, archive_error_string(ar));
+		goto out;
+	}
+	rc = write_members(ar, m, files, err, errsz);
+	if (archive_write_close(ar) != ARCHIVE_OK && !rc)
+		rc = fail(err, errsz, -EIO, "%s: %s", out_path, archive_error_string(ar));
+out:
+	archive_write_free(ar);
+	if (close(fd) != 0 && !rc)
+		rc = fail(err, errsz, -EIO, "%s: %s", out_path, strerror(errno));
+	/* mkstemp's 0600 would keep others from the archive */
+	if (!rc && fchmod_default(temp) != 0)
+		rc = fail(err, errsz, -errno, "%s: %s", out_path, strerror(errno));
+	if (!rc && rename(temp, out_path) != 0)
+		rc = fail(err, errsz, -errno, "%s: %s", out_path, strerror(errno));
+	if (rc)
+		unlink(temp);
+	free(temp);
+	return rc;
+}
