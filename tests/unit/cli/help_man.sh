@@ -27,7 +27,7 @@ def help_text(*args):
     return subprocess.run([pystitch, *args], capture_output=True, text=True, check=True).stdout
 
 top = help_text('--help')
-commands = re.findall(r'^  ([a-z]+)  ', top, flags=re.M)
+commands = re.findall(r'^  ([a-z]+) +[a-z]', top, flags=re.M)
 if 'script' not in commands or len(commands) < 4:
     sys.exit(f'FAIL: could not read the command list from --help: {commands}')
 
