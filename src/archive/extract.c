@@ -3,7 +3,15 @@
  * made here from validated digests inside a fresh 0700 directory, and any
  * failure removes everything unpacked so far. Then paths the session asks
  * for are looked up in the manifest.
+ *
+ * Each unpacked file is made without a name (O_TMPFILE) and kept open; the
+ * session opens it again through /proc/self/fd/N. So nothing is left on
+ * disk however the process ends (a signal, SIGKILL, a crash). Where the
+ * file system cannot make unnamed files, each file is made in a fresh
+ * 0700 directory and unlinked at once, and the directory is removed once
+ * all members are in.
  */
+#define _GNU_SOURCE 1 /* O_TMPFILE */
 #include "archive/archive.h"
 
 #include <archive.h>
@@ -17,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 struct lookup {
@@ -29,10 +38,12 @@ struct blob {
 	uint8_t sha256[PS_ARCHIVE_SHA256_SIZE];
 	uint64_t size;
 	bool unpacked;
+	int fd; /* the unpacked (and unlinked) file, open until close */
 };
 
 struct ps_archive {
-	char *dir;
+	const char *tmpdir; /* $TMPDIR or /tmp */
+	char *dir; /* only where unnamed files (O_TMPFILE) cannot be made */
 	struct ps_manifest manifest;
 	struct blob *blobs;
 	size_t nr_blobs;
@@ -75,18 +86,23 @@ static char *blob_path(const struct ps_archive *a, const uint8_t *sha256)
 	return path;
 }
 
+/* How the session opens an unpacked file: through its descriptor. */
+static char *blob_fd_path(const struct blob *blob)
+{
+	char *path = malloc(sizeof("/proc/self/fd/") + 11);
+
+	if (path)
+		sprintf(path, "/proc/self/fd/%d", blob->fd);
+	return path;
+}
+
 void ps_archive_close(struct ps_archive *a)
 {
 	if (!a)
 		return;
-	for (size_t i = 0; i < a->nr_blobs; i++) {
-		char *path;
-
-		if (!a->blobs[i].unpacked || !(path = blob_path(a, a->blobs[i].sha256)))
-			continue;
-		unlink(path);
-		free(path);
-	}
+	for (size_t i = 0; i < a->nr_blobs; i++)
+		if (a->blobs[i].unpacked)
+			close(a->blobs[i].fd);
 	if (a->dir) {
 		rmdir(a->dir);
 		free(a->dir);
@@ -212,10 +228,8 @@ static int unpack_data(struct archive *ar, int fd, uint64_t limit, uint8_t *dige
 
 			if (w < 0 && errno == EINTR)
 				continue;
-			if (w <= 0) {
-				*why = strerror(errno ? errno : ENOSPC);
-				return -errno ? -errno : -ENOSPC;
-			}
+			if (w <= 0)
+				return w < 0 && errno ? -errno : -ENOSPC;
 			done += (size_t)w;
 		}
 	}
@@ -271,6 +285,49 @@ static int read_manifest(struct archive *ar, const char *path,
 	return 0;
 }
 
+/* A file for blob's content with no name on disk; a descriptor or a
+ * negative errno (the message in err). */
+static int create_unnamed(struct ps_archive *a, const struct blob *blob, const char *path,
+                          char *err, size_t errsz)
+{
+	char *local;
+	int fd, rc;
+
+	if (!a->dir) {
+		fd = open(a->tmpdir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			return fd;
+		if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+			return fail(err, errsz, -errno, "%s: cannot create a file in %s: %s", path,
+			            a->tmpdir, strerror(errno));
+		/* this file system has no O_TMPFILE: a private directory */
+		a->dir = malloc(strlen(a->tmpdir) + sizeof("/pystitch-archive-XXXXXX"));
+		if (!a->dir)
+			return fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+		sprintf(a->dir, "%s/pystitch-archive-XXXXXX", a->tmpdir);
+		if (!mkdtemp(a->dir)) {
+			rc = -errno;
+			free(a->dir);
+			a->dir = NULL;
+			return fail(err, errsz, rc, "%s: cannot create a directory in %s: %s", path,
+			            a->tmpdir, strerror(-rc));
+		}
+	}
+	local = blob_path(a, blob->sha256);
+	if (!local)
+		return fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+	fd = open(local, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rc = -errno;
+		fail(err, errsz, rc, "%s: cannot create %s: %s", path, local, strerror(-rc));
+		free(local);
+		return rc;
+	}
+	unlink(local);
+	free(local);
+	return fd;
+}
+
 static int unpack_members(struct ps_archive *a, struct archive *ar, const char *path, char *err,
                           size_t errsz)
 {
@@ -284,7 +341,6 @@ static int unpack_members(struct ps_archive *a, struct archive *ar, const char *
 		uint8_t digest[PS_ARCHIVE_SHA256_SIZE];
 		struct blob *blob;
 		uint64_t size;
-		char *local;
 		int fd;
 
 		if (!name)
@@ -311,28 +367,21 @@ static int unpack_members(struct ps_archive *a, struct archive *ar, const char *
 			            "%s: entry '%.200s' at offset %" PRId64 ": %" PRId64
 			            " bytes, the manifest says %" PRIu64,
 			            path, name, at, (int64_t)archive_entry_size(entry), blob->size);
-		local = blob_path(a, blob->sha256);
-		if (!local)
-			return fail(err, errsz, -ENOMEM, "%s: out of memory", path);
-		fd = open(local, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0) {
-			rc = -errno;
-			fail(err, errsz, rc, "%s: cannot create %s: %s", path, local,
-			     strerror(errno));
-			free(local);
-			return rc;
-		}
-		blob->unpacked = true; /* removed by ps_archive_close() from now on */
-		free(local);
+		fd = create_unnamed(a, blob, path, err, errsz);
+		if (fd < 0)
+			return fd;
+		/* from now on only the descriptor holds it (closed by
+		 * ps_archive_close()) */
+		blob->fd = fd;
+		blob->unpacked = true;
 		rc = unpack_data(ar, fd, blob->size, digest, &size, &why);
-		if (close(fd) != 0 && !rc) {
-			rc = -EIO;
-			why = "cannot write the unpacked file";
-		}
-		if (rc)
-			return fail(err, errsz, rc == -EFBIG ? -EFBIG : -EINVAL,
-			            "%s: entry '%.200s' at offset %" PRId64 ": %s", path, name, at,
-			            why ? why : "cannot read");
+		if (rc == -EINVAL || rc == -EFBIG)
+			return fail(err, errsz, rc, "%s: entry '%.200s' at offset %" PRId64 ": %s",
+			            path, name, at, why ? why : "cannot read");
+		if (rc) /* this machine's fault (a full disk), not the archive's */
+			return fail(err, errsz, rc,
+			            "%s: entry '%.200s' at offset %" PRId64 ": cannot unpack: %s",
+			            path, name, at, strerror(-rc));
 		if (size != blob->size)
 			return fail(err, errsz, -EINVAL,
 			            "%s: entry '%.200s' at offset %" PRId64 ": %" PRIu64
@@ -369,7 +418,13 @@ static int build_lookups(struct ps_archive *a)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->nr_files; i++) {
 		a->lookups[i].path = m->files[i].path;
-		a->lookups[i].local = blob_path(a, m->files[i].sha256);
+		struct blob key, *blob;
+
+		memcpy(key.sha256, m->files[i].sha256, PS_ARCHIVE_SHA256_SIZE);
+		blob = bsearch(&key, a->blobs, a->nr_blobs, sizeof(key), compare_blobs);
+		if (!blob || !blob->unpacked)
+			return -EINVAL; /* unpack_members() made sure this cannot be */
+		a->lookups[i].local = blob_fd_path(blob);
 		if (!a->lookups[i].local)
 			return -ENOMEM;
 		if (m->files[i].kind == PS_ARCHIVE_PERF_DATA)
@@ -381,6 +436,26 @@ static int build_lookups(struct ps_archive *a)
 		}
 	}
 	qsort(a->lookups, m->nr_files, sizeof(*a->lookups), compare_lookups);
+	return 0;
+}
+
+/* Refuse before writing anything when the files would not fit where they
+ * are unpacked: a small archive can claim gigabytes. */
+static int check_space(const struct ps_archive *a, const char *path, char *err, size_t errsz)
+{
+	uint64_t total = 0, avail;
+	struct statvfs vfs;
+
+	for (size_t i = 0; i < a->nr_blobs; i++)
+		total += a->blobs[i].size; /* bounded by the manifest's limit */
+	if (statvfs(a->tmpdir, &vfs) != 0)
+		return 0; /* cannot tell: the writes will say */
+	avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	if (total > avail)
+		return fail(err, errsz, -ENOSPC,
+		            "%s: its files need %" PRIu64 " bytes, %s has %" PRIu64
+		            " free (set TMPDIR to a larger place)",
+		            path, total, a->tmpdir, avail);
 	return 0;
 }
 
@@ -420,22 +495,19 @@ int ps_archive_open(const char *path, const struct ps_archive_limits *limits,
 		rc = fail(err, errsz, -ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
-	a->dir = malloc(strlen(tmpdir) + sizeof("/pystitch-archive-XXXXXX"));
-	if (!a->dir) {
-		rc = fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+	a->tmpdir = tmpdir;
+	rc = check_space(a, path, err, errsz);
+	if (rc)
 		goto out;
-	}
-	sprintf(a->dir, "%s/pystitch-archive-XXXXXX", tmpdir);
-	if (!mkdtemp(a->dir)) {
-		rc = fail(err, errsz, -errno, "%s: cannot create a directory in %s: %s", path,
-		          tmpdir, strerror(errno));
-		free(a->dir);
-		a->dir = NULL;
-		goto out;
-	}
 	rc = unpack_members(a, ar, path, err, errsz);
 	if (rc)
 		goto out;
+	/* empty now (if made at all): every file in it was unlinked once open */
+	if (a->dir) {
+		rmdir(a->dir);
+		free(a->dir);
+		a->dir = NULL;
+	}
 	if (build_lookups(a)) {
 		rc = fail(err, errsz, -ENOMEM, "%s: out of memory", path);
 		goto out;

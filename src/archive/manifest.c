@@ -281,10 +281,11 @@ static int check_files(struct parse *p, const struct ps_manifest *m, uint64_t ma
 				rc = parse_fail(p, -EINVAL, "one digest with two sizes");
 			continue;
 		}
-		total += order[i]->size;
-		if (total > max_total)
+		if (order[i]->size > max_total - total)
 			rc = parse_fail(p, -EFBIG, "files total more than %" PRIu64 " bytes",
 			                max_total);
+		else
+			total += order[i]->size;
 	}
 	free(order);
 	return rc;

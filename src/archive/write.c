@@ -44,8 +44,15 @@ static int read_file(const char *file, uint64_t max, uint8_t *digest, uint64_t *
 
 	*size = 0;
 	sha256_init(&sha);
+	struct stat st;
+
 	if (fd < 0 || !buf) {
 		rc = fd < 0 ? -errno : -ENOMEM;
+		goto out;
+	}
+	/* a FIFO or device at a recorded path is not what was read */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
 		goto out;
 	}
 	for (;;) {
@@ -122,7 +129,8 @@ static int measure(struct ps_manifest *m, const char *const *files, char *err, s
 			            "%s: more than %llu bytes, too large to archive", files[i],
 			            (unsigned long long)PS_ARCHIVE_MAX_ENTRY);
 		if (rc)
-			return fail(err, errsz, rc, "%s: %s", files[i], strerror(-rc));
+			return fail(err, errsz, rc, "%s: %s", files[i],
+			            rc == -EINVAL ? "not a regular file" : strerror(-rc));
 	}
 	return 0;
 }
@@ -167,7 +175,8 @@ static int write_members(struct archive *ar, struct ps_manifest *m, const char *
 			return fail(err, errsz, -ESTALE, "%s: changed while being archived",
 			            files[i]);
 		if (rc)
-			return fail(err, errsz, rc, "%s: %s", files[i], strerror(-rc));
+			return fail(err, errsz, rc, "%s: %s", files[i],
+			            rc == -EINVAL ? "not a regular file" : strerror(-rc));
 	}
 	return 0;
 }

@@ -3,6 +3,7 @@
 #define PS_CLI_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "output/output.h"
@@ -98,6 +99,26 @@ void ps_cli_session_args_release(struct ps_cli_session_args *a);
  * PS_EXIT_USAGE. */
 int ps_cli_bad_value(const struct ps_cli *cli, const char *command, const char *option,
                      const char *value);
+
+/* ---- files written with -o (output_file.c) ---------------------------- */
+
+/* An output file being written: a temporary file next to path, renamed
+ * over it by ps_cli_output_close(keep = true); or standard output. */
+struct ps_cli_output {
+	const char *path; /* NULL: standard output */
+	char *temporary;
+	FILE *file;
+	int error; /* errno of the first failed write */
+};
+
+/* Start writing path (NULL or "-": standard output). 0 or -errno. Call
+ * it before reading the capture, so that a bad name fails at once. */
+int ps_cli_output_open(struct ps_cli_output *o, const char *path);
+/* false once a write has failed (o->error says why). */
+bool ps_cli_output_write(struct ps_cli_output *o, const void *data, size_t len);
+/* Finish: keep renames the file into place, else it is removed. 0 or
+ * -errno of the first failure. Safe to call again. */
+int ps_cli_output_close(struct ps_cli_output *o, bool keep);
 
 /* ---- progress on long runs (progress.c) ------------------------------ */
 

@@ -179,86 +179,12 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct flamegra
 	return 0;
 }
 
-/* Where the SVG goes: stdout, or a temporary file renamed at the end. */
-struct output {
-	const char *path; /* NULL: stdout */
-	char *temporary;
-	FILE *file;
-	int error; /* errno of the first failed write */
-};
-
-static int output_open(struct output *o, const char *path)
-{
-	size_t len;
-	mode_t mask;
-	int fd;
-
-	if (!path || strcmp(path, "-") == 0) {
-		o->file = stdout;
-		return 0;
-	}
-	o->path = path;
-	len = strlen(path);
-	o->temporary = malloc(len + 8);
-	if (!o->temporary)
-		return -ENOMEM;
-	memcpy(o->temporary, path, len);
-	memcpy(o->temporary + len, ".XXXXXX", 8);
-	fd = mkstemp(o->temporary);
-	if (fd < 0) {
-		int err = errno;
-		free(o->temporary);
-		o->temporary = NULL;
-		return -err;
-	}
-	/* mkstemp makes the file private; the SVG gets the usual mode */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0 || !(o->file = fdopen(fd, "w"))) {
-		int err = errno;
-		close(fd);
-		unlink(o->temporary);
-		free(o->temporary);
-		o->temporary = NULL;
-		return -err;
-	}
-	return 0;
-}
-
 static bool output_drain(void *ctx, struct ps_strbuf *out)
 {
-	struct output *o = ctx;
-
-	if (out->len && fwrite(out->buf, 1, out->len, o->file) != out->len) {
-		o->error = errno ? errno : EIO;
+	if (!ps_cli_output_write(ctx, out->buf, out->len))
 		return false;
-	}
 	ps_strbuf_reset(out);
 	return true;
-}
-
-/* Finish the file (keep: rename it into place; else remove it); 0 or a
- * negative errno. */
-static int output_close(struct output *o, bool keep)
-{
-	int err = o->error;
-
-	if (!o->file)
-		return 0;
-	if (fflush(o->file) != 0 && !err)
-		err = errno ? errno : EIO;
-	if (o->file != stdout) {
-		if (fclose(o->file) != 0 && !err)
-			err = errno ? errno : EIO;
-		if (keep && !err && rename(o->temporary, o->path) != 0)
-			err = errno;
-		if (!keep || err)
-			unlink(o->temporary);
-	}
-	o->file = NULL;
-	free(o->temporary);
-	o->temporary = NULL;
-	return -err;
 }
 
 int ps_cmd_flamegraph(struct ps_cli *cli, int argc, char **argv)
@@ -269,7 +195,7 @@ int ps_cmd_flamegraph(struct ps_cli *cli, int argc, char **argv)
 	struct ps_strbuf out = PS_STRBUF_INIT;
 	struct ps_flamegraph *fg = NULL;
 	struct ps_session *session = NULL;
-	struct output output = { 0 };
+	struct ps_cli_output output = { 0 };
 	const struct ps_stack *stack;
 	const char *name;
 	int status, ret;
@@ -289,7 +215,7 @@ int ps_cmd_flamegraph(struct ps_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	/* before the capture is read, so a bad name fails at once */
-	ret = output_open(&output, a.output);
+	ret = ps_cli_output_open(&output, a.output);
 	if (ret) {
 		ps_cli_error(cli, "flamegraph: cannot create %s: %s", name, strerror(-ret));
 		status = PS_EXIT_USAGE;
@@ -322,7 +248,7 @@ int ps_cmd_flamegraph(struct ps_cli *cli, int argc, char **argv)
 		status = PS_EXIT_USAGE;
 		goto out;
 	}
-	ret = output_close(&output, ret == 0);
+	ret = ps_cli_output_close(&output, ret == 0);
 	if (ret) {
 		ps_cli_error(cli, "flamegraph: cannot write %s: %s", name, strerror(-ret));
 		status = PS_EXIT_USAGE;
@@ -333,7 +259,7 @@ int ps_cmd_flamegraph(struct ps_cli *cli, int argc, char **argv)
 		        a.flame.period ? "period" : "samples", name);
 	}
 out:
-	output_close(&output, false);
+	ps_cli_output_close(&output, false);
 	ps_strbuf_release(&out);
 	ps_flamegraph_free(fg);
 	ps_session_close(session);

@@ -130,36 +130,20 @@ static int64_t start_time(const struct ps_cli *cli, struct ps_session *session,
 {
 	const struct ps_features *features = ps_reader_features(ps_session_reader(session));
 	uint64_t first, last;
+	int64_t archived;
 	struct stat st;
 
 	if (!ps_pprof_time_range(pprof, &first, &last))
 		return 0;
 	if (features->has_clock_data && features->clock_wall_ns)
 		return (int64_t)(features->clock_wall_ns + (first - features->clock_clockid_ns));
+	/* an archive keeps its perf.data's mtime (seconds) */
+	if (ps_reader_is_archive(ps_session_reader(session), &archived))
+		return archived * 1000000000 - (int64_t)(last - first);
 	if (strcmp(cli->input, "-") == 0 || stat(cli->input, &st) != 0 || !S_ISREG(st.st_mode))
 		return 0;
 	return (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec -
 	       (int64_t)(last - first);
-}
-
-/* The whole profile, or a message naming the file. */
-static int write_profile(const struct ps_cli *cli, const char *path, const struct ps_strbuf *data)
-{
-	bool to_stdout = strcmp(path, "-") == 0;
-	FILE *file = to_stdout ? stdout : fopen(path, "wb");
-	bool ok;
-
-	if (!file) {
-		ps_cli_error(cli, "pprof: %s: cannot create: %s", path, strerror(errno));
-		return PS_EXIT_USAGE;
-	}
-	ok = (data->len == 0 || fwrite(data->buf, 1, data->len, file) == data->len);
-	ok = (to_stdout ? fflush(file) : fclose(file)) == 0 && ok;
-	if (!ok) {
-		ps_cli_error(cli, "pprof: %s: cannot write: %s", path, strerror(errno));
-		return PS_EXIT_USAGE;
-	}
-	return PS_EXIT_OK;
 }
 
 int ps_cmd_pprof(struct ps_cli *cli, int argc, char **argv)
@@ -173,7 +157,8 @@ int ps_cmd_pprof(struct ps_cli *cli, int argc, char **argv)
 	const struct ps_features *features;
 	struct ps_pprof_info info;
 	const struct ps_stack *stack;
-	int status, ret, write_status;
+	struct ps_cli_output output = { 0 };
+	int status, ret;
 
 	status = parse_args(cli, argc, argv, &a);
 	if (status) {
@@ -185,6 +170,14 @@ int ps_cmd_pprof(struct ps_cli *cli, int argc, char **argv)
 	pprof = ps_pprof_new(&a.pprof);
 	if (!pprof) {
 		ps_cli_error(cli, "pprof: out of memory");
+		status = PS_EXIT_USAGE;
+		goto out;
+	}
+	/* before the capture is read, so a bad name fails at once; the file
+	 * appears only when the whole profile is written */
+	ret = ps_cli_output_open(&output, a.output);
+	if (ret) {
+		ps_cli_error(cli, "pprof: %s: cannot create: %s", a.output, strerror(-ret));
 		status = PS_EXIT_USAGE;
 		goto out;
 	}
@@ -220,10 +213,12 @@ int ps_cmd_pprof(struct ps_cli *cli, int argc, char **argv)
 		status = PS_EXIT_USAGE;
 		goto out;
 	}
-	write_status = write_profile(cli, a.output, &out);
-	if (write_status)
-		status = write_status;
-	else if (cli->verbose) {
+	ps_cli_output_write(&output, out.buf, out.len);
+	ret = ps_cli_output_close(&output, true);
+	if (ret) {
+		ps_cli_error(cli, "pprof: %s: cannot write: %s", a.output, strerror(-ret));
+		status = PS_EXIT_USAGE;
+	} else if (cli->verbose) {
 		const struct ps_pprof_stats *stats = ps_pprof_stats(pprof);
 		ps_cli_error(cli,
 		             "pprof: %s: %llu samples as %zu stacks, %zu locations, %zu functions, "
@@ -232,6 +227,7 @@ int ps_cmd_pprof(struct ps_cli *cli, int argc, char **argv)
 		             stats->locations, stats->functions, stats->mappings, out.len);
 	}
 out:
+	ps_cli_output_close(&output, false);
 	ps_strbuf_release(&out);
 	ps_pprof_free(pprof);
 	ps_session_close(session);

@@ -27,10 +27,11 @@ static void vformat_error(struct ps_reader *r, const char *prefix, const char *f
 	                            r->path ? r->path : "(input)", prefix);
 	if (n < sizeof(r->errmsg))
 		vsnprintf(r->errmsg + n, sizeof(r->errmsg) - n, fmt, ap);
-	/* one line, whatever the input held */
+	/* one line, whatever the input held, and no terminal control
+	 * sequences from names a hostile file carries */
 	for (char *p = r->errmsg; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = *p == '\n' || *p == '\r' || *p == '\t' ? ' ' : '?';
 }
 
 int ps_reader_fail(struct ps_reader *r, int err, const char *fmt, ...)

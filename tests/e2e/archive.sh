@@ -95,6 +95,14 @@ hidden() {
 		export HOME TMPDIR && outputs "$1" "$2" --symfs /nonexistent --buildid-dir /nonexistent)
 	mv "$E2E_TMP/buildid-cache.away" "$E2E_TMP/buildid-cache" || e2e_fail "cannot restore the build-id cache"
 	[ -z "$(ls -A "$E2E_TMP/tmp")" ] || e2e_fail "$1: files left in TMPDIR: $(ls "$E2E_TMP/tmp")"
+	# killed while reading (SIGPIPE from head, SIGKILL): still nothing left,
+	# as the unpacked files are unlinked and held by descriptor
+	TMPDIR=$E2E_TMP/tmp "$PYSTITCH" script -i "$2" | head -n 1 >/dev/null
+	TMPDIR=$E2E_TMP/tmp "$PYSTITCH" script -i "$2" >/dev/null &
+	sleep 0.3
+	kill -KILL $! 2>/dev/null
+	wait $! 2>/dev/null
+	[ -z "$(ls -A "$E2E_TMP/tmp")" ] || e2e_fail "$1: a killed reader left files in TMPDIR: $(ls "$E2E_TMP/tmp")"
 }
 
 # ---- native capture: a program and its shared library, both out of reach later
