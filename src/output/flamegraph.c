@@ -10,6 +10,11 @@
 #include "base/array.h"
 #include "output/flamegraph_priv.h"
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 /* A node is referred to by a 32-bit index: the table stops growing well
  * before that, at a size no flame graph could show anyway. */
 #define FLAME_MAX_NODES (UINT32_MAX / 4)
@@ -211,7 +216,8 @@ int ps_flamegraph_add(struct ps_flamegraph *fg, const struct ps_stack *stack)
 		if (!node)
 			return -ENOMEM;
 	}
-	fg->nodes[node].self += weight;
+	/* saturating: a hostile capture's periods must not wrap a total */
+	fg->nodes[node].self = sat_add(fg->nodes[node].self, weight);
 	/* totals are summed up the tree in ps_flamegraph_finish(), so a
 	 * sample costs one addition here whatever its depth */
 	fg->finished = false;
@@ -260,7 +266,8 @@ int ps_flamegraph_finish(struct ps_flamegraph *fg)
 	for (size_t i = 0; i < nr; i++)
 		fg->nodes[i].total = fg->nodes[i].self;
 	for (size_t i = nr; i-- > 1;)
-		fg->nodes[fg->nodes[i].parent].total += fg->nodes[i].total;
+		fg->nodes[fg->nodes[i].parent].total =
+		        sat_add(fg->nodes[fg->nodes[i].parent].total, fg->nodes[i].total);
 	/* children grouped by parent and sorted by name (as flamegraph.pl
 	 * sorts its input), so the picture does not depend on sample order */
 	for (size_t i = 1; i < nr; i++)
@@ -287,7 +294,7 @@ uint64_t ps_flamegraph_total(const struct ps_flamegraph *fg)
 	uint64_t total = 0;
 
 	for (size_t i = 0; i < fg->nr_nodes; i++)
-		total += fg->nodes[i].self;
+		total = sat_add(total, fg->nodes[i].self);
 	return total;
 }
 

@@ -150,6 +150,10 @@ static void add_xml_text(struct ps_strbuf *out, const char *text, size_t len, si
 		case '"':
 			ps_strbuf_add(out, "&quot;", 6);
 			break;
+		case '\t':
+			/* a parser reading an attribute makes a raw tab a space */
+			ps_strbuf_add(out, "&#9;", 4);
+			break;
 		default:
 			if (n)
 				ps_strbuf_add(out, s + i, n);

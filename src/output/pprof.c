@@ -13,6 +13,13 @@
 #include "base/array.h"
 #include "output/pprof_priv.h"
 
+/* saturating at what pprof's int64 values can hold: a hostile capture's
+ * periods must not wrap a sum or turn it negative */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > (uint64_t)INT64_MAX - b || b > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : a + b;
+}
+
 /* Lines (inline frames) per location at most; the frames of a longer
  * chain continue in the next location. The symbols module gives 32. */
 #define MAX_LINES 64
@@ -392,8 +399,8 @@ int ps_pprof_add(struct ps_pprof *pprof, const struct ps_stack *stack)
 		pprof->stats.samples = (size_t)index + 1;
 	}
 	pprof->values[index].count++;
-	pprof->values[index].period += sample->period;
+	pprof->values[index].period = sat_add(pprof->values[index].period, sample->period);
 	pprof->stats.nr_added++;
-	pprof->stats.period += sample->period;
+	pprof->stats.period = sat_add(pprof->stats.period, sample->period);
 	return 0;
 }
