@@ -93,10 +93,15 @@ struct ps_reader_opts {
  *   other       the negative errno of open(2) or read(2) (-ENOENT, ...).
  * path may also name a pystitch archive (`pystitch archive`; recognised by
  * its content, not its name), read in place of the perf.data it holds: it
- * is checked and unpacked into a private temporary directory (under
- * $TMPDIR, else /tmp) that ps_reader_close() removes. A damaged or hostile
- * archive fails with -EINVAL (-EFBIG over a size limit) and a message
- * naming the archive, the entry and what was wrong. */
+ * is checked and all of it unpacked at once (up to 4 GiB a file, 32 GiB in
+ * all), into files without names under $TMPDIR (else /tmp) that only the
+ * reader's descriptors hold, so nothing stays on disk after
+ * ps_reader_close() or however the process ends; the session reads them
+ * through /proc/self/fd. A damaged or hostile archive fails with -EINVAL
+ * (-EFBIG over a size limit) and a message naming the archive, the entry
+ * and what was wrong; -ENOSPC when its files do not fit in $TMPDIR, and
+ * the errno of open(2) or write(2) (-EACCES, -EMFILE, -EIO, ...) when this
+ * machine cannot unpack it. */
 PS_API int ps_reader_open(const char *path, const struct ps_reader_opts *opts,
                           struct ps_reader **out);
 /* Same, on an already open descriptor; name is used in messages (NULL:
@@ -697,11 +702,11 @@ enum ps_file_kind {
 	PS_FILE_JITDUMP, /* jit-PID.dump */
 };
 
-/* Called once for every file a session reads to symbolise, unwind or
- * name frames: path is where it was looked up, file where it was read
- * from (the same, except for an archive's unpacked copy, and for a
- * private copy of pystitch's own vdso, which lives until
- * ps_session_close()). file is NULL for an object
+/* Called for every file a session reads to symbolise, unwind or name
+ * frames, once per lookup (the same file may be told of again for another
+ * object or process: callers that list files remove duplicates): path is where it was looked up,
+ * file where it was read from (the same, except for an archive's unpacked copy, and for a private
+ * copy of pystitch's own vdso, which lives until ps_session_close()). file is NULL for an object
  * whose file was not found anywhere (path is then its recorded name).
  * Both valid only during the call. */
 typedef void (*ps_file_used_fn)(void *ctx, const char *path, const char *file,

@@ -87,12 +87,17 @@ struct ps_archive;
 /* Whether the file at fd starts like an archive (a zstd frame). Reads
  * with pread, so fd's offset is unchanged. */
 bool ps_archive_detect(int fd);
-/* Check and unpack the archive at path into a new private directory
- * under $TMPDIR (else /tmp). 0, or a negative errno with a one-line
+/* Check and unpack the archive at path into files without names on disk
+ * (under $TMPDIR, else /tmp). 0, or a negative errno with a one-line
  * message naming the archive, the entry and what was wrong in err; on
  * failure nothing is left behind. limits may be NULL. */
 int ps_archive_open(const char *path, const struct ps_archive_limits *limits,
                     struct ps_archive **out, char *err, size_t errsz);
+/* The same, reading the archive from fd (from its start; fd stays the
+ * caller's), so that what is unpacked is the very file that was checked
+ * with ps_archive_detect(); path only names it in messages. */
+int ps_archive_open_fd(int fd, const char *path, const struct ps_archive_limits *limits,
+                       struct ps_archive **out, char *err, size_t errsz);
 /* Remove the unpacked files and the directory. NULL is a no-op. */
 void ps_archive_close(struct ps_archive *archive);
 const struct ps_manifest *ps_archive_manifest(const struct ps_archive *archive);

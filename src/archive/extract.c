@@ -462,6 +462,20 @@ static int check_space(const struct ps_archive *a, const char *path, char *err, 
 int ps_archive_open(const char *path, const struct ps_archive_limits *limits,
                     struct ps_archive **out, char *err, size_t errsz)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int rc;
+
+	*out = NULL;
+	if (fd < 0)
+		return fail(err, errsz, -errno, "%s: cannot open: %s", path, strerror(errno));
+	rc = ps_archive_open_fd(fd, path, limits, out, err, errsz);
+	close(fd);
+	return rc;
+}
+
+int ps_archive_open_fd(int fd, const char *path, const struct ps_archive_limits *limits,
+                       struct ps_archive **out, char *err, size_t errsz)
+{
 	const char *tmpdir = getenv("TMPDIR");
 	struct ps_archive *a = calloc(1, sizeof(*a));
 	struct archive *ar = NULL;
@@ -484,7 +498,11 @@ int ps_archive_open(const char *path, const struct ps_archive_limits *limits,
 		          path);
 		goto out;
 	}
-	if (archive_read_open_filename(ar, path, 65536) != ARCHIVE_OK) {
+	if (lseek(fd, 0, SEEK_SET) != 0) {
+		rc = fail(err, errsz, -errno, "%s: cannot seek: %s", path, strerror(errno));
+		goto out;
+	}
+	if (archive_read_open_fd(ar, fd, 65536) != ARCHIVE_OK) {
 		rc = fail(err, errsz, -EINVAL, "%s: %s", path, archive_error_string(ar));
 		goto out;
 	}

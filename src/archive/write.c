@@ -120,6 +120,13 @@ static int add_member(struct archive *ar, const char *name, uint64_t size, int64
 /* Pass one: sizes and digests into the manifest. */
 static int measure(struct ps_manifest *m, const char *const *files, char *err, size_t errsz)
 {
+	uint64_t total = 0;
+
+	/* what the reader would refuse is not written (identical contents
+	 * count twice here, so this errs on the safe side) */
+	if (m->nr_files > PS_ARCHIVE_MAX_FILES)
+		return fail(err, errsz, -EFBIG, "%zu files, more than an archive holds (%u)",
+		            m->nr_files, PS_ARCHIVE_MAX_FILES);
 	for (size_t i = 0; i < m->nr_files; i++) {
 		int rc = read_file(files[i], PS_ARCHIVE_MAX_ENTRY, m->files[i].sha256,
 		                   &m->files[i].size, NULL, NULL);
@@ -131,6 +138,12 @@ static int measure(struct ps_manifest *m, const char *const *files, char *err, s
 		if (rc)
 			return fail(err, errsz, rc, "%s: %s", files[i],
 			            rc == -EINVAL ? "not a regular file" : strerror(-rc));
+		total += m->files[i].size;
+		if (total > PS_ARCHIVE_MAX_TOTAL)
+			return fail(
+			        err, errsz, -EFBIG,
+			        "%s: the files come to more than %llu bytes, too much to archive",
+			        files[i], (unsigned long long)PS_ARCHIVE_MAX_TOTAL);
 	}
 	return 0;
 }

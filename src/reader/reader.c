@@ -366,9 +366,10 @@ static int open_archive(struct ps_reader *r, const char *path)
 	size_t plen = strlen(path);
 	int rc;
 
+	/* the file just found to be an archive, not whatever has the name now */
+	rc = ps_archive_open_fd(r->in.fd, path, NULL, &r->archive, err, sizeof(err));
 	close(r->in.fd);
 	r->in.fd = -1;
-	rc = ps_archive_open(path, NULL, &r->archive, err, sizeof(err));
 	if (rc) {
 		/* the message names the archive already */
 		bool named = strncmp(err, path, plen) == 0 && strncmp(err + plen, ": ", 2) == 0;
