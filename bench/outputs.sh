@@ -3,7 +3,8 @@
 # once each, perf script (for reference), pystitch script, collapse,
 # flamegraph, pprof and archive on the capture, then script and
 # flamegraph again from the archive, and prints for each the wall time,
-# CPU time, peak RSS and the size of what it wrote.
+# CPU time, peak RSS and the size of what it wrote; then whether the
+# archives (with and without --with-debuginfo) give script's output.
 #
 #   usage: bench/outputs.sh -i perf.data [--pystitch PATH] [--perf PATH]
 #                           [--perf-map-dir DIR] [-k DIR]
@@ -66,9 +67,24 @@ row "pystitch script --python=native" "$work/none" "$pystitch" script -q -i "$in
 row "pystitch collapse" "$work/none" "$pystitch" collapse -q -i "$input" "${maps[@]}"
 row "pystitch flamegraph" "$work/out.svg" "$pystitch" flamegraph -q -i "$input" "${maps[@]}" -o "$work/out.svg"
 row "pystitch pprof" "$work/out.pb.gz" "$pystitch" pprof -q -i "$input" "${maps[@]}" -o "$work/out.pb.gz"
-row "pystitch archive" "$work/capture.pst" "$pystitch" archive -q -i "$input" "${maps[@]}" -o "$work/capture.pst"
+row "pystitch archive" "$work/plain.pst" "$pystitch" archive -q -i "$input" "${maps[@]}" -o "$work/plain.pst"
+row "pystitch archive --with-debuginfo" "$work/capture.pst" "$pystitch" archive -q -i "$input" "${maps[@]}" \
+	--with-debuginfo -o "$work/capture.pst"
 row "pystitch script -i capture.pst" "$work/none" "$pystitch" script -q -i "$work/capture.pst"
 row "pystitch flamegraph -i capture.pst" "$work/out2.svg" "$pystitch" flamegraph -q -i "$work/capture.pst" -o "$work/out2.svg"
+# what the archives give, against the capture itself
+"$pystitch" script -q -i "$input" "${maps[@]}" >"$work/script.txt"
+for archive in plain capture; do
+	"$pystitch" script -q -i "$work/$archive.pst" >"$work/from-$archive.txt"
+	if cmp -s "$work/script.txt" "$work/from-$archive.txt"; then
+		verdict="identical"
+	else
+		verdict="differs in $({ diff "$work/script.txt" "$work/from-$archive.txt" || true; } | grep -c '^<') lines"
+	fi
+	printf 'script output from %s.pst: %s\n' "$archive" "$verdict"
+done
+cmp -s "$work/out.svg" "$work/out2.svg" && echo "flamegraph from capture.pst: identical" ||
+	echo "flamegraph from capture.pst: differs"
 if [ -n "$keep" ]; then
 	mkdir -p "$keep"
 	cp "$work/out.svg" "$work/out.pb.gz" "$work/capture.pst" "$keep/"

@@ -183,8 +183,9 @@ static int pack(struct ps_cli *cli, const struct ps_session_opts *opts, struct c
 			continue;
 		if (c->files[i].kind == PS_FILE_DEBUGINFO && !with_debuginfo) {
 			warn(cli,
-			     "archive: %s: separate debug file left out (--with-debuginfo packs "
-			     "it)",
+			     "archive: %s: separate debug file left out: output from the "
+			     "archive lacks the symbols and inline frames it gives "
+			     "(--with-debuginfo packs it)",
 			     c->files[i].path);
 			continue;
 		}
