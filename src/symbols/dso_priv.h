@@ -1,0 +1,76 @@
+/* The symbols module's DSO registry, shared by dso.c (the registry, the
+ * per-address cache, kernel symbols) and dso_locate.c (finding each DSO's
+ * files in perf's order). Private to src/symbols/. */
+#ifndef PS_SYMBOLS_DSO_PRIV_H
+#define PS_SYMBOLS_DSO_PRIV_H
+
+#include "symbols/symbols_priv.h"
+
+enum dso_kind { DSO_USER, DSO_VDSO, DSO_KERNEL, DSO_MODULE, DSO_NONE };
+
+struct cache_slot {
+	uint64_t addr;
+	bool chain; /* resolved with inline frames */
+	struct cached *value; /* NULL: empty slot */
+};
+
+struct cached {
+	uint32_t count;
+	struct ps_frame_name frames[];
+};
+
+struct ps_dso {
+	struct ps_symbols *owner;
+	struct ps_dso *next; /* registry bucket */
+	char *name;
+	const char *short_name; /* basename, perf's dso->short_name */
+	uint8_t build_id[PS_BUILD_ID_MAX];
+	size_t build_id_size;
+	bool build_id_recorded;
+	enum dso_kind kind;
+	char *module; /* "[name]" for modules */
+	bool located;
+	struct ps_elf *opened[8]; /* every file kept open, owned */
+	size_t nr_opened;
+	struct ps_elf *data, *syms, *runtime, *a2l_file;
+	struct ps_symtab symtab;
+	bool has_symtab;
+	uint64_t text_offset;
+	struct ps_addr2line *a2l;
+	char errmsg[PS_ERRMSG_MAX];
+	bool warned_build_id;
+	struct cache_slot *slots;
+	size_t nr_slots, used_slots;
+	struct ps_arena arena;
+};
+
+struct ps_symbols {
+	char *symfs, *buildid_dir, *kallsyms, *vmlinux;
+	bool no_inline, srcline;
+	struct ps_file_hooks files;
+	ps_log_fn log;
+	void *log_ctx;
+	struct ps_dso **buckets;
+	size_t nr_buckets, nr_dsos;
+	struct ps_kernel_symbols *kernel;
+	bool kernel_tried;
+	const struct ps_dso *kernel_dso; /* for its build-id */
+	bool have_reloc;
+	char *reloc_name;
+	uint64_t reloc_addr;
+	/* a copy of this process's vdso, for "[vdso]" without a build-id */
+	char *own_vdso;
+	bool own_vdso_tried;
+	/* scratch space of ps_dso_resolve() */
+	struct ps_frame_name frames[PS_INLINE_MAX];
+	struct ps_addr2line_record records[PS_INLINE_MAX];
+};
+
+/* A message through the session's log callback, when there is one. */
+void ps_symbols_log(const struct ps_symbols *symbols, enum ps_log_level level, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+/* Find the DSO's files (once): its data, symbol and runtime files, its
+ * symbol table, or why there are none (dso->errmsg). */
+void ps_dso_locate(struct ps_dso *dso);
+
+#endif /* PS_SYMBOLS_DSO_PRIV_H */
