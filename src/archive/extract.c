@@ -418,7 +418,7 @@ static int build_lookups(struct ps_archive *a)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->nr_files; i++) {
 		a->lookups[i].path = m->files[i].path;
-		struct blob key, *blob;
+		struct blob key = { 0 }, *blob;
 
 		memcpy(key.sha256, m->files[i].sha256, PS_ARCHIVE_SHA256_SIZE);
 		blob = bsearch(&key, a->blobs, a->nr_blobs, sizeof(key), compare_blobs);
