@@ -749,6 +749,13 @@ struct ps_session_opts {
 	 * pack); NULL: not told. */
 	ps_file_used_fn file_used;
 	void *file_used_ctx;
+	/* A time range as fractions of the capture's sample time span (the
+	 * SAMPLE_TIME feature: perf script's --time 10%/2 or 0%-25%), used
+	 * instead of time_start/time_end when time_percent is set; 0 <=
+	 * start <= end <= 1. ps_session_open() fails with -EINVAL when the
+	 * capture has no SAMPLE_TIME feature (pipe mode, or perf before 5.x). */
+	bool time_percent;
+	double time_percent_start, time_percent_end;
 };
 
 struct ps_frame {

@@ -39,6 +39,8 @@ static const char pprof_usage[] =
         "  -C, --cpu LIST        only these CPUs (e.g. 0-3,6)\n"
         "      --time START,END  only samples in this time range, in seconds as\n"
         "                        `pystitch script` prints them\n"
+        "                        or, as perf, a share of the capture: P%/N (the\n"
+        "                        Nth slice of P%) or A%-B%\n"
         "      --symfs DIR       look for the recorded files under DIR\n"
         "      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
         "  -k, --vmlinux FILE    kernel symbols from this vmlinux\n"

@@ -76,6 +76,37 @@ static int parse_seconds(const char *text, size_t len, uint64_t *ns)
 	return 0;
 }
 
+/* perf's percentage forms: "P%/N" (the Nth slice of P%) and "A%-B%". */
+static int parse_time_percent(const char *text, struct ps_session_opts *o)
+{
+	char *end;
+	double a = strtod(text, &end), b;
+
+	if (end == text || *end != '%' || a < 0.0 || a > 100.0)
+		return -EINVAL;
+	if (end[1] == '/') {
+		char *num_end;
+		unsigned long n = strtoul(end + 2, &num_end, 10);
+
+		if (num_end == end + 2 || *num_end || n < 1 || a <= 0.0 || a * (double)n > 100.0)
+			return -EINVAL;
+		o->time_percent_start = a * (double)(n - 1) / 100.0;
+		o->time_percent_end = a * (double)n / 100.0;
+	} else if (end[1] == '-') {
+		const char *second = end + 2;
+
+		b = strtod(second, &end);
+		if (end == second || strcmp(end, "%") != 0 || b < a || b > 100.0)
+			return -EINVAL;
+		o->time_percent_start = a / 100.0;
+		o->time_percent_end = b / 100.0;
+	} else {
+		return -EINVAL;
+	}
+	o->time_percent = true;
+	return 0;
+}
+
 static int parse_time_range(const char *text, uint64_t *start, uint64_t *end)
 {
 	const char *comma = strchr(text, ',');
@@ -195,6 +226,9 @@ static int apply_option(struct ps_cli_session_args *a, int opt, const char *arg)
 		o->comms = a->comms;
 		return 0;
 	case PS_OPT_TIME:
+		o->time_percent = false;
+		if (strchr(arg, '%'))
+			return parse_time_percent(arg, o);
 		return parse_time_range(arg, &o->time_start, &o->time_end);
 	case PS_OPT_SYMFS:
 		o->symfs = arg;

@@ -6,6 +6,7 @@
  * symbols modules together; none of them knows about the others.
  */
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdarg.h>
@@ -399,6 +400,34 @@ static void use_archive(struct ps_session *s, struct ps_archive *archive, const 
 	*path = m->perf_data_path;
 }
 
+/* perf's --time percentages (util/time-utils.c): the range is that share
+ * of the span from the first to the last sample, rounded to the
+ * nanosecond; an end short of the last sample is one nanosecond earlier,
+ * so that 0%-50% and 50%-100% do not share a sample. */
+static int percent_time_range(struct ps_session *s)
+{
+	const struct ps_features *f = ps_reader_features(s->reader);
+	double start = s->opts.time_percent_start, end = s->opts.time_percent_end;
+	uint64_t total;
+
+	if (!(start >= 0.0 && start <= end && end <= 1.0))
+		return fail(s, -EINVAL, "a --time percentage outside 0%%-100%%");
+	if (!f->has_sample_time || f->last_sample_time < f->first_sample_time)
+		return fail(s, -EINVAL,
+		            "%s: --time with percentages needs the capture's first and last "
+		            "sample times (the SAMPLE_TIME feature), which it does not have",
+		            ps_reader_path(s->reader));
+	total = f->last_sample_time - f->first_sample_time;
+	s->opts.time_start = f->first_sample_time + (uint64_t)llround(start * (double)total);
+	s->opts.time_end = f->first_sample_time + (uint64_t)llround(end * (double)total);
+	if (s->opts.time_end > s->opts.time_start && s->opts.time_end != f->last_sample_time)
+		s->opts.time_end--;
+	/* 0 would mean "open" to sample_wanted() */
+	if (!s->opts.time_start)
+		s->opts.time_start = 1;
+	return 0;
+}
+
 int ps_session_open(const char *path, const struct ps_session_opts *opts, struct ps_session **out)
 {
 	struct ps_session *s = calloc(1, sizeof(*s));
@@ -433,6 +462,11 @@ int ps_session_open(const char *path, const struct ps_session_opts *opts, struct
 	archive = ps_reader_archive(s->reader);
 	if (archive)
 		use_archive(s, archive, &path);
+	if (s->opts.time_percent) {
+		err = percent_time_range(s);
+		if (err)
+			return err;
+	}
 
 	struct ps_symbols_opts sopts = {
 		.sz = sizeof(sopts),

@@ -54,6 +54,11 @@ e2e_script_diff "-g: -c threads" 100 "$fp" -c threads || failed=1
 e2e_script_diff "-g: --comms loop,threads" 100 "$fp" --comms loop,threads || failed=1
 e2e_script_diff "-g: --cpu $busy_cpu" 100 "$fp" --cpu "$busy_cpu" || failed=1
 e2e_script_diff "-g: --time $time_range" 100 "$fp" --time "$time_range" || failed=1
+# perf's percentage forms, resolved from the capture's SAMPLE_TIME feature;
+# two halves that must not share a sample
+e2e_script_diff "-g: --time 10%/2" 100 "$fp" --time 10%/2 || failed=1
+e2e_script_diff "-g: --time 0%-50%" 100 "$fp" --time 0%-50% || failed=1
+e2e_script_diff "-g: --time 50%-100%" 100 "$fp" --time 50%-100% || failed=1
 e2e_script_diff "-g: --time $time_from," 100 "$fp" --time "$time_from," || failed=1
 
 # `pystitch -i FILE` is `pystitch script -i FILE`
