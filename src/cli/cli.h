@@ -80,6 +80,27 @@ enum {
 	{ "kallsyms", required_argument, NULL, PS_OPT_KALLSYMS }, \
 	{ "python", required_argument, NULL, PS_OPT_PYTHON }, \
 	{ "perf-map-dir", required_argument, NULL, PS_OPT_PERF_MAP_DIR }
+/* Their lines in the --help of the commands that take them all as
+ * `script` does (collapse, flamegraph, pprof). */
+#define PS_CLI_SESSION_HELP \
+	"      --no-inline       no frames for inlined functions\n" \
+	"      --pid LIST        only these process ids (comma-separated)\n" \
+	"      --tid LIST        only these thread ids\n" \
+	"  -c, --comm LIST       only threads with these names (also --comms)\n" \
+	"  -C, --cpu LIST        only these CPUs (e.g. 0-3,6)\n" \
+	"      --time START,END  only samples in this time range, in seconds as\n" \
+	"                        `pystitch script` prints them\n" \
+	"                        or, as perf, a share of the capture: P%/N (the\n" \
+	"                        Nth slice of P%) or A%-B%\n" \
+	"      --symfs DIR       look for the recorded files under DIR\n" \
+	"      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n" \
+	"  -k, --vmlinux FILE    kernel symbols from this vmlinux\n" \
+	"      --kallsyms FILE   kernel symbols from this kallsyms file (default:\n" \
+	"                        /proc/kallsyms when the capture was made here)\n" \
+	"      --python MODE     Python frames, as in `pystitch script`: merged\n" \
+	"                        (default), all, native or only\n" \
+	"      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n" \
+	"                        then next to the capture, then in /tmp\n"
 /* clang-format on */
 
 struct ps_cli_session_args {

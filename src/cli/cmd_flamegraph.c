@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "output/output.h"
 
+/* clang-format off */
 static const char flamegraph_usage[] =
         "usage: pystitch flamegraph [-i FILE] [-o OUT.svg] [options]\n"
         "\n"
@@ -45,28 +46,12 @@ static const char flamegraph_usage[] =
         "      --per WHAT        what the frames above the root are: comm\n"
         "                        (default), pid (comm-PID), tid (comm-PID/TID) or\n"
         "                        none (stacks start at their root)\n"
-        "      --no-inline       no frames for inlined functions\n"
-        "      --pid LIST        only these process ids (comma-separated)\n"
-        "      --tid LIST        only these thread ids\n"
-        "  -c, --comm LIST       only threads with these names (also --comms)\n"
-        "  -C, --cpu LIST        only these CPUs (e.g. 0-3,6)\n"
-        "      --time START,END  only samples in this time range, in seconds as\n"
-        "                        `pystitch script` prints them\n"
-        "                        or, as perf, a share of the capture: P%/N (the\n"
-        "                        Nth slice of P%) or A%-B%\n"
-        "      --symfs DIR       look for the recorded files under DIR\n"
-        "      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
-        "  -k, --vmlinux FILE    kernel symbols from this vmlinux\n"
-        "      --kallsyms FILE   kernel symbols from this kallsyms file (default:\n"
-        "                        /proc/kallsyms when the capture was made here)\n"
-        "      --python MODE     Python frames, as in `pystitch script`: merged\n"
-        "                        (default), all, native or only\n"
-        "      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n"
-        "                        then next to the capture, then in /tmp\n"
+        PS_CLI_SESSION_HELP
         "  -f, --force           stop quietly at a damaged record\n"
         "  -q, --quiet           no progress line and no warnings on stderr\n"
         "  -v, --verbose         more messages on stderr\n"
         "  -h, --help            this text\n";
+/* clang-format on */
 
 enum {
 	OPT_WEIGHT = PS_OPT_COMMAND_FIRST,
