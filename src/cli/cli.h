@@ -46,9 +46,9 @@ int ps_cli_status(int err);
 
 /* ---- options several commands share (options.c) ---------------------- */
 
-/* Session options: sample filters, where symbols come from, Python frames.
- * A command lists PS_CLI_SESSION_OPTIONS in its getopt_long table (and
- * "c:C:k:" in its short options) and passes every option it does not know
+/* Session options: sample filters, where symbols come from, Python frames,
+ * threads. A command lists PS_CLI_SESSION_OPTIONS in its getopt_long table
+ * (and "c:C:j:k:" in its short options) and passes every option it does not know
  * itself to ps_cli_session_option(). The lists the filters point to are
  * owned here: ps_cli_session_args_release() frees them. */
 enum {
@@ -79,7 +79,8 @@ enum {
 	{ "vmlinux", required_argument, NULL, 'k' }, \
 	{ "kallsyms", required_argument, NULL, PS_OPT_KALLSYMS }, \
 	{ "python", required_argument, NULL, PS_OPT_PYTHON }, \
-	{ "perf-map-dir", required_argument, NULL, PS_OPT_PERF_MAP_DIR }
+	{ "perf-map-dir", required_argument, NULL, PS_OPT_PERF_MAP_DIR }, \
+	{ "jobs", required_argument, NULL, 'j' }
 /* Their lines in the --help of the commands that take them all as
  * `script` does (collapse, flamegraph, pprof). */
 #define PS_CLI_SESSION_HELP \
@@ -100,7 +101,11 @@ enum {
 	"      --python MODE     Python frames, as in `pystitch script`: merged\n" \
 	"                        (default), all, native or only\n" \
 	"      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n" \
-	"                        then next to the capture, then in /tmp\n"
+	"                        then next to the capture, then in /tmp\n" \
+	PS_CLI_JOBS_HELP
+#define PS_CLI_JOBS_HELP \
+	"  -j, --jobs N          unwind on N threads (default: the online CPUs, at\n" \
+	"                        most 16); the output is the same for every N\n"
 /* clang-format on */
 
 struct ps_cli_session_args {
@@ -116,6 +121,12 @@ struct ps_cli_session_args {
 int ps_cli_session_option(const struct ps_cli *cli, const char *command,
                           struct ps_cli_session_args *a, int opt, const char *arg);
 void ps_cli_session_args_release(struct ps_cli_session_args *a);
+/* Defaults that depend on the machine, before ps_session_open(): --jobs
+ * (the online CPUs, at most PS_CLI_MAX_DEFAULT_JOBS). */
+void ps_cli_session_defaults(struct ps_cli_session_args *a);
+/* Every worker keeps its own address-space model and unwind caches, so
+ * memory grows with them: the default stops here. */
+#define PS_CLI_MAX_DEFAULT_JOBS 16
 /* "pystitch: COMMAND: bad value 'VALUE' for OPTION (see --help)"; returns
  * PS_EXIT_USAGE. */
 int ps_cli_bad_value(const struct ps_cli *cli, const char *command, const char *option,

@@ -63,7 +63,7 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct collapse
 	int opt, shared;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:c:C:k:fqvh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:c:C:j:k:fqvh", options, NULL)) != -1) {
 		shared = ps_cli_session_option(cli, "collapse", &a->session, opt, optarg);
 		if (shared < 0)
 			return PS_EXIT_USAGE;
@@ -132,6 +132,7 @@ int ps_cmd_collapse(struct ps_cli *cli, int argc, char **argv)
 		status = PS_EXIT_USAGE;
 		goto out;
 	}
+	ps_cli_session_defaults(&a.session);
 	ret = ps_session_open(cli->input, opts, &session);
 	if (ret) {
 		ps_cli_error(cli, "%s", ps_session_errmsg(session));

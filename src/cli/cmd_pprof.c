@@ -67,7 +67,7 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct pprof_ar
 	int opt, shared;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:o:c:C:k:fqvh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:o:c:C:j:k:fqvh", options, NULL)) != -1) {
 		shared = ps_cli_session_option(cli, "pprof", &a->session, opt, optarg);
 		if (shared < 0)
 			return PS_EXIT_USAGE;
@@ -168,6 +168,7 @@ int ps_cmd_pprof(struct ps_cli *cli, int argc, char **argv)
 		status = PS_EXIT_USAGE;
 		goto out;
 	}
+	ps_cli_session_defaults(&a.session);
 	ret = ps_session_open(cli->input, opts, &session);
 	if (ret) {
 		ps_cli_error(cli, "%s", ps_session_errmsg(session));

@@ -47,7 +47,7 @@ static const char script_usage[] =
         "                        native frame too), native (what perf script prints)\n"
         "                        or only (Python frames alone)\n"
         "      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n"
-        "                        then next to the capture, then in /tmp\n"
+        "                        then next to the capture, then in /tmp\n" PS_CLI_JOBS_HELP
         "  -f, --force           stop quietly at a damaged record\n"
         "  -q, --quiet           no progress line and no warnings on stderr\n"
         "  -v, --verbose         more messages on stderr\n"
@@ -85,7 +85,7 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct script_a
 	int opt, shared;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:F:Gc:C:k:fqvh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:F:Gc:C:j:k:fqvh", options, NULL)) != -1) {
 		shared = ps_cli_session_option(cli, "script", &a->session, opt, optarg);
 		if (shared < 0)
 			return PS_EXIT_USAGE;
@@ -160,6 +160,7 @@ int ps_cmd_script(struct ps_cli *cli, int argc, char **argv)
 	}
 	opts->log = ps_cli_log;
 	opts->log_ctx = cli;
+	ps_cli_session_defaults(&a.session);
 	ret = ps_session_open(cli->input, opts, &session);
 	if (ret) {
 		ps_cli_error(cli, "%s", ps_session_errmsg(session));

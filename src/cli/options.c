@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "output/output.h"
@@ -182,6 +183,8 @@ static const char *option_name(int opt)
 		return "--time";
 	case PS_OPT_PYTHON:
 		return "--python";
+	case 'j':
+		return "--jobs";
 	default:
 		return "option";
 	}
@@ -247,6 +250,17 @@ static int apply_option(struct ps_cli_session_args *a, int opt, const char *arg)
 	case PS_OPT_PERF_MAP_DIR:
 		o->perf_map_dir = arg;
 		return 0;
+	case 'j': {
+		char *end;
+		long n;
+
+		errno = 0;
+		n = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || n < 1 || n > 64)
+			return -EINVAL;
+		o->jobs = (unsigned)n;
+		return 0;
+	}
 	default:
 		return 1;
 	}
@@ -276,6 +290,17 @@ void ps_cli_session_args_release(struct ps_cli_session_args *a)
 	a->pids = a->tids = a->cpus = NULL;
 	a->comms = NULL;
 	a->comm_text = NULL;
+}
+
+void ps_cli_session_defaults(struct ps_cli_session_args *a)
+{
+	if (!a->opts.jobs) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		a->opts.jobs = n < 1                         ? 1
+		               : n > PS_CLI_MAX_DEFAULT_JOBS ? PS_CLI_MAX_DEFAULT_JOBS
+		                                             : (unsigned)n;
+	}
 }
 
 int ps_cli_parse_per(const char *text, enum ps_collapse_per *out)

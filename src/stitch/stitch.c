@@ -246,8 +246,23 @@ static struct process_unwind *process_unwinder(struct ps_session *s, struct ps_p
 	return pu;
 }
 
-static int add_unwound(struct ps_session *s, struct ps_process *process,
-                       const struct ps_sample *sample)
+/* Whether the sample has a user stack to unwind (perf bails out when
+ * nothing was captured). */
+static bool has_user_stack(const struct ps_session *s, const struct ps_event *ev,
+                           const struct ps_process *process)
+{
+	const struct ps_sample *sample = &ev->u.sample;
+	uint64_t type = ev->attr->sample_type;
+
+	return !s->opts.no_callchain && (type & PERF_SAMPLE_CALLCHAIN) &&
+	       (type & PERF_SAMPLE_REGS_USER) && (type & PERF_SAMPLE_STACK_USER) &&
+	       sample->regs_user.abi && sample->stack_dyn_size && process;
+}
+
+/* Unwind the sample's user stack into s->pcs: the number of PCs, or
+ * -ENOMEM. */
+static int unwind_sample(struct ps_session *s, struct ps_process *process,
+                         const struct ps_sample *sample, enum ps_unwind_stop *stop)
 {
 	struct ps_unwind_sample us = {
 		.pid = sample->pid,
@@ -259,21 +274,36 @@ static int add_unwound(struct ps_session *s, struct ps_process *process,
 		.stack = sample->stack_data,
 		.stack_size = sample->stack_dyn_size,
 	};
-	struct process_unwind *pu;
-	enum ps_unwind_stop stop;
+	struct process_unwind *pu = process_unwinder(s, process);
 	int n;
 
-	/* perf bails out when nothing was captured */
-	if (!sample->regs_user.abi || !sample->stack_dyn_size || !process)
-		return 0;
-	pu = process_unwinder(s, process);
 	if (!pu)
 		return -ENOMEM;
 	/* Python modes: the leaf's saved registers, for the trampolines */
 	us.recover_popped = s->opts.python != PS_PYTHON_NATIVE && ps_stitch_python_has_jit(pu);
-	n = ps_unwinder_unwind(pu->unwinder, &us, s->pcs, s->opts.max_stack, &stop);
-	if (n == -ENOMEM)
-		return n;
+	n = ps_unwinder_unwind(pu->unwinder, &us, s->pcs, s->opts.max_stack, stop);
+	return n == -ENOMEM ? n : n < 0 ? 0 : n;
+}
+
+static int add_unwound(struct ps_session *s, struct ps_process *process, const struct ps_event *ev)
+{
+	enum ps_unwind_stop stop;
+	int n;
+
+	if (!has_user_stack(s, ev, process))
+		return 0;
+	if (ps_stitch_jobs_running(s->jobs)) {
+		/* a worker unwound it; the process's unwind state still
+		 * holds what the Python merge looks up */
+		if (!process_unwinder(s, process))
+			return -ENOMEM;
+		if (ps_stitch_jobs_take(s, &n, &stop))
+			return -EIO;
+	} else {
+		n = unwind_sample(s, process, &ev->u.sample, &stop);
+		if (n < 0)
+			return n;
+	}
 	s->unwound = true;
 	s->stop = stop;
 	for (int i = 0; i < n; i++) {
@@ -428,11 +458,13 @@ static int percent_time_range(struct ps_session *s)
 	return 0;
 }
 
-int ps_session_open(const char *path, const struct ps_session_opts *opts, struct ps_session **out)
+static int session_open(const char *path, const struct ps_session_opts *opts, unsigned shard_index,
+                        unsigned shard_count, struct ps_session **out)
 {
 	struct ps_session *s = calloc(1, sizeof(*s));
 	struct ps_archive *archive;
 	struct ps_reader_opts ropts = { .sz = sizeof(ropts), .order = PS_ORDER_TIME };
+	const char *capture = path;
 	int err;
 
 	*out = s;
@@ -443,6 +475,16 @@ int ps_session_open(const char *path, const struct ps_session_opts *opts, struct
 		memcpy(&s->opts, opts, n);
 	}
 	s->opts.sz = sizeof(s->opts);
+	s->worker = shard_count > 0;
+	s->shard_index = shard_index;
+	s->shard_count = shard_count;
+	if (s->worker) {
+		s->opts.jobs = 0;
+	} else if (s->opts.jobs > 1) {
+		err = ps_stitch_jobs_new(s);
+		if (err)
+			return fail(s, err, "out of memory");
+	}
 	if (!s->opts.max_stack)
 		s->opts.max_stack = PS_UNWIND_DEFAULT_MAX_FRAMES;
 	if (s->opts.max_stack > sizeof(s->pcs) / sizeof(s->pcs[0]))
@@ -495,7 +537,21 @@ int ps_session_open(const char *path, const struct ps_session_opts *opts, struct
 		.log = s->opts.log,
 		.log_ctx = s->opts.log_ctx,
 	};
+	/* a capture that can be read once per worker (not an archive) */
+	if (s->opts.jobs > 1 && !archive)
+		return ps_stitch_jobs_start(s, capture);
 	return 0;
+}
+
+int ps_session_open(const char *path, const struct ps_session_opts *opts, struct ps_session **out)
+{
+	return session_open(path, opts, 0, 0, out);
+}
+
+int ps_stitch_open_worker(const char *path, const struct ps_session_opts *opts, unsigned index,
+                          unsigned count, struct ps_session **out)
+{
+	return session_open(path, opts, index, count, out);
 }
 
 void ps_session_close(struct ps_session *s)
@@ -507,6 +563,8 @@ void ps_session_close(struct ps_session *s)
 	ps_symbols_free(s->symbols);
 	ps_reader_close(s->reader);
 	free(s->frames);
+	/* last: the workers and everything above log through it */
+	ps_stitch_jobs_free(s->jobs);
 	free(s);
 }
 
@@ -578,10 +636,11 @@ static int build_stack(struct ps_session *s, const struct ps_event *ev, struct p
 			s->frames[0].addr = sample->ip; /* printed raw without a callchain */
 	} else {
 		err = add_callchain(s, process, sample);
-		if (!err && (attr->sample_type & PERF_SAMPLE_REGS_USER) &&
-		    (attr->sample_type & PERF_SAMPLE_STACK_USER))
-			err = add_unwound(s, process, sample);
+		if (!err)
+			err = add_unwound(s, process, ev);
 	}
+	if (err == -EIO)
+		return err; /* a worker failed: s->errmsg says how */
 	if (err)
 		return fail(s, err, "out of memory");
 	s->stack.nr_frames = s->nr_frames;
@@ -602,12 +661,15 @@ static int build_stack(struct ps_session *s, const struct ps_event *ev, struct p
 	return 0;
 }
 
-int ps_session_next(struct ps_session *s, const struct ps_stack **out)
+/* Read up to the next sample that passes the filters, keeping the model
+ * in step with the records before it; it becomes sample s->seq. 1, 0 at
+ * the end, or -errno. */
+static int next_sample(struct ps_session *s, const struct ps_event **ev_out,
+                       struct ps_thread **thread_out)
 {
 	const struct ps_event *ev;
 	int ret;
 
-	*out = NULL;
 	while ((ret = ps_reader_next(s->reader, &ev)) > 0) {
 		if (ev->type != PERF_RECORD_SAMPLE) {
 			ret = apply_record(s, ev);
@@ -624,15 +686,52 @@ int ps_session_next(struct ps_session *s, const struct ps_stack **out)
 			return fail(s, -ENOMEM, "out of memory");
 		if (!comm_wanted(s, thread->comm))
 			continue;
-		ret = build_stack(s, ev, thread);
-		if (ret)
-			return ret;
-		*out = &s->stack;
+		s->seq = s->passed++;
+		*ev_out = ev;
+		*thread_out = thread;
 		return 1;
 	}
 	if (ret < 0)
 		return fail(s, ret, "%s", ps_reader_errmsg(s->reader));
 	return 0;
+}
+
+int ps_session_next(struct ps_session *s, const struct ps_stack **out)
+{
+	const struct ps_event *ev;
+	struct ps_thread *thread;
+	int ret;
+
+	*out = NULL;
+	ret = next_sample(s, &ev, &thread);
+	if (ret <= 0)
+		return ret;
+	ret = build_stack(s, ev, thread);
+	if (ret)
+		return ret;
+	*out = &s->stack;
+	return 1;
+}
+
+int ps_stitch_unwind_next(struct ps_session *s, uint64_t *seq, int *n, enum ps_unwind_stop *stop)
+{
+	const struct ps_event *ev;
+	struct ps_thread *thread;
+	int ret;
+
+	while ((ret = next_sample(s, &ev, &thread)) > 0) {
+		if ((s->seq / PS_STITCH_BLOCK) % s->shard_count != s->shard_index)
+			continue;
+		struct ps_process *process = ps_machine_process(s->machine, thread->pid);
+		if (!has_user_stack(s, ev, process))
+			continue;
+		*n = unwind_sample(s, process, &ev->u.sample, stop);
+		if (*n < 0)
+			return fail(s, *n, "out of memory");
+		*seq = s->seq;
+		return 1;
+	}
+	return ret;
 }
 
 int ps_session_python_processes(struct ps_session *s, ps_python_process_fn fn, void *ctx)

@@ -19,6 +19,7 @@
 #include "unwind/unwind.h"
 
 struct ps_stitch_python;
+struct ps_stitch_jobs;
 
 struct ps_session {
 	struct ps_reader *reader;
@@ -48,7 +49,21 @@ struct ps_session {
 	enum ps_unwind_stop stop;
 	bool saw_python;
 	struct ps_stack stack;
+	/* samples that passed the filters so far; seq is the current one's
+	 * number among them */
+	uint64_t passed, seq;
+	/* opts.jobs > 1: worker sessions unwind, this one takes their
+	 * results (jobs.c); also the log that serialises everyone's messages */
+	struct ps_stitch_jobs *jobs;
+	/* a worker session: it unwinds only the samples of blocks
+	 * b % shard_count == shard_index (PS_STITCH_BLOCK samples each) */
+	bool worker;
+	unsigned shard_index, shard_count;
 };
+
+/* Samples per block of the work split between worker sessions: enough to
+ * keep a worker's caches warm, few enough to share the work evenly. */
+#define PS_STITCH_BLOCK 64
 
 /* Unwinding state hung on a process of the machine model. */
 #define BASE_CACHE 64
@@ -85,6 +100,30 @@ struct process_unwind {
 
 /* stitch.c */
 struct ps_dso *ps_stitch_object_dso(struct ps_session *s, struct ps_mapped_object *object);
+/* A worker session for jobs (opts as the main session's, with its own log
+ * and jobs 0), unwinding shard index of count. As ps_session_open(). */
+int ps_stitch_open_worker(const char *path, const struct ps_session_opts *opts, unsigned index,
+                          unsigned count, struct ps_session **out);
+/* A worker session's next sample to unwind, unwound: its number among the
+ * samples that passed the filters, its PCs in s->pcs (*n of them) and why
+ * the walk ended. 1, 0 at the end, or -errno (message in s->errmsg). */
+int ps_stitch_unwind_next(struct ps_session *s, uint64_t *seq, int *n, enum ps_unwind_stop *stop);
+
+/* jobs.c */
+/* Route the session's messages through one lock (opts.log is replaced):
+ * called at open before anything can log, when opts.jobs > 1. 0 or
+ * -ENOMEM. */
+int ps_stitch_jobs_new(struct ps_session *s);
+/* Open the worker sessions and start their threads. 0 or -errno with the
+ * message in s->errmsg. */
+int ps_stitch_jobs_start(struct ps_session *s, const char *path);
+/* Whether the workers are running (else the session unwinds itself). */
+bool ps_stitch_jobs_running(const struct ps_stitch_jobs *jobs);
+/* The unwound stack of the current sample (s->seq) from its worker: PCs in
+ * s->pcs. 0 or -errno with the message in s->errmsg. */
+int ps_stitch_jobs_take(struct ps_session *s, int *n, enum ps_unwind_stop *stop);
+/* Stop the workers, close their sessions, free everything. */
+void ps_stitch_jobs_free(struct ps_stitch_jobs *jobs);
 
 /* stitch_python.c */
 int ps_stitch_python_new(struct ps_session *s, const char *perf_data_path);

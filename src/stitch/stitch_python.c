@@ -406,6 +406,15 @@ int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu)
 	if (in.native_truncated && nr_user && user[nr_user - 1].addr == UINT64_MAX &&
 	    !user[nr_user - 1].sym)
 		nr_user--;
+	/* the unwinder found it when it met the first trampoline of the
+	 * sample; with unwinding workers (jobs.c) this session did not
+	 * unwind, so it is looked up here (a no-op when already found for
+	 * these maps) */
+	if (pu) {
+		find_interpreter(pu);
+		if (pu->template_object && pu->template_object != pu->interp_object)
+			module_dso = pu->template_object->name;
+	}
 	if (pu && pu->interp && pu->interp->major) {
 		in.major = pu->interp->major;
 		in.minor = pu->interp->minor;
@@ -414,11 +423,6 @@ int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu)
 	                      64))
 		return -ENOMEM;
 	interp_dso = interpreter_dso(user, nr_user);
-	if (pu) {
-		find_interpreter(pu);
-		if (pu->template_object && pu->template_object != pu->interp_object)
-			module_dso = pu->template_object->name;
-	}
 	for (size_t i = 0; i < nr_user; i++) {
 		const struct ps_frame *f = &user[i];
 		struct ps_py_native_frame *nf = &py->native[i];

@@ -136,7 +136,31 @@ e2e_record() {
 	fi
 	[ -s "$E2E_RECORDED" ] || e2e_fail "perf record wrote no data"
 	grep -i -E 'lost|warning' "$E2E_TMP/record.err" >&2
+	e2e_check_jobs "$E2E_RECORDED"
 	return 0
+}
+
+# e2e_check_jobs FILE: unwinding on worker threads (--jobs) changes
+# nothing: `pystitch script` with 1 and with 3 jobs (more than the CI's
+# cores) prints the same bytes, exits with the same status and prints the
+# same messages, with Python frames merged (unwinding through trampolines)
+# and in --python=native. Run on every capture e2e_record makes, while
+# its perf maps are still where the recording left them.
+e2e_check_jobs() {
+	for mode in merged native; do
+		for jobs in 1 3; do
+			e2e_run "$PYSTITCH" script --buildid-dir "$E2E_TMP/buildid-cache" --python=$mode \
+				-j $jobs -i "$1" >"$E2E_TMP/jobs-$jobs.out" 2>"$E2E_TMP/jobs-$jobs.err"
+			echo $? >"$E2E_TMP/jobs-$jobs.status"
+			sort "$E2E_TMP/jobs-$jobs.err" >"$E2E_TMP/jobs-$jobs.err.sorted"
+		done
+		for part in status out err.sorted; do
+			cmp -s "$E2E_TMP/jobs-1.$part" "$E2E_TMP/jobs-3.$part" && continue
+			diff "$E2E_TMP/jobs-1.$part" "$E2E_TMP/jobs-3.$part" | head -n 10 >&2
+			e2e_fail "pystitch script --python=$mode -j 3 differs from -j 1 ($part) on $1"
+		done
+	done
+	e2e_say "$e2e_name: --jobs 3 = --jobs 1 on $(basename "$1") ($(grep -c '^[^ 	]' "$E2E_TMP/jobs-1.out") samples)"
 }
 
 # e2e_perf_dump FILE: `perf report -D` of FILE into $E2E_TMP/perf-dump.txt.

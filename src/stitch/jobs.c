@@ -1,0 +1,436 @@
+/* Unwinding on worker threads (ps_session_opts.jobs).
+ *
+ * Unwinding is most of the work of a DWARF capture, and samples can be
+ * unwound independently once each thread's address space at that moment
+ * is known. But everything that knows it (the machine model, libdwfl's
+ * handles, the per-DSO caches) is built up as the records are read and is
+ * not safe to share between threads. So each worker is a session of its
+ * own over the whole capture: it reads every record, keeps its own model
+ * and unwinders, and unwinds the samples of every jobs-th block of
+ * PS_STITCH_BLOCK samples (reading and skipping a sample costs little next
+ * to unwinding it). It hands each result (the PCs and why the walk ended)
+ * to the session through a ring of a bounded number of entries.
+ *
+ * The session itself reads the capture too, and for every sample it would
+ * have unwound it takes the worker's result instead, then names the
+ * frames, merges the Python frames and delivers the stack, in order, on
+ * the caller's thread. Naming stays serial on purpose: addr2line's inline
+ * answers for some addresses depend on which addresses of the DSO were
+ * asked before (see symbols.h), so only one resolver asking in the
+ * capture's order gives perf's answers. The stacks are therefore exactly
+ * those of a session without workers.
+ *
+ * All the sessions meet the same warnings, since they read the same
+ * records. The workers' messages wait in a queue until the session's
+ * thread passes them on (the caller's log function is only ever called on
+ * the caller's thread), and each is passed on as often as the session that
+ * says it most often says it, not once per session. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "stitch/stitch.h"
+
+#define JOBS_MAX 64
+#define JOBS_RING (2 * PS_STITCH_BLOCK) /* results a worker may be ahead */
+
+/* One result in a worker's ring; pcs[] holds max_stack entries. */
+struct jobs_entry {
+	uint64_t seq;
+	int32_t n;
+	uint32_t stop;
+	uint64_t pcs[];
+};
+
+/* A distinct message; count[i] is how many times source i said it. */
+struct jobs_message {
+	char *text;
+	uint64_t hash;
+	unsigned printed;
+	unsigned count[];
+};
+
+/* A worker's message waiting for the session's thread. */
+struct jobs_pending {
+	unsigned source;
+	enum ps_log_level level;
+	char *text;
+};
+
+/* Who logs: worker i, or the session itself (the last index). */
+struct jobs_source {
+	struct ps_stitch_jobs *jobs;
+	unsigned index;
+};
+
+struct jobs_worker {
+	struct ps_stitch_jobs *jobs;
+	unsigned index;
+	pthread_t thread;
+	bool started;
+	struct ps_session *session;
+	/* the ring, under jobs->lock */
+	unsigned char *ring;
+	size_t head, count;
+	pthread_cond_t cond; /* count changed, the worker ended, or stop */
+	bool done;
+	int err; /* why it ended: 0 (the capture's end) or -errno */
+	char errmsg[512];
+};
+
+struct ps_stitch_jobs {
+	pthread_mutex_t lock;
+	ps_log_fn log; /* the caller's */
+	void *log_ctx;
+	unsigned nr_workers;
+	bool running;
+	bool stop; /* the session is closing: workers end */
+	size_t entry_size;
+	struct jobs_source *sources; /* nr_workers + 1 */
+	struct jobs_worker *workers;
+	/* messages seen, an open-addressing table by hash (the session's
+	 * thread only) */
+	struct jobs_message **messages;
+	size_t nr_messages, cap_messages;
+	/* the workers' messages not passed on yet, under the lock */
+	struct jobs_pending *pending;
+	size_t nr_pending, cap_pending;
+};
+
+static uint64_t hash_text(const char *text)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *text; text++)
+		h = (h ^ (unsigned char)*text) * 1099511628211ull;
+	return h;
+}
+
+/* The record of msg, added if new; NULL without memory. */
+static struct jobs_message *message_of(struct ps_stitch_jobs *jobs, const char *msg)
+{
+	uint64_t hash = hash_text(msg);
+	struct jobs_message *m;
+	size_t mask, i;
+
+	if (2 * (jobs->nr_messages + 1) > jobs->cap_messages) {
+		size_t cap = jobs->cap_messages ? 2 * jobs->cap_messages : 64;
+		struct jobs_message **table = calloc(cap, sizeof(*table));
+
+		if (!table)
+			return NULL;
+		for (size_t k = 0; k < jobs->cap_messages; k++) {
+			m = jobs->messages[k];
+			if (!m)
+				continue;
+			for (i = m->hash & (cap - 1); table[i]; i = (i + 1) & (cap - 1))
+				;
+			table[i] = m;
+		}
+		free(jobs->messages);
+		jobs->messages = table;
+		jobs->cap_messages = cap;
+	}
+	mask = jobs->cap_messages - 1;
+	for (i = hash & mask; (m = jobs->messages[i]); i = (i + 1) & mask)
+		if (m->hash == hash && strcmp(m->text, msg) == 0)
+			return m;
+	m = calloc(1, sizeof(*m) + (jobs->nr_workers + 1) * sizeof(m->count[0]));
+	if (!m || !(m->text = strdup(msg))) {
+		free(m);
+		return NULL;
+	}
+	m->hash = hash;
+	jobs->messages[i] = m;
+	jobs->nr_messages++;
+	return m;
+}
+
+/* Pass a message of source on, unless another source already said it as
+ * many times. On the session's thread. */
+static void deliver(struct ps_stitch_jobs *jobs, unsigned source, enum ps_log_level level,
+                    const char *msg)
+{
+	struct jobs_message *m = message_of(jobs, msg);
+
+	/* without memory to remember it, pass it on rather than lose it */
+	if (!m || ++m->count[source] > m->printed) {
+		if (m)
+			m->printed++;
+		jobs->log(jobs->log_ctx, level, msg);
+	}
+}
+
+/* Pass on what the workers said so far. On the session's thread. */
+static void drain(struct ps_stitch_jobs *jobs)
+{
+	struct jobs_pending *pending;
+	size_t nr;
+
+	pthread_mutex_lock(&jobs->lock);
+	pending = jobs->pending;
+	nr = jobs->nr_pending;
+	jobs->pending = NULL;
+	jobs->nr_pending = jobs->cap_pending = 0;
+	pthread_mutex_unlock(&jobs->lock);
+	for (size_t i = 0; i < nr; i++) {
+		deliver(jobs, pending[i].source, pending[i].level, pending[i].text);
+		free(pending[i].text);
+	}
+	free(pending);
+}
+
+/* ps_log_fn of every session of the run. */
+static void jobs_log(void *ctx, enum ps_log_level level, const char *msg)
+{
+	const struct jobs_source *source = ctx;
+	struct ps_stitch_jobs *jobs = source->jobs;
+	char *text;
+
+	if (!jobs->log)
+		return;
+	if (source->index == jobs->nr_workers) {
+		drain(jobs);
+		deliver(jobs, source->index, level, msg);
+		return;
+	}
+	text = strdup(msg);
+	pthread_mutex_lock(&jobs->lock);
+	if (text && jobs->nr_pending == jobs->cap_pending) {
+		size_t cap = jobs->cap_pending ? 2 * jobs->cap_pending : 16;
+		struct jobs_pending *grown = realloc(jobs->pending, cap * sizeof(*grown));
+
+		if (grown) {
+			jobs->pending = grown;
+			jobs->cap_pending = cap;
+		}
+	}
+	if (text && jobs->nr_pending < jobs->cap_pending) {
+		jobs->pending[jobs->nr_pending++] = (struct jobs_pending){ .source = source->index,
+			                                                   .level = level,
+			                                                   .text = text };
+		text = NULL;
+	}
+	pthread_mutex_unlock(&jobs->lock);
+	/* out of memory: the session says the same, or fails */
+	free(text);
+}
+
+int ps_stitch_jobs_new(struct ps_session *s)
+{
+	unsigned n = s->opts.jobs;
+	struct ps_stitch_jobs *jobs;
+
+	if (n > JOBS_MAX)
+		n = JOBS_MAX;
+	jobs = calloc(1, sizeof(*jobs));
+	if (!jobs)
+		return -ENOMEM;
+	pthread_mutex_init(&jobs->lock, NULL);
+	jobs->nr_workers = n;
+	jobs->log = s->opts.log;
+	jobs->log_ctx = s->opts.log_ctx;
+	jobs->sources = calloc(n + 1, sizeof(*jobs->sources));
+	jobs->workers = calloc(n, sizeof(*jobs->workers));
+	s->jobs = jobs;
+	if (!jobs->sources || !jobs->workers) {
+		jobs->nr_workers = 0; /* nothing for ps_stitch_jobs_free() to undo */
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i <= n; i++)
+		jobs->sources[i] = (struct jobs_source){ .jobs = jobs, .index = i };
+	for (unsigned i = 0; i < n; i++) {
+		jobs->workers[i].jobs = jobs;
+		jobs->workers[i].index = i;
+		pthread_cond_init(&jobs->workers[i].cond, NULL);
+	}
+	s->opts.log = jobs_log;
+	s->opts.log_ctx = &jobs->sources[n];
+	return 0;
+}
+
+static struct jobs_entry *entry_at(struct jobs_worker *w, size_t slot)
+{
+	return (struct jobs_entry *)(w->ring + (slot % JOBS_RING) * w->jobs->entry_size);
+}
+
+/* Hand one result to the session. false: the session is closing. */
+static bool push(struct jobs_worker *w, uint64_t seq, int n, enum ps_unwind_stop stop)
+{
+	struct ps_stitch_jobs *jobs = w->jobs;
+	bool ok;
+
+	pthread_mutex_lock(&jobs->lock);
+	while (w->count == JOBS_RING && !jobs->stop)
+		pthread_cond_wait(&w->cond, &jobs->lock);
+	ok = !jobs->stop;
+	if (ok) {
+		struct jobs_entry *e = entry_at(w, w->head + w->count);
+
+		e->seq = seq;
+		e->n = n;
+		e->stop = (uint32_t)stop;
+		if (n > 0)
+			memcpy(e->pcs, w->session->pcs, (size_t)n * sizeof(e->pcs[0]));
+		w->count++;
+		pthread_cond_signal(&w->cond);
+	}
+	pthread_mutex_unlock(&jobs->lock);
+	return ok;
+}
+
+static void *worker_main(void *arg)
+{
+	struct jobs_worker *w = arg;
+	struct ps_stitch_jobs *jobs = w->jobs;
+	enum ps_unwind_stop stop;
+	uint64_t seq;
+	int n, ret;
+
+	while ((ret = ps_stitch_unwind_next(w->session, &seq, &n, &stop)) > 0)
+		if (!push(w, seq, n, stop))
+			break;
+	pthread_mutex_lock(&jobs->lock);
+	w->done = true;
+	w->err = ret < 0 ? ret : 0;
+	if (ret < 0)
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s", ps_session_errmsg(w->session));
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&jobs->lock);
+	return NULL;
+}
+
+int ps_stitch_jobs_start(struct ps_session *s, const char *path)
+{
+	struct ps_stitch_jobs *jobs = s->jobs;
+	struct stat st;
+
+	/* every worker reads the capture again: standard input and FIFOs
+	 * cannot be */
+	if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	jobs->entry_size = sizeof(struct jobs_entry) + s->opts.max_stack * sizeof(uint64_t);
+	for (unsigned i = 0; i < jobs->nr_workers; i++) {
+		struct jobs_worker *w = &jobs->workers[i];
+		struct ps_session_opts o = s->opts;
+		int err;
+
+		o.log_ctx = &jobs->sources[i];
+		o.file_used = NULL; /* the session reports the files */
+		o.time_percent = false; /* resolved into time_start/end */
+		w->ring = malloc(JOBS_RING * jobs->entry_size);
+		if (!w->ring) {
+			snprintf(s->errmsg, sizeof(s->errmsg), "out of memory");
+			return -ENOMEM;
+		}
+		err = ps_stitch_open_worker(path, &o, i, jobs->nr_workers, &w->session);
+		if (err) {
+			snprintf(s->errmsg, sizeof(s->errmsg), "%s", ps_session_errmsg(w->session));
+			return err;
+		}
+	}
+	for (unsigned i = 0; i < jobs->nr_workers; i++) {
+		struct jobs_worker *w = &jobs->workers[i];
+		int err = pthread_create(&w->thread, NULL, worker_main, w);
+
+		if (err) {
+			snprintf(s->errmsg, sizeof(s->errmsg),
+			         "cannot start worker thread %u of %u: %s", i + 1, jobs->nr_workers,
+			         strerror(err));
+			return -err;
+		}
+		w->started = true;
+	}
+	jobs->running = true;
+	return 0;
+}
+
+bool ps_stitch_jobs_running(const struct ps_stitch_jobs *jobs)
+{
+	return jobs && jobs->running;
+}
+
+int ps_stitch_jobs_take(struct ps_session *s, int *n, enum ps_unwind_stop *stop)
+{
+	struct ps_stitch_jobs *jobs = s->jobs;
+	struct jobs_worker *w = &jobs->workers[(s->seq / PS_STITCH_BLOCK) % jobs->nr_workers];
+	int err = 0;
+
+	if (jobs->log)
+		drain(jobs);
+	pthread_mutex_lock(&jobs->lock);
+	for (;;) {
+		if (w->count) {
+			struct jobs_entry *e = entry_at(w, w->head);
+
+			if (e->seq <= s->seq) {
+				bool found = e->seq == s->seq;
+
+				if (found) {
+					*n = e->n;
+					*stop = (enum ps_unwind_stop)e->stop;
+					if (e->n > 0)
+						memcpy(s->pcs, e->pcs,
+						       (size_t)e->n * sizeof(s->pcs[0]));
+				}
+				w->head = (w->head + 1) % JOBS_RING;
+				w->count--;
+				pthread_cond_signal(&w->cond);
+				if (found)
+					break;
+				continue;
+			}
+		} else if (!w->done) {
+			pthread_cond_wait(&w->cond, &jobs->lock);
+			continue;
+		}
+		/* the worker went past this sample, or ended before it */
+		if (w->err)
+			snprintf(s->errmsg, sizeof(s->errmsg), "unwinding worker %u: %.400s",
+			         w->index + 1, w->errmsg);
+		else
+			snprintf(s->errmsg, sizeof(s->errmsg),
+			         "unwinding worker %u has no result for sample %llu", w->index + 1,
+			         (unsigned long long)s->seq);
+		err = -EIO;
+		break;
+	}
+	pthread_mutex_unlock(&jobs->lock);
+	return err;
+}
+
+void ps_stitch_jobs_free(struct ps_stitch_jobs *jobs)
+{
+	if (!jobs)
+		return;
+	pthread_mutex_lock(&jobs->lock);
+	jobs->stop = true;
+	for (unsigned i = 0; jobs->workers && i < jobs->nr_workers; i++)
+		pthread_cond_signal(&jobs->workers[i].cond);
+	pthread_mutex_unlock(&jobs->lock);
+	for (unsigned i = 0; jobs->workers && i < jobs->nr_workers; i++) {
+		struct jobs_worker *w = &jobs->workers[i];
+
+		if (w->started)
+			pthread_join(w->thread, NULL);
+		ps_session_close(w->session);
+		free(w->ring);
+		pthread_cond_destroy(&w->cond);
+	}
+	if (jobs->log)
+		drain(jobs);
+	for (size_t i = 0; i < jobs->cap_messages; i++) {
+		if (jobs->messages[i]) {
+			free(jobs->messages[i]->text);
+			free(jobs->messages[i]);
+		}
+	}
+	free(jobs->messages);
+	free(jobs->workers);
+	free(jobs->sources);
+	pthread_mutex_destroy(&jobs->lock);
+	free(jobs);
+}
