@@ -756,12 +756,12 @@ struct ps_session_opts {
 	 * capture has no SAMPLE_TIME feature (pipe mode, or perf before 5.x). */
 	bool time_percent;
 	double time_percent_start, time_percent_end;
-	/* Threads that unwind samples (0 or 1: none, the calling thread
-	 * does everything). Each is a worker with its own reader and
-	 * address-space model of the capture, unwinding every jobs-th block
-	 * of samples ahead of ps_session_next(), which names, merges and
-	 * delivers the stacks in order on the calling thread: the stacks are
-	 * the same for every value. Taken only for a capture in a regular
+	/* Threads to use, the calling thread included (0 or 1: the calling
+	 * thread does everything). jobs - 1 workers each read the capture
+	 * with their own address-space model and unwind every (jobs - 1)-th
+	 * block of samples ahead of ps_session_next(), which names, merges
+	 * and delivers the stacks in order on the calling thread: the stacks
+	 * are the same for every value. Taken only for a capture in a regular
 	 * file (not standard input, a FIFO or an archive); otherwise 1. log
 	 * is still called on the calling thread only, and a message that
 	 * every worker meets is passed on as often as one session would pass

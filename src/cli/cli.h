@@ -104,8 +104,8 @@ enum {
 	"                        then next to the capture, then in /tmp\n" \
 	PS_CLI_JOBS_HELP
 #define PS_CLI_JOBS_HELP \
-	"  -j, --jobs N          unwind on N threads (default: the online CPUs, at\n" \
-	"                        most 16); the output is the same for every N\n"
+	"  -j, --jobs N          use N threads: N - 1 unwind (default: the online\n" \
+	"                        CPUs, at most 16); the output is the same for any N\n"
 /* clang-format on */
 
 struct ps_cli_session_args {

@@ -6,7 +6,7 @@
  * handles, the per-DSO caches) is built up as the records are read and is
  * not safe to share between threads. So each worker is a session of its
  * own over the whole capture: it reads every record, keeps its own model
- * and unwinders, and unwinds the samples of every jobs-th block of
+ * and unwinders, and unwinds the samples of every (jobs - 1)-th block of
  * PS_STITCH_BLOCK samples (reading and skipping a sample costs little next
  * to unwinding it). It hands each result (the PCs and why the walk ended)
  * to the session through a ring of a bounded number of entries.
@@ -221,11 +221,10 @@ static void jobs_log(void *ctx, enum ps_log_level level, const char *msg)
 
 int ps_stitch_jobs_new(struct ps_session *s)
 {
-	unsigned n = s->opts.jobs;
+	/* the caller's thread is one of the jobs: it names and delivers */
+	unsigned n = (s->opts.jobs > JOBS_MAX ? JOBS_MAX : s->opts.jobs) - 1;
 	struct ps_stitch_jobs *jobs;
 
-	if (n > JOBS_MAX)
-		n = JOBS_MAX;
 	jobs = calloc(1, sizeof(*jobs));
 	if (!jobs)
 		return -ENOMEM;
