@@ -76,6 +76,8 @@ struct jobs_worker {
 	unsigned char *ring;
 	size_t head, count;
 	pthread_cond_t cond; /* count changed, the worker ended, or stop */
+	/* who waits on cond: signals are sent only then (a futex call each) */
+	bool worker_waits, session_waits;
 	bool done;
 	int err; /* why it ended: 0 (the capture's end) or -errno */
 	char errmsg[512];
@@ -263,8 +265,11 @@ static bool push(struct jobs_worker *w, uint64_t seq, int n, enum ps_unwind_stop
 	bool ok;
 
 	pthread_mutex_lock(&jobs->lock);
-	while (w->count == JOBS_RING && !jobs->stop)
+	while (w->count == JOBS_RING && !jobs->stop) {
+		w->worker_waits = true;
 		pthread_cond_wait(&w->cond, &jobs->lock);
+		w->worker_waits = false;
+	}
 	ok = !jobs->stop;
 	if (ok) {
 		struct jobs_entry *e = entry_at(w, w->head + w->count);
@@ -275,7 +280,8 @@ static bool push(struct jobs_worker *w, uint64_t seq, int n, enum ps_unwind_stop
 		if (n > 0)
 			memcpy(e->pcs, w->session->pcs, (size_t)n * sizeof(e->pcs[0]));
 		w->count++;
-		pthread_cond_signal(&w->cond);
+		if (w->session_waits)
+			pthread_cond_signal(&w->cond);
 	}
 	pthread_mutex_unlock(&jobs->lock);
 	return ok;
@@ -377,13 +383,16 @@ int ps_stitch_jobs_take(struct ps_session *s, int *n, enum ps_unwind_stop *stop)
 				}
 				w->head = (w->head + 1) % JOBS_RING;
 				w->count--;
-				pthread_cond_signal(&w->cond);
+				if (w->worker_waits)
+					pthread_cond_signal(&w->cond);
 				if (found)
 					break;
 				continue;
 			}
 		} else if (!w->done) {
+			w->session_waits = true;
 			pthread_cond_wait(&w->cond, &jobs->lock);
+			w->session_waits = false;
 			continue;
 		}
 		/* the worker went past this sample, or ended before it */
