@@ -115,6 +115,10 @@ struct ps_symtab {
 	struct ps_sym *syms; /* every node ever added, erased ones too */
 	size_t nr, cap, nr_live;
 	uint32_t root;
+	/* the node with the largest start while known (PS_SYMTAB_NONE after
+	 * an erase): symbol tables mostly come sorted, and an insert at the
+	 * right end then skips the walk down the tree */
+	uint32_t rightmost;
 	struct ps_arena names;
 };
 
