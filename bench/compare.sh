@@ -18,7 +18,8 @@ usage: bench/compare.sh [options] [-- OPTIONS FOR BOTH TOOLS]
                          python  a CPython 3.11 workload (default)
                          perf    the same workload on CPython 3.12 run with
                                  -X perf (trampolines and a perf map)
-                         c       the project's tests/programs/loop
+                         c       bench/cworkload: two threads through
+                                 inlined chains into libm and libc
   -g, --call-graph M   how to record: dwarf (default) or fp (perf record -g)
   -s, --samples N      samples to record, roughly (default 20000, at 999 Hz)
   -n, --runs N         timed runs of each tool (default 5)
@@ -185,13 +186,14 @@ record() {
 		[ -x "$python" ] || die "python ($python) is not executable"
 		cmd=("$python" "${xopt[@]}" "$here/pyworkload.py" --seconds "$seconds")
 	else
-		local loop
-		loop=$(dirname -- "$pystitch")/tests/programs/loop
-		if [ ! -x "$loop" ] && [ -f "$(dirname -- "$pystitch")/Makefile" ]; then
-			make -s -C "$(dirname -- "$pystitch")" tests/programs/loop >/dev/null 2>&1
+		# two threads of bench/cworkload: each runs half the CPU time
+		local cwork threads=2
+		cwork=$(dirname -- "$pystitch")/bench/cworkload
+		if [ ! -x "$cwork" ] && [ -f "$(dirname -- "$pystitch")/Makefile" ]; then
+			make -s -C "$(dirname -- "$pystitch")" bench/cworkload >/dev/null 2>&1
 		fi
-		[ -x "$loop" ] || die "no tests/programs/loop next to $pystitch (run \`make check\` or \`make tests/programs/loop\` in the build directory)"
-		cmd=("$loop" "$seconds" 6)
+		[ -x "$cwork" ] || die "no bench/cworkload next to $pystitch (run \`make check\` or \`make bench/cworkload\` in the build directory)"
+		cmd=("$cwork" "$(awk -v s="$seconds" -v t="$threads" 'BEGIN { printf "%.2f", s / t }')" "$threads")
 	fi
 	say "recording ~$samples samples (${seconds}s of CPU) of the $workload workload with perf record -F 999 ${cg[*]} ..."
 	if ! "$perf" record -F 999 "${cg[@]}" -o "$work/perf.data" -- "${cmd[@]}" \

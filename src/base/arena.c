@@ -13,7 +13,8 @@ struct ps_arena_block {
 
 #define PS_ARENA_BLOCK 65536
 
-void *ps_arena_alloc(struct ps_arena *arena, size_t size)
+/* size bytes, not cleared */
+static void *arena_take(struct ps_arena *arena, size_t size)
 {
 	struct ps_arena_block *b = arena->head;
 	size_t aligned = (size + 15) & ~(size_t)15;
@@ -35,14 +36,22 @@ void *ps_arena_alloc(struct ps_arena *arena, size_t size)
 	void *p = (char *)b->data + b->used;
 	b->used += aligned;
 	arena->total += aligned;
-	memset(p, 0, size);
+	return p;
+}
+
+void *ps_arena_alloc(struct ps_arena *arena, size_t size)
+{
+	void *p = arena_take(arena, size);
+
+	if (p)
+		memset(p, 0, size);
 	return p;
 }
 
 char *ps_arena_strndup(struct ps_arena *arena, const char *s, size_t max)
 {
 	size_t n = strnlen(s, max);
-	char *d = ps_arena_alloc(arena, n + 1);
+	char *d = arena_take(arena, n + 1); /* every byte is written below */
 	if (!d)
 		return NULL;
 	memcpy(d, s, n);

@@ -54,7 +54,9 @@ enum ps_py_eval_kind ps_py_eval_name_kind(const char *name)
 {
 	const char *rest;
 
-	if (!name || strncmp(name, EVAL_NAME, sizeof(EVAL_NAME) - 1))
+	/* asked of every native frame of a Python stack: the first byte
+	 * turns most names away before a compare */
+	if (!name || name[0] != EVAL_NAME[0] || strncmp(name, EVAL_NAME, sizeof(EVAL_NAME) - 1))
 		return PS_PY_EVAL_NONE;
 	rest = name + sizeof(EVAL_NAME) - 1;
 	if (!*rest)

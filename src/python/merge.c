@@ -108,31 +108,46 @@ static bool starts_with(const char *s, const char *prefix)
 	return !strncmp(s, prefix, strlen(prefix));
 }
 
+/* A prefix and its length: the test runs for most native frames of every
+ * Python stack, so it looks at the first byte before comparing. */
+struct name_prefix {
+	const char *text;
+	size_t len;
+};
+
+#define NAME_PREFIX(s)                                                                             \
+	{                                                                                          \
+		s, sizeof(s) - 1                                                                   \
+	}
+
 bool ps_py_is_internal_name(const char *name)
 {
-	static const char *const prefixes[] = {
-		"_Py",           "py_trampoline_evaluator",
-		"_TAIL_CALL_",   "cfunction_",
-		"slot_tp_",      "method_vectorcall",
-		"call_function", "function_code_fastcall",
-		"do_call_core",  "object_vacall",
-		"callmethod",    "type_call",
-		"gen_send",      "gen_iternext",
+	static const struct name_prefix prefixes[] = {
+		NAME_PREFIX("_Py"),           NAME_PREFIX("py_trampoline_evaluator"),
+		NAME_PREFIX("_TAIL_CALL_"),   NAME_PREFIX("cfunction_"),
+		NAME_PREFIX("slot_tp_"),      NAME_PREFIX("method_vectorcall"),
+		NAME_PREFIX("call_function"), NAME_PREFIX("function_code_fastcall"),
+		NAME_PREFIX("do_call_core"),  NAME_PREFIX("object_vacall"),
+		NAME_PREFIX("callmethod"),    NAME_PREFIX("type_call"),
+		NAME_PREFIX("gen_send"),      NAME_PREFIX("gen_iternext"),
 	};
 
 	if (!name)
 		return false;
-	if (starts_with(name, "Py"))
-		return !starts_with(name, "PyInit_"); /* an extension's module init */
+	if (name[0] == 'P' && name[1] == 'y')
+		return strncmp(name, "PyInit_", 7) != 0; /* an extension's module init */
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (starts_with(name, prefixes[i]))
+		if (name[0] == prefixes[i].text[0] &&
+		    strncmp(name, prefixes[i].text, prefixes[i].len) == 0)
 			return true;
-	return strstr(name, "Vectorcall") || strstr(name, "vectorcall");
+	return strstr(name, "ectorcall") &&
+	       (strstr(name, "Vectorcall") || strstr(name, "vectorcall"));
 }
 
 static bool import_name(const char *name)
 {
-	return name &&
+	/* the first byte first: it runs for every native frame */
+	return name && (name[0] == 'i' || name[0] == 'P' || name[0] == 'b') &&
 	       (starts_with(name, "import_find_and_load") || starts_with(name, "PyImport_Import") ||
 	        starts_with(name, "builtin___import__"));
 }

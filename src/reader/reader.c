@@ -254,8 +254,13 @@ static int reader_start(struct ps_reader *r)
 	r->in.buf = malloc(r->in.cap);
 	if (!r->in.buf)
 		return ps_reader_fail(r, -ENOMEM, "out of memory");
-	if (fstat(r->in.fd, &st) == 0 && S_ISREG(st.st_mode) && lseek(r->in.fd, 0, SEEK_CUR) == 0)
+	if (fstat(r->in.fd, &st) == 0 && S_ISREG(st.st_mode) && lseek(r->in.fd, 0, SEEK_CUR) == 0) {
 		r->in.seekable = true;
+		/* the data section is read front to back: a larger kernel
+		 * read-ahead keeps a capture that is not cached from waiting
+		 * on the disk every megabyte (advice only: errors ignored) */
+		(void)posix_fadvise(r->in.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	}
 
 	got = ps_input_fill(r, 16);
 	if (got < 0)

@@ -20,11 +20,12 @@ struct a2l_range {
 
 struct a2l_func {
 	const char *name;
-	const char *call_file;
+	uint64_t call_file; /* file number of the call site, if has_call_file */
 	uint64_t first_low; /* bfd's function->arange.low */
 	uint32_t caller; /* enclosing function of inlined code, or FUNC_NONE */
 	uint32_t call_line;
 	uint16_t tag;
+	bool has_call_file;
 	bool is_linkage; /* bfd: the name needs no ELF symbol lookup */
 };
 
@@ -48,6 +49,10 @@ struct a2l_cu_range {
 
 struct ps_addr2line {
 	struct ps_elf *file;
+	/* File names are only printed with srcline; without it they are not
+	 * looked up, which spares libdw decoding each unit's line program a
+	 * second time (ours decodes the rows) just for its file table. */
+	bool want_files;
 	Dwarf *dwarf;
 	struct ps_cursor debug_line;
 	bool has_debug_line;
@@ -384,7 +389,8 @@ static int add_function(struct a2l_cu *cu, Dwarf_Die *die, int tag, uint32_t enc
 	func->is_linkage = ctx.is_linkage;
 	func->tag = (uint16_t)tag;
 	func->caller = tag == DW_TAG_inlined_subroutine ? enclosing : FUNC_NONE;
-	func->call_file = ctx.has_call_file ? file_entry(cu, ctx.call_file, true) : NULL;
+	func->has_call_file = ctx.has_call_file;
+	func->call_file = ctx.call_file;
 	func->call_line = (uint32_t)ctx.call_line;
 	func->first_low = list.nr ? list.low[0] : 0;
 	for (size_t i = 0; i < list.nr; i++)
@@ -503,7 +509,7 @@ static uint32_t best_function(const struct a2l_cu *cu, uint64_t addr)
 
 /* ------------------------------------------------------------------ */
 
-int ps_addr2line_open(struct ps_elf *file, struct ps_addr2line **out)
+int ps_addr2line_open(struct ps_elf *file, bool want_files, struct ps_addr2line **out)
 {
 	struct ps_addr2line *a2l = calloc(1, sizeof(*a2l));
 	int rc;
@@ -512,6 +518,7 @@ int ps_addr2line_open(struct ps_elf *file, struct ps_addr2line **out)
 	if (!a2l)
 		return -ENOMEM;
 	a2l->file = file;
+	a2l->want_files = want_files;
 	rc = ps_elf_functions_load(file, &a2l->functions);
 	if (rc == 0) {
 		a2l->dwarf = ps_elf_dwarf(file);
@@ -586,7 +593,8 @@ static int try_unit(struct ps_addr2line *a2l, uint32_t index, uint64_t addr, uin
 	*file = NULL;
 	*line = 0;
 	if (row) {
-		*file = file_entry(cu, row->file, row->file_valid);
+		if (a2l->want_files)
+			*file = file_entry(cu, row->file, row->file_valid);
 		*line = row->line;
 	}
 	*func_out = func;
@@ -728,8 +736,12 @@ size_t ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr, struct ps_add
 		while (f->caller != FUNC_NONE && n < max) {
 			const struct a2l_func *caller = &cu->funcs[f->caller];
 
+			const char *call_file = NULL;
+
+			if (a2l->want_files && f->has_call_file)
+				call_file = file_entry(cu, f->call_file, true);
 			out[n++] = (struct ps_addr2line_record){ .function = caller->name,
-				                                 .file = f->call_file,
+				                                 .file = call_file,
 				                                 .line = f->call_line };
 			f = caller;
 		}

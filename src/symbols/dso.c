@@ -392,7 +392,7 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 	size_t nr_records = 0, n;
 
 	if (dso->a2l_file && !dso->a2l && (want_chain || symbols->srcline)) {
-		if (ps_addr2line_open(dso->a2l_file, &dso->a2l) < 0)
+		if (ps_addr2line_open(dso->a2l_file, symbols->srcline, &dso->a2l) < 0)
 			dso->a2l_file = NULL;
 	}
 	if (dso->a2l && (want_chain || symbols->srcline))

@@ -6,9 +6,11 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define KSYM_NAME_LEN 512 /* perf's symbol_name[KSYM_NAME_LEN + 1] */
 #define KALLSYMS_LINE_MAX 4096
@@ -174,6 +176,80 @@ static int split_groups(struct ps_kernel_symbols *ks)
 	return 0;
 }
 
+/* /proc/kallsyms is read in large blocks: stdio reads it a kilobyte at a
+ * time (the st_blksize of procfs), and each read makes the kernel find
+ * its place in the symbol list again. The lines come out as fgets() with
+ * a KALLSYMS_LINE_MAX buffer cuts them, so damaged input (over-long
+ * lines, NUL bytes) is handled as it always was. */
+#define KALLSYMS_READ_BLOCK (1u << 20)
+
+struct line_reader {
+	int fd;
+	char *buf;
+	size_t head, tail;
+	bool eof;
+};
+
+/* Bytes buffered from head on: at least want unless the input ends. */
+static size_t reader_fill(struct line_reader *lr, size_t want)
+{
+	if (lr->tail - lr->head >= want || lr->eof)
+		return lr->tail - lr->head;
+	memmove(lr->buf, lr->buf + lr->head, lr->tail - lr->head);
+	lr->tail -= lr->head;
+	lr->head = 0;
+	while (!lr->eof && lr->tail < want) {
+		ssize_t n = read(lr->fd, lr->buf + lr->tail, KALLSYMS_READ_BLOCK - lr->tail);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		/* a read error ends the input, as it ends fgets() */
+		if (n <= 0)
+			lr->eof = true;
+		else
+			lr->tail += (size_t)n;
+	}
+	return lr->tail - lr->head;
+}
+
+/* What fgets(line, KALLSYMS_LINE_MAX, f) stores: up to
+ * KALLSYMS_LINE_MAX - 1 bytes, through the first newline. False at the
+ * end of the input. */
+static bool reader_chunk(struct line_reader *lr, char line[KALLSYMS_LINE_MAX])
+{
+	size_t have = reader_fill(lr, KALLSYMS_LINE_MAX - 1), take;
+	const char *newline;
+
+	if (have == 0)
+		return false;
+	take = have < KALLSYMS_LINE_MAX - 1 ? have : KALLSYMS_LINE_MAX - 1;
+	newline = memchr(lr->buf + lr->head, '\n', take);
+	if (newline)
+		take = (size_t)(newline - (lr->buf + lr->head)) + 1;
+	memcpy(line, lr->buf + lr->head, take);
+	line[take] = 0;
+	lr->head += take;
+	return true;
+}
+
+/* The rest of an over-long line, through its newline. */
+static void reader_skip_line(struct line_reader *lr)
+{
+	for (;;) {
+		size_t have = reader_fill(lr, 1);
+		const char *newline;
+
+		if (have == 0)
+			return;
+		newline = memchr(lr->buf + lr->head, '\n', have);
+		if (newline) {
+			lr->head = (size_t)(newline - lr->buf) + 1;
+			return;
+		}
+		lr->head = lr->tail;
+	}
+}
+
 int ps_kernel_symbols_from_kallsyms(const char *path, struct ps_kernel_symbols **out,
                                     struct ps_kernel_load_result *result)
 {
@@ -189,13 +265,13 @@ int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks
 	struct ps_symtab *all;
 	char line[KALLSYMS_LINE_MAX];
 	bool any_address = false;
-	FILE *f;
+	struct line_reader lr = { .fd = -1 };
 	int rc = 0;
 
 	*out = NULL;
 	memset(result, 0, sizeof(*result));
-	f = file ? fopen(file, "r") : NULL;
-	if (!f) {
+	lr.fd = file ? open(file, O_RDONLY | O_CLOEXEC) : -1;
+	if (lr.fd < 0) {
 		int err = file ? errno : ENOENT;
 
 		snprintf(result->err, sizeof(result->err), "%s: %s", path, strerror(err));
@@ -203,23 +279,23 @@ int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks
 	}
 	ps_file_note_used(files, path, file, PS_FILE_KALLSYMS);
 	ks = kernel_symbols_new();
-	if (!ks) {
-		fclose(f);
+	lr.buf = malloc(KALLSYMS_READ_BLOCK);
+	if (!ks || !lr.buf) {
+		ps_kernel_symbols_free(ks);
+		free(lr.buf);
+		close(lr.fd);
 		return -ENOMEM;
 	}
 	all = &ks->groups[0].tab;
-	while (fgets(line, sizeof(line), f)) {
+	while (reader_chunk(&lr, line)) {
 		size_t len = strlen(line);
 		const char *name;
 		uint64_t addr;
 		char type, trimmed[KSYM_NAME_LEN + 1];
 
 		if (len == sizeof(line) - 1 && line[len - 1] != '\n') {
-			int c;
-
 			/* over-long line: skip the rest of it */
-			while ((c = fgetc(f)) != EOF && c != '\n')
-				;
+			reader_skip_line(&lr);
 			result->bad_lines++;
 			continue;
 		}
@@ -250,7 +326,8 @@ int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks
 		if (rc < 0)
 			break;
 	}
-	fclose(f);
+	free(lr.buf);
+	close(lr.fd);
 	if (rc == 0 && all->nr == 0) {
 		snprintf(result->err, sizeof(result->err), "%s: no kernel symbols", path);
 		rc = -ENOENT;

@@ -115,6 +115,10 @@ struct ps_symtab {
 	struct ps_sym *syms; /* every node ever added, erased ones too */
 	size_t nr, cap, nr_live;
 	uint32_t root;
+	/* the node with the largest start while known (PS_SYMTAB_NONE after
+	 * an erase): symbol tables mostly come sorted, and an insert at the
+	 * right end then skips the walk down the tree */
+	uint32_t rightmost;
 	struct ps_arena names;
 };
 
@@ -186,7 +190,8 @@ struct ps_addr2line_record {
 	unsigned line; /* 0: "?" */
 };
 
-int ps_addr2line_open(struct ps_elf *file, struct ps_addr2line **out);
+/* want_files: the records name their files (for srcline); else .file is NULL. */
+int ps_addr2line_open(struct ps_elf *file, bool want_files, struct ps_addr2line **out);
 void ps_addr2line_close(struct ps_addr2line *a2l);
 /* The records addr2line prints for addr (innermost function first, then
  * the callers of inlined code); 0 when it prints "??" / "??:0". */

@@ -27,6 +27,7 @@ void ps_symtab_init(struct ps_symtab *tab)
 {
 	memset(tab, 0, sizeof(*tab));
 	tab->root = NIL;
+	tab->rightmost = NIL;
 }
 
 void ps_symtab_release(struct ps_symtab *tab)
@@ -35,6 +36,7 @@ void ps_symtab_release(struct ps_symtab *tab)
 	ps_arena_free(&tab->names);
 	memset(tab, 0, sizeof(*tab));
 	tab->root = NIL;
+	tab->rightmost = NIL;
 }
 
 static bool is_red(const struct ps_symtab *tab, uint32_t n)
@@ -119,6 +121,7 @@ int ps_symtab_add(struct ps_symtab *tab, const char *name, uint64_t start, uint6
                   uint8_t binding, uint8_t type)
 {
 	uint32_t index, parent = NIL, *link = &tab->root;
+	bool rightmost = true;
 	struct ps_sym *sym;
 	char *copy;
 
@@ -147,12 +150,25 @@ int ps_symtab_add(struct ps_symtab *tab, const char *name, uint64_t start, uint6
 		                .left = NIL,
 		                .right = NIL,
 		                .red = true };
-	/* __symbols__insert: equal starts go right, after the older ones */
-	while (*link != NIL) {
-		parent = *link;
-		link = start < tab->syms[parent].start ? &tab->syms[parent].left
-		                                       : &tab->syms[parent].right;
+	/* __symbols__insert: equal starts go right, after the older ones. A
+	 * start at or past the largest one goes right at every node, so it
+	 * becomes the right child of the rightmost node. */
+	if (tab->rightmost != NIL && start >= tab->syms[tab->rightmost].start) {
+		parent = tab->rightmost;
+		link = &tab->syms[parent].right;
+	} else {
+		while (*link != NIL) {
+			parent = *link;
+			if (start < tab->syms[parent].start) {
+				link = &tab->syms[parent].left;
+				rightmost = false;
+			} else {
+				link = &tab->syms[parent].right;
+			}
+		}
 	}
+	if (rightmost)
+		tab->rightmost = index;
 	*link = index;
 	sym->parent = parent;
 	insert_fixup(tab, index);
@@ -242,6 +258,7 @@ void ps_symtab_erase(struct ps_symtab *tab, uint32_t z)
 	uint32_t y = z, x, x_parent;
 	bool removed_red = syms[z].red;
 
+	tab->rightmost = NIL;
 	if (syms[z].left == NIL || syms[z].right == NIL) {
 		x = syms[z].left == NIL ? syms[z].right : syms[z].left;
 		x_parent = syms[z].parent;
