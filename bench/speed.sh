@@ -171,7 +171,7 @@ bench() {
 		printf '  %-22s %9.2f %9.2f %10.0f %8.3f %8s\n' "pystitch --jobs $j" "$w" \
 			"$(median "$work/j$j.times" 2)" \
 			"$(awk -v k="$(median "$work/j$j.times" 3)" 'BEGIN { print k / 1024 }')" \
-			"$(awk -v w="$w" -v p="$p" 'BEGIN { print p > 0 ? w / p : 0 }')" "${target:--}"
+			"$(awk -v w="$w" -v p="$p" 'BEGIN { print (p > 0 ? w / p : 0) }')" "${target:--}"
 	done
 	printf '  (median of %d runs, output to /dev/null; ratio = pystitch wall / perf script wall)\n' "$runs"
 }
