@@ -756,6 +756,11 @@ struct ps_session_opts {
 	 * capture has no SAMPLE_TIME feature (pipe mode, or perf before 5.x). */
 	bool time_percent;
 	double time_percent_start, time_percent_end;
+	/* Unwind DWARF stacks with libdwfl alone instead of the compiled CFI
+	 * table, which walks what it can express and leaves the other frames
+	 * to libdwfl. The output is the same; this is the reference the
+	 * table is checked against, and a way out should they ever differ. */
+	bool unwind_libdwfl_only;
 };
 
 struct ps_frame {

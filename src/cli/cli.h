@@ -62,6 +62,7 @@ enum {
 	PS_OPT_KALLSYMS,
 	PS_OPT_PYTHON,
 	PS_OPT_PERF_MAP_DIR,
+	PS_OPT_UNWINDER,
 	PS_OPT_COMMAND_FIRST = 300, /* a command's own long options start here */
 };
 
@@ -79,7 +80,8 @@ enum {
 	{ "vmlinux", required_argument, NULL, 'k' }, \
 	{ "kallsyms", required_argument, NULL, PS_OPT_KALLSYMS }, \
 	{ "python", required_argument, NULL, PS_OPT_PYTHON }, \
-	{ "perf-map-dir", required_argument, NULL, PS_OPT_PERF_MAP_DIR }
+	{ "perf-map-dir", required_argument, NULL, PS_OPT_PERF_MAP_DIR }, \
+	{ "unwinder", required_argument, NULL, PS_OPT_UNWINDER }
 /* Their lines in the --help of the commands that take them all as
  * `script` does (collapse, flamegraph, pprof). */
 #define PS_CLI_SESSION_HELP \
@@ -100,7 +102,11 @@ enum {
 	"      --python MODE     Python frames, as in `pystitch script`: merged\n" \
 	"                        (default), all, native or only\n" \
 	"      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n" \
-	"                        then next to the capture, then in /tmp\n"
+	"                        then next to the capture, then in /tmp\n" \
+	"      --unwinder KIND   how DWARF stacks are unwound: table (default;\n" \
+	"                        compiled CFI rules, libdwfl for the frames they\n" \
+	"                        cannot express) or libdwfl (libdwfl alone); the\n" \
+	"                        output is the same\n"
 /* clang-format on */
 
 struct ps_cli_session_args {

@@ -182,6 +182,8 @@ static const char *option_name(int opt)
 		return "--time";
 	case PS_OPT_PYTHON:
 		return "--python";
+	case PS_OPT_UNWINDER:
+		return "--unwinder";
 	default:
 		return "option";
 	}
@@ -246,6 +248,14 @@ static int apply_option(struct ps_cli_session_args *a, int opt, const char *arg)
 		return parse_python_mode(arg, &o->python);
 	case PS_OPT_PERF_MAP_DIR:
 		o->perf_map_dir = arg;
+		return 0;
+	case PS_OPT_UNWINDER:
+		if (strcmp(arg, "table") == 0)
+			o->unwind_libdwfl_only = false;
+		else if (strcmp(arg, "libdwfl") == 0)
+			o->unwind_libdwfl_only = true;
+		else
+			return -EINVAL;
 		return 0;
 	default:
 		return 1;

@@ -494,6 +494,7 @@ int ps_session_open(const char *path, const struct ps_session_opts *opts, struct
 		.emulate_libunwind_quirks = !s->opts.libdw_unwind,
 		.log = s->opts.log,
 		.log_ctx = s->opts.log_ctx,
+		.libdwfl_only = s->opts.unwind_libdwfl_only,
 	};
 	return 0;
 }
