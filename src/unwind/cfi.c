@@ -143,8 +143,10 @@ static void compile_frame(struct ps_unwind_row *row, Dwarf_Frame *frame)
 	Dwarf_Op *ops;
 	size_t nops;
 
+	/* not rip: a frame the table reaches through a frame_rule frame
+	 * holds its PC decremented there in libdwfl's walk */
 	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1 || ops[0].atom != DW_OP_bregx ||
-	    ops[0].number >= PS_UNWIND_NR_DWARF_REGS)
+	    ops[0].number >= PS_UNWIND_DWARF_IP)
 		return;
 	row->cfa_reg = (unsigned char)ops[0].number;
 	row->cfa_offset = (int64_t)ops[0].number2;

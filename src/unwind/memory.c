@@ -123,6 +123,8 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 		if (!dwfl_thread_state_registers(thread, (int)regno, 1, &u->dwarf_regs[regno]))
 			return false;
 	}
+	if (u->restart_pc_set)
+		dwfl_thread_state_register_pc(thread, u->restart_pc);
 	return true;
 }
 

@@ -8,10 +8,12 @@
  *
  * A hand-over restarts libdwfl from that frame's registers as
  * guess_caller() and follow_rule() already do: libdwfl takes the frame for
- * an initial frame, which it treats as a caller would be treated unless
- * the caller is an activation (a signal frame, or the frame of
- * __restore_rt). So a frame whose own row is a signal frame's is handed
- * over from the frame before it, whose row the table used.
+ * an initial frame, which it treats as a caller would be treated except
+ * when the caller is an activation (a signal frame, or the frame of
+ * __restore_rt), and the frame callback too, except at a caller outside
+ * any mapping (shown and passed with frame pointers, but the end of the
+ * walk when it comes first). Such frames are handed over from the frame
+ * before them, whose row the table used.
  */
 #define PS_UNWIND_INTERNAL
 #include "unwind/unwind.h"
@@ -44,10 +46,16 @@ static enum ps_unwind_table_result handover(struct ps_unwinder *u, const struct 
 		u->restarted = false;
 	} else {
 		/* libdwfl starts from the call instruction, as after
-		 * follow_rule() */
+		 * follow_rule(), which also leaves it in rip; a caller the
+		 * table found keeps its return address in rip */
 		memcpy(u->dwarf_regs, f->regs, sizeof(u->dwarf_regs));
 		u->dwarf_regs_present = f->present;
-		u->dwarf_regs[PS_UNWIND_DWARF_IP] = f->regs[PS_UNWIND_DWARF_IP] - 1;
+		if (f->restart_first) {
+			u->dwarf_regs[PS_UNWIND_DWARF_IP] = f->regs[PS_UNWIND_DWARF_IP] - 1;
+		} else {
+			u->restart_pc = f->regs[PS_UNWIND_DWARF_IP] - 1;
+			u->restart_pc_set = true;
+		}
 		u->restarted = true;
 	}
 	return PS_UNWIND_TABLE_HANDOVER;
@@ -206,8 +214,10 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 			}
 			if (first || found == PS_UNWIND_MODULE_NONE)
 				return stop(u, PS_UNWIND_STOP_NO_MODULE);
-			/* libdwfl's frame-pointer step */
-			return handover(u, cur);
+			/* libdwfl shows it and goes on with frame pointers,
+			 * but ends at it were it the first frame of a walk:
+			 * hand over from the frame before */
+			return handover(u, prev);
 		}
 
 		const struct ps_unwind_row *row = ps_unwind_row_get(u, mod, lookup);

@@ -379,6 +379,11 @@ struct ps_unwinder {
 	 * those of a caller found by ps_unwind_guess_caller() */
 	Dwarf_Word dwarf_regs[PS_UNWIND_NR_DWARF_REGS];
 	uint32_t dwarf_regs_present;
+	/* the table hands over a caller: libdwfl's PC for it is restart_pc
+	 * (the return address - 1) while rip holds the return address, as
+	 * in a frame libdwfl unwound itself (CFA expressions read rip) */
+	bool restart_pc_set;
+	uint64_t restart_pc;
 	uint64_t sp, stack_end; /* the stack copy covers [sp, stack_end) */
 	uint64_t *pcs;
 	size_t nr; /* PCs stored */

@@ -332,6 +332,7 @@ static int walk(struct ps_unwinder *u)
 	u->stopped = false;
 	u->retry = false;
 	u->restarted = false;
+	u->restart_pc_set = false;
 	u->step_read_zero = false;
 	u->step_read_cut = false;
 	u->step_read_failed = false;
@@ -356,6 +357,7 @@ static int walk(struct ps_unwinder *u)
 		u->walk_frames = 0;
 		u->restart = false;
 		rc = dwfl_getthread_frames(u->dwfl, (pid_t)u->sample->tid, frame_callback, u);
+		u->restart_pc_set = false;
 		if (u->retry || u->stopped)
 			return 0;
 		if (!u->restart)

@@ -136,7 +136,46 @@ e2e_record() {
 	fi
 	[ -s "$E2E_RECORDED" ] || e2e_fail "perf record wrote no data"
 	grep -i -E 'lost|warning' "$E2E_TMP/record.err" >&2
+	case " $* " in
+	*" --call-graph dwarf"* | *" --call-graph=dwarf"*) e2e_check_unwinders "$E2E_RECORDED" ;;
+	esac
 	return 0
+}
+
+# e2e_check_unwinders FILE: the property the compiled CFI table must keep:
+# `pystitch script` prints the same with --unwinder=table as with
+# --unwinder=libdwfl (the reference), with the same exit status, in the
+# default mode (Python frames merged, Debian perf's libunwind quirks) and
+# in --python=native --libdw-unwind (neither trampoline rules nor quirks).
+# e2e_record runs it on every DWARF capture. Kernel frames do not depend on
+# the unwinder: an empty kallsyms spares reading /proc/kallsyms each time.
+# A test whose captures need options to be read gives them in
+# E2E_UNWINDER_CHECK_OPTS; one that cannot be checked this way sets
+# E2E_NO_UNWINDER_CHECK to the reason.
+e2e_check_unwinders() {
+	if [ -n "${E2E_NO_UNWINDER_CHECK:-}" ]; then
+		e2e_say "unwinder check skipped: $E2E_NO_UNWINDER_CHECK"
+		return 0
+	fi
+	for cu_mode in --python=merged "--python=native --libdw-unwind"; do
+		for cu_unwinder in libdwfl table; do
+			# shellcheck disable=SC2086 # option lists split into words
+			e2e_run "$PYSTITCH" script -q -i "$1" $cu_mode --unwinder="$cu_unwinder" \
+				--kallsyms /dev/null ${E2E_UNWINDER_CHECK_OPTS:-} \
+				>"$E2E_TMP/unwinder-$cu_unwinder.txt" 2>/dev/null
+			echo $? >"$E2E_TMP/unwinder-$cu_unwinder.status"
+		done
+		# a capture pystitch cannot read would compare nothing
+		[ "$(cat "$E2E_TMP/unwinder-libdwfl.status")" = 0 ] && [ -s "$E2E_TMP/unwinder-libdwfl.txt" ] ||
+			e2e_fail "unwinder check: pystitch script $cu_mode --unwinder=libdwfl failed on $1 (set E2E_NO_UNWINDER_CHECK if that is expected)"
+		if ! cmp -s "$E2E_TMP/unwinder-libdwfl.status" "$E2E_TMP/unwinder-table.status" ||
+			! cmp -s "$E2E_TMP/unwinder-libdwfl.txt" "$E2E_TMP/unwinder-table.txt"; then
+			e2e_say "$1 $cu_mode: exit status $(cat "$E2E_TMP/unwinder-libdwfl.status") with --unwinder=libdwfl, $(cat "$E2E_TMP/unwinder-table.status") with the table; first differences (< libdwfl, > table):"
+			diff "$E2E_TMP/unwinder-libdwfl.txt" "$E2E_TMP/unwinder-table.txt" | head -n 20
+			e2e_fail "the compiled CFI table unwinds $1 differently from libdwfl ($cu_mode)"
+		fi
+	done
+	rm -f "$E2E_TMP"/unwinder-*.txt
 }
 
 # e2e_perf_dump FILE: `perf report -D` of FILE into $E2E_TMP/perf-dump.txt.
