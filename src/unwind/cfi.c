@@ -166,39 +166,52 @@ static void compile_frame(struct ps_unwind_row *row, Dwarf_Frame *frame)
 }
 
 /* Look pc up as libdwfl's step does: .eh_frame, then .debug_frame. */
-static void compile_row(struct ps_unwind_row *row, Dwfl_Module *mod, uint64_t pc)
+static void compile_row(struct ps_unwind_row *row, Dwfl_Module *mod, uint64_t pc, bool eh_only)
 {
 	Dwarf_Addr bias;
 	Dwarf_Frame *frame = NULL;
-	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+	Dwarf_CFI *cfi;
 
-	row->kind = PS_UNWIND_ROW_OTHER;
-	if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
-		row->from_eh = true;
-	} else {
-		frame = NULL;
-		cfi = dwfl_module_dwarf_cfi(mod, &bias);
-		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0)
+	if (row->kind != PS_UNWIND_ROW_NOT_EH) {
+		cfi = dwfl_module_eh_cfi(mod, &bias);
+		if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
+			row->kind = PS_UNWIND_ROW_OTHER;
+			row->from_eh = true;
+			compile_frame(row, frame);
+			free(frame);
+			return;
+		}
+		row->kind = PS_UNWIND_ROW_NOT_EH;
+		if (eh_only)
 			return;
 	}
+	row->kind = PS_UNWIND_ROW_OTHER;
+	frame = NULL;
+	cfi = dwfl_module_dwarf_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0)
+		return;
 	compile_frame(row, frame);
 	free(frame);
 }
 
-const struct ps_unwind_row *ps_unwind_row_get(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc)
+const struct ps_unwind_row *ps_unwind_row_get(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc,
+                                              bool eh_only)
 {
 	if (u->rows) {
 		struct ps_unwind_row *row = row_slot(u, mod, pc);
 
-		if (row->mod)
+		if (row->mod) {
+			if (row->kind == PS_UNWIND_ROW_NOT_EH && !eh_only)
+				compile_row(row, mod, pc, false);
 			return row;
+		}
 	}
 	if (!rows_reserve(u))
 		return NULL;
 	struct ps_unwind_row *row = row_slot(u, mod, pc);
 
 	*row = (struct ps_unwind_row){ .pc = pc, .mod = mod };
-	compile_row(row, mod, pc);
+	compile_row(row, mod, pc, eh_only);
 	u->rows_used++;
 	u->stats.table_rules++;
 	return row;

@@ -220,9 +220,16 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 			return handover(u, prev);
 		}
 
-		const struct ps_unwind_row *row = ps_unwind_row_get(u, mod, lookup);
+		/* libdwfl does not unwind a first frame that ends the walk,
+		 * nor (with the quirks) one .eh_frame does not describe */
+		if (first && u->depth + 1 >= u->max) {
+			ps_unwind_record(u, lookup);
+			return stop(u, PS_UNWIND_STOP_MAX_FRAMES);
+		}
+		const struct ps_unwind_row *row =
+		        ps_unwind_row_get(u, mod, lookup, u->quirks && first);
 
-		if (!row)
+		if (!row || row->kind == PS_UNWIND_ROW_NOT_EH)
 			return handover(u, cur);
 		/* libdwfl shows a caller that is an activation undecremented,
 		 * an initial frame never: hand over from the frame before */

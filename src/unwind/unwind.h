@@ -316,6 +316,9 @@ enum ps_unwind_row_kind {
 	PS_UNWIND_ROW_SIMPLE = 0, /* the table can step with it */
 	PS_UNWIND_ROW_SIGNAL, /* a signal frame's row ('S' augmentation) */
 	PS_UNWIND_ROW_OTHER, /* no CFI, or rules the table cannot express */
+	/* not in .eh_frame, .debug_frame not asked yet (see
+	 * ps_unwind_row_get()) */
+	PS_UNWIND_ROW_NOT_EH,
 };
 
 /* The CFI row libdwfl would unwind a frame with, for one lookup address of
@@ -416,8 +419,12 @@ void ps_unwind_end_walk(struct ps_unwinder *u, enum ps_unwind_stop stop);
 
 /* cfi.c */
 /* The compiled rule for the frame whose lookup address is pc in mod, or
- * NULL when out of memory. */
-const struct ps_unwind_row *ps_unwind_row_get(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc);
+ * NULL when out of memory. With eh_only, a row .eh_frame does not have is
+ * PS_UNWIND_ROW_NOT_EH: .debug_frame is not looked at, which can cost
+ * reading and decompressing a separate debug file that libdwfl would not
+ * have opened for that frame. */
+const struct ps_unwind_row *ps_unwind_row_get(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc,
+                                              bool eh_only);
 void ps_unwind_rows_clear(struct ps_unwinder *u);
 void ps_unwind_rows_release(struct ps_unwinder *u);
 
