@@ -11,6 +11,13 @@
  * sample's time" through ps_unwind_callbacks.find_map; the module knows
  * nothing about perf.data.
  *
+ * Most frames do not reach libdwfl: a table of CFI rows compiled from libdw
+ * (cfi.c) walks a sample as far as its simple rules go, exactly as libdwfl
+ * and the frame callback would, and hands the rest of the walk to libdwfl
+ * (table.c). ps_unwind_opts.libdwfl_only turns it off; the two must print
+ * the same, which tests/unit/unwind/test_table.c and every e2e capture
+ * check.
+ *
  * Output: frame PCs, leaf first, as perf prints them: frame 0 is the user IP
  * unchanged, callers are return address - 1 (unless the frame was
  * interrupted by a signal), at most max_frames of them.
