@@ -24,10 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Slots of the hash table at most (about 120 bytes each); when it is half
- * full at that size, it is emptied and refilled by later lookups. */
-#define PS_UNWIND_ROWS_MAX_CAP (1u << 17)
-#define PS_UNWIND_ROWS_MIN_CAP 1024u
+/* Slots of the hash table at most (about 120 bytes each: 7.5 MiB); when it
+ * is half full at that size, it is emptied and refilled by later lookups.
+ * It starts small: a capture can hold thousands of short processes, each
+ * with its own unwinder. */
+#define PS_UNWIND_ROWS_MAX_CAP (1u << 16)
+#define PS_UNWIND_ROWS_MIN_CAP 64u
 
 void ps_unwind_rows_clear(struct ps_unwinder *u)
 {
