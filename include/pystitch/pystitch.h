@@ -767,6 +767,11 @@ struct ps_session_opts {
 	 * every worker meets is passed on as often as one session would pass
 	 * it on. At most 64. */
 	unsigned jobs;
+	/* Unwind DWARF stacks with libdwfl alone instead of the compiled CFI
+	 * table, which walks what it can express and leaves the other frames
+	 * to libdwfl. The output is the same; this is the reference the
+	 * table is checked against, and a way out should they ever differ. */
+	bool unwind_libdwfl_only;
 };
 
 struct ps_frame {

@@ -62,6 +62,7 @@ enum {
 	PS_OPT_KALLSYMS,
 	PS_OPT_PYTHON,
 	PS_OPT_PERF_MAP_DIR,
+	PS_OPT_UNWINDER,
 	PS_OPT_COMMAND_FIRST = 300, /* a command's own long options start here */
 };
 
@@ -80,6 +81,7 @@ enum {
 	{ "kallsyms", required_argument, NULL, PS_OPT_KALLSYMS }, \
 	{ "python", required_argument, NULL, PS_OPT_PYTHON }, \
 	{ "perf-map-dir", required_argument, NULL, PS_OPT_PERF_MAP_DIR }, \
+	{ "unwinder", required_argument, NULL, PS_OPT_UNWINDER }, \
 	{ "jobs", required_argument, NULL, 'j' }
 /* Their lines in the --help of the commands that take them all as
  * `script` does (collapse, flamegraph, pprof). */
@@ -102,6 +104,10 @@ enum {
 	"                        (default), all, native or only\n" \
 	"      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n" \
 	"                        then next to the capture, then in /tmp\n" \
+	"      --unwinder KIND   how DWARF stacks are unwound: table (default;\n" \
+	"                        compiled CFI rules, libdwfl for the frames they\n" \
+	"                        cannot express) or libdwfl (libdwfl alone); the\n" \
+	"                        output is the same\n" \
 	PS_CLI_JOBS_HELP
 #define PS_CLI_JOBS_HELP \
 	"  -j, --jobs N          use N threads: N - 1 unwind (default: the online\n" \

@@ -47,7 +47,12 @@ static const char script_usage[] =
         "                        native frame too), native (what perf script prints)\n"
         "                        or only (Python frames alone)\n"
         "      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n"
-        "                        then next to the capture, then in /tmp\n" PS_CLI_JOBS_HELP
+        "                        then next to the capture, then in /tmp\n"
+        "      --unwinder KIND   how DWARF stacks are unwound: table (default;\n"
+        "                        compiled CFI rules, libdwfl for the frames they\n"
+        "                        cannot express) or libdwfl (libdwfl alone); the\n"
+        "                        output is the same\n"
+        PS_CLI_JOBS_HELP
         "  -f, --force           stop quietly at a damaged record\n"
         "  -q, --quiet           no progress line and no warnings on stderr\n"
         "  -v, --verbose         more messages on stderr\n"

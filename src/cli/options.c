@@ -185,6 +185,8 @@ static const char *option_name(int opt)
 		return "--python";
 	case 'j':
 		return "--jobs";
+	case PS_OPT_UNWINDER:
+		return "--unwinder";
 	default:
 		return "option";
 	}
@@ -261,6 +263,14 @@ static int apply_option(struct ps_cli_session_args *a, int opt, const char *arg)
 		o->jobs = (unsigned)n;
 		return 0;
 	}
+	case PS_OPT_UNWINDER:
+		if (strcmp(arg, "table") == 0)
+			o->unwind_libdwfl_only = false;
+		else if (strcmp(arg, "libdwfl") == 0)
+			o->unwind_libdwfl_only = true;
+		else
+			return -EINVAL;
+		return 0;
 	default:
 		return 1;
 	}

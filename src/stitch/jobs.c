@@ -35,7 +35,9 @@
 #include "stitch/stitch.h"
 
 #define JOBS_MAX 64
-#define JOBS_RING (2 * PS_STITCH_BLOCK) /* results a worker may be ahead */
+/* results a worker may be ahead: enough to ride out the other side's
+ * one-time costs (opening a DSO's DWARF, loading kallsyms) */
+#define JOBS_RING 4096
 
 /* One result in a worker's ring; pcs[] holds max_stack entries. */
 struct jobs_entry {

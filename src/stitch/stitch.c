@@ -536,6 +536,7 @@ static int session_open(const char *path, const struct ps_session_opts *opts, un
 		.emulate_libunwind_quirks = !s->opts.libdw_unwind,
 		.log = s->opts.log,
 		.log_ctx = s->opts.log_ctx,
+		.libdwfl_only = s->opts.unwind_libdwfl_only,
 	};
 	/* a capture that can be read once per worker (not an archive) */
 	if (s->opts.jobs > 1 && !archive)

@@ -178,6 +178,17 @@ bool ps_unwind_apply_rule(struct ps_unwinder *u, Dwfl_Frame *state,
 {
 	Dwarf_Word regs[PS_UNWIND_NR_DWARF_REGS] = { 0 };
 	uint32_t present = 0;
+
+	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++)
+		if (dwfl_frame_reg(state, regno, &regs[regno]) == 0)
+			present |= 1u << regno;
+	return ps_unwind_apply_rule_regs(u, regs, present, rule);
+}
+
+bool ps_unwind_apply_rule_regs(struct ps_unwinder *u, const Dwarf_Word *frame_regs,
+                               uint32_t present, const struct ps_unwind_rule *rule)
+{
+	Dwarf_Word regs[PS_UNWIND_NR_DWARF_REGS];
 	unsigned base;
 
 	switch (rule->cfa_base) {
@@ -191,8 +202,7 @@ bool ps_unwind_apply_rule(struct ps_unwinder *u, Dwfl_Frame *state,
 		return false;
 	}
 	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++)
-		if (dwfl_frame_reg(state, regno, &regs[regno]) == 0)
-			present |= 1u << regno;
+		regs[regno] = present & 1u << regno ? frame_regs[regno] : 0;
 	if (!(present & 1u << base) || !(present & 1u << PS_UNWIND_DWARF_SP))
 		return false;
 

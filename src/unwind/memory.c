@@ -123,6 +123,8 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 		if (!dwfl_thread_state_registers(thread, (int)regno, 1, &u->dwarf_regs[regno]))
 			return false;
 	}
+	if (u->restart_pc_set)
+		dwfl_thread_state_register_pc(thread, u->restart_pc);
 	return true;
 }
 
@@ -209,20 +211,30 @@ int ps_unwind_access_mem(struct ps_unwinder *u, uint64_t addr, uint64_t *value)
 	return -1;
 }
 
-static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
+int ps_unwind_dwfl_read(struct ps_unwinder *u, uint64_t addr, uint64_t *value)
 {
-	struct ps_unwinder *u = dwfl_arg;
-	uint64_t value;
-	int found = ps_unwind_access_mem(u, addr, &value);
+	int found = ps_unwind_access_mem(u, addr, value);
 
 	/* libunwind takes access_mem()'s 1 for success, with the value 0 */
 	if (found == 0 || (found == 1 && u->quirks)) {
-		*result = value;
-		u->step_read_zero = value == 0;
-		return true;
+		u->step_read_zero = *value == 0;
+		return found;
 	}
 	u->step_read_zero = false;
 	u->step_read_failed = true;
+	return found;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
+{
+	struct ps_unwinder *u = dwfl_arg;
+	uint64_t value = 0;
+	int found = ps_unwind_dwfl_read(u, addr, &value);
+
+	if (found == 0 || (found == 1 && u->quirks)) {
+		*result = value;
+		return true;
+	}
 	return false;
 }
 

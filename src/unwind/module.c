@@ -65,6 +65,8 @@ void ps_unwind_dwfl_destroy(struct ps_unwinder *u)
 	if (u->dwfl)
 		dwfl_end(u->dwfl);
 	u->dwfl = NULL;
+	/* the rules are keyed by the Dwfl's modules */
+	ps_unwind_rows_clear(u);
 	modules_clear(u);
 	u->stale = false;
 }

@@ -11,6 +11,13 @@
  * sample's time" through ps_unwind_callbacks.find_map; the module knows
  * nothing about perf.data.
  *
+ * Most frames do not reach libdwfl: a table of CFI rows compiled from libdw
+ * (cfi.c) walks a sample as far as its simple rules go, exactly as libdwfl
+ * and the frame callback would, and hands the rest of the walk to libdwfl
+ * (table.c). ps_unwind_opts.libdwfl_only turns it off; the two must print
+ * the same, which tests/unit/unwind/test_table.c and every e2e capture
+ * check.
+ *
  * Output: frame PCs, leaf first, as perf prints them: frame 0 is the user IP
  * unchanged, callers are return address - 1 (unless the frame was
  * interrupted by a signal), at most max_frames of them.
@@ -173,6 +180,10 @@ struct ps_unwind_opts {
 	bool emulate_libunwind_quirks;
 	ps_log_fn log; /* diagnostics; may be NULL */
 	void *log_ctx;
+	/* Walk with libdwfl alone, without the compiled CFI table (cfi.c).
+	 * The output is the same either way; this is the reference the table
+	 * is checked against. */
+	bool libdwfl_only;
 };
 
 /* The user-space state of one sample. Pointers are borrowed for the
@@ -227,6 +238,9 @@ struct ps_unwind_stats {
 	uint64_t module_failures; /* mappings whose file could not be reported */
 	uint64_t file_reads; /* words read from mapped files */
 	uint64_t file_misses; /* of which needed a pread() */
+	uint64_t table_frames; /* frames the compiled CFI table walked */
+	uint64_t dwfl_frames; /* frames libdwfl walked (its frame callbacks) */
+	uint64_t table_rules; /* rules compiled (libdw asked once per PC) */
 };
 
 struct ps_unwinder;
@@ -297,6 +311,37 @@ struct ps_unwind_coverage {
 	bool covered;
 };
 
+/* What a compiled rule says of one register of the caller (cfi.c). */
+enum ps_unwind_reg_rule {
+	PS_UNWIND_REG_UNDEFINED = 0,
+	PS_UNWIND_REG_SAME, /* the callee's value, if it has one */
+	PS_UNWIND_REG_OFFSET, /* saved at CFA + offset */
+	PS_UNWIND_REG_VAL_OFFSET, /* the value CFA + offset */
+};
+
+enum ps_unwind_row_kind {
+	PS_UNWIND_ROW_SIMPLE = 0, /* the table can step with it */
+	PS_UNWIND_ROW_SIGNAL, /* a signal frame's row ('S' augmentation) */
+	PS_UNWIND_ROW_OTHER, /* no CFI, or rules the table cannot express */
+	/* not in .eh_frame, .debug_frame not asked yet (see
+	 * ps_unwind_row_get()) */
+	PS_UNWIND_ROW_NOT_EH,
+};
+
+/* The CFI row libdwfl would unwind a frame with, for one lookup address of
+ * one module, compiled into what the table walk needs: CFA = register +
+ * offset, and a rule per register. Cached per (module, address). */
+struct ps_unwind_row {
+	uint64_t pc; /* the lookup address (callers: return address - 1) */
+	Dwfl_Module *mod; /* NULL: an empty cache slot */
+	unsigned char kind; /* enum ps_unwind_row_kind */
+	bool from_eh; /* found in .eh_frame (else .debug_frame) */
+	unsigned char cfa_reg; /* DWARF register number */
+	unsigned char regs[PS_UNWIND_NR_DWARF_REGS]; /* enum ps_unwind_reg_rule */
+	int64_t cfa_offset;
+	int32_t offsets[PS_UNWIND_NR_DWARF_REGS];
+};
+
 /* A page of a mapped file, read with pread() on a miss. */
 struct ps_unwind_page {
 	char *path; /* NULL: empty slot */
@@ -313,6 +358,12 @@ struct ps_unwinder {
 	bool quirks;
 	ps_log_fn log;
 	void *log_ctx;
+	bool table; /* walk with the compiled rules before libdwfl */
+
+	/* compiled rules, an open-addressing hash table keyed by (module,
+	 * address); emptied with the Dwfl, whose modules are its keys */
+	struct ps_unwind_row *rows;
+	size_t rows_cap, rows_used;
 
 	/* libdwfl state: the callbacks tables must outlive the Dwfl */
 	Dwfl_Callbacks dwfl_callbacks;
@@ -338,6 +389,11 @@ struct ps_unwinder {
 	 * those of a caller found by ps_unwind_guess_caller() */
 	Dwarf_Word dwarf_regs[PS_UNWIND_NR_DWARF_REGS];
 	uint32_t dwarf_regs_present;
+	/* the table hands over a caller: libdwfl's PC for it is restart_pc
+	 * (the return address - 1) while rip holds the return address, as
+	 * in a frame libdwfl unwound itself (CFA expressions read rip) */
+	bool restart_pc_set;
+	uint64_t restart_pc;
 	uint64_t sp, stack_end; /* the stack copy covers [sp, stack_end) */
 	uint64_t *pcs;
 	size_t nr; /* PCs stored */
@@ -361,6 +417,34 @@ struct ps_unwinder {
 	struct ps_unwind_stats stats;
 	char errmsg[256];
 };
+
+/* unwinder.c: the frame callback's bookkeeping, shared with the table walk */
+/* Store one frame; false once max frames are stored. */
+bool ps_unwind_record(struct ps_unwinder *u, uint64_t pc);
+/* End the walk with stop (sets u->stop and u->stopped). */
+void ps_unwind_end_walk(struct ps_unwinder *u, enum ps_unwind_stop stop);
+
+/* cfi.c */
+/* The compiled rule for the frame whose lookup address is pc in mod, or
+ * NULL when out of memory. With eh_only, a row .eh_frame does not have is
+ * PS_UNWIND_ROW_NOT_EH: .debug_frame is not looked at, which can cost
+ * reading and decompressing a separate debug file that libdwfl would not
+ * have opened for that frame. */
+const struct ps_unwind_row *ps_unwind_row_get(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc,
+                                              bool eh_only);
+void ps_unwind_rows_clear(struct ps_unwinder *u);
+void ps_unwind_rows_release(struct ps_unwinder *u);
+
+/* table.c */
+enum ps_unwind_table_result {
+	PS_UNWIND_TABLE_STOPPED, /* the walk is over: stopped or retry is set */
+	PS_UNWIND_TABLE_ENDED, /* the last frame's return address is undefined */
+	PS_UNWIND_TABLE_HANDOVER, /* libdwfl goes on from dwarf_regs */
+};
+/* Walk the current sample with the compiled rules as far as they reach
+ * exactly as libdwfl would; at the first frame they cannot do, load
+ * dwarf_regs (and restarted) for libdwfl to do that frame and the rest. */
+enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u);
 
 /* module.c */
 enum ps_unwind_lookup {
@@ -389,6 +473,9 @@ bool ps_unwind_guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t i
  * success its registers are in dwarf_regs (rip undecremented). */
 bool ps_unwind_apply_rule(struct ps_unwinder *u, Dwfl_Frame *state,
                           const struct ps_unwind_rule *rule);
+/* The same from registers (present: bit per DWARF register). */
+bool ps_unwind_apply_rule_regs(struct ps_unwinder *u, const Dwarf_Word *regs, uint32_t present,
+                               const struct ps_unwind_rule *rule);
 
 /* memory.c */
 bool ps_unwind_read_file_word(struct ps_unwinder *u, const char *path, uint64_t offset,
@@ -399,6 +486,9 @@ bool ps_unwind_is_sigreturn(struct ps_unwinder *u, uint64_t pc);
  * it: 0 read, 1 mapped without readable contents (*value = 0), -1 not
  * mapped. The stack copy's last word counts only without the quirks. */
 int ps_unwind_access_mem(struct ps_unwinder *u, uint64_t addr, uint64_t *value);
+/* A read as libdwfl's memory_read callback does it (setting the step_read_
+ * flags the same way); returns what ps_unwind_access_mem() returned. */
+int ps_unwind_dwfl_read(struct ps_unwinder *u, uint64_t addr, uint64_t *value);
 extern const Dwfl_Thread_Callbacks ps_unwind_thread_callbacks;
 
 #endif /* PS_UNWIND_INTERNAL */

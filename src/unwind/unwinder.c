@@ -57,6 +57,7 @@ int ps_unwinder_new(const struct ps_unwind_callbacks *callbacks, void *ctx,
 	u->callbacks = *callbacks;
 	u->ctx = ctx;
 	u->max_frames = PS_UNWIND_DEFAULT_MAX_FRAMES;
+	u->table = true;
 	if (opts) {
 		/* fields past opts->sz keep their defaults */
 		if (opts->max_frames)
@@ -66,6 +67,8 @@ int ps_unwinder_new(const struct ps_unwind_callbacks *callbacks, void *ctx,
 			u->log = opts->log;
 			u->log_ctx = opts->log_ctx;
 		}
+		if (opts->sz >= offsetof(struct ps_unwind_opts, libdwfl_only) + sizeof(bool))
+			u->table = !opts->libdwfl_only;
 	}
 	*out = u;
 	return 0;
@@ -75,10 +78,19 @@ void ps_unwinder_free(struct ps_unwinder *u)
 {
 	if (!u)
 		return;
+	if (u->stats.samples)
+		ps_unwind_log(u, PS_LOG_DEBUG,
+		              "unwind: %llu samples, %llu frames by the compiled CFI table "
+		              "(%llu rules), %llu by libdwfl",
+		              (unsigned long long)u->stats.samples,
+		              (unsigned long long)u->stats.table_frames,
+		              (unsigned long long)u->stats.table_rules,
+		              (unsigned long long)u->stats.dwfl_frames);
 	ps_unwind_dwfl_destroy(u);
 	if (u->arch_elf)
 		elf_end(u->arch_elf);
 	ps_unwind_pages_release(u);
+	ps_unwind_rows_release(u);
 	free(u->modules);
 	free(u);
 }
@@ -142,16 +154,21 @@ static int load_sample(struct ps_unwinder *u, const struct ps_unwind_sample *s)
 	return 0;
 }
 
-static int end_walk(struct ps_unwinder *u, enum ps_unwind_stop stop)
+void ps_unwind_end_walk(struct ps_unwinder *u, enum ps_unwind_stop stop)
 {
 	u->stop = stop;
 	u->stopped = true;
+}
+
+static int end_walk(struct ps_unwinder *u, enum ps_unwind_stop stop)
+{
+	ps_unwind_end_walk(u, stop);
 	return DWARF_CB_ABORT;
 }
 
 /* Store one frame. perf skips frames whose PC is 0 but counts them
  * against --max-stack, and so does depth here. */
-static bool record(struct ps_unwinder *u, uint64_t pc)
+bool ps_unwind_record(struct ps_unwinder *u, uint64_t pc)
 {
 	if (pc)
 		u->pcs[u->nr++] = pc;
@@ -174,7 +191,7 @@ static int guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t ip)
 	uint64_t next = u->dwarf_regs[PS_UNWIND_DWARF_IP];
 	if (next == 0) {
 		/* perf keeps IP 0, decremented; the next step fails */
-		record(u, UINT64_MAX);
+		ps_unwind_record(u, UINT64_MAX);
 		return end_walk(u, stop);
 	}
 	/* libdwfl takes an initial PC as is: give it the decremented one
@@ -197,7 +214,7 @@ static int follow_rule(struct ps_unwinder *u, Dwfl_Frame *state, bool first, uin
 	 * unwinds the frame libdwfl's way, whose reads do not count */
 	if (!first && dwfl_frame_pc(state, &resume, &activation) && activation)
 		pc = resume;
-	if (!record(u, pc))
+	if (!ps_unwind_record(u, pc))
 		return end_walk(u, PS_UNWIND_STOP_MAX_FRAMES);
 	u->step_read_zero = false;
 	u->step_read_cut = false;
@@ -223,6 +240,8 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 	 * decremented */
 	bool first = u->walk_frames++ == 0;
 	Dwarf_Addr pc;
+
+	u->stats.dwfl_frames++;
 	Dwarf_Word sp = 0;
 	bool activation;
 
@@ -266,7 +285,7 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 		if (u->quirks) {
 			/* libunwind finds no unwind info: perf shows the
 			 * frame and stops */
-			record(u, lookup);
+			ps_unwind_record(u, lookup);
 			return end_walk(u, u->depth >= u->max ? PS_UNWIND_STOP_MAX_FRAMES
 			                                      : PS_UNWIND_STOP_NO_MODULE);
 		}
@@ -290,7 +309,7 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 		activation = false;
 	if (!activation)
 		pc--;
-	if (!record(u, pc))
+	if (!ps_unwind_record(u, pc))
 		return end_walk(u, PS_UNWIND_STOP_MAX_FRAMES);
 	/* perf's find_proc_info() fails hard without a usable .eh_frame_hdr:
 	 * libunwind cannot step from this frame and does not guess */
@@ -313,6 +332,7 @@ static int walk(struct ps_unwinder *u)
 	u->stopped = false;
 	u->retry = false;
 	u->restarted = false;
+	u->restart_pc_set = false;
 	u->step_read_zero = false;
 	u->step_read_cut = false;
 	u->step_read_failed = false;
@@ -327,11 +347,17 @@ static int walk(struct ps_unwinder *u)
 			return err;
 	}
 
-	int rc;
-	for (;;) {
+	int rc = 0;
+	enum ps_unwind_table_result table =
+	        u->table ? ps_unwind_table_walk(u) : PS_UNWIND_TABLE_HANDOVER;
+
+	if (table == PS_UNWIND_TABLE_STOPPED)
+		return 0;
+	for (; table == PS_UNWIND_TABLE_HANDOVER;) {
 		u->walk_frames = 0;
 		u->restart = false;
 		rc = dwfl_getthread_frames(u->dwfl, (pid_t)u->sample->tid, frame_callback, u);
+		u->restart_pc_set = false;
 		if (u->retry || u->stopped)
 			return 0;
 		if (!u->restart)
@@ -340,7 +366,7 @@ static int walk(struct ps_unwinder *u)
 	}
 	/* libdwfl failed before the first frame: libunwind still shows the IP */
 	if (u->depth == 0 && u->quirks)
-		record(u, u->sample_regs[PS_UNWIND_DWARF_IP]);
+		ps_unwind_record(u, u->sample_regs[PS_UNWIND_DWARF_IP]);
 
 	/* libdwfl ended the walk: the return address was undefined, 0 or
 	 * unreadable, or a step failed */
@@ -353,7 +379,7 @@ static int walk(struct ps_unwinder *u)
 	/* libunwind steps to a return address read as 0 and perf keeps it,
 	 * decremented */
 	if (u->quirks && u->step_read_zero && u->depth < u->max)
-		record(u, UINT64_MAX);
+		ps_unwind_record(u, UINT64_MAX);
 	return 0;
 }
 

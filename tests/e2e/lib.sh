@@ -136,31 +136,65 @@ e2e_record() {
 	fi
 	[ -s "$E2E_RECORDED" ] || e2e_fail "perf record wrote no data"
 	grep -i -E 'lost|warning' "$E2E_TMP/record.err" >&2
-	e2e_check_jobs "$E2E_RECORDED"
+	e2e_check_stacks "$E2E_RECORDED" "$@"
 	return 0
 }
 
-# e2e_check_jobs FILE: unwinding on worker threads (--jobs) changes
-# nothing: `pystitch script` with 1 and with 3 jobs (more than the CI's
-# cores) prints the same bytes, exits with the same status and prints the
-# same messages, with Python frames merged (unwinding through trampolines)
-# and in --python=native. Run on every capture e2e_record makes, while
-# its perf maps are still where the recording left them.
-e2e_check_jobs() {
-	for mode in merged native; do
-		for jobs in 1 3; do
-			e2e_run "$PYSTITCH" script --buildid-dir "$E2E_TMP/buildid-cache" --python=$mode \
-				-j $jobs -i "$1" >"$E2E_TMP/jobs-$jobs.out" 2>"$E2E_TMP/jobs-$jobs.err"
-			echo $? >"$E2E_TMP/jobs-$jobs.status"
-			sort "$E2E_TMP/jobs-$jobs.err" >"$E2E_TMP/jobs-$jobs.err.sorted"
+# e2e_check_stacks FILE PERF_RECORD_ARGS...: the properties the speed work
+# must keep, on every capture e2e_record makes (while its perf maps are
+# still where the recording left them), in the default mode (Python frames
+# merged, Debian perf's libunwind quirks) and in --python=native
+# --libdw-unwind (neither trampoline rules nor quirks):
+#  - the compiled CFI table unwinds as libdwfl does: `pystitch script
+#    --unwinder=table` prints what --unwinder=libdwfl (the reference)
+#    prints, with the same exit status (DWARF captures);
+#  - unwinding on worker threads changes nothing: --jobs 3 (more than the
+#    CI's cores) prints the same bytes with the same exit status and the
+#    same messages as --jobs 1.
+# Kernel frames depend on neither: an empty kallsyms spares reading
+# /proc/kallsyms each time. A test whose captures need options to be read
+# gives them in E2E_CHECK_OPTS; one whose captures cannot be checked this
+# way sets E2E_NO_STACK_CHECK to the reason.
+e2e_check_stacks() {
+	cs_data=$1
+	shift
+	if [ -n "${E2E_NO_STACK_CHECK:-}" ]; then
+		e2e_say "stack checks skipped: $E2E_NO_STACK_CHECK"
+		return 0
+	fi
+	cs_dwarf=0
+	case " $* " in
+	*" --call-graph dwarf"* | *" --call-graph=dwarf"*) cs_dwarf=1 ;;
+	esac
+	for cs_mode in --python=merged "--python=native --libdw-unwind"; do
+		for cs_run in libdwfl-1 table-1 table-3; do
+			[ $cs_dwarf = 1 ] || [ $cs_run != libdwfl-1 ] || continue
+			# shellcheck disable=SC2086 # option lists split into words
+			e2e_run "$PYSTITCH" script -i "$cs_data" $cs_mode --unwinder="${cs_run%-*}" \
+				-j "${cs_run#*-}" --kallsyms /dev/null ${E2E_CHECK_OPTS:-} \
+				>"$E2E_TMP/check-$cs_run.txt" 2>"$E2E_TMP/check-$cs_run.err"
+			echo $? >"$E2E_TMP/check-$cs_run.status"
+			sort "$E2E_TMP/check-$cs_run.err" >"$E2E_TMP/check-$cs_run.messages"
 		done
-		for part in status out err.sorted; do
-			cmp -s "$E2E_TMP/jobs-1.$part" "$E2E_TMP/jobs-3.$part" && continue
-			diff "$E2E_TMP/jobs-1.$part" "$E2E_TMP/jobs-3.$part" | head -n 10 >&2
-			e2e_fail "pystitch script --python=$mode -j 3 differs from -j 1 ($part) on $1"
+		# a capture pystitch cannot read would compare nothing
+		[ "$(cat "$E2E_TMP/check-table-1.status")" = 0 ] && [ -s "$E2E_TMP/check-table-1.txt" ] || {
+			e2e_show "$E2E_TMP/check-table-1.err"
+			e2e_fail "stack check: pystitch script $cs_mode failed on $cs_data (set E2E_NO_STACK_CHECK if that is expected)"
+		}
+		if [ $cs_dwarf = 1 ] && { ! cmp -s "$E2E_TMP/check-libdwfl-1.status" "$E2E_TMP/check-table-1.status" ||
+			! cmp -s "$E2E_TMP/check-libdwfl-1.txt" "$E2E_TMP/check-table-1.txt"; }; then
+			e2e_say "$cs_data $cs_mode: exit status $(cat "$E2E_TMP/check-libdwfl-1.status") with --unwinder=libdwfl, $(cat "$E2E_TMP/check-table-1.status") with the table; first differences (< libdwfl, > table):"
+			diff "$E2E_TMP/check-libdwfl-1.txt" "$E2E_TMP/check-table-1.txt" | head -n 20
+			e2e_fail "the compiled CFI table unwinds $cs_data differently from libdwfl ($cs_mode)"
+		fi
+		for cs_part in status txt messages; do
+			cmp -s "$E2E_TMP/check-table-1.$cs_part" "$E2E_TMP/check-table-3.$cs_part" && continue
+			diff "$E2E_TMP/check-table-1.$cs_part" "$E2E_TMP/check-table-3.$cs_part" | head -n 20
+			e2e_fail "pystitch script $cs_mode -j 3 differs from -j 1 ($cs_part) on $cs_data"
 		done
 	done
-	e2e_say "$e2e_name: --jobs 3 = --jobs 1 on $(basename "$1") ($(grep -c '^[^ 	]' "$E2E_TMP/jobs-1.out") samples)"
+	e2e_say "$e2e_name: $(basename "$cs_data"): $(grep -c '^[^ 	]' "$E2E_TMP/check-table-1.txt") samples;$([ $cs_dwarf = 1 ] && echo ' table = libdwfl,') -j 3 = -j 1"
+	rm -f "$E2E_TMP"/check-*
 }
 
 # e2e_perf_dump FILE: `perf report -D` of FILE into $E2E_TMP/perf-dump.txt.

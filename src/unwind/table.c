@@ -1,0 +1,260 @@
+/* The table walk: the fast path of ps_unwinder_unwind(). It steps through
+ * the frames of a sample with the compiled rules of cfi.c, doing for each
+ * frame what the frame callback of unwinder.c and libdwfl's step would do
+ * (the same module checks, the same memory reads in the same order, the
+ * same PCs stored), and hands the walk to libdwfl at the first frame it
+ * cannot do the same way: a rule it cannot express, a read that does not
+ * come cleanly from the sample, a quirk situation, a signal frame.
+ *
+ * A hand-over restarts libdwfl from that frame's registers as
+ * guess_caller() and follow_rule() already do: libdwfl takes the frame for
+ * an initial frame, which it treats as a caller would be treated except
+ * when the caller is an activation (a signal frame, or the frame of
+ * __restore_rt), and the frame callback too, except at a caller outside
+ * any mapping (shown and passed with frame pointers, but the end of the
+ * walk when it comes first). Such frames are handed over from the frame
+ * before them, whose row the table used.
+ */
+#define PS_UNWIND_INTERNAL
+#include "unwind/unwind.h"
+
+#include <string.h>
+
+#define BIT(regno) (1u << (regno))
+
+/* One frame of the table walk, with the walk's bookkeeping as it was
+ * before the frame, to hand the walk over from it. */
+struct table_frame {
+	Dwarf_Word regs[PS_UNWIND_NR_DWARF_REGS]; /* rip undecremented */
+	uint32_t present;
+	/* the first frame of a libdwfl walk in the libdwfl-only unwinder:
+	 * the sample's own frame, or the caller of a frame_rule frame */
+	bool sample_first, restart_first;
+	size_t nr, depth;
+	uint64_t prev_pc, prev_sp;
+};
+
+static enum ps_unwind_table_result handover(struct ps_unwinder *u, const struct table_frame *f)
+{
+	u->nr = f->nr;
+	u->depth = f->depth;
+	u->prev_pc = f->prev_pc;
+	u->prev_sp = f->prev_sp;
+	if (f->sample_first) {
+		memcpy(u->dwarf_regs, u->sample_regs, sizeof(u->dwarf_regs));
+		u->dwarf_regs_present = u->sample_regs_present;
+		u->restarted = false;
+	} else {
+		/* libdwfl starts from the call instruction, as after
+		 * follow_rule(), which also leaves it in rip; a caller the
+		 * table found keeps its return address in rip */
+		memcpy(u->dwarf_regs, f->regs, sizeof(u->dwarf_regs));
+		u->dwarf_regs_present = f->present;
+		if (f->restart_first) {
+			u->dwarf_regs[PS_UNWIND_DWARF_IP] = f->regs[PS_UNWIND_DWARF_IP] - 1;
+		} else {
+			u->restart_pc = f->regs[PS_UNWIND_DWARF_IP] - 1;
+			u->restart_pc_set = true;
+		}
+		u->restarted = true;
+	}
+	return PS_UNWIND_TABLE_HANDOVER;
+}
+
+static enum ps_unwind_table_result stop(struct ps_unwinder *u, enum ps_unwind_stop why)
+{
+	ps_unwind_end_walk(u, why);
+	return PS_UNWIND_TABLE_STOPPED;
+}
+
+enum step_result {
+	STEP_OK,
+	STEP_END, /* the return address is undefined: the outermost frame */
+	STEP_LIBDWFL, /* not a step the table can do the same way */
+};
+
+/* libdwfl's handle_cfi() for a compiled row, when every read comes from
+ * the sample: the caller's registers in *next. */
+static enum step_result step(struct ps_unwinder *u, const struct ps_unwind_row *row,
+                             const struct table_frame *f, struct table_frame *next)
+{
+	if (!(f->present & BIT(row->cfa_reg)))
+		return STEP_LIBDWFL;
+	uint64_t cfa = f->regs[row->cfa_reg] + (uint64_t)row->cfa_offset;
+	bool ra_undefined = false;
+
+	next->present = 0;
+	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++) {
+		uint64_t at = cfa + (uint64_t)(int64_t)row->offsets[regno];
+		uint64_t value = 0;
+
+		switch (row->regs[regno]) {
+		case PS_UNWIND_REG_UNDEFINED:
+			if (regno == PS_UNWIND_DWARF_IP)
+				ra_undefined = true;
+			continue;
+		case PS_UNWIND_REG_SAME:
+			if (!(f->present & BIT(regno)))
+				continue;
+			value = f->regs[regno];
+			break;
+		case PS_UNWIND_REG_OFFSET:
+			/* a failed read, or libunwind's "mapped but empty"
+			 * success: libdwfl's own path decides */
+			if (ps_unwind_dwfl_read(u, at, &value) != 0)
+				return STEP_LIBDWFL;
+			break;
+		case PS_UNWIND_REG_VAL_OFFSET:
+			value = at;
+			break;
+		default:
+			return STEP_LIBDWFL;
+		}
+		next->regs[regno] = value;
+		next->present |= BIT(regno);
+	}
+	if (ra_undefined)
+		return STEP_END;
+	/* libdwfl ends at a return address of 0; libunwind's quirk adds a
+	 * frame there: both are libdwfl's path */
+	if (next->regs[PS_UNWIND_DWARF_IP] == 0)
+		return STEP_LIBDWFL;
+	return STEP_OK;
+}
+
+/* A frame without a module for which callbacks.frame_rule gives a rule,
+ * as follow_rule() does it: on success *next is its caller. */
+static enum ps_unwind_table_result jit_frame(struct ps_unwinder *u, const struct table_frame *f,
+                                             uint64_t lookup, const struct ps_unwind_rule *rule,
+                                             struct table_frame *next)
+{
+	u->stats.table_frames++;
+	if (!ps_unwind_record(u, lookup))
+		return stop(u, PS_UNWIND_STOP_MAX_FRAMES);
+	u->step_read_zero = false;
+	u->step_read_cut = false;
+	u->step_read_failed = false;
+	if (!ps_unwind_apply_rule_regs(u, f->regs, f->present, rule))
+		return stop(u,
+		            u->step_read_cut ? PS_UNWIND_STOP_STACK_CUT : PS_UNWIND_STOP_BAD_FRAME);
+	if (u->dwarf_regs[PS_UNWIND_DWARF_IP] == 0)
+		return stop(u, PS_UNWIND_STOP_END);
+	memcpy(next->regs, u->dwarf_regs, sizeof(next->regs));
+	next->present = u->dwarf_regs_present;
+	next->sample_first = false;
+	next->restart_first = true;
+	return PS_UNWIND_TABLE_HANDOVER; /* i.e. go on */
+}
+
+enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
+{
+	struct table_frame frames[2];
+	struct table_frame *cur = &frames[0], *prev = &frames[1];
+
+	memset(cur, 0, sizeof(*cur));
+	memcpy(cur->regs, u->sample_regs, sizeof(cur->regs));
+	cur->present = u->sample_regs_present;
+	cur->sample_first = true;
+
+	for (;;) {
+		cur->nr = u->nr;
+		cur->depth = u->depth;
+		cur->prev_pc = u->prev_pc;
+		cur->prev_sp = u->prev_sp;
+		bool first = cur->sample_first || cur->restart_first;
+		/* the return address (undecremented), or the sample's IP */
+		uint64_t raw = cur->regs[PS_UNWIND_DWARF_IP];
+		uint64_t lookup = cur->sample_first ? raw : raw - 1;
+		uint64_t sp =
+		        cur->present & BIT(PS_UNWIND_DWARF_SP) ? cur->regs[PS_UNWIND_DWARF_SP] : 0;
+
+		u->step_read_zero = false;
+		u->step_read_cut = false;
+		u->step_read_failed = false;
+		if (u->depth > 0 && raw == u->prev_pc && sp == u->prev_sp)
+			return stop(u, PS_UNWIND_STOP_BAD_FRAME);
+		u->prev_pc = raw;
+		u->prev_sp = sp;
+
+		Dwfl_Module *mod = NULL;
+		enum ps_unwind_lookup found = ps_unwind_module_ensure(u, lookup, &mod);
+		struct ps_unwind_rule rule;
+
+		switch (found) {
+		case PS_UNWIND_MODULE_OK:
+			break;
+		case PS_UNWIND_MODULE_STALE:
+			u->retry = true;
+			return PS_UNWIND_TABLE_STOPPED;
+		case PS_UNWIND_MODULE_ERROR:
+			return stop(u, PS_UNWIND_STOP_BAD_FRAME);
+		case PS_UNWIND_MODULE_UNMAPPED:
+		case PS_UNWIND_MODULE_NONE:
+			if (u->callbacks.frame_rule &&
+			    u->callbacks.frame_rule(u->ctx, raw, &rule)) {
+				/* libdwfl would ask whether a caller is an
+				 * activation by unwinding it its own way; with
+				 * a module of its own there, that could be a
+				 * signal frame's row */
+				if (!first && dwfl_addrmodule(u->dwfl, lookup))
+					return handover(u, prev);
+				enum ps_unwind_table_result r =
+				        jit_frame(u, cur, lookup, &rule, prev);
+				if (r != PS_UNWIND_TABLE_HANDOVER)
+					return r;
+				struct table_frame *swap = cur;
+				cur = prev;
+				prev = swap;
+				continue;
+			}
+			if (u->quirks) {
+				ps_unwind_record(u, lookup);
+				return stop(u, u->depth >= u->max ? PS_UNWIND_STOP_MAX_FRAMES
+				                                  : PS_UNWIND_STOP_NO_MODULE);
+			}
+			if (first || found == PS_UNWIND_MODULE_NONE)
+				return stop(u, PS_UNWIND_STOP_NO_MODULE);
+			/* libdwfl shows it and goes on with frame pointers,
+			 * but ends at it were it the first frame of a walk:
+			 * hand over from the frame before */
+			return handover(u, prev);
+		}
+
+		/* libdwfl does not unwind a first frame that ends the walk,
+		 * nor (with the quirks) one .eh_frame does not describe */
+		if (first && u->depth + 1 >= u->max) {
+			ps_unwind_record(u, lookup);
+			return stop(u, PS_UNWIND_STOP_MAX_FRAMES);
+		}
+		const struct ps_unwind_row *row =
+		        ps_unwind_row_get(u, mod, lookup, u->quirks && first);
+
+		if (!row || row->kind == PS_UNWIND_ROW_NOT_EH)
+			return handover(u, cur);
+		/* libdwfl shows a caller that is an activation undecremented,
+		 * an initial frame never: hand over from the frame before */
+		if (row->kind == PS_UNWIND_ROW_SIGNAL)
+			return handover(u, first ? cur : prev);
+		if (row->kind != PS_UNWIND_ROW_SIMPLE)
+			return handover(u, cur);
+		/* libunwind's view: .eh_frame only, at the file's own base */
+		if (u->quirks &&
+		    (!row->from_eh || u->frame_libunwind_base != u->frame_base ||
+		     u->frame_file_base != u->frame_base || !ps_unwind_has_eh_frame_hdr(u, mod)))
+			return handover(u, cur);
+
+		enum step_result r = step(u, row, cur, prev);
+		if (r == STEP_LIBDWFL)
+			return handover(u, cur);
+		u->stats.table_frames++;
+		if (!ps_unwind_record(u, lookup))
+			return stop(u, PS_UNWIND_STOP_MAX_FRAMES);
+		if (r == STEP_END)
+			return PS_UNWIND_TABLE_ENDED;
+		prev->sample_first = false;
+		prev->restart_first = false;
+		struct table_frame *swap = cur;
+		cur = prev;
+		prev = swap;
+	}
+}
