@@ -41,6 +41,10 @@ void ps_cli_error(const struct ps_cli *cli, const char *fmt, ...)
 /* Open the capture named by cli->input with the given order; prints the
  * error and returns NULL on failure (then *status is set). */
 struct ps_reader *ps_cli_open(const struct ps_cli *cli, enum ps_order order, int *status);
+/* Start again with glibc's heap on transparent huge pages, where the
+ * kernel gives them only on request (hugepages.c); returns when it does
+ * not. */
+void ps_cli_use_huge_pages(char **argv);
 /* Map a library error to an exit status. */
 int ps_cli_status(int err);
 

@@ -102,6 +102,7 @@ int main(int argc, char **argv)
 	struct ps_cli cli = { .program = "pystitch", .input = "perf.data", .progress = &progress };
 	const char *base = strrchr(argv[0], '/');
 
+	ps_cli_use_huge_pages(argv);
 	base = base ? base + 1 : argv[0];
 	if (strcmp(base, "perf-pystitch") == 0)
 		cli.program = "perf pystitch";
