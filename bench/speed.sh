@@ -5,8 +5,9 @@
 #   python  CPython 3.12 -X perf running bench/pyworkload.py, recorded with
 #           perf record -F 999 --call-graph dwarf (about --samples samples);
 #           pystitch script with its defaults (Python frames merged)
-#   c       bench/cworkload (threads, heavily inlined call chains into libm),
-#           same recording; inlined frames printed (both tools' default)
+#   c       bench/cworkload (four threads, heavily inlined call chains into
+#           libm and libc), same recording and about as many samples;
+#           inlined frames printed (both tools' default)
 #   big     with --big: the C workload recorded with 64 KB stack copies
 #           until the file is about --big-mb MB; only peak memory matters
 #
@@ -18,7 +19,7 @@
 # --jobs 1 prints (a "DIFFERS" line otherwise, and exit status 1).
 #
 #   usage: bench/speed.sh [-n RUNS] [--samples N] [--jobs LIST] [--big]
-#                         [--big-mb MB] [--only python|c] [--pystitch PATH]
+#                         [--big-mb MB] [--only python|c|big] [--pystitch PATH]
 #                         [--perf PATH] [--python PATH] [-k DIR]
 set -uo pipefail
 
@@ -49,7 +50,7 @@ while [ $# -gt 0 ]; do
 done
 case $runs in '' | *[!0-9]* | 0) die "--runs needs a positive number" ;; esac
 case $samples in '' | *[!0-9]*) die "--samples needs a number" ;; esac
-case $only in '' | python | c) ;; *) die "--only takes python or c" ;; esac
+case $only in '' | python | c) ;; big) big=1 ;; *) die "--only takes python, c or big" ;; esac
 for j in ${jobs_list//,/ }; do
 	case $j in '' | *[!0-9]* | 0) die "--jobs takes a list of positive numbers" ;; esac
 done
@@ -180,7 +181,7 @@ seconds=$(awk -v n="$samples" 'BEGIN { printf "%.1f", n / 999 * 1.05 }')
 say "pystitch: $pystitch"
 say "perf:     $perf ($("$perf" version 2>/dev/null))"
 
-if [ "$only" != c ]; then
+if [ -z "$only" ] || [ "$only" = python ]; then
 	[ -n "$python" ] || python=$(find_python 12) ||
 		die "no CPython 3.12 under \$(pyenv root)/versions (pass --python PATH)"
 	record "$work/python.data" -F 999 --call-graph dwarf -- \
@@ -189,16 +190,17 @@ if [ "$only" != c ]; then
 	perf_maps+=("/tmp/perf-$pid.map")
 	bench "CPython 3.12 -X perf, DWARF, Python frames merged" "$work/python.data" "1=0.15 2=0.10"
 fi
-if [ "$only" != python ]; then
+if [ -z "$only" ] || [ "$only" = c ]; then
 	cprog=$(cworkload)
-	# four threads share the CPU seconds
-	record "$work/c.data" -F 999 --call-graph dwarf -- "$cprog" "$seconds" 4
+	# four threads share the CPU seconds (each spins for its own share)
+	record "$work/c.data" -F 999 --call-graph dwarf -- "$cprog" \
+		"$(awk -v s="$seconds" 'BEGIN { printf "%.2f", s / 4 }')" 4
 	bench "C, DWARF, threads and inlined frames" "$work/c.data" "1=0.30"
 fi
 if [ "$big" = 1 ]; then
 	cprog=$(cworkload)
-	# 64 KB stack copies: about 64 KB a sample
-	big_seconds=$(awk -v mb="$big_mb" 'BEGIN { printf "%.1f", mb * 1048576 / 66000 / 999 }')
+	# 64 KB stack copies: about 64 KB a sample, shared by two threads
+	big_seconds=$(awk -v mb="$big_mb" 'BEGIN { printf "%.1f", mb * 1048576 / 66000 / 999 / 2 }')
 	avail=$(df -Pk "$work" | awk 'NR == 2 { print int($4 / 1024) }')
 	[ "$avail" -gt $((big_mb * 2)) ] || die "--big needs $((big_mb * 2)) MB free in $work ($avail MB)"
 	record "$work/big.data" -F 999 --call-graph dwarf,65528 -- "$cprog" "$big_seconds" 2
