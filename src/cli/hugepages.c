@@ -11,27 +11,39 @@
  * So pystitch starts itself again, once, with the tunable added to
  * GLIBC_TUNABLES. It does not when the environment already sets that
  * tunable, when PYSTITCH_HUGEPAGES=0, under valgrind (which would stop
- * following the program), or when the kernel's setting is "always" or
- * "never"; if the exec fails it goes on as it is. The output is the same
- * either way. */
-#include <gnu/libc-version.h>
+ * following the program), when the kernel's setting is "always" or
+ * "never", for a set-id or capability binary (glibc strips tunables from
+ * such a start: a second start could not tell it had been done), or when
+ * the program was started by naming the dynamic loader (its own path is
+ * then the loader's); a marker in the environment makes the restart
+ * happen once whatever the child sees. If the exec fails it goes on as it
+ * is. The output is the same either way. */
 #include <stdio.h>
+#ifdef __GLIBC__ /* defined by the headers above */
+#include <gnu/libc-version.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 
 #define TUNABLE "glibc.malloc.hugetlb"
 #define THP_SETTING "/sys/kernel/mm/transparent_hugepage/enabled"
+#define RESTARTED "PYSTITCH_HUGEPAGES_RESTARTED"
 
 static bool glibc_has_tunable(void)
 {
+#ifdef __GLIBC__
 	unsigned major = 0, minor = 0;
 
 	if (sscanf(gnu_get_libc_version(), "%u.%u", &major, &minor) != 2)
 		return false;
 	return major > 2 || (major == 2 && minor >= 35);
+#else
+	return false;
+#endif
 }
 
 /* Whether the kernel gives huge pages only to memory that asks. */
@@ -56,8 +68,13 @@ void ps_cli_use_huge_pages(char **argv)
 	char *value;
 	size_t len;
 
+	if (getenv(RESTARTED)) {
+		unsetenv(RESTARTED); /* this is the restart */
+		return;
+	}
 	if ((setting && strcmp(setting, "0") == 0) || (tunables && strstr(tunables, TUNABLE)) ||
-	    (preload && strstr(preload, "vgpreload")) || !glibc_has_tunable() || !thp_on_request())
+	    (preload && strstr(preload, "vgpreload")) || getauxval(AT_SECURE) ||
+	    getauxval(AT_BASE) == 0 || !glibc_has_tunable() || !thp_on_request())
 		return;
 	len = (tunables ? strlen(tunables) + 1 : 0) + sizeof(TUNABLE "=1");
 	value = malloc(len);
@@ -66,7 +83,10 @@ void ps_cli_use_huge_pages(char **argv)
 	snprintf(value, len, "%s%s" TUNABLE "=1", tunables ? tunables : "", tunables ? ":" : "");
 	/* the part before the ':' is the old value, to put back */
 	if (setenv("GLIBC_TUNABLES", value, 1) == 0) {
-		execv("/proc/self/exe", argv);
+		if (setenv(RESTARTED, "1", 1) == 0) {
+			execv("/proc/self/exe", argv);
+			unsetenv(RESTARTED);
+		}
 		/* still here: go on without */
 		if (tunables) {
 			value[len - sizeof(TUNABLE "=1") - 1] = '\0';

@@ -2,7 +2,9 @@
  * filters, where symbols come from, and Python frames. Each command lists
  * PS_CLI_SESSION_OPTIONS in its getopt table and hands those options here,
  * so `script` and `collapse` read them the same way. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <errno.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,7 +307,11 @@ void ps_cli_session_args_release(struct ps_cli_session_args *a)
 void ps_cli_session_defaults(struct ps_cli_session_args *a)
 {
 	if (!a->opts.jobs) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		/* the CPUs this process may run on (taskset, cpusets) */
+		cpu_set_t set;
+		long n = sched_getaffinity(0, sizeof(set), &set) == 0
+		                 ? CPU_COUNT(&set)
+		                 : sysconf(_SC_NPROCESSORS_ONLN);
 
 		a->opts.jobs = n < 1                         ? 1
 		               : n > PS_CLI_MAX_DEFAULT_JOBS ? PS_CLI_MAX_DEFAULT_JOBS

@@ -32,9 +32,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "reader/reader.h"
 #include "stitch/stitch.h"
 
 #define JOBS_MAX 64
+/* distinct messages remembered; past this they are passed on unchecked */
+#define JOBS_MAX_MESSAGES 4096
 /* results a worker may be ahead: enough to ride out the other side's
  * one-time costs (opening a DSO's DWARF, loading kallsyms) */
 #define JOBS_RING 4096
@@ -113,13 +116,15 @@ static uint64_t hash_text(const char *text)
 	return h;
 }
 
-/* The record of msg, added if new; NULL without memory. */
+/* The record of msg, added if new; NULL without memory or room. */
 static struct jobs_message *message_of(struct ps_stitch_jobs *jobs, const char *msg)
 {
 	uint64_t hash = hash_text(msg);
 	struct jobs_message *m;
 	size_t mask, i;
 
+	if (jobs->nr_messages >= JOBS_MAX_MESSAGES)
+		return NULL;
 	if (2 * (jobs->nr_messages + 1) > jobs->cap_messages) {
 		size_t cap = jobs->cap_messages ? 2 * jobs->cap_messages : 64;
 		struct jobs_message **table = calloc(cap, sizeof(*table));
@@ -160,7 +165,7 @@ static void deliver(struct ps_stitch_jobs *jobs, unsigned source, enum ps_log_le
 {
 	struct jobs_message *m = message_of(jobs, msg);
 
-	/* without memory to remember it, pass it on rather than lose it */
+	/* without room to remember it, pass it on rather than lose it */
 	if (!m || ++m->count[source] > m->printed) {
 		if (m)
 			m->printed++;
@@ -313,11 +318,14 @@ static void *worker_main(void *arg)
 int ps_stitch_jobs_start(struct ps_session *s, const char *path)
 {
 	struct ps_stitch_jobs *jobs = s->jobs;
-	struct stat st;
+	struct stat st, mine;
 
 	/* every worker reads the capture again: standard input and FIFOs
-	 * cannot be */
-	if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+	 * cannot be, nor a file that is not the one the session reads (it
+	 * was replaced, or is still growing) */
+	if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    fstat(ps_session_reader(s)->in.fd, &mine) != 0 || st.st_dev != mine.st_dev ||
+	    st.st_ino != mine.st_ino || st.st_size != mine.st_size)
 		return 0;
 	jobs->entry_size = sizeof(struct jobs_entry) + s->opts.max_stack * sizeof(uint64_t);
 	for (unsigned i = 0; i < jobs->nr_workers; i++) {
@@ -338,6 +346,7 @@ int ps_stitch_jobs_start(struct ps_session *s, const char *path)
 			snprintf(s->errmsg, sizeof(s->errmsg), "%s", ps_session_errmsg(w->session));
 			return err;
 		}
+		w->session->closing = &jobs->stop;
 	}
 	for (unsigned i = 0; i < jobs->nr_workers; i++) {
 		struct jobs_worker *w = &jobs->workers[i];
@@ -397,15 +406,17 @@ int ps_stitch_jobs_take(struct ps_session *s, int *n, enum ps_unwind_stop *stop)
 			w->session_waits = false;
 			continue;
 		}
-		/* the worker went past this sample, or ended before it */
-		if (w->err)
+		/* the worker went past this sample, or ended before it: it
+		 * failed, or (a capture changed since it was opened) read other
+		 * records, and the session unwinds the sample itself */
+		if (w->err) {
 			snprintf(s->errmsg, sizeof(s->errmsg), "unwinding worker %u: %.400s",
 			         w->index + 1, w->errmsg);
-		else
-			snprintf(s->errmsg, sizeof(s->errmsg),
-			         "unwinding worker %u has no result for sample %llu", w->index + 1,
-			         (unsigned long long)s->seq);
-		err = -EIO;
+			s->errmsg_set = true;
+			err = w->err;
+		} else {
+			err = 1;
+		}
 		break;
 	}
 	pthread_mutex_unlock(&jobs->lock);
@@ -417,7 +428,7 @@ void ps_stitch_jobs_free(struct ps_stitch_jobs *jobs)
 	if (!jobs)
 		return;
 	pthread_mutex_lock(&jobs->lock);
-	jobs->stop = true;
+	__atomic_store_n(&jobs->stop, true, __ATOMIC_RELAXED);
 	for (unsigned i = 0; jobs->workers && i < jobs->nr_workers; i++)
 		pthread_cond_signal(&jobs->workers[i].cond);
 	pthread_mutex_unlock(&jobs->lock);

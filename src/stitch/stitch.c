@@ -297,8 +297,14 @@ static int add_unwound(struct ps_session *s, struct ps_process *process, const s
 		 * holds what the Python merge looks up */
 		if (!process_unwinder(s, process))
 			return -ENOMEM;
-		if (ps_stitch_jobs_take(s, &n, &stop))
-			return -EIO;
+		int ret = ps_stitch_jobs_take(s, &n, &stop);
+
+		if (ret < 0)
+			return ret;
+		if (ret > 0) /* the worker has no result: unwind here */
+			n = unwind_sample(s, process, &ev->u.sample, &stop);
+		if (n < 0)
+			return n;
 	} else {
 		n = unwind_sample(s, process, &ev->u.sample, &stop);
 		if (n < 0)
@@ -458,6 +464,20 @@ static int percent_time_range(struct ps_session *s)
 	return 0;
 }
 
+/* Whether an event of the capture records user stacks to unwind. */
+static bool has_user_stacks(const struct ps_session *s)
+{
+	const uint64_t bits =
+	        PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+
+	if (s->opts.no_callchain)
+		return false;
+	for (size_t i = 0; i < ps_reader_nr_attrs(s->reader); i++)
+		if ((ps_reader_attr(s->reader, i)->sample_type & bits) == bits)
+			return true;
+	return false;
+}
+
 static int session_open(const char *path, const struct ps_session_opts *opts, unsigned shard_index,
                         unsigned shard_count, struct ps_session **out)
 {
@@ -538,8 +558,9 @@ static int session_open(const char *path, const struct ps_session_opts *opts, un
 		.log_ctx = s->opts.log_ctx,
 		.libdwfl_only = s->opts.unwind_libdwfl_only,
 	};
-	/* a capture that can be read once per worker (not an archive) */
-	if (s->opts.jobs > 1 && !archive)
+	/* a capture that can be read once per worker (not an archive) and
+	 * has user stacks to unwind */
+	if (s->opts.jobs > 1 && !archive && has_user_stacks(s))
 		return ps_stitch_jobs_start(s, capture);
 	return 0;
 }
@@ -640,7 +661,7 @@ static int build_stack(struct ps_session *s, const struct ps_event *ev, struct p
 		if (!err)
 			err = add_unwound(s, process, ev);
 	}
-	if (err == -EIO)
+	if (err && s->errmsg_set)
 		return err; /* a worker failed: s->errmsg says how */
 	if (err)
 		return fail(s, err, "out of memory");
@@ -721,6 +742,8 @@ int ps_stitch_unwind_next(struct ps_session *s, uint64_t *seq, int *n, enum ps_u
 	int ret;
 
 	while ((ret = next_sample(s, &ev, &thread)) > 0) {
+		if (s->closing && __atomic_load_n(s->closing, __ATOMIC_RELAXED))
+			return 0; /* the session is closing */
 		if ((s->seq / PS_STITCH_BLOCK) % s->shard_count != s->shard_index)
 			continue;
 		struct ps_process *process = ps_machine_process(s->machine, thread->pid);

@@ -59,6 +59,8 @@ struct ps_session {
 	 * b % shard_count == shard_index (PS_STITCH_BLOCK samples each) */
 	bool worker;
 	unsigned shard_index, shard_count;
+	const bool *closing; /* a worker: set when the session closes */
+	bool errmsg_set; /* errmsg holds a worker's failure */
 };
 
 /* Samples per block of the work split between worker sessions: enough to
@@ -120,7 +122,9 @@ int ps_stitch_jobs_start(struct ps_session *s, const char *path);
 /* Whether the workers are running (else the session unwinds itself). */
 bool ps_stitch_jobs_running(const struct ps_stitch_jobs *jobs);
 /* The unwound stack of the current sample (s->seq) from its worker: PCs in
- * s->pcs. 0 or -errno with the message in s->errmsg. */
+ * s->pcs. 0; 1 when the worker ended without it (the capture changed
+ * under it?): the caller unwinds it itself; or the worker's -errno with
+ * the message in s->errmsg (and s->errmsg_set). */
 int ps_stitch_jobs_take(struct ps_session *s, int *n, enum ps_unwind_stop *stop);
 /* Stop the workers, close their sessions, free everything. */
 void ps_stitch_jobs_free(struct ps_stitch_jobs *jobs);
