@@ -51,8 +51,7 @@ static const char script_usage[] =
         "      --unwinder KIND   how DWARF stacks are unwound: table (default;\n"
         "                        compiled CFI rules, libdwfl for the frames they\n"
         "                        cannot express) or libdwfl (libdwfl alone); the\n"
-        "                        output is the same\n"
-        PS_CLI_JOBS_HELP
+        "                        output is the same\n" PS_CLI_JOBS_HELP
         "  -f, --force           stop quietly at a damaged record\n"
         "  -q, --quiet           no progress line and no warnings on stderr\n"
         "  -v, --verbose         more messages on stderr\n"
