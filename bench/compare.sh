@@ -105,6 +105,8 @@ for m in ${modes//,/ }; do
 done
 
 here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 top=$(dirname -- "$here")
 
 # ---- tools --------------------------------------------------------------
@@ -158,17 +160,6 @@ trap cleanup EXIT
 trap 'exit 130' HUP INT TERM
 
 # ---- the workload -------------------------------------------------------
-# find_python MINOR: the newest 3.MINOR.* under pyenv's versions
-find_python() {
-	local root dir found=
-	root=$(pyenv root 2>/dev/null) || root=
-	for dir in ${root:+"$root"/versions/3.$1.*} "$HOME"/.pyenv/versions/3.$1.*; do
-		[ -x "$dir/bin/python3.$1" ] && found=$dir/bin/python3.$1
-	done
-	[ -n "$found" ] || return 1
-	printf '%s\n' "$found"
-}
-
 record() {
 	local seconds cg=()
 	# cpu-clock at 999 Hz of a single-threaded workload: ~999 samples a CPU second

@@ -59,29 +59,10 @@ done
 [[ $iterations =~ ^[1-9][0-9]*$ ]] || die "--iterations must be a positive number"
 
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 module_src=$here/../python
 [ -f "$module_src/Makefile" ] || die "no python/Makefile next to bench/ ($module_src)"
-
-# find_python MINOR: the newest 3.MINOR.N (release builds) under pyenv's versions
-find_python() {
-	local root candidate patch best="" best_patch=-1
-	for root in "$(pyenv root 2>/dev/null)" "${PYENV_ROOT:-}" "$HOME/.pyenv"; do
-		if [ -z "$root" ] || [ ! -d "$root/versions" ]; then continue; fi
-		for candidate in "$root"/versions/3."$1".*/bin/python3; do
-			[ -x "$candidate" ] || continue
-			patch=${candidate#"$root"/versions/3."$1".}
-			patch=${patch%%/*}
-			[[ $patch =~ ^[0-9]+$ ]] || continue
-			if [ "$patch" -gt "$best_patch" ]; then
-				best=$candidate
-				best_patch=$patch
-			fi
-		done
-		[ -n "$best" ] && break
-	done
-	[ -n "$best" ] || return 1
-	printf '%s\n' "$best"
-}
 
 if [ ${#pythons[@]} -eq 0 ]; then
 	for minor in 8 9 10 11; do

@@ -56,6 +56,8 @@ for j in ${jobs_list//,/ }; do
 done
 
 here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
 top=$(dirname -- "$here")
 [ -n "$perf" ] || perf=$(command -v perf) || die "perf is not installed (apt-get install linux-perf)"
 if [ -z "$pystitch" ]; then
@@ -83,15 +85,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' HUP INT TERM
 failed=0
-
-find_python() {
-	local root dir found=
-	root=$(pyenv root 2>/dev/null) || root=
-	for dir in ${root:+"$root"/versions/3.$1.*} "$HOME"/.pyenv/versions/3.$1.*; do
-		[ -x "$dir/bin/python3.$1" ] && found=$dir/bin/python3.$1
-	done
-	[ -n "$found" ] && printf '%s\n' "$found"
-}
 
 # record FILE PERF_RECORD_ARGS... -- COMMAND...
 record() {

@@ -18,7 +18,8 @@
 
 #include "pystitch/pystitch.h"
 
-#define PS_ARCHIVE_FORMAT_VERSION 1
+/* 2 added the "names" kind */
+#define PS_ARCHIVE_FORMAT_VERSION 2
 #define PS_ARCHIVE_MANIFEST_NAME "MANIFEST"
 #define PS_ARCHIVE_MANIFEST_MAX (16u << 20)
 #define PS_ARCHIVE_SHA256_SIZE 32
@@ -38,6 +39,9 @@ enum ps_archive_kind {
 	PS_ARCHIVE_VMLINUX,
 	PS_ARCHIVE_PERF_MAP,
 	PS_ARCHIVE_JITDUMP,
+	/* the symbol answers of a debug file left out, under its path
+	 * (src/symbols/names.c) */
+	PS_ARCHIVE_NAMES,
 	PS_ARCHIVE_KIND_COUNT
 };
 

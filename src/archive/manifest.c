@@ -1,7 +1,7 @@
 /* The archive manifest: a text file, one fact per line, which every
  * reader checks in full before any other member is unpacked.
  *
- *   pystitch-archive 1
+ *   pystitch-archive 2       (1: without the "names" kind)
  *   mtime <seconds>
  *   perf-data-path <string>
  *   symfs <string>            (also buildid-dir, perf-map-dir)
@@ -22,12 +22,13 @@
 #include <string.h>
 
 #include "base/strbuf.h"
+#include "base/textline.h"
 
 static const char *const kind_names[PS_ARCHIVE_KIND_COUNT] = {
 	[PS_ARCHIVE_PERF_DATA] = "perf.data", [PS_ARCHIVE_ELF] = "elf",
 	[PS_ARCHIVE_DEBUGINFO] = "debuginfo", [PS_ARCHIVE_KALLSYMS] = "kallsyms",
 	[PS_ARCHIVE_VMLINUX] = "vmlinux",     [PS_ARCHIVE_PERF_MAP] = "perf-map",
-	[PS_ARCHIVE_JITDUMP] = "jitdump",
+	[PS_ARCHIVE_JITDUMP] = "jitdump",     [PS_ARCHIVE_NAMES] = "names",
 };
 
 const char *ps_archive_kind_name(enum ps_archive_kind kind)
@@ -82,27 +83,6 @@ int ps_manifest_add(struct ps_manifest *m, enum ps_archive_kind kind, const char
 
 /* ---- writing -------------------------------------------------------- */
 
-static bool plain_byte(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       strchr("/._+,:@~[]-", c) != NULL;
-}
-
-static void add_string(struct ps_strbuf *out, const char *s)
-{
-	if (!s) {
-		ps_strbuf_addstr(out, "-");
-		return;
-	}
-	ps_strbuf_addstr(out, "=");
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (plain_byte(*p))
-			ps_strbuf_add(out, (const char *)p, 1);
-		else
-			ps_strbuf_addf(out, "%%%02X", *p);
-	}
-}
-
 char *ps_manifest_format(const struct ps_manifest *m, size_t *len)
 {
 	struct ps_strbuf out = PS_STRBUF_INIT;
@@ -110,13 +90,13 @@ char *ps_manifest_format(const struct ps_manifest *m, size_t *len)
 
 	ps_strbuf_addf(&out, "pystitch-archive %d\nmtime %" PRId64 "\nperf-data-path ",
 	               PS_ARCHIVE_FORMAT_VERSION, m->perf_data_mtime);
-	add_string(&out, m->perf_data_path);
+	ps_textline_add_string(&out, m->perf_data_path);
 	ps_strbuf_addstr(&out, "\nsymfs ");
-	add_string(&out, m->symfs);
+	ps_textline_add_string(&out, m->symfs);
 	ps_strbuf_addstr(&out, "\nbuildid-dir ");
-	add_string(&out, m->buildid_dir);
+	ps_textline_add_string(&out, m->buildid_dir);
 	ps_strbuf_addstr(&out, "\nperf-map-dir ");
-	add_string(&out, m->perf_map_dir);
+	ps_textline_add_string(&out, m->perf_map_dir);
 	ps_strbuf_addstr(&out, "\n");
 	for (size_t i = 0; i < m->nr_files; i++) {
 		const struct ps_archive_file *f = &m->files[i];
@@ -124,7 +104,7 @@ char *ps_manifest_format(const struct ps_manifest *m, size_t *len)
 		ps_archive_hex(f->sha256, hex);
 		ps_strbuf_addf(&out, "file %s %" PRIu64 " %s ", ps_archive_kind_name(f->kind),
 		               f->size, hex);
-		add_string(&out, f->path);
+		ps_textline_add_string(&out, f->path);
 		ps_strbuf_addstr(&out, "\n");
 	}
 	ps_strbuf_addstr(&out, "end\n");
@@ -158,88 +138,17 @@ static int parse_fail(struct parse *p, int rc, const char *fmt, ...)
 	return rc;
 }
 
-static int hex_value(char c)
+/* A <string> field, copied; *out NULL for "-". -EINVAL for anything else. */
+static int parse_string(struct parse *p, char *field, char **out)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* A <string> field; *out NULL for "-". -EINVAL for anything else. */
-static int parse_string(struct parse *p, const char *field, char **out)
-{
-	size_t len = strlen(field), n = 0;
-	char *s;
+	const char *why = NULL, *s;
 
 	*out = NULL;
-	if (strcmp(field, "-") == 0)
-		return 0;
-	if (field[0] != '=')
-		return parse_fail(p, -EINVAL, "a string must start with '=' or be '-'");
-	s = malloc(len);
-	if (!s)
+	if (ps_textline_decode_string(field, &s, &why))
+		return parse_fail(p, -EINVAL, "%s", why);
+	if (s && !(*out = strdup(s)))
 		return parse_fail(p, -ENOMEM, "out of memory");
-	for (size_t i = 1; i < len; i++) {
-		unsigned char c = (unsigned char)field[i];
-
-		if (c == '%') {
-			int hi = i + 2 < len ? hex_value(field[i + 1]) : -1;
-			int lo = hi >= 0 ? hex_value(field[i + 2]) : -1;
-
-			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
-				free(s);
-				return parse_fail(p, -EINVAL, "bad %%-escape in a string");
-			}
-			s[n++] = (char)(hi * 16 + lo);
-			i += 2;
-		} else if (plain_byte(c)) {
-			s[n++] = (char)c;
-		} else {
-			free(s);
-			return parse_fail(p, -EINVAL, "byte 0x%02x not escaped in a string", c);
-		}
-	}
-	s[n] = 0;
-	*out = s;
 	return 0;
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (!*s || (s[0] == '0' && s[1]) || strlen(s) > 20)
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	*out = v;
-	return 0;
-}
-
-/* Split line (NUL-terminated, modified) at single spaces into at most max
- * fields; the number found, or max + 1 when there are more. */
-static size_t split(char *line, char **fields, size_t max)
-{
-	size_t n = 0;
-
-	for (char *p = line;;) {
-		char *space = strchr(p, ' ');
-
-		if (n == max)
-			return max + 1;
-		fields[n++] = p;
-		if (!space)
-			return n;
-		*space = 0;
-		p = space + 1;
-	}
 }
 
 static int compare_paths(const void *a, const void *b)
@@ -318,7 +227,7 @@ static int parse_file_line(struct parse *p, char **fields, uint64_t max_entry,
 	if (rc)
 		return parse_fail(p, rc, "out of memory");
 	f = &m->files[m->nr_files - 1];
-	if (parse_u64(fields[2], &f->size))
+	if (ps_textline_parse_u64(fields[2], &f->size))
 		return parse_fail(p, -EINVAL, "bad size");
 	if (f->size > max_entry)
 		return parse_fail(p, -EFBIG, "file of %" PRIu64 " bytes, more than %" PRIu64,
@@ -326,7 +235,8 @@ static int parse_file_line(struct parse *p, char **fields, uint64_t max_entry,
 	if (strlen(fields[3]) != PS_ARCHIVE_HEX_SIZE)
 		return parse_fail(p, -EINVAL, "bad SHA-256");
 	for (size_t i = 0; i < PS_ARCHIVE_SHA256_SIZE; i++) {
-		int hi = hex_value(fields[3][2 * i]), lo = hex_value(fields[3][2 * i + 1]);
+		int hi = ps_textline_hex_value(fields[3][2 * i]),
+		    lo = ps_textline_hex_value(fields[3][2 * i + 1]);
 
 		/* lower case only, so one digest has one member name */
 		if (hi < 0 || lo < 0 || (fields[3][2 * i] >= 'A' && fields[3][2 * i] <= 'F') ||
@@ -358,14 +268,15 @@ static int parse_lines(struct parse *p, char *text, const struct ps_archive_limi
 		*nl = 0;
 		if (ended)
 			return parse_fail(p, -EINVAL, "text after 'end'");
-		n = split(line, fields, 5);
+		n = ps_textline_split(line, fields, 5);
 		if (p->line == 1) {
 			if (n != 2 || strcmp(fields[0], "pystitch-archive") != 0)
 				return parse_fail(p, -EINVAL, "not a pystitch archive manifest");
-			if (strcmp(fields[1], "1") != 0)
-				return parse_fail(p, -EINVAL,
-				                  "format version %.20s, this pystitch reads 1",
-				                  fields[1]);
+			if (strcmp(fields[1], "1") != 0 && strcmp(fields[1], "2") != 0)
+				return parse_fail(
+				        p, -EINVAL,
+				        "format version %.20s, this pystitch reads 1 and 2",
+				        fields[1]);
 		} else if (p->line <= 6) {
 			if (n != 2 || strcmp(fields[0], header_keys[p->line - 2]) != 0)
 				return parse_fail(p, -EINVAL, "expected '%s'",
@@ -373,7 +284,7 @@ static int parse_lines(struct parse *p, char *text, const struct ps_archive_limi
 			if (p->line == 2) {
 				uint64_t mtime;
 
-				if (parse_u64(fields[1], &mtime) || mtime > INT64_MAX)
+				if (ps_textline_parse_u64(fields[1], &mtime) || mtime > INT64_MAX)
 					return parse_fail(p, -EINVAL, "bad mtime");
 				m->perf_data_mtime = (int64_t)mtime;
 			} else {

@@ -2,6 +2,7 @@
  * analysis reads (ELF objects, kernel symbols, perf maps, jitdumps), found
  * by reading the whole capture once as `pystitch script` would and noting
  * each file the session opens. */
+#define _GNU_SOURCE /* memfd_create */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -9,11 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "archive/archive.h"
+#include "base/strbuf.h"
 #include "cli/cli.h"
+#include "stitch/recorded.h"
 
 static const char archive_usage[] =
         "usage: pystitch archive [-i FILE] [-o ARCHIVE] [options]\n"
@@ -32,9 +36,10 @@ static const char archive_usage[] =
         "                        .pst added)\n"
         "      --with-debuginfo  also pack the separate debug files symbols were\n"
         "                        read from (.gnu_debuglink, /usr/lib/debug, the\n"
-        "                        build-id cache's debug); without it they are left\n"
-        "                        out with a warning each, and the archive gives the\n"
-        "                        output of a machine without them\n"
+        "                        build-id cache's debug); without it the archive\n"
+        "                        holds only the answers they gave for the addresses\n"
+        "                        this capture reached (names, inline frames, source\n"
+        "                        lines), which is what every command prints from it\n"
         "      --symfs DIR       look for the recorded files under DIR\n"
         "      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
         "  -k, --vmlinux FILE    kernel symbols from this vmlinux\n"
@@ -159,15 +164,68 @@ static char *default_buildid_dir(void)
 	return dir;
 }
 
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* A debug file left out: the answers it gave, which the archive carries
+ * in its place, written to an unnamed file (*fd). 1 when there are some,
+ * 0 when it gave none (nothing to carry), -ENOMEM or -errno. */
+static int names_in_place(struct ps_cli *cli, struct ps_session *session, const char *path, int *fd)
+{
+	struct ps_strbuf text = PS_STRBUF_INIT;
+	int rc = ps_session_recorded_names(session, path, &text);
+
+	if (rc == 0) {
+		ps_cli_log(cli, PS_LOG_INFO,
+		           "archive: separate debug file left out (it named nothing)");
+		goto done;
+	}
+	if (rc < 0) {
+		ps_cli_error(cli, "archive: out of memory");
+		goto done;
+	}
+	*fd = memfd_create("pystitch-names", MFD_CLOEXEC);
+	if (*fd < 0 || write_all(*fd, text.buf, text.len) < 0) {
+		rc = -errno;
+		ps_cli_error(cli, "archive: cannot keep the symbol answers of %s: %s", path,
+		             strerror(errno));
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		goto done;
+	}
+	rc = 1;
+done:
+	ps_strbuf_release(&text);
+	return rc;
+}
+
 /* Manifest and file list from what the session read. */
-static int pack(struct ps_cli *cli, const struct ps_session_opts *opts, struct collector *c,
-                bool with_debuginfo, const char *output, int64_t mtime)
+static int pack(struct ps_cli *cli, struct ps_session *session, const struct ps_session_opts *opts,
+                struct collector *c, bool with_debuginfo, const char *output, int64_t mtime)
 {
 	struct ps_manifest m = { .perf_data_mtime = mtime };
 	const char **files = calloc(c->nr + 1, sizeof(*files));
+	int *names_fds = calloc(c->nr + 1, sizeof(*names_fds));
+	char(*names_files)[32] = calloc(c->nr + 1, sizeof(*names_files));
+	size_t nr_names = 0;
 	char err[PS_ARCHIVE_ERRMSG_MAX];
 	int rc = -ENOMEM;
 
+	if (!names_fds || !names_files)
+		goto out;
 	m.perf_data_path = strdup(cli->input);
 	m.symfs = dup_or_null(opts->symfs);
 	m.buildid_dir = opts->buildid_dir ? strdup(opts->buildid_dir) : default_buildid_dir();
@@ -181,21 +239,28 @@ static int pack(struct ps_cli *cli, const struct ps_session_opts *opts, struct c
 		/* the capture itself is packed already (as perf.data) */
 		if (strcmp(c->files[i].path, cli->input) == 0)
 			continue;
-		if (c->files[i].kind == PS_FILE_DEBUGINFO && !with_debuginfo) {
-			warn(cli,
-			     "archive: %s: separate debug file left out: output from the "
-			     "archive lacks the symbols and inline frames it gives "
-			     "(--with-debuginfo packs it)",
-			     c->files[i].path);
-			continue;
+		enum ps_archive_kind kind = archive_kind(c->files[i].kind);
+		const char *file = c->files[i].file;
+
+		if (kind == PS_ARCHIVE_DEBUGINFO && !with_debuginfo) {
+			rc = names_in_place(cli, session, c->files[i].path, &names_fds[nr_names]);
+			if (rc < 0)
+				goto out;
+			if (rc == 0)
+				continue;
+			kind = PS_ARCHIVE_NAMES;
+			file = names_files[nr_names];
+			snprintf(names_files[nr_names], sizeof(names_files[0]), "/proc/self/fd/%d",
+			         names_fds[nr_names]);
+			nr_names++;
 		}
-		if (ps_manifest_add(&m, archive_kind(c->files[i].kind), c->files[i].path))
+		rc = -ENOMEM;
+		if (ps_manifest_add(&m, kind, c->files[i].path))
 			goto out;
-		files[m.nr_files - 1] = c->files[i].file;
+		files[m.nr_files - 1] = file;
 		if (cli->verbose)
 			fprintf(stderr, "%s: archive: %s %s\n", cli->program,
-			        ps_archive_kind_name(archive_kind(c->files[i].kind)),
-			        c->files[i].path);
+			        ps_archive_kind_name(kind), c->files[i].path);
 	}
 	rc = ps_archive_write(output, &m, files, err, sizeof(err));
 	if (rc) {
@@ -207,8 +272,13 @@ static int pack(struct ps_cli *cli, const struct ps_session_opts *opts, struct c
 	       stat(output, &st) == 0 ? (long long)st.st_size : -1LL);
 	goto done;
 out:
-	ps_cli_error(cli, "archive: out of memory");
+	if (rc == -ENOMEM)
+		ps_cli_error(cli, "archive: out of memory");
 done:
+	for (size_t i = 0; i < nr_names; i++)
+		close(names_fds[i]);
+	free(names_fds);
+	free(names_files);
 	free(files);
 	ps_manifest_release(&m);
 	return rc;
@@ -354,7 +424,7 @@ int ps_cmd_archive(struct ps_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	/* the session stays open: its copy of our vdso may be packed */
-	ret = pack(cli, &opts, &c, with_debuginfo, output, (int64_t)st.st_mtime);
+	ret = pack(cli, session, &opts, &c, with_debuginfo, output, (int64_t)st.st_mtime);
 	if (ret)
 		status = ret == -ENOMEM ? PS_EXIT_USAGE : PS_EXIT_BAD_INPUT;
 out:

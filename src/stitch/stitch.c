@@ -19,6 +19,7 @@
 #include "archive/archive.h"
 #include "reader/reader.h"
 #include "stitch/stitch.h"
+#include "stitch/recorded.h"
 
 #define MAX_INLINE 32
 
@@ -593,6 +594,11 @@ void ps_session_close(struct ps_session *s)
 const char *ps_session_errmsg(const struct ps_session *s)
 {
 	return s ? s->errmsg : "out of memory";
+}
+
+int ps_session_recorded_names(struct ps_session *s, const char *debug_path, struct ps_strbuf *out)
+{
+	return ps_symbols_recorded_names(s->symbols, debug_path, out);
 }
 
 struct ps_reader *ps_session_reader(const struct ps_session *s)

@@ -3,6 +3,7 @@
 #include "symbols/dso_priv.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,7 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 	symbols->log = o.log;
 	symbols->log_ctx = o.log_ctx;
 	symbols->files = o.files;
+	symbols->record_names = o.files.used != NULL;
 	symbols->symfs = strdup(o.symfs ? o.symfs : "");
 	if (o.buildid_dir) {
 		symbols->buildid_dir = strdup(o.buildid_dir);
@@ -101,6 +103,7 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 static void dso_free(struct ps_dso *dso)
 {
 	ps_addr2line_close(dso->a2l);
+	ps_names_free(dso->names);
 	for (size_t i = 0; i < dso->nr_opened; i++)
 		ps_elf_close(dso->opened[i]);
 	ps_symtab_release(&dso->symtab);
@@ -382,22 +385,67 @@ static const char *addr_srcline(struct ps_dso *dso, uint64_t addr)
 	return ps_arena_strndup(&dso->arena, buf, sizeof(buf));
 }
 
+/* The answer an archive recorded for addr in place of the debug file, into
+ * *sym and the records; false when it has none (said once per DSO: the
+ * DSO's own symbols answer then). */
+static bool recorded_answer(struct ps_dso *dso, uint64_t addr, struct ps_sym *sym, bool *has_sym,
+                            const struct ps_addr2line_record **records, size_t *nr_records)
+{
+	const struct ps_names_entry *e = ps_names_find(dso->names, addr);
+
+	if (!e) {
+		if (!dso->warned_unrecorded) {
+			dso->warned_unrecorded = true;
+			ps_symbols_log(
+			        dso->owner, PS_LOG_WARN,
+			        "symbols: %s: address %#" PRIx64
+			        " was not reached when the archive was made without "
+			        "--with-debuginfo, so the archive has no answer of the debug "
+			        "file for it: it and any like it are named from the "
+			        "library's own symbols",
+			        dso->name, addr);
+		}
+		return false;
+	}
+	memset(sym, 0, sizeof(*sym));
+	sym->name = e->sym;
+	sym->start = e->sym_start;
+	*has_sym = e->sym != NULL;
+	*records = e->records;
+	*nr_records = e->nr_records;
+	return true;
+}
+
 static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
                            struct ps_frame_name *frames)
 {
 	struct ps_symbols *symbols = dso->owner;
-	struct ps_addr2line_record *records = symbols->records;
-	const struct ps_sym *sym = dso->has_symtab ? ps_symtab_find(&dso->symtab, addr) : NULL;
-	bool want_chain = sym && chain;
+	const struct ps_addr2line_record *records = symbols->records;
+	const struct ps_sym *sym = NULL;
+	struct ps_sym recorded;
+	bool want_chain, has_recorded_sym = false;
 	size_t nr_records = 0, n;
 
-	if (dso->a2l_file && !dso->a2l && (want_chain || symbols->srcline)) {
-		if (ps_addr2line_open(dso->a2l_file, symbols->srcline, &dso->a2l) < 0)
+	if (dso->names && !dso->recording &&
+	    recorded_answer(dso, addr, &recorded, &has_recorded_sym, &records, &nr_records)) {
+		sym = has_recorded_sym ? &recorded : NULL;
+	} else {
+		sym = dso->has_symtab ? ps_symtab_find(&dso->symtab, addr) : NULL;
+		/* recording an archive's answers: every address gets its records */
+		bool need_records = (sym && chain) || symbols->srcline || dso->recording;
+
+		if (dso->a2l_file && !dso->a2l && need_records &&
+		    ps_addr2line_open(dso->a2l_file, symbols->srcline || dso->recording,
+		                      &dso->a2l) < 0)
 			dso->a2l_file = NULL;
+		if (dso->a2l && need_records)
+			nr_records = ps_addr2line_query(dso->a2l, addr + dso->text_offset,
+			                                symbols->records, PS_INLINE_MAX);
+		if (dso->recording && ps_names_add(dso->names, addr, sym ? sym->name : NULL,
+		                                   sym ? sym->start : 0, records, nr_records) < 0)
+			dso->names_failed = true;
 	}
-	if (dso->a2l && (want_chain || symbols->srcline))
-		nr_records = ps_addr2line_query(dso->a2l, addr + dso->text_offset, records,
-		                                PS_INLINE_MAX);
+	want_chain = sym && chain;
 	if (want_chain && nr_records > 0) {
 		n = ps_inline_frames(records, nr_records, sym->name, addr - sym->start,
 		                     symbols->srcline, &dso->arena, frames, PS_INLINE_MAX);
@@ -479,4 +527,42 @@ size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
 	n = value->count < max ? value->count : max;
 	memcpy(out, value->frames, n * sizeof(*out));
 	return n;
+}
+
+int ps_symbols_recorded_names(struct ps_symbols *symbols, const char *debug_path,
+                              struct ps_strbuf *out)
+{
+	struct ps_names *merged = ps_names_new();
+	const char *dso_name = NULL;
+	int found = 0, rc = 0;
+
+	if (!merged)
+		return -ENOMEM;
+	for (size_t i = 0; i < symbols->nr_buckets && !rc; i++) {
+		for (struct ps_dso *dso = symbols->buckets[i]; dso && !rc; dso = dso->next) {
+			if (!dso->recording || !dso->syms ||
+			    strcmp(dso->syms->path, debug_path) != 0)
+				continue;
+			if (dso->names_failed) {
+				rc = -ENOMEM;
+				break;
+			}
+			/* DSOs sharing the debug file (one library under two
+			 * names) answer alike: one table for the file */
+			for (size_t e = 0; e < ps_names_count(dso->names) && !rc; e++) {
+				const struct ps_names_entry *entry =
+				        ps_names_entry_at(dso->names, e);
+
+				rc = ps_names_add(merged, entry->addr, entry->sym, entry->sym_start,
+				                  entry->records, entry->nr_records);
+			}
+			if (!dso_name)
+				dso_name = dso->name;
+			found++;
+		}
+	}
+	if (!rc && found)
+		rc = ps_names_format(merged, dso_name, out);
+	ps_names_free(merged);
+	return rc < 0 ? rc : found;
 }

@@ -302,10 +302,31 @@ static const char *own_vdso_file(struct ps_symbols *symbols)
 	return path;
 }
 
+/* Reading an archive: the symbol answers it carries in place of the
+ * debug file at path (see names.c). True when path holds such a table
+ * (loaded, or refused with a warning: the debug file is not there either). */
+static bool load_names(struct ps_dso *dso, const char *path)
+{
+	const char *local;
+	char err[PS_ERRMSG_MAX];
+
+	if (!dso->owner->files.resolve || dso->names)
+		return false;
+	local = ps_file_local(&dso->owner->files, path);
+	if (!local || !ps_names_detect(local))
+		return false;
+	if (ps_names_load(path, local, &dso->names, err, sizeof(err)) < 0) {
+		ps_symbols_log(dso->owner, PS_LOG_WARN, "symbols: %s", err);
+		snprintf(dso->errmsg, sizeof(dso->errmsg), "%s", err);
+	}
+	return true;
+}
+
 static void locate_user(struct ps_dso *dso)
 {
 	char path[4096];
 	struct ps_elf *elf;
+	bool syms_debug = false;
 
 	/* perf reads the build-id of the file itself when none was recorded */
 	if (!dso->build_id_size && dso->kind == DSO_USER) {
@@ -335,18 +356,27 @@ static void locate_user(struct ps_dso *dso)
 	}
 	/* the symbols: first file with .symtab, first with .dynsym */
 	for (int which = 0; which < CAND_COUNT && !(dso->syms && dso->runtime); which++) {
+		bool debug = which != CAND_SYSTEM_PATH && which != CAND_BUILD_ID_CACHE;
+
 		if (!candidate_path(dso, (enum candidate)which, path, sizeof(path)))
 			continue;
-		elf = open_candidate(dso, path,
-		                     which == CAND_SYSTEM_PATH || which == CAND_BUILD_ID_CACHE
-		                             ? PS_FILE_ELF
-		                             : PS_FILE_DEBUGINFO);
+		if (debug && load_names(dso, path))
+			continue;
+		elf = open_candidate(dso, path, debug ? PS_FILE_DEBUGINFO : PS_FILE_ELF);
 		if (!elf)
 			continue;
-		if (!dso->syms && elf->symtab_index >= 0)
+		if (!dso->syms && elf->symtab_index >= 0) {
 			dso->syms = elf;
+			syms_debug = debug;
+		}
 		if (!dso->runtime && elf->dynsym_index >= 0)
 			dso->runtime = elf;
+	}
+	/* an archive writer is told of the debug file, and gets its answers */
+	if (syms_debug && dso->owner->record_names && !dso->names) {
+		dso->names = ps_names_new();
+		dso->recording = dso->names != NULL;
+		dso->names_failed = !dso->names;
 	}
 	if (!dso->syms && !dso->runtime) {
 		/* nothing at all found (not: found but unusable, said already) */
@@ -375,6 +405,9 @@ static void locate_user(struct ps_dso *dso)
 	dso->text_offset = ps_elf_text_offset(dso->runtime);
 	if (dso->kind == DSO_VDSO)
 		dso->a2l_file = NULL; /* perf never runs addr2line on "[...]" */
+	/* an archive's answers replace addr2line on the debug file */
+	if (dso->names && !dso->recording)
+		dso->a2l_file = NULL;
 }
 
 void ps_dso_locate(struct ps_dso *dso)

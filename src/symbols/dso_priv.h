@@ -37,6 +37,11 @@ struct ps_dso {
 	bool has_symtab;
 	uint64_t text_offset;
 	struct ps_addr2line *a2l;
+	/* The answers of a separate debug file (see names.c): recorded while
+	 * an archive writer watches (recording), or read from an archive that
+	 * carries them in place of the file. */
+	struct ps_names *names;
+	bool recording, names_failed, warned_unrecorded;
 	char errmsg[PS_ERRMSG_MAX];
 	bool warned_build_id;
 	struct cache_slot *slots;
@@ -47,6 +52,7 @@ struct ps_dso {
 struct ps_symbols {
 	char *symfs, *buildid_dir, *kallsyms, *vmlinux;
 	bool no_inline, srcline;
+	bool record_names; /* a file observer is told what was read */
 	struct ps_file_hooks files;
 	ps_log_fn log;
 	void *log_ctx;

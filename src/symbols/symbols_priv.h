@@ -13,6 +13,7 @@
 
 #include "base/arena.h"
 #include "base/cursor.h"
+#include "base/strbuf.h"
 #include "symbols/symbols.h"
 
 #define PS_BUILD_ID_MAX 20 /* perf's BUILD_ID_SIZE */
@@ -250,6 +251,40 @@ size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr, co
  * that is "??:0" (perf prints nothing); records == 0 means not found. */
 const char *ps_inline_plain_srcline(const struct ps_addr2line_record *records, size_t nr,
                                     struct ps_arena *arena);
+
+/* ------------------------------------------------------------------ */
+/* names.c: recorded symbol answers, carried by archives in place of a
+ * separate debug file */
+
+struct ps_names;
+
+struct ps_names_entry {
+	uint64_t addr; /* DSO-relative, as ps_dso_resolve() takes it */
+	const char *sym; /* the ELF symbol perf chose; NULL: none */
+	uint64_t sym_start;
+	struct ps_addr2line_record *records; /* addr2line's answer */
+	uint32_t nr_records;
+};
+
+struct ps_names *ps_names_new(void);
+void ps_names_free(struct ps_names *names);
+size_t ps_names_count(const struct ps_names *names);
+/* The i-th entry in the order added (or read). */
+const struct ps_names_entry *ps_names_entry_at(const struct ps_names *names, size_t i);
+/* Record the answer for addr (strings copied). 0 or -ENOMEM. */
+int ps_names_add(struct ps_names *names, uint64_t addr, const char *sym, uint64_t sym_start,
+                 const struct ps_addr2line_record *records, size_t nr_records);
+/* The table as text; an address recorded twice keeps its first answer.
+ * 0 or -ENOMEM. */
+int ps_names_format(const struct ps_names *names, const char *dso_name, struct ps_strbuf *out);
+/* Whether file starts like a table of symbol answers. */
+bool ps_names_detect(const char *file);
+/* Read and check a table (path names it in messages, file is read). 0, or
+ * -EINVAL/-ENOMEM/-errno with "PATH: offset N: what" in err. */
+int ps_names_load(const char *path, const char *file, struct ps_names **out, char *err,
+                  size_t errsz);
+/* The entry of a table read by ps_names_load() for addr, or NULL. */
+const struct ps_names_entry *ps_names_find(const struct ps_names *names, uint64_t addr);
 
 /* ------------------------------------------------------------------ */
 /* kallsyms.c: kernel symbols */

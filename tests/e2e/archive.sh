@@ -8,13 +8,18 @@
 # collapse, info and dump on tests/programs/shlib (with its own
 # libpsworker.so) under --call-graph dwarf; script (merged and native) and
 # info on tests/programs/pychains.py, run by the newest CPython 3.12 under
-# pyenv with -X perf. The archives are made with --with-debuginfo; one
-# without it must be the same, or name the debug files it left out. Then
+# pyenv with -X perf. libpsworker.so's symbols are split off into a
+# separate debug file. Each capture is archived twice: with
+# --with-debuginfo, and without, when the archive carries the symbol
+# answers of the debug files (libpsworker.so's, and libc's where
+# libc6-dbg is installed) in their place; both must give the same. Then
 # hostile archives built from a good one by archive_hostile.py (path
 # traversal, an absolute name, a symbolic link, a member larger than the
 # manifest says, a changed byte, a member the manifest does not list, a cut
 # archive) must each fail with exit status 2, one line on stderr, nothing on stdout, and
-# nothing written outside the private directory, which is removed.
+# nothing written outside the private directory, which is removed; a
+# damaged table of symbol answers whose manifest line matches it gives one
+# warning with its offset.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 trap e2e_python_cleanup EXIT
@@ -108,24 +113,39 @@ hidden() {
 # ---- native capture: a program and its shared library, both out of reach later
 mkdir "$E2E_TMP/prog" || e2e_fail "cannot make a directory"
 cp "$E2E_PROGRAMS/shlib" "$E2E_PROGRAMS/libpsworker.so" "$E2E_TMP/prog/" || e2e_fail "cannot copy shlib"
+# the library's symbols and DWARF go to a separate debug file found through
+# .gnu_debuglink, as distributions ship them: its static functions are
+# named only by that file
+(cd "$E2E_TMP/prog" && objcopy --only-keep-debug libpsworker.so libpsworker.so.debug &&
+	objcopy --strip-all --add-gnu-debuglink=libpsworker.so.debug libpsworker.so) ||
+	e2e_fail "cannot split libpsworker.so's debug file off"
 LD_LIBRARY_PATH=$E2E_TMP/prog e2e_record "$E2E_TMP/native.data" -F 999 --call-graph dwarf -- "$E2E_TMP/prog/shlib" 0.3
 outputs native "$E2E_TMP/native.data" --buildid-dir "$E2E_TMP/buildid-cache"
 grep -q 'libpsworker.so' "$E2E_TMP/native/script.txt" || e2e_fail "no frame in the copied libpsworker.so"
+grep -q 'compare_doubles+0x[0-9a-f]* (.*/libpsworker.so)' "$E2E_TMP/native/script.txt" ||
+	e2e_fail "libpsworker.so's static compare_doubles is not named (from its debug file)"
 archive "$E2E_TMP/native.data" "$E2E_TMP/native.pst" --with-debuginfo
-archive "$E2E_TMP/native.data" "$E2E_TMP/native-nodebug.pst"
+archive "$E2E_TMP/native.data" "$E2E_TMP/native-nodebug.pst" -v
+grep -q "archive: debuginfo .*/prog/libpsworker.so.debug\$" "$E2E_TMP/native-nodebug.pst.err" &&
+	e2e_fail "the debug file was packed without --with-debuginfo"
+grep -q "archive: names .*/prog/libpsworker.so.debug\$" "$E2E_TMP/native-nodebug.pst.err" ||
+	e2e_fail "no symbol answers packed in place of libpsworker.so.debug"
+e2e_say "$e2e_name: sizes: $(wc -c <"$E2E_TMP/native.pst") bytes with debug files, $(wc -c <"$E2E_TMP/native-nodebug.pst") bytes with their answers ($(grep -c 'archive: names ' "$E2E_TMP/native-nodebug.pst.err") files)"
 grep -q "elf .*/prog/libpsworker.so" "$E2E_TMP/native.pst.err" &&
 	e2e_fail "a file was listed without -v"
 mv "$E2E_TMP/prog" "$E2E_TMP/prog.away" || e2e_fail "cannot move the program away"
 hidden native-archive "$E2E_TMP/native.pst"
 same native native-archive
-# without --with-debuginfo, separate debug files are left out with a
-# warning each; without any, the output is the same
-if grep -q 'separate debug file left out' "$E2E_TMP/native-nodebug.pst.err"; then
-	e2e_say "$e2e_name: without --with-debuginfo: $(grep -c 'separate debug file left out' "$E2E_TMP/native-nodebug.pst.err") debug files left out"
-else
-	hidden native-nodebug "$E2E_TMP/native-nodebug.pst"
-	same native native-nodebug
-fi
+# without --with-debuginfo, the answers of the debug files replace them:
+# the output is the same
+hidden native-nodebug "$E2E_TMP/native-nodebug.pst"
+same native native-nodebug
+for f in "$E2E_TMP"/native-nodebug/*.err; do
+	[ ! -s "$f" ] || {
+		e2e_show "$f"
+		e2e_fail "native-nodebug: a warning reading the archive (${f##*/})"
+	}
+done
 
 # ---- hostile archives ----------------------------------------------------
 python3 "$e2e_dir/archive_hostile.py" "$E2E_TMP/native-nodebug.pst" "$E2E_TMP" "$E2E_TMP/abs-evil" ||
@@ -145,6 +165,21 @@ for attack in traversal absolute symlink oversized digest unlisted truncated; do
 	fi
 	[ -z "$(ls -A "$E2E_TMP/tmp")" ] || e2e_fail "$attack: files left in TMPDIR: $(ls "$E2E_TMP/tmp")"
 done
+# a damaged table of symbol answers with a manifest that matches it: the
+# table's own checks refuse it in one warning naming the file and the
+# offset, and its library is named from its own symbols
+[ -f "$E2E_TMP/names.pst" ] || e2e_fail "archive_hostile.py made no damaged names table"
+(cd "$E2E_TMP/fresh" && TMPDIR=$E2E_TMP/tmp e2e_run "$PYSTITCH" script -i "$E2E_TMP/names.pst" \
+	>"$E2E_TMP/names.out" 2>"$E2E_TMP/names.err") || {
+	e2e_show "$E2E_TMP/names.err"
+	e2e_fail "names: the damaged table stopped the run"
+}
+if [ "$(grep -c 'offset 56: fewer records than the address line says' "$E2E_TMP/names.err")" != 1 ] ||
+	[ "$(wc -l <"$E2E_TMP/names.err")" != 1 ] || [ ! -s "$E2E_TMP/names.out" ]; then
+	e2e_show "$E2E_TMP/names.err"
+	e2e_fail "names: one warning with the offset expected, and the output"
+fi
+e2e_say "$e2e_name: names: $(cat "$E2E_TMP/names.err")"
 for evil in "$E2E_TMP/evil" "$E2E_TMP/abs-evil" "$E2E_TMP/fresh/evil" "$E2E_TMP/evil"; do
 	[ ! -e "$evil" ] || e2e_fail "a hostile archive wrote $evil"
 done
@@ -171,9 +206,12 @@ ncommands=3
 outputs python "$py_data" --buildid-dir "$E2E_TMP/buildid-cache"
 grep -q 'py::' "$E2E_TMP/python/script.txt" || e2e_fail "python: no py:: frame"
 archive "$py_data" "$E2E_TMP/python.pst" --with-debuginfo
+archive "$py_data" "$E2E_TMP/python-nodebug.pst"
 grep -q "perf-$py_pid.map" "$E2E_TMP/python.pst.err" &&
 	e2e_fail "python: the perf map was reported missing"
 mv "/tmp/perf-$py_pid.map" "$E2E_TMP/perf-map.away" || e2e_fail "no /tmp/perf-$py_pid.map"
 hidden python-archive "$E2E_TMP/python.pst"
 same python python-archive
+hidden python-nodebug "$E2E_TMP/python-nodebug.pst"
+same python python-nodebug
 exit $failed

@@ -12,7 +12,11 @@ OUTDIR/LABEL.pst for each attack, compressed with zstd again:
   digest     the perf.data member with one byte changed (same size)
   unlisted   an extra member whose name is a digest the manifest lacks
   truncated  the good archive cut in half
+  names      (only when the archive has a "names" member) that member
+             replaced by a damaged table, its manifest line fixed to
+             match, so only the table's own checks can catch it
 """
+import hashlib
 import io
 import subprocess
 import sys
@@ -53,6 +57,27 @@ def regular(name, data):
     return info, data
 
 
+def damaged_names(entries):
+    """The first "names" member replaced by a table whose second address
+    line claims more records than follow; the manifest updated."""
+    manifest = entries[0][1].decode()
+    lines = manifest.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        fields = line.split(" ")
+        if fields[0] == "file" and fields[1] == "names":
+            old = fields[3]
+            bad = (b"pystitch-names 1\ndso -\na 10 0 0 =f\n"
+                   b"a 20 3 0 =g\nr 1 =h -\nend\n")
+            new = hashlib.sha256(bad).hexdigest()
+            fields[2], fields[3] = str(len(bad)), new
+            lines[i] = " ".join(fields)
+            out = [regular(entries[0][0].name, "".join(lines).encode())]
+            for info, data in entries[1:]:
+                out.append(regular(new, bad) if info.name == old else (info, data))
+            return out
+    return None
+
+
 def main():
     good, outdir, absolute = sys.argv[1:4]
     raw = subprocess.run(["zstd", "-q", "-d", "-c", good], stdout=subprocess.PIPE,
@@ -85,6 +110,9 @@ def main():
         "digest": replaced(flipped),
         "unlisted": inserted(regular("a" * 64, b"extra\n")),
     }
+    names = damaged_names(entries)
+    if names:
+        variants["names"] = names
     for label, variant in variants.items():
         write(f"{outdir}/{label}.pst", variant)
     with open(good, "rb") as src, open(f"{outdir}/truncated.pst", "wb") as out:

@@ -137,7 +137,7 @@ static const struct {
 	int rc;
 } bad_manifests[] = {
 	{ "", "no 'end' line", -EINVAL },
-	{ "pystitch-archive 2\n", "format version 2", -EINVAL },
+	{ "pystitch-archive 3\n", "format version 3", -EINVAL },
 	{ "tar\n", "not a pystitch archive manifest", -EINVAL },
 	{ HEAD PERF "end", "no newline at the end", -EINVAL },
 	{ HEAD PERF, "no 'end' line", -EINVAL },

@@ -1,0 +1,17 @@
+/* What the archive writer (src/cli/cmd_archive.c) asks of a session beyond
+ * the public API: the symbol answers of a separate debug file it leaves
+ * out, which the archive carries in its place. */
+#ifndef PS_STITCH_RECORDED_H
+#define PS_STITCH_RECORDED_H
+
+#include "base/strbuf.h"
+#include "pystitch/pystitch.h"
+
+/* The session must have been opened with a file observer
+ * (ps_session_opts.file_used), and have read the capture. Appends the
+ * answers the debug file at debug_path (as the observer was told it)
+ * gave, as text, to out. Returns the number of objects they cover (0: the
+ * file gave none) or -ENOMEM. See ps_symbols_recorded_names(). */
+int ps_session_recorded_names(struct ps_session *s, const char *debug_path, struct ps_strbuf *out);
+
+#endif /* PS_STITCH_RECORDED_H */
