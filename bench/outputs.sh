@@ -3,8 +3,9 @@
 # once each, perf script (for reference), pystitch script, collapse,
 # flamegraph, pprof and archive on the capture, then script and
 # flamegraph again from the archive, and prints for each the wall time,
-# CPU time, peak RSS and the size of what it wrote; then whether the
-# archives (with and without --with-debuginfo) give script's output.
+# CPU time, peak RSS and the size of what it wrote (the archive read back
+# is the one made without --with-debuginfo); then whether both archives
+# (with and without --with-debuginfo) give every output byte for byte.
 #
 #   usage: bench/outputs.sh -i perf.data [--pystitch PATH] [--perf PATH]
 #                           [--perf-map-dir DIR] [-k DIR]
@@ -70,21 +71,26 @@ row "pystitch pprof" "$work/out.pb.gz" "$pystitch" pprof -q -i "$input" "${maps[
 row "pystitch archive" "$work/plain.pst" "$pystitch" archive -q -i "$input" "${maps[@]}" -o "$work/plain.pst"
 row "pystitch archive --with-debuginfo" "$work/capture.pst" "$pystitch" archive -q -i "$input" "${maps[@]}" \
 	--with-debuginfo -o "$work/capture.pst"
-row "pystitch script -i capture.pst" "$work/none" "$pystitch" script -q -i "$work/capture.pst"
-row "pystitch flamegraph -i capture.pst" "$work/out2.svg" "$pystitch" flamegraph -q -i "$work/capture.pst" -o "$work/out2.svg"
-# what the archives give, against the capture itself
-"$pystitch" script -q -i "$input" "${maps[@]}" >"$work/script.txt"
-for archive in plain capture; do
-	"$pystitch" script -q -i "$work/$archive.pst" >"$work/from-$archive.txt"
-	if cmp -s "$work/script.txt" "$work/from-$archive.txt"; then
-		verdict="identical"
-	else
-		verdict="differs in $({ diff "$work/script.txt" "$work/from-$archive.txt" || true; } | grep -c '^<') lines"
-	fi
-	printf 'script output from %s.pst: %s\n' "$archive" "$verdict"
+row "pystitch script -i archive" "$work/none" "$pystitch" script -q -i "$work/plain.pst"
+row "pystitch flamegraph -i archive" "$work/out2.svg" "$pystitch" flamegraph -q -i "$work/plain.pst" -o "$work/out2.svg"
+# what the archives give, against the capture itself: every output
+for command in "script" "script --python=native" "script -F +srcline" "collapse" "flamegraph" "pprof"; do
+	name=$(echo "$command" | tr ' =+' '___')
+	out=()
+	case $command in flamegraph | pprof) out=(-o -) ;; esac
+	# shellcheck disable=SC2086 # the command and its options split on purpose
+	"$pystitch" $command -q -i "$input" "${maps[@]}" "${out[@]}" >"$work/$name.out"
+	for archive in plain capture; do
+		# shellcheck disable=SC2086
+		"$pystitch" $command -q -i "$work/$archive.pst" "${out[@]}" >"$work/$name.$archive"
+		if cmp -s "$work/$name.out" "$work/$name.$archive"; then
+			verdict="identical"
+		else
+			verdict="DIFFERS"
+		fi
+		printf '%-28s from %-11s %s\n' "$command" "$archive.pst:" "$verdict"
+	done
 done
-cmp -s "$work/out.svg" "$work/out2.svg" && echo "flamegraph from capture.pst: identical" ||
-	echo "flamegraph from capture.pst: differs"
 if [ -n "$keep" ]; then
 	mkdir -p "$keep"
 	cp "$work/out.svg" "$work/out.pb.gz" "$work/capture.pst" "$keep/"

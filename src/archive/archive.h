@@ -68,6 +68,10 @@ struct ps_archive_limits {
 	uint64_t max_total; /* bytes of all files; 0: PS_ARCHIVE_MAX_TOTAL */
 };
 
+/* Write the message to err (errsz bytes) and return rc: the errors of
+ * this module are a negative errno and one line. */
+int ps_archive_fail(char *err, size_t errsz, int rc, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 /* "elf", "perf-map", ...; NULL for an unknown kind. */
 const char *ps_archive_kind_name(enum ps_archive_kind kind);
 void ps_manifest_release(struct ps_manifest *manifest);

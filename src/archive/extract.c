@@ -53,18 +53,6 @@ struct ps_archive {
 	enum ps_archive_kind kernel_kind;
 };
 
-static int fail(char *err, size_t errsz, int rc, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errsz, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errsz, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 bool ps_archive_detect(int fd)
 {
 	static const uint8_t zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
@@ -250,38 +238,39 @@ static int read_manifest(struct archive *ar, const char *path,
 	int rc = archive_read_next_header(ar, &entry);
 
 	if (rc != ARCHIVE_OK)
-		return fail(err, errsz, -EINVAL, "%s: not a pystitch archive: %s", path,
-		            rc == ARCHIVE_EOF ? "empty" : archive_error_string(ar));
+		return ps_archive_fail(err, errsz, -EINVAL, "%s: not a pystitch archive: %s", path,
+		                       rc == ARCHIVE_EOF ? "empty" : archive_error_string(ar));
 	if (strcmp(archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "",
 	           PS_ARCHIVE_MANIFEST_NAME) != 0)
-		return fail(err, errsz, -EINVAL,
-		            "%s: not a pystitch archive: first entry is not %s", path,
-		            PS_ARCHIVE_MANIFEST_NAME);
+		return ps_archive_fail(err, errsz, -EINVAL,
+		                       "%s: not a pystitch archive: first entry is not %s", path,
+		                       PS_ARCHIVE_MANIFEST_NAME);
 	if ((problem = member_problem(entry)) != NULL)
-		return fail(err, errsz, -EINVAL, "%s: entry %s: %s", path, PS_ARCHIVE_MANIFEST_NAME,
-		            problem);
+		return ps_archive_fail(err, errsz, -EINVAL, "%s: entry %s: %s", path,
+		                       PS_ARCHIVE_MANIFEST_NAME, problem);
 	size = archive_entry_size(entry);
 	if (size < 0 || (uint64_t)size > PS_ARCHIVE_MANIFEST_MAX)
-		return fail(err, errsz, -EFBIG, "%s: entry %s: %" PRId64 " bytes, more than %u",
-		            path, PS_ARCHIVE_MANIFEST_NAME, (int64_t)size, PS_ARCHIVE_MANIFEST_MAX);
+		return ps_archive_fail(
+		        err, errsz, -EFBIG, "%s: entry %s: %" PRId64 " bytes, more than %u", path,
+		        PS_ARCHIVE_MANIFEST_NAME, (int64_t)size, PS_ARCHIVE_MANIFEST_MAX);
 	text = malloc((size_t)size + 1);
 	if (!text)
-		return fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+		return ps_archive_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
 	while (got < (size_t)size) {
 		la_ssize_t n = archive_read_data(ar, text + got, (size_t)size - got);
 
 		if (n <= 0) {
 			free(text);
-			return fail(err, errsz, -EINVAL, "%s: entry %s: %s", path,
-			            PS_ARCHIVE_MANIFEST_NAME,
-			            n < 0 ? archive_error_string(ar) : "truncated");
+			return ps_archive_fail(err, errsz, -EINVAL, "%s: entry %s: %s", path,
+			                       PS_ARCHIVE_MANIFEST_NAME,
+			                       n < 0 ? archive_error_string(ar) : "truncated");
 		}
 		got += (size_t)n;
 	}
 	rc = ps_manifest_parse(text, got, limits, m, why, sizeof(why));
 	free(text);
 	if (rc)
-		return fail(err, errsz, rc, "%s: %s", path, why);
+		return ps_archive_fail(err, errsz, rc, "%s: %s", path, why);
 	return 0;
 }
 
@@ -298,28 +287,31 @@ static int create_unnamed(struct ps_archive *a, const struct blob *blob, const c
 		if (fd >= 0)
 			return fd;
 		if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-			return fail(err, errsz, -errno, "%s: cannot create a file in %s: %s", path,
-			            a->tmpdir, strerror(errno));
+			return ps_archive_fail(err, errsz, -errno,
+			                       "%s: cannot create a file in %s: %s", path,
+			                       a->tmpdir, strerror(errno));
 		/* this file system has no O_TMPFILE: a private directory */
 		a->dir = malloc(strlen(a->tmpdir) + sizeof("/pystitch-archive-XXXXXX"));
 		if (!a->dir)
-			return fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+			return ps_archive_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
 		sprintf(a->dir, "%s/pystitch-archive-XXXXXX", a->tmpdir);
 		if (!mkdtemp(a->dir)) {
 			rc = -errno;
 			free(a->dir);
 			a->dir = NULL;
-			return fail(err, errsz, rc, "%s: cannot create a directory in %s: %s", path,
-			            a->tmpdir, strerror(-rc));
+			return ps_archive_fail(err, errsz, rc,
+			                       "%s: cannot create a directory in %s: %s", path,
+			                       a->tmpdir, strerror(-rc));
 		}
 	}
 	local = blob_path(a, blob->sha256);
 	if (!local)
-		return fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+		return ps_archive_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
 	fd = open(local, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		rc = -errno;
-		fail(err, errsz, rc, "%s: cannot create %s: %s", path, local, strerror(-rc));
+		ps_archive_fail(err, errsz, rc, "%s: cannot create %s: %s", path, local,
+		                strerror(-rc));
 		free(local);
 		return rc;
 	}
@@ -346,27 +338,31 @@ static int unpack_members(struct ps_archive *a, struct archive *ar, const char *
 		if (!name)
 			name = "";
 		if (unsafe_name(name))
-			return fail(err, errsz, -EINVAL,
-			            "%s: entry '%.200s' at offset %" PRId64 ": unsafe path", path,
-			            name, at);
+			return ps_archive_fail(err, errsz, -EINVAL,
+			                       "%s: entry '%.200s' at offset %" PRId64
+			                       ": unsafe path",
+			                       path, name, at);
 		if (problem)
-			return fail(err, errsz, -EINVAL,
-			            "%s: entry '%.200s' at offset %" PRId64 ": %s", path, name, at,
-			            problem);
+			return ps_archive_fail(err, errsz, -EINVAL,
+			                       "%s: entry '%.200s' at offset %" PRId64 ": %s", path,
+			                       name, at, problem);
 		blob = blob_by_name(a, name);
 		if (!blob)
-			return fail(err, errsz, -EINVAL,
-			            "%s: entry '%.200s' at offset %" PRId64 ": not in the manifest",
-			            path, name, at);
+			return ps_archive_fail(err, errsz, -EINVAL,
+			                       "%s: entry '%.200s' at offset %" PRId64
+			                       ": not in the manifest",
+			                       path, name, at);
 		if (blob->unpacked)
-			return fail(err, errsz, -EINVAL,
-			            "%s: entry '%.200s' at offset %" PRId64 ": appears twice", path,
-			            name, at);
+			return ps_archive_fail(err, errsz, -EINVAL,
+			                       "%s: entry '%.200s' at offset %" PRId64
+			                       ": appears twice",
+			                       path, name, at);
 		if ((uint64_t)archive_entry_size(entry) != blob->size)
-			return fail(err, errsz, -EFBIG,
-			            "%s: entry '%.200s' at offset %" PRId64 ": %" PRId64
-			            " bytes, the manifest says %" PRIu64,
-			            path, name, at, (int64_t)archive_entry_size(entry), blob->size);
+			return ps_archive_fail(err, errsz, -EFBIG,
+			                       "%s: entry '%.200s' at offset %" PRId64 ": %" PRId64
+			                       " bytes, the manifest says %" PRIu64,
+			                       path, name, at, (int64_t)archive_entry_size(entry),
+			                       blob->size);
 		fd = create_unnamed(a, blob, path, err, errsz);
 		if (fd < 0)
 			return fd;
@@ -376,34 +372,37 @@ static int unpack_members(struct ps_archive *a, struct archive *ar, const char *
 		blob->unpacked = true;
 		rc = unpack_data(ar, fd, blob->size, digest, &size, &why);
 		if (rc == -EINVAL || rc == -EFBIG)
-			return fail(err, errsz, rc, "%s: entry '%.200s' at offset %" PRId64 ": %s",
-			            path, name, at, why ? why : "cannot read");
+			return ps_archive_fail(err, errsz, rc,
+			                       "%s: entry '%.200s' at offset %" PRId64 ": %s", path,
+			                       name, at, why ? why : "cannot read");
 		if (rc) /* this machine's fault (a full disk), not the archive's */
-			return fail(err, errsz, rc,
-			            "%s: entry '%.200s' at offset %" PRId64 ": cannot unpack: %s",
-			            path, name, at, strerror(-rc));
+			return ps_archive_fail(err, errsz, rc,
+			                       "%s: entry '%.200s' at offset %" PRId64
+			                       ": cannot unpack: %s",
+			                       path, name, at, strerror(-rc));
 		if (size != blob->size)
-			return fail(err, errsz, -EINVAL,
-			            "%s: entry '%.200s' at offset %" PRId64 ": %" PRIu64
-			            " of %" PRIu64 " bytes (truncated)",
-			            path, name, at, size, blob->size);
+			return ps_archive_fail(err, errsz, -EINVAL,
+			                       "%s: entry '%.200s' at offset %" PRId64 ": %" PRIu64
+			                       " of %" PRIu64 " bytes (truncated)",
+			                       path, name, at, size, blob->size);
 		if (memcmp(digest, blob->sha256, PS_ARCHIVE_SHA256_SIZE) != 0)
-			return fail(err, errsz, -EINVAL,
-			            "%s: entry '%.200s' at offset %" PRId64
-			            ": SHA-256 differs from the manifest's",
-			            path, name, at);
+			return ps_archive_fail(err, errsz, -EINVAL,
+			                       "%s: entry '%.200s' at offset %" PRId64
+			                       ": SHA-256 differs from the manifest's",
+			                       path, name, at);
 	}
 	if (rc != ARCHIVE_EOF)
-		return fail(err, errsz, -EINVAL, "%s: %s", path, archive_error_string(ar));
+		return ps_archive_fail(err, errsz, -EINVAL, "%s: %s", path,
+		                       archive_error_string(ar));
 	for (size_t i = 0; i < a->nr_blobs; i++) {
 		if (!a->blobs[i].unpacked) {
 			char hex[PS_ARCHIVE_HEX_SIZE + 1];
 
 			ps_archive_hex(a->blobs[i].sha256, hex);
-			return fail(err, errsz, -EINVAL,
-			            "%s: entry '%s' listed in the manifest is "
-			            "missing",
-			            path, hex);
+			return ps_archive_fail(err, errsz, -EINVAL,
+			                       "%s: entry '%s' listed in the manifest is "
+			                       "missing",
+			                       path, hex);
 		}
 	}
 	return 0;
@@ -452,10 +451,10 @@ static int check_space(const struct ps_archive *a, const char *path, char *err, 
 		return 0; /* cannot tell: the writes will say */
 	avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
 	if (total > avail)
-		return fail(err, errsz, -ENOSPC,
-		            "%s: its files need %" PRIu64 " bytes, %s has %" PRIu64
-		            " free (set TMPDIR to a larger place)",
-		            path, total, a->tmpdir, avail);
+		return ps_archive_fail(err, errsz, -ENOSPC,
+		                       "%s: its files need %" PRIu64 " bytes, %s has %" PRIu64
+		                       " free (set TMPDIR to a larger place)",
+		                       path, total, a->tmpdir, avail);
 	return 0;
 }
 
@@ -467,7 +466,8 @@ int ps_archive_open(const char *path, const struct ps_archive_limits *limits,
 
 	*out = NULL;
 	if (fd < 0)
-		return fail(err, errsz, -errno, "%s: cannot open: %s", path, strerror(errno));
+		return ps_archive_fail(err, errsz, -errno, "%s: cannot open: %s", path,
+		                       strerror(errno));
 	rc = ps_archive_open_fd(fd, path, limits, out, err, errsz);
 	close(fd);
 	return rc;
@@ -483,34 +483,35 @@ int ps_archive_open_fd(int fd, const char *path, const struct ps_archive_limits 
 
 	*out = NULL;
 	if (!a)
-		return fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+		return ps_archive_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
 	if (!tmpdir || !*tmpdir)
 		tmpdir = "/tmp";
 	ar = archive_read_new();
 	if (!ar) {
-		rc = fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+		rc = ps_archive_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
 	/* only what pystitch writes: zstd-compressed tar */
 	if (archive_read_support_filter_zstd(ar) != ARCHIVE_OK ||
 	    archive_read_support_format_tar(ar) != ARCHIVE_OK) {
-		rc = fail(err, errsz, -ENOTSUP, "%s: libarchive cannot read zstd-compressed tar",
-		          path);
+		rc = ps_archive_fail(err, errsz, -ENOTSUP,
+		                     "%s: libarchive cannot read zstd-compressed tar", path);
 		goto out;
 	}
 	if (lseek(fd, 0, SEEK_SET) != 0) {
-		rc = fail(err, errsz, -errno, "%s: cannot seek: %s", path, strerror(errno));
+		rc = ps_archive_fail(err, errsz, -errno, "%s: cannot seek: %s", path,
+		                     strerror(errno));
 		goto out;
 	}
 	if (archive_read_open_fd(ar, fd, 65536) != ARCHIVE_OK) {
-		rc = fail(err, errsz, -EINVAL, "%s: %s", path, archive_error_string(ar));
+		rc = ps_archive_fail(err, errsz, -EINVAL, "%s: %s", path, archive_error_string(ar));
 		goto out;
 	}
 	rc = read_manifest(ar, path, limits, &a->manifest, err, errsz);
 	if (rc)
 		goto out;
 	if (collect_blobs(a)) {
-		rc = fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+		rc = ps_archive_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
 	a->tmpdir = tmpdir;
@@ -527,7 +528,7 @@ int ps_archive_open_fd(int fd, const char *path, const struct ps_archive_limits 
 		a->dir = NULL;
 	}
 	if (build_lookups(a)) {
-		rc = fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+		rc = ps_archive_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
 out:

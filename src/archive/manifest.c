@@ -31,6 +31,16 @@ static const char *const kind_names[PS_ARCHIVE_KIND_COUNT] = {
 	[PS_ARCHIVE_JITDUMP] = "jitdump",     [PS_ARCHIVE_NAMES] = "names",
 };
 
+int ps_archive_fail(char *err, size_t errsz, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errsz, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
 const char *ps_archive_kind_name(enum ps_archive_kind kind)
 {
 	return (unsigned)kind < PS_ARCHIVE_KIND_COUNT ? kind_names[kind] : NULL;

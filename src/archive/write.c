@@ -20,18 +20,6 @@
 
 #define CHUNK 65536
 
-static int fail(char *err, size_t errsz, int rc, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errsz, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errsz, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 /* Read file to its end (files in /proc say size 0), hashing it, and hand
  * each chunk to sink when given. At most max bytes. */
 static int read_file(const char *file, uint64_t max, uint8_t *digest, uint64_t *size,
@@ -125,22 +113,24 @@ static int measure(struct ps_manifest *m, const char *const *files, char *err, s
 	/* what the reader would refuse is not written (identical contents
 	 * count twice here, so this errs on the safe side) */
 	if (m->nr_files > PS_ARCHIVE_MAX_FILES)
-		return fail(err, errsz, -EFBIG, "%zu files, more than an archive holds (%u)",
-		            m->nr_files, PS_ARCHIVE_MAX_FILES);
+		return ps_archive_fail(err, errsz, -EFBIG,
+		                       "%zu files, more than an archive holds (%u)", m->nr_files,
+		                       PS_ARCHIVE_MAX_FILES);
 	for (size_t i = 0; i < m->nr_files; i++) {
 		int rc = read_file(files[i], PS_ARCHIVE_MAX_ENTRY, m->files[i].sha256,
 		                   &m->files[i].size, NULL, NULL);
 
 		if (rc == -EFBIG)
-			return fail(err, errsz, rc,
-			            "%s: more than %llu bytes, too large to archive", files[i],
-			            (unsigned long long)PS_ARCHIVE_MAX_ENTRY);
+			return ps_archive_fail(err, errsz, rc,
+			                       "%s: more than %llu bytes, too large to archive",
+			                       files[i], (unsigned long long)PS_ARCHIVE_MAX_ENTRY);
 		if (rc)
-			return fail(err, errsz, rc, "%s: %s", files[i],
-			            rc == -EINVAL ? "not a regular file" : strerror(-rc));
+			return ps_archive_fail(err, errsz, rc, "%s: %s", files[i],
+			                       rc == -EINVAL ? "not a regular file"
+			                                     : strerror(-rc));
 		total += m->files[i].size;
 		if (total > PS_ARCHIVE_MAX_TOTAL)
-			return fail(
+			return ps_archive_fail(
 			        err, errsz, -EFBIG,
 			        "%s: the files come to more than %llu bytes, too much to archive",
 			        files[i], (unsigned long long)PS_ARCHIVE_MAX_TOTAL);
@@ -157,13 +147,14 @@ static int write_members(struct archive *ar, struct ps_manifest *m, const char *
 	int rc;
 
 	if (!text)
-		return fail(err, errsz, -ENOMEM, "out of memory");
+		return ps_archive_fail(err, errsz, -ENOMEM, "out of memory");
 	rc = add_member(ar, PS_ARCHIVE_MANIFEST_NAME, len, m->perf_data_mtime);
 	if (!rc && archive_write_data(ar, text, len) != (la_ssize_t)len)
 		rc = -EIO;
 	free(text);
 	if (rc)
-		return fail(err, errsz, rc, "cannot write: %s", archive_error_string(ar));
+		return ps_archive_fail(err, errsz, rc, "cannot write: %s",
+		                       archive_error_string(ar));
 	for (size_t i = 0; i < m->nr_files; i++) {
 		const struct ps_archive_file *f = &m->files[i];
 		struct member_sink sink = { .ar = ar, .left = f->size };
@@ -179,17 +170,20 @@ static int write_members(struct archive *ar, struct ps_manifest *m, const char *
 		ps_archive_hex(f->sha256, hex);
 		rc = add_member(ar, hex, f->size, m->perf_data_mtime);
 		if (rc)
-			return fail(err, errsz, rc, "cannot write: %s", archive_error_string(ar));
+			return ps_archive_fail(err, errsz, rc, "cannot write: %s",
+			                       archive_error_string(ar));
 		rc = read_file(files[i], f->size, digest, &size, write_chunk, &sink);
 		if (rc == -EIO)
-			return fail(err, errsz, rc, "cannot write: %s", archive_error_string(ar));
+			return ps_archive_fail(err, errsz, rc, "cannot write: %s",
+			                       archive_error_string(ar));
 		if (rc == -ESTALE || rc == -EFBIG ||
 		    (!rc && (size != f->size || memcmp(digest, f->sha256, sizeof(digest)) != 0)))
-			return fail(err, errsz, -ESTALE, "%s: changed while being archived",
-			            files[i]);
+			return ps_archive_fail(err, errsz, -ESTALE,
+			                       "%s: changed while being archived", files[i]);
 		if (rc)
-			return fail(err, errsz, rc, "%s: %s", files[i],
-			            rc == -EINVAL ? "not a regular file" : strerror(-rc));
+			return ps_archive_fail(err, errsz, rc, "%s: %s", files[i],
+			                       rc == -EINVAL ? "not a regular file"
+			                                     : strerror(-rc));
 	}
 	return 0;
 }
@@ -225,11 +219,11 @@ int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *co
 	 * never leaves a partial archive (or clobbers an old one) */
 	temp = malloc(strlen(out_path) + sizeof(".XXXXXX"));
 	if (!temp)
-		return fail(err, errsz, -ENOMEM, "out of memory");
+		return ps_archive_fail(err, errsz, -ENOMEM, "out of memory");
 	sprintf(temp, "%s.XXXXXX", out_path);
 	fd = mkstemp(temp);
 	if (fd < 0) {
-		rc = fail(err, errsz, -errno, "%s: %s", temp, strerror(errno));
+		rc = ps_archive_fail(err, errsz, -errno, "%s: %s", temp, strerror(errno));
 		free(temp);
 		return rc;
 	}
@@ -238,30 +232,33 @@ int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *co
 		close(fd);
 		unlink(temp);
 		free(temp);
-		return fail(err, errsz, -ENOMEM, "out of memory");
+		return ps_archive_fail(err, errsz, -ENOMEM, "out of memory");
 	}
 	if (archive_write_set_format_pax_restricted(ar) != ARCHIVE_OK ||
 	    archive_write_add_filter_zstd(ar) != ARCHIVE_OK) {
-		rc = fail(err, errsz, -ENOTSUP, "libarchive cannot write zstd-compressed tar: %s",
-		          archive_error_string(ar));
+		rc = ps_archive_fail(err, errsz, -ENOTSUP,
+		                     "libarchive cannot write zstd-compressed tar: %s",
+		                     archive_error_string(ar));
 		goto out;
 	}
 	if (archive_write_open_fd(ar, fd) != ARCHIVE_OK) {
-		rc = fail(err, errsz, -EIO, "%s: %s", out_path, archive_error_string(ar));
+		rc = ps_archive_fail(err, errsz, -EIO, "%s: %s", out_path,
+		                     archive_error_string(ar));
 		goto out;
 	}
 	rc = write_members(ar, m, files, err, errsz);
 	if (archive_write_close(ar) != ARCHIVE_OK && !rc)
-		rc = fail(err, errsz, -EIO, "%s: %s", out_path, archive_error_string(ar));
+		rc = ps_archive_fail(err, errsz, -EIO, "%s: %s", out_path,
+		                     archive_error_string(ar));
 out:
 	archive_write_free(ar);
 	if (close(fd) != 0 && !rc)
-		rc = fail(err, errsz, -EIO, "%s: %s", out_path, strerror(errno));
+		rc = ps_archive_fail(err, errsz, -EIO, "%s: %s", out_path, strerror(errno));
 	/* mkstemp's 0600 would keep others from the archive */
 	if (!rc && fchmod_default(temp) != 0)
-		rc = fail(err, errsz, -errno, "%s: %s", out_path, strerror(errno));
+		rc = ps_archive_fail(err, errsz, -errno, "%s: %s", out_path, strerror(errno));
 	if (!rc && rename(temp, out_path) != 0)
-		rc = fail(err, errsz, -errno, "%s: %s", out_path, strerror(errno));
+		rc = ps_archive_fail(err, errsz, -errno, "%s: %s", out_path, strerror(errno));
 	if (rc)
 		unlink(temp);
 	free(temp);

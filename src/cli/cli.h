@@ -137,6 +137,17 @@ void ps_cli_session_defaults(struct ps_cli_session_args *a);
 /* Every worker keeps its own address-space model and unwind caches, so
  * memory grows with them: the default stops here. */
 #define PS_CLI_MAX_DEFAULT_JOBS 16
+/* Open cli->input with a's options (after ps_cli_session_defaults) into
+ * *session, and hand every stack to add(ctx, stack) with the progress line
+ * drawn; add returns 0, or -ENOMEM to stop ("COMMAND: out of memory").
+ * *status is the exit status: PS_EXIT_OK, or that of the first error,
+ * which is printed. Returns whether what was added may be written: also
+ * for a capture damaged part-way (its readable part was added, and
+ * commands write it as script prints it); not when it could not be
+ * opened or add failed. The caller closes *session (set even then). */
+bool ps_cli_session_run(struct ps_cli *cli, const char *command, struct ps_cli_session_args *a,
+                        int (*add)(void *ctx, const struct ps_stack *stack), void *ctx,
+                        struct ps_session **session, int *status);
 /* "pystitch: COMMAND: bad value 'VALUE' for OPTION (see --help)"; returns
  * PS_EXIT_USAGE. */
 int ps_cli_bad_value(const struct ps_cli *cli, const char *command, const char *option,

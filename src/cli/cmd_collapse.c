@@ -108,52 +108,34 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct collapse
 	return 0;
 }
 
+static int add_stack(void *collapse, const struct ps_stack *stack)
+{
+	return ps_collapse_add(collapse, stack);
+}
+
 int ps_cmd_collapse(struct ps_cli *cli, int argc, char **argv)
 {
 	struct collapse_args a = { .session = { .opts = { .sz = sizeof(a.session.opts) } } };
-	struct ps_session_opts *opts = &a.session.opts;
 	struct ps_strbuf out = PS_STRBUF_INIT;
 	struct ps_collapse *collapse = NULL;
 	struct ps_session *session = NULL;
-	const struct ps_stack *stack;
 	int64_t nr_lines;
-	int status, ret;
+	int status;
 
 	status = parse_args(cli, argc, argv, &a);
 	if (status) {
 		status = status < 0 ? PS_EXIT_OK : status;
 		goto out;
 	}
-	opts->log = ps_cli_log;
-	opts->log_ctx = cli;
 	collapse = ps_collapse_new(&a.collapse);
 	if (!collapse) {
 		ps_cli_error(cli, "collapse: out of memory");
 		status = PS_EXIT_USAGE;
 		goto out;
 	}
-	ps_cli_session_defaults(&a.session);
-	ret = ps_session_open(cli->input, opts, &session);
-	if (ret) {
-		ps_cli_error(cli, "%s", ps_session_errmsg(session));
-		status = ps_cli_status(ret);
+	if (!ps_cli_session_run(cli, "collapse", &a.session, add_stack, collapse, &session,
+	                        &status))
 		goto out;
-	}
-	ps_progress_start(cli->progress, "samples", cli->quiet, false);
-	while ((ret = ps_session_next(session, &stack)) > 0) {
-		ps_progress_tick(cli->progress, ps_session_reader(session));
-		if (ps_collapse_add(collapse, stack)) {
-			ps_cli_error(cli, "collapse: out of memory");
-			status = PS_EXIT_USAGE;
-			goto out;
-		}
-	}
-	ps_progress_end(cli->progress);
-	if (ret < 0) {
-		/* what was read is still printed, as script prints it */
-		ps_cli_error(cli, "%s", ps_session_errmsg(session));
-		status = ps_cli_status(ret);
-	}
 	nr_lines = ps_collapse_sort(collapse);
 	if (nr_lines < 0) {
 		ps_cli_error(cli, "collapse: out of memory");

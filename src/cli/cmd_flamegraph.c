@@ -174,16 +174,19 @@ static bool output_drain(void *ctx, struct ps_strbuf *out)
 	return true;
 }
 
+static int add_stack(void *fg, const struct ps_stack *stack)
+{
+	return ps_flamegraph_add(fg, stack);
+}
+
 int ps_cmd_flamegraph(struct ps_cli *cli, int argc, char **argv)
 {
 	struct flamegraph_args a = { .session = { .opts = { .sz = sizeof(a.session.opts) } },
 		                     .flame = { .min_width = 0.1 } };
-	struct ps_session_opts *opts = &a.session.opts;
 	struct ps_strbuf out = PS_STRBUF_INIT;
 	struct ps_flamegraph *fg = NULL;
 	struct ps_session *session = NULL;
 	struct ps_cli_output output = { 0 };
-	const struct ps_stack *stack;
 	const char *name;
 	int status, ret;
 
@@ -193,8 +196,6 @@ int ps_cmd_flamegraph(struct ps_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	name = a.output && strcmp(a.output, "-") != 0 ? a.output : "standard output";
-	opts->log = ps_cli_log;
-	opts->log_ctx = cli;
 	fg = ps_flamegraph_new(&a.flame);
 	if (!fg) {
 		ps_cli_error(cli, "flamegraph: out of memory");
@@ -208,28 +209,8 @@ int ps_cmd_flamegraph(struct ps_cli *cli, int argc, char **argv)
 		status = PS_EXIT_USAGE;
 		goto out;
 	}
-	ps_cli_session_defaults(&a.session);
-	ret = ps_session_open(cli->input, opts, &session);
-	if (ret) {
-		ps_cli_error(cli, "%s", ps_session_errmsg(session));
-		status = ps_cli_status(ret);
+	if (!ps_cli_session_run(cli, "flamegraph", &a.session, add_stack, fg, &session, &status))
 		goto out;
-	}
-	ps_progress_start(cli->progress, "samples", cli->quiet, false);
-	while ((ret = ps_session_next(session, &stack)) > 0) {
-		ps_progress_tick(cli->progress, ps_session_reader(session));
-		if (ps_flamegraph_add(fg, stack)) {
-			ps_cli_error(cli, "flamegraph: out of memory");
-			status = PS_EXIT_USAGE;
-			goto out;
-		}
-	}
-	ps_progress_end(cli->progress);
-	if (ret < 0) {
-		/* what was read is still drawn, as script prints it */
-		ps_cli_error(cli, "%s", ps_session_errmsg(session));
-		status = ps_cli_status(ret);
-	}
 	ret = ps_flamegraph_svg(fg, &out, output_drain, &output);
 	if (ret == -ENOMEM) {
 		ps_cli_error(cli, "flamegraph: out of memory");

@@ -133,17 +133,20 @@ static int64_t start_time(const struct ps_cli *cli, struct ps_session *session,
 	       (int64_t)(last - first);
 }
 
+static int add_stack(void *pprof, const struct ps_stack *stack)
+{
+	return ps_pprof_add(pprof, stack);
+}
+
 int ps_cmd_pprof(struct ps_cli *cli, int argc, char **argv)
 {
 	struct pprof_args a = { .session = { .opts = { .sz = sizeof(a.session.opts) } },
 		                .output = "profile.pb.gz" };
-	struct ps_session_opts *opts = &a.session.opts;
 	struct ps_strbuf out = PS_STRBUF_INIT;
 	struct ps_pprof *pprof = NULL;
 	struct ps_session *session = NULL;
 	const struct ps_features *features;
 	struct ps_pprof_info info;
-	const struct ps_stack *stack;
 	struct ps_cli_output output = { 0 };
 	int status, ret;
 
@@ -152,8 +155,6 @@ int ps_cmd_pprof(struct ps_cli *cli, int argc, char **argv)
 		status = status < 0 ? PS_EXIT_OK : status;
 		goto out;
 	}
-	opts->log = ps_cli_log;
-	opts->log_ctx = cli;
 	pprof = ps_pprof_new(&a.pprof);
 	if (!pprof) {
 		ps_cli_error(cli, "pprof: out of memory");
@@ -168,28 +169,8 @@ int ps_cmd_pprof(struct ps_cli *cli, int argc, char **argv)
 		status = PS_EXIT_USAGE;
 		goto out;
 	}
-	ps_cli_session_defaults(&a.session);
-	ret = ps_session_open(cli->input, opts, &session);
-	if (ret) {
-		ps_cli_error(cli, "%s", ps_session_errmsg(session));
-		status = ps_cli_status(ret);
+	if (!ps_cli_session_run(cli, "pprof", &a.session, add_stack, pprof, &session, &status))
 		goto out;
-	}
-	ps_progress_start(cli->progress, "samples", cli->quiet, false);
-	while ((ret = ps_session_next(session, &stack)) > 0) {
-		ps_progress_tick(cli->progress, ps_session_reader(session));
-		if (ps_pprof_add(pprof, stack)) {
-			ps_cli_error(cli, "pprof: out of memory");
-			status = PS_EXIT_USAGE;
-			goto out;
-		}
-	}
-	ps_progress_end(cli->progress);
-	if (ret < 0) {
-		/* what was read is still written, as collapse prints it */
-		ps_cli_error(cli, "%s", ps_session_errmsg(session));
-		status = ps_cli_status(ret);
-	}
 	features = ps_reader_features(ps_session_reader(session));
 	info = (struct ps_pprof_info){
 		.time_nanos = start_time(cli, session, pprof),

@@ -349,3 +349,38 @@ int ps_cli_parse_weight(const char *text, bool *period)
 		return -EINVAL;
 	return 0;
 }
+
+bool ps_cli_session_run(struct ps_cli *cli, const char *command, struct ps_cli_session_args *a,
+                        int (*add)(void *ctx, const struct ps_stack *stack), void *ctx,
+                        struct ps_session **session, int *status)
+{
+	const struct ps_stack *stack;
+	int ret;
+
+	*status = PS_EXIT_OK;
+	a->opts.log = ps_cli_log;
+	a->opts.log_ctx = cli;
+	ps_cli_session_defaults(a);
+	ret = ps_session_open(cli->input, &a->opts, session);
+	if (ret) {
+		ps_cli_error(cli, "%s", ps_session_errmsg(*session));
+		*status = ps_cli_status(ret);
+		return false;
+	}
+	ps_progress_start(cli->progress, "samples", cli->quiet, false);
+	while ((ret = ps_session_next(*session, &stack)) > 0) {
+		ps_progress_tick(cli->progress, ps_session_reader(*session));
+		if (add(ctx, stack)) {
+			ps_progress_end(cli->progress);
+			ps_cli_error(cli, "%s: out of memory", command);
+			*status = PS_EXIT_USAGE;
+			return false;
+		}
+	}
+	ps_progress_end(cli->progress);
+	if (ret < 0) {
+		ps_cli_error(cli, "%s", ps_session_errmsg(*session));
+		*status = ps_cli_status(ret);
+	}
+	return true;
+}

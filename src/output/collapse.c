@@ -3,11 +3,13 @@
  * hash table. Memory grows with the number of unique stacks only: a
  * sample whose stack was seen before costs a lookup and no allocation. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/arena.h"
 #include "base/array.h"
+#include "base/hash_slots.h"
 #include "output/output.h"
 
 struct collapse_entry {
@@ -129,28 +131,6 @@ static void build_key(struct ps_collapse *collapse, const struct ps_stack *stack
 		ps_strbuf_addstr(key, "[unknown]");
 }
 
-static bool grow_slots(struct ps_collapse *collapse)
-{
-	size_t nr_slots = collapse->nr_slots * 2, mask = nr_slots - 1;
-	uint32_t *slots;
-
-	if (nr_slots > SIZE_MAX / sizeof(*slots))
-		return false;
-	slots = calloc(nr_slots, sizeof(*slots));
-	if (!slots)
-		return false;
-	for (size_t i = 0; i < collapse->nr_entries; i++) {
-		size_t slot = (size_t)collapse->entries[i].hash & mask;
-		while (slots[slot])
-			slot = (slot + 1) & mask;
-		slots[slot] = (uint32_t)(i + 1);
-	}
-	free(collapse->slots);
-	collapse->slots = slots;
-	collapse->nr_slots = nr_slots;
-	return true;
-}
-
 int ps_collapse_add(struct ps_collapse *collapse, const struct ps_stack *stack)
 {
 	struct ps_strbuf *key = &collapse->key;
@@ -174,7 +154,10 @@ int ps_collapse_add(struct ps_collapse *collapse, const struct ps_stack *stack)
 	}
 	/* a new stack; the table stays at most half full, for short probes */
 	if ((collapse->nr_entries + 1) * 2 > collapse->nr_slots) {
-		if (!grow_slots(collapse))
+		if (!ps_hash_slots_grow(&collapse->slots, &collapse->nr_slots, 1024,
+		                        collapse->entries, sizeof(*collapse->entries),
+		                        offsetof(struct collapse_entry, hash), 0,
+		                        collapse->nr_entries, 1))
 			return -ENOMEM;
 		mask = collapse->nr_slots - 1;
 		for (slot = (size_t)hash & mask; collapse->slots[slot]; slot = (slot + 1) & mask)

@@ -4,10 +4,12 @@
  * number of unique call paths; a path seen before costs lookups and no
  * allocation. flamegraph_svg.c draws the tree. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/array.h"
+#include "base/hash_slots.h"
 #include "output/flamegraph_priv.h"
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -100,28 +102,6 @@ static uint64_t hash_child(uint32_t parent, unsigned kind, const char *name, siz
 	return h ^ (h >> 32);
 }
 
-static bool grow_slots(struct ps_flamegraph *fg)
-{
-	size_t nr_slots = fg->nr_slots * 2, mask = nr_slots - 1;
-	uint32_t *slots;
-
-	if (nr_slots > SIZE_MAX / sizeof(*slots))
-		return false;
-	slots = calloc(nr_slots, sizeof(*slots));
-	if (!slots)
-		return false;
-	for (uint32_t i = 1; i < fg->nr_nodes; i++) {
-		size_t slot = (size_t)fg->nodes[i].hash & mask;
-		while (slots[slot])
-			slot = (slot + 1) & mask;
-		slots[slot] = i;
-	}
-	free(fg->slots);
-	fg->slots = slots;
-	fg->nr_slots = nr_slots;
-	return true;
-}
-
 /* The child of parent with this name and kind, made when new; 0 when out
  * of memory (node 0 is the root, never anyone's child). */
 static uint32_t child(struct ps_flamegraph *fg, uint32_t parent, unsigned kind, const char *name,
@@ -140,7 +120,9 @@ static uint32_t child(struct ps_flamegraph *fg, uint32_t parent, unsigned kind, 
 	}
 	/* at most half full, for short probes */
 	if ((size_t)fg->nr_nodes * 2 >= fg->nr_slots) {
-		if (!grow_slots(fg))
+		if (!ps_hash_slots_grow(&fg->slots, &fg->nr_slots, 1024, fg->nodes,
+		                        sizeof(*fg->nodes), offsetof(struct flame_node, hash), 1,
+		                        fg->nr_nodes, 0))
 			return 0;
 		mask = fg->nr_slots - 1;
 		for (slot = (size_t)hash & mask; fg->slots[slot]; slot = (slot + 1) & mask)

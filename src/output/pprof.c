@@ -6,11 +6,13 @@
  * gzipped with zlib as it is packed. */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/arena.h"
 #include "base/array.h"
+#include "base/hash_slots.h"
 #include "output/pprof_priv.h"
 
 /* saturating at what pprof's int64 values can hold: a hostile capture's
@@ -49,35 +51,16 @@ static void intern_release(struct intern *table)
 	free(table->slots);
 }
 
-static bool intern_grow(struct intern *table)
-{
-	size_t nr_slots = table->nr_slots ? table->nr_slots * 2 : 256, mask = nr_slots - 1;
-	uint32_t *slots;
-
-	if (nr_slots > SIZE_MAX / sizeof(*slots))
-		return false;
-	slots = calloc(nr_slots, sizeof(*slots));
-	if (!slots)
-		return false;
-	for (size_t i = 0; i < table->nr; i++) {
-		size_t slot = (size_t)table->entries[i].hash & mask;
-		while (slots[slot])
-			slot = (slot + 1) & mask;
-		slots[slot] = (uint32_t)(i + 1);
-	}
-	free(table->slots);
-	table->slots = slots;
-	table->nr_slots = nr_slots;
-	return true;
-}
-
 int64_t ps_pprof_intern(struct intern *table, struct ps_arena *arena, const void *key, size_t len)
 {
 	uint64_t hash = hash_bytes(key, len);
 	size_t mask, slot;
 	char *copy;
 
-	if ((table->nr + 1) * 2 > table->nr_slots && !intern_grow(table))
+	if ((table->nr + 1) * 2 > table->nr_slots &&
+	    !ps_hash_slots_grow(&table->slots, &table->nr_slots, 256, table->entries,
+	                        sizeof(*table->entries), offsetof(struct intern_entry, hash), 0,
+	                        table->nr, 1))
 		return -ENOMEM;
 	mask = table->nr_slots - 1;
 	for (slot = (size_t)hash & mask; table->slots[slot]; slot = (slot + 1) & mask) {

@@ -6,6 +6,7 @@
 #include "base/array.h"
 
 #include "base/strbuf.h"
+#include "base/textline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -380,17 +381,6 @@ static bool is_blank(char c)
 	return c == ' ' || c == '\t';
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* A hex number (an optional 0x as perf's strtoull accepts) ending at a
  * blank; false on no digits, another character, or overflow. */
 static bool parse_hex(const char **at, const char *end, uint64_t *out)
@@ -399,11 +389,12 @@ static bool parse_hex(const char **at, const char *end, uint64_t *out)
 	uint64_t value = 0;
 	int digit;
 
-	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && hex_digit(p[2]) >= 0)
+	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') &&
+	    ps_textline_hex_value(p[2]) >= 0)
 		p += 2;
-	if (p == end || hex_digit(*p) < 0)
+	if (p == end || ps_textline_hex_value(*p) < 0)
 		return false;
-	for (; p < end && (digit = hex_digit(*p)) >= 0; p++) {
+	for (; p < end && (digit = ps_textline_hex_value(*p)) >= 0; p++) {
 		if (value > UINT64_MAX >> 4)
 			return false;
 		value = value << 4 | (uint64_t)digit;

@@ -3,6 +3,7 @@
  * proper and one table per module, or the symbol table of a vmlinux ELF;
  * lookups by raw address. */
 #include "symbols/symbols_priv.h"
+#include "base/textline.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -79,25 +80,14 @@ static struct kernel_group *group_for(struct ps_kernel_symbols *ks, const char *
 	return &ks->groups[ks->nr_groups++];
 }
 
-static int hex_digit(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* One line of kallsyms: "ADDR TYPE NAME[\t[module]]". False when damaged. */
 static bool parse_line(const char *line, uint64_t *addr, char *type, const char **name)
 {
 	size_t digits = 0;
 	uint64_t value = 0;
 
-	while (hex_digit((unsigned char)line[digits]) >= 0) {
-		value = value << 4 | (uint64_t)hex_digit((unsigned char)line[digits]);
+	while (ps_textline_hex_value(line[digits]) >= 0) {
+		value = value << 4 | (uint64_t)ps_textline_hex_value(line[digits]);
 		digits++;
 	}
 	if (digits == 0 || digits > 16 || line[digits] != ' ')

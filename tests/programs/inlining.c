@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "wave.h"
+
 #define NOINLINE __attribute__((noinline))
-#define INLINE static inline __attribute__((always_inline))
 
 static volatile double sink;
 
@@ -24,31 +25,7 @@ static double cpu_time_since(const struct timespec *start)
 	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) * 1e-9;
 }
 
-/* ---- chain 1: five levels down to libm ---- */
-
-INLINE double square(double x)
-{
-	return x * x;
-}
-
-INLINE double wave(double x)
-{
-	return sin(x) + square(cos(x * 0.5));
-}
-
-INLINE double damped(double x, int i)
-{
-	return wave(x + i) * exp(-square(x) * 1e-4);
-}
-
-INLINE double accumulate(const double *values, int n)
-{
-	double sum = 0;
-
-	for (int i = 0; i < n; i++)
-		sum += damped(values[i], i);
-	return sum;
-}
+/* ---- chain 1: five levels down to libm (the first four in wave.h) ---- */
 
 static double smooth(double *values, int n)
 {
