@@ -120,12 +120,19 @@ const char *ps_archive_kernel(const struct ps_archive *archive, enum ps_archive_
 
 /* ---- writing ------------------------------------------------------- */
 
+/* Contents kept in memory in place of a file (made while archiving). */
+struct ps_archive_blob {
+	const void *data; /* NULL: read the file */
+	size_t size;
+};
+
 /* Write manifest's files to out_path: files[i] is where the contents of
- * manifest->files[i] are read from. Fills in sizes and digests, stores
- * each distinct content once, and fails (removing out_path) when a file
- * cannot be read or changes while being archived. 0, or a negative errno
- * with a one-line message in err. */
+ * manifest->files[i] are read from, unless blobs (may be NULL) gives them
+ * in blobs[i] (files[i] then names them in messages). Fills in sizes and
+ * digests, stores each distinct content once, and fails (removing
+ * out_path) when a file cannot be read or changes while being archived.
+ * 0, or a negative errno with a one-line message in err. */
 int ps_archive_write(const char *out_path, struct ps_manifest *manifest, const char *const *files,
-                     char *err, size_t errsz);
+                     const struct ps_archive_blob *blobs, char *err, size_t errsz);
 
 #endif /* PS_ARCHIVE_ARCHIVE_H */

@@ -1,7 +1,7 @@
 /* The archive manifest: a text file, one fact per line, which every
  * reader checks in full before any other member is unpacked.
  *
- *   pystitch-archive 2       (1: without the "names" kind)
+ *   pystitch-archive 2       (1 when no file is of the "names" kind)
  *   mtime <seconds>
  *   perf-data-path <string>
  *   symfs <string>            (also buildid-dir, perf-map-dir)
@@ -97,9 +97,14 @@ char *ps_manifest_format(const struct ps_manifest *m, size_t *len)
 {
 	struct ps_strbuf out = PS_STRBUF_INIT;
 	char hex[PS_ARCHIVE_HEX_SIZE + 1];
+	int version = 1;
 
-	ps_strbuf_addf(&out, "pystitch-archive %d\nmtime %" PRId64 "\nperf-data-path ",
-	               PS_ARCHIVE_FORMAT_VERSION, m->perf_data_mtime);
+	/* the oldest format that holds it, so older readers take what they can */
+	for (size_t i = 0; i < m->nr_files; i++)
+		if (m->files[i].kind == PS_ARCHIVE_NAMES)
+			version = PS_ARCHIVE_FORMAT_VERSION;
+	ps_strbuf_addf(&out, "pystitch-archive %d\nmtime %" PRId64 "\nperf-data-path ", version,
+	               m->perf_data_mtime);
 	ps_textline_add_string(&out, m->perf_data_path);
 	ps_strbuf_addstr(&out, "\nsymfs ");
 	ps_textline_add_string(&out, m->symfs);

@@ -71,6 +71,43 @@ out:
 	return rc;
 }
 
+/* read_file() for a file whose contents are in memory. */
+static int read_blob(const struct ps_archive_blob *blob, uint64_t max, uint8_t *digest,
+                     uint64_t *size, int (*sink)(void *ctx, const void *buf, size_t len), void *ctx)
+{
+	struct sha256_ctx sha;
+	int rc = 0;
+
+	*size = 0;
+	sha256_init(&sha);
+	for (size_t done = 0; done < blob->size && !rc;) {
+		size_t n = blob->size - done < CHUNK ? blob->size - done : CHUNK;
+		const uint8_t *chunk = (const uint8_t *)blob->data + done;
+
+		if ((uint64_t)n > max - *size) {
+			rc = -EFBIG;
+			break;
+		}
+		sha256_update(&sha, n, chunk);
+		*size += (uint64_t)n;
+		done += n;
+		if (sink)
+			rc = sink(ctx, chunk, n);
+	}
+	sha256_digest(&sha, SHA256_DIGEST_SIZE, digest);
+	return rc;
+}
+
+/* The contents of the manifest's file i: from memory or from its file. */
+static int read_source(const char *const *files, const struct ps_archive_blob *blobs, size_t i,
+                       uint64_t max, uint8_t *digest, uint64_t *size,
+                       int (*sink)(void *ctx, const void *buf, size_t len), void *ctx)
+{
+	if (blobs && blobs[i].data)
+		return read_blob(&blobs[i], max, digest, size, sink, ctx);
+	return read_file(files[i], max, digest, size, sink, ctx);
+}
+
 struct member_sink {
 	struct archive *ar;
 	uint64_t left; /* bytes the header announced and not yet written */
@@ -106,7 +143,8 @@ static int add_member(struct archive *ar, const char *name, uint64_t size, int64
 }
 
 /* Pass one: sizes and digests into the manifest. */
-static int measure(struct ps_manifest *m, const char *const *files, char *err, size_t errsz)
+static int measure(struct ps_manifest *m, const char *const *files,
+                   const struct ps_archive_blob *blobs, char *err, size_t errsz)
 {
 	uint64_t total = 0;
 
@@ -117,8 +155,8 @@ static int measure(struct ps_manifest *m, const char *const *files, char *err, s
 		                       "%zu files, more than an archive holds (%u)", m->nr_files,
 		                       PS_ARCHIVE_MAX_FILES);
 	for (size_t i = 0; i < m->nr_files; i++) {
-		int rc = read_file(files[i], PS_ARCHIVE_MAX_ENTRY, m->files[i].sha256,
-		                   &m->files[i].size, NULL, NULL);
+		int rc = read_source(files, blobs, i, PS_ARCHIVE_MAX_ENTRY, m->files[i].sha256,
+		                     &m->files[i].size, NULL, NULL);
 
 		if (rc == -EFBIG)
 			return ps_archive_fail(err, errsz, rc,
@@ -139,7 +177,7 @@ static int measure(struct ps_manifest *m, const char *const *files, char *err, s
 }
 
 static int write_members(struct archive *ar, struct ps_manifest *m, const char *const *files,
-                         char *err, size_t errsz)
+                         const struct ps_archive_blob *blobs, char *err, size_t errsz)
 {
 	char hex[PS_ARCHIVE_HEX_SIZE + 1];
 	size_t len;
@@ -172,7 +210,7 @@ static int write_members(struct archive *ar, struct ps_manifest *m, const char *
 		if (rc)
 			return ps_archive_fail(err, errsz, rc, "cannot write: %s",
 			                       archive_error_string(ar));
-		rc = read_file(files[i], f->size, digest, &size, write_chunk, &sink);
+		rc = read_source(files, blobs, i, f->size, digest, &size, write_chunk, &sink);
 		if (rc == -EIO)
 			return ps_archive_fail(err, errsz, rc, "cannot write: %s",
 			                       archive_error_string(ar));
@@ -207,11 +245,11 @@ static int fchmod_default(const char *path)
 }
 
 int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *const *files,
-                     char *err, size_t errsz)
+                     const struct ps_archive_blob *blobs, char *err, size_t errsz)
 {
 	struct archive *ar;
 	char *temp;
-	int rc = measure(m, files, err, errsz), fd;
+	int rc = measure(m, files, blobs, err, errsz), fd;
 
 	if (rc)
 		return rc;
@@ -246,7 +284,7 @@ int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *co
 		                     archive_error_string(ar));
 		goto out;
 	}
-	rc = write_members(ar, m, files, err, errsz);
+	rc = write_members(ar, m, files, blobs, err, errsz);
 	if (archive_write_close(ar) != ARCHIVE_OK && !rc)
 		rc = ps_archive_fail(err, errsz, -EIO, "%s: %s", out_path,
 		                     archive_error_string(ar));

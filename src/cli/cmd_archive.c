@@ -2,7 +2,6 @@
  * analysis reads (ELF objects, kernel symbols, perf maps, jitdumps), found
  * by reading the whole capture once as `pystitch script` would and noting
  * each file the session opens. */
-#define _GNU_SOURCE /* memfd_create */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -10,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -164,52 +162,22 @@ static char *default_buildid_dir(void)
 	return dir;
 }
 
-static int write_all(int fd, const char *data, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* A debug file left out: the answers it gave, which the archive carries
- * in its place, written to an unnamed file (*fd). 1 when there are some,
- * 0 when it gave none (nothing to carry), -ENOMEM or -errno. */
-static int names_in_place(struct ps_cli *cli, struct ps_session *session, const char *path, int *fd)
+ * in its place (*text). 1 when there are some, 0 when it gave none
+ * (nothing to carry), -ENOMEM. */
+static int names_in_place(struct ps_cli *cli, struct ps_session *session, const char *path,
+                          struct ps_strbuf *text)
 {
-	struct ps_strbuf text = PS_STRBUF_INIT;
-	int rc = ps_session_recorded_names(session, path, &text);
+	int rc = ps_session_recorded_names(session, path, text);
 
 	if (rc == 0) {
-		ps_cli_log(cli, PS_LOG_INFO,
-		           "archive: separate debug file left out (it named nothing)");
-		goto done;
+		char msg[4200];
+
+		snprintf(msg, sizeof(msg),
+		         "archive: %s: separate debug file left out (it named nothing)", path);
+		ps_cli_log(cli, PS_LOG_INFO, msg);
 	}
-	if (rc < 0) {
-		ps_cli_error(cli, "archive: out of memory");
-		goto done;
-	}
-	*fd = memfd_create("pystitch-names", MFD_CLOEXEC);
-	if (*fd < 0 || write_all(*fd, text.buf, text.len) < 0) {
-		rc = -errno;
-		ps_cli_error(cli, "archive: cannot keep the symbol answers of %s: %s", path,
-		             strerror(errno));
-		if (*fd >= 0)
-			close(*fd);
-		*fd = -1;
-		goto done;
-	}
-	rc = 1;
-done:
-	ps_strbuf_release(&text);
-	return rc;
+	return rc < 0 ? -ENOMEM : rc > 0;
 }
 
 /* Manifest and file list from what the session read. */
@@ -218,13 +186,14 @@ static int pack(struct ps_cli *cli, struct ps_session *session, const struct ps_
 {
 	struct ps_manifest m = { .perf_data_mtime = mtime };
 	const char **files = calloc(c->nr + 1, sizeof(*files));
-	int *names_fds = calloc(c->nr + 1, sizeof(*names_fds));
-	char(*names_files)[32] = calloc(c->nr + 1, sizeof(*names_files));
+	/* the tables of symbol answers, in memory, by manifest index */
+	struct ps_archive_blob *blobs = calloc(c->nr + 1, sizeof(*blobs));
+	struct ps_strbuf *names = calloc(c->nr + 1, sizeof(*names));
 	size_t nr_names = 0;
 	char err[PS_ARCHIVE_ERRMSG_MAX];
 	int rc = -ENOMEM;
 
-	if (!names_fds || !names_files)
+	if (!blobs || !names)
 		goto out;
 	m.perf_data_path = strdup(cli->input);
 	m.symfs = dup_or_null(opts->symfs);
@@ -243,26 +212,27 @@ static int pack(struct ps_cli *cli, struct ps_session *session, const struct ps_
 		const char *file = c->files[i].file;
 
 		if (kind == PS_ARCHIVE_DEBUGINFO && !with_debuginfo) {
-			rc = names_in_place(cli, session, c->files[i].path, &names_fds[nr_names]);
+			rc = names_in_place(cli, session, c->files[i].path, &names[nr_names]);
 			if (rc < 0)
 				goto out;
 			if (rc == 0)
 				continue;
 			kind = PS_ARCHIVE_NAMES;
-			file = names_files[nr_names];
-			snprintf(names_files[nr_names], sizeof(names_files[0]), "/proc/self/fd/%d",
-			         names_fds[nr_names]);
-			nr_names++;
 		}
 		rc = -ENOMEM;
 		if (ps_manifest_add(&m, kind, c->files[i].path))
 			goto out;
 		files[m.nr_files - 1] = file;
+		if (kind == PS_ARCHIVE_NAMES) {
+			blobs[m.nr_files - 1].data = names[nr_names].buf;
+			blobs[m.nr_files - 1].size = names[nr_names].len;
+			nr_names++;
+		}
 		if (cli->verbose)
 			fprintf(stderr, "%s: archive: %s %s\n", cli->program,
 			        ps_archive_kind_name(kind), c->files[i].path);
 	}
-	rc = ps_archive_write(output, &m, files, err, sizeof(err));
+	rc = ps_archive_write(output, &m, files, blobs, err, sizeof(err));
 	if (rc) {
 		ps_cli_error(cli, "archive: %s", err);
 		goto done;
@@ -275,10 +245,10 @@ out:
 	if (rc == -ENOMEM)
 		ps_cli_error(cli, "archive: out of memory");
 done:
-	for (size_t i = 0; i < nr_names; i++)
-		close(names_fds[i]);
-	free(names_fds);
-	free(names_files);
+	for (size_t i = 0; names && i <= nr_names; i++)
+		ps_strbuf_release(&names[i]);
+	free(names);
+	free(blobs);
 	free(files);
 	ps_manifest_release(&m);
 	return rc;
@@ -395,7 +365,9 @@ int ps_cmd_archive(struct ps_cli *cli, int argc, char **argv)
 		status = PS_EXIT_USAGE;
 		goto out;
 	}
-	ret = ps_session_open(cli->input, &opts, &session);
+	/* the answers of debug files are kept when the files are left out */
+	ret = with_debuginfo ? ps_session_open(cli->input, &opts, &session)
+	                     : ps_session_open_recording(cli->input, &opts, &session);
 	if (ret) {
 		ps_cli_error(cli, "%s", ps_session_errmsg(session));
 		status = ps_cli_status(ret);

@@ -7,8 +7,13 @@
 #include "base/strbuf.h"
 #include "pystitch/pystitch.h"
 
-/* The session must have been opened with a file observer
- * (ps_session_opts.file_used), and have read the capture. Appends the
+/* ps_session_open() for the archive writer: the session also keeps the
+ * answers of separate debug files, for ps_session_recorded_names(). */
+int ps_session_open_recording(const char *path, const struct ps_session_opts *opts,
+                              struct ps_session **out);
+
+/* The session must have been opened by ps_session_open_recording(), and
+ * have read the capture. Appends the
  * answers the debug file at debug_path (as the observer was told it)
  * gave, as text, to out. Returns the number of objects they cover (0: the
  * file gave none) or -ENOMEM. See ps_symbols_recorded_names(). */

@@ -480,7 +480,7 @@ static bool has_user_stacks(const struct ps_session *s)
 }
 
 static int session_open(const char *path, const struct ps_session_opts *opts, unsigned shard_index,
-                        unsigned shard_count, struct ps_session **out)
+                        unsigned shard_count, bool record_names, struct ps_session **out)
 {
 	struct ps_session *s = calloc(1, sizeof(*s));
 	struct ps_archive *archive;
@@ -541,6 +541,7 @@ static int session_open(const char *path, const struct ps_session_opts *opts, un
 		.log = s->opts.log,
 		.log_ctx = s->opts.log_ctx,
 		.files = s->files,
+		.record_names = record_names,
 	};
 	sopts.kallsyms = archive ? s->opts.kallsyms : kernel_symbols_file(s);
 	err = ps_symbols_new(&sopts, &s->symbols);
@@ -568,13 +569,19 @@ static int session_open(const char *path, const struct ps_session_opts *opts, un
 
 int ps_session_open(const char *path, const struct ps_session_opts *opts, struct ps_session **out)
 {
-	return session_open(path, opts, 0, 0, out);
+	return session_open(path, opts, 0, 0, false, out);
+}
+
+int ps_session_open_recording(const char *path, const struct ps_session_opts *opts,
+                              struct ps_session **out)
+{
+	return session_open(path, opts, 0, 0, true, out);
 }
 
 int ps_stitch_open_worker(const char *path, const struct ps_session_opts *opts, unsigned index,
                           unsigned count, struct ps_session **out)
 {
-	return session_open(path, opts, index, count, out);
+	return session_open(path, opts, index, count, false, out);
 }
 
 void ps_session_close(struct ps_session *s)

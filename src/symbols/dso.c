@@ -76,7 +76,7 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 	symbols->log = o.log;
 	symbols->log_ctx = o.log_ctx;
 	symbols->files = o.files;
-	symbols->record_names = o.files.used != NULL;
+	symbols->record_names = o.record_names;
 	symbols->symfs = strdup(o.symfs ? o.symfs : "");
 	if (o.buildid_dir) {
 		symbols->buildid_dir = strdup(o.buildid_dir);
@@ -103,6 +103,7 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 static void dso_free(struct ps_dso *dso)
 {
 	ps_addr2line_close(dso->a2l);
+	ps_addr2line_close(dso->a2l_recording);
 	ps_names_free(dso->names);
 	for (size_t i = 0; i < dso->nr_opened; i++)
 		ps_elf_close(dso->opened[i]);
@@ -431,15 +432,18 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 		sym = has_recorded_sym ? &recorded : NULL;
 	} else {
 		sym = dso->has_symtab ? ps_symtab_find(&dso->symtab, addr) : NULL;
-		/* recording an archive's answers: every address gets its records */
-		bool need_records = (sym && chain) || symbols->srcline || dso->recording;
+		/* what this run asks addr2line; recording an archive's answers,
+		 * every other address is asked of a second resolver, so that
+		 * the first sees the very sequence of questions it sees in a
+		 * run without recording (its answers depend on it) */
+		bool asked = (sym && chain) || symbols->srcline;
+		struct ps_addr2line **a2l = asked ? &dso->a2l : &dso->a2l_recording;
 
-		if (dso->a2l_file && !dso->a2l && need_records &&
-		    ps_addr2line_open(dso->a2l_file, symbols->srcline || dso->recording,
-		                      &dso->a2l) < 0)
+		if (dso->a2l_file && !*a2l && (asked || dso->recording) &&
+		    ps_addr2line_open(dso->a2l_file, symbols->srcline || dso->recording, a2l) < 0)
 			dso->a2l_file = NULL;
-		if (dso->a2l && need_records)
-			nr_records = ps_addr2line_query(dso->a2l, addr + dso->text_offset,
+		if (*a2l && (asked || dso->recording))
+			nr_records = ps_addr2line_query(*a2l, addr + dso->text_offset,
 			                                symbols->records, PS_INLINE_MAX);
 		if (dso->recording && ps_names_add(dso->names, addr, sym ? sym->name : NULL,
 		                                   sym ? sym->start : 0, records, nr_records) < 0)
@@ -540,13 +544,14 @@ int ps_symbols_recorded_names(struct ps_symbols *symbols, const char *debug_path
 		return -ENOMEM;
 	for (size_t i = 0; i < symbols->nr_buckets && !rc; i++) {
 		for (struct ps_dso *dso = symbols->buckets[i]; dso && !rc; dso = dso->next) {
-			if (!dso->recording || !dso->syms ||
-			    strcmp(dso->syms->path, debug_path) != 0)
+			if (!dso->syms || strcmp(dso->syms->path, debug_path) != 0)
 				continue;
 			if (dso->names_failed) {
 				rc = -ENOMEM;
 				break;
 			}
+			if (!dso->recording)
+				continue;
 			/* DSOs sharing the debug file (one library under two
 			 * names) answer alike: one table for the file */
 			for (size_t e = 0; e < ps_names_count(dso->names) && !rc; e++) {

@@ -302,6 +302,13 @@ static const char *own_vdso_file(struct ps_symbols *symbols)
 	return path;
 }
 
+static bool has_debug_frame(const struct ps_elf *elf)
+{
+	int index = ps_elf_section_by_name(elf, ".debug_frame");
+
+	return index >= 0 && elf->sections[index].in_file && elf->sections[index].size > 0;
+}
+
 /* Reading an archive: the symbol answers it carries in place of the
  * debug file at path (see names.c). True when path holds such a table
  * (loaded, or refused with a warning: the debug file is not there either). */
@@ -372,7 +379,15 @@ static void locate_user(struct ps_dso *dso)
 		if (!dso->runtime && elf->dynsym_index >= 0)
 			dso->runtime = elf;
 	}
-	/* an archive writer is told of the debug file, and gets its answers */
+	/* The unwinder is given the debug file too: with a .debug_frame of
+	 * its own, CFI the library lacks may come from it, so it is code,
+	 * which an archive must carry, not only a source of names. */
+	if (syms_debug && has_debug_frame(dso->syms)) {
+		ps_file_note_used(&dso->owner->files, dso->syms->path, dso->syms->file,
+		                  PS_FILE_ELF);
+		syms_debug = false;
+	}
+	/* an archive writer gets the answers of the debug file */
 	if (syms_debug && dso->owner->record_names && !dso->names) {
 		dso->names = ps_names_new();
 		dso->recording = dso->names != NULL;

@@ -37,6 +37,7 @@ struct ps_dso {
 	bool has_symtab;
 	uint64_t text_offset;
 	struct ps_addr2line *a2l;
+	struct ps_addr2line *a2l_recording; /* see resolve_user() */
 	/* The answers of a separate debug file (see names.c): recorded while
 	 * an archive writer watches (recording), or read from an archive that
 	 * carries them in place of the file. */
@@ -52,7 +53,7 @@ struct ps_dso {
 struct ps_symbols {
 	char *symfs, *buildid_dir, *kallsyms, *vmlinux;
 	bool no_inline, srcline;
-	bool record_names; /* a file observer is told what was read */
+	bool record_names; /* keep the answers of separate debug files */
 	struct ps_file_hooks files;
 	ps_log_fn log;
 	void *log_ctx;

@@ -259,6 +259,8 @@ static int parse_entry(struct names_parse *p, FILE *f, char **fields, struct ps_
 		return names_fail(p, "addresses not in ascending order");
 	if (ps_textline_decode_string(fields[4], &s, &why))
 		return names_fail(p, why);
+	if (s ? start > addr : start != 0)
+		return names_fail(p, "a symbol that starts after the address");
 	/* buf is reused for the records: keep copies */
 	if (!keep(s, strings, &nr_strings, &sym))
 		return names_fail(p, "out of memory");
@@ -309,7 +311,7 @@ int ps_names_load(const char *path, const char *file, struct ps_names **out, cha
 	p.strings = malloc((2 * PS_INLINE_MAX + 1) * sizeof(*p.strings));
 	if (!names || !buf || !f || !p.records || !p.strings) {
 		rc = !f ? -errno : -ENOMEM;
-		snprintf(err, errsz, "%s: %s", path, strerror(-rc));
+		snprintf(err, errsz, "%s: offset 0: %s", path, strerror(-rc));
 		goto out;
 	}
 	for (unsigned line = 1;; line++) {
@@ -331,8 +333,14 @@ int ps_names_load(const char *path, const char *file, struct ps_names **out, cha
 		if (line == 1) {
 			p.offset += len + 1;
 		} else if (line == 2) {
+			const char *dso, *why = NULL;
+
 			if (n != 2 || strcmp(fields[0], "dso") != 0) {
 				rc = names_fail(&p, "expected 'dso'");
+				break;
+			}
+			if (ps_textline_decode_string(fields[1], &dso, &why)) {
+				rc = names_fail(&p, why);
 				break;
 			}
 			p.offset += len + 1;

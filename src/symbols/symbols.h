@@ -57,6 +57,9 @@ struct ps_symbols_opts {
 	/* Where files are read from, and who is told (see base/file_hooks.h);
 	 * copied. With a resolver, a path it does not know does not exist. */
 	struct ps_file_hooks files;
+	/* Keep the answers separate debug files give, for
+	 * ps_symbols_recorded_names() (an archive writer). */
+	bool record_names;
 };
 
 /* Returns 0 or a negative errno (-EINVAL for bad options, -ENOMEM). */
@@ -126,13 +129,11 @@ size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
  * symbol is not in the kernel symbols. */
 int ps_symbols_kernel_reloc(struct ps_symbols *symbols, const char *ref_name, uint64_t ref_addr);
 
-/* With a file observer (opts.files.used: an archive writer), every DSO
- * whose symbols come from a separate debug file records the answers that
- * file gave (the ELF symbol and addr2line's records per address resolved).
- * This appends to out the table of the answers of debug_path (as the
- * observer was told it), which an archive carries in place of the file;
- * a session reading the archive then prints the same names for the same
- * addresses. Returns the number of DSOs the table covers (0: the file gave
+/* With opts.record_names, every DSO whose symbols come from a separate
+ * debug file records the answers that file gave (the ELF symbol and addr2line's records per address
+ * resolved). This appends to out the table of the answers of debug_path (as the observer was told
+ * it), which an archive carries in place of the file; a session reading the archive then prints the
+ * same names for the same addresses. Returns the number of DSOs the table covers (0: the file gave
  * no answers) or -ENOMEM. */
 struct ps_strbuf;
 int ps_symbols_recorded_names(struct ps_symbols *symbols, const char *debug_path,

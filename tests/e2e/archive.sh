@@ -6,10 +6,10 @@
 # perf map moved out of /tmp), and must print byte for byte what it
 # printed on the original capture: script (merged, native, +srcline),
 # collapse, info and dump on tests/programs/shlib (with its own
-# libpsworker.so) under --call-graph dwarf; script (merged and native) and
-# info on tests/programs/pychains.py, run by the newest CPython 3.12 under
-# pyenv with -X perf. libpsworker.so's symbols are split off into a
-# separate debug file. Each capture is archived twice: with
+# libpsworker.so) under --call-graph dwarf; script (merged, native, all,
+# only, --no-inline), collapse and info on tests/programs/pychains.py, run
+# by the newest CPython 3.12 under pyenv with -X perf. libpsworker.so's
+# symbols are split off into a separate debug file. Each capture is archived twice: with
 # --with-debuginfo, and without, when the archive carries the symbol
 # answers of the debug files (libpsworker.so's, and libc's where
 # libc6-dbg is installed) in their place; both must give the same. Then
@@ -202,13 +202,24 @@ e2e_record "$py_data" -F 999 --call-graph dwarf,16384 -- \
 py_pid=$(sed -n 's/^threads \([0-9]*\).*/\1/p' "$E2E_TMP/python.expected" 2>/dev/null)
 [ -n "$py_pid" ] || py_pid=$(e2e_python_pid "$py_data")
 e2e_python_forget "$py_pid"
-ncommands=3
+commands='script|script --python=native|info|script --python=all|script --python=only|script --no-inline|collapse'
+ncommands=7
 outputs python "$py_data" --buildid-dir "$E2E_TMP/buildid-cache"
 grep -q 'py::' "$E2E_TMP/python/script.txt" || e2e_fail "python: no py:: frame"
-archive "$py_data" "$E2E_TMP/python.pst" --with-debuginfo
-archive "$py_data" "$E2E_TMP/python-nodebug.pst"
-grep -q "perf-$py_pid.map" "$E2E_TMP/python.pst.err" &&
+archive "$py_data" "$E2E_TMP/python.pst" --with-debuginfo -v
+archive "$py_data" "$E2E_TMP/python-nodebug.pst" -v
+grep -q "no perf-$py_pid.map" "$E2E_TMP/python.pst.err" &&
 	e2e_fail "python: the perf map was reported missing"
+# every debug file the first packs, the second replaces by its answers
+# (libc's, libm's and ld.so's where libc6-dbg is installed)
+py_debug=$(grep -c 'archive: debuginfo ' "$E2E_TMP/python.pst.err")
+py_names=$(grep -c 'archive: names ' "$E2E_TMP/python-nodebug.pst.err")
+[ "$py_debug" = "$py_names" ] ||
+	e2e_fail "python: $py_debug debug files packed with --with-debuginfo, $py_names replaced by their answers without"
+[ "$py_debug" = 0 ] ||
+	e2e_say "$e2e_name: python: $py_debug separate debug files, each replaced by its answers without --with-debuginfo"
+[ "$py_debug" != 0 ] ||
+	e2e_say "$e2e_name: python: no separate debug files here (libc6-dbg not installed): both archives hold the same files"
 mv "/tmp/perf-$py_pid.map" "$E2E_TMP/perf-map.away" || e2e_fail "no /tmp/perf-$py_pid.map"
 hidden python-archive "$E2E_TMP/python.pst"
 same python python-archive

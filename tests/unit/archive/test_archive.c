@@ -441,7 +441,7 @@ START_TEST(test_archive_write_read)
 	files[0] = a_path;
 	files[1] = b_path;
 	files[2] = b_path;
-	ck_assert_msg(ps_archive_write(out, &m, files, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(ps_archive_write(out, &m, files, NULL, err, sizeof(err)) == 0, "%s", err);
 	ps_manifest_release(&m);
 	ck_assert_msg(ps_archive_open(out, NULL, &a, err, sizeof(err)) == 0, "%s", err);
 	enum ps_archive_kind kind;
@@ -455,7 +455,7 @@ START_TEST(test_archive_write_read)
 	m = (struct ps_manifest){ .perf_data_path = strdup("p") };
 	ck_assert_int_eq(ps_manifest_add(&m, PS_ARCHIVE_PERF_DATA, "p"), 0);
 	files[0] = "/nonexistent/p";
-	ck_assert_int_eq(ps_archive_write(out, &m, files, err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(ps_archive_write(out, &m, files, NULL, err, sizeof(err)), -ENOENT);
 	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/p"));
 	ck_assert_uint_eq(entries_in(work), 4); /* a, b, w.pst and tmp */
 	ck_assert_msg(ps_archive_open(out, NULL, &a, err, sizeof(err)) == 0, "%s", err);

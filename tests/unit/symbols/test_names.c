@@ -30,9 +30,14 @@ static void setup(void)
 	fmt(names_file, sizeof(names_file), "%s/answers", root);
 }
 
+/* The observer: the kind the debug file was last told as (-1: never). */
 static void observed(void *ctx, const char *path, const char *file, enum ps_file_kind kind)
 {
-	(void)ctx, (void)path, (void)file, (void)kind;
+	int *debug_kind = ctx;
+
+	(void)file;
+	if (debug_kind && strcmp(path, debug) == 0)
+		*debug_kind = (int)kind;
 }
 
 /* An archive's view: the binary, and the answers where the debug file was. */
@@ -54,8 +59,10 @@ static struct ps_symbols *open_symbols(bool srcline, bool record, bool from_name
 				       .log = capture_log, .log_ctx = log};
 	struct ps_symbols *symbols;
 
-	if (record)
+	if (record) {
 		opts.files.used = observed;
+		opts.record_names = true;
+	}
 	if (from_names)
 		opts.files.resolve = archived;
 	ck_assert_int_eq(ps_symbols_new(&opts, &symbols), 0);
@@ -147,6 +154,36 @@ START_TEST(test_names_same_frames)
 }
 END_TEST
 
+/* A debug file with a .debug_frame may give the unwinder CFI: it is told
+ * as code (ELF) and packed whole, not replaced by its answers. */
+START_TEST(test_names_debug_frame_is_code)
+{
+	struct ps_symbols_opts opts = {.sz = sizeof(opts), .symfs = root,
+				       .buildid_dir = "/nonexistent", .record_names = true};
+	struct ps_strbuf text = PS_STRBUF_INIT;
+	struct ps_symbols *symbols;
+	struct ps_frame_name f[4];
+	char command[4096], frame[1024];
+	int debug_kind = -1;
+
+	fmt(frame, sizeof(frame), "%s/frame.bin", root);
+	write_file(frame, "not really CFI, but a section with contents");
+	fmt(command, sizeof(command), "objcopy --add-section .debug_frame='%s' '%s'", frame, debug);
+	ck_assert_int_eq(system(command), 0);
+	opts.files.used = observed;
+	opts.files.used_ctx = &debug_kind;
+	ck_assert_int_eq(ps_symbols_new(&opts, &symbols), 0);
+	ck_assert_uint_ge(ps_dso_resolve(fixture_dso(symbols), fixture_symbol("inl_outer", NULL),
+					 true, f, 4),
+			  1);
+	ck_assert_str_eq(f[0].sym, "inl_outer");
+	ck_assert_int_eq(debug_kind, PS_FILE_ELF);
+	ck_assert_int_eq(ps_symbols_recorded_names(symbols, debug, &text), 0);
+	ps_strbuf_release(&text);
+	ps_symbols_free(symbols);
+}
+END_TEST
+
 START_TEST(test_names_unrecorded)
 {
 	struct log_capture log = {0};
@@ -189,6 +226,13 @@ static const struct {
 	{"pystitch-names 1\ndso -\na 10 1 0 =f\nr 99999999999 =g -\nend\n", "bad line number"},
 	{"pystitch-names 1\ndso -\nb\nend\n", "not a line of a symbol answers file"},
 	{"pystitch-names 1\ndso -\nend", "no newline at the end"},
+	{"pystitch-names 1\ndso =a b\nend\n", "offset 17: expected 'dso'"},
+	{"pystitch-names 1\ndso =a%zz\nend\n", "offset 17: bad %-escape"},
+	{"pystitch-names 1\ndso -\na 10 0 11 =f\nend\n",
+	 "offset 23: a symbol that starts after the address"},
+	{"pystitch-names 1\ndso -\na 10 0 8 -\nend\n",
+	 "offset 23: a symbol that starts after the address"},
+	{"pystitch-names 1\ndso -\na 10 0 0 =f\0g\nend\n", "offset 23: no newline at the end, or a NUL"},
 };
 
 START_TEST(test_names_damaged)
@@ -257,6 +301,7 @@ Suite *suite_names(void)
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_names_same_frames);
 	tcase_add_test(tc, test_names_unrecorded);
+	tcase_add_test(tc, test_names_debug_frame_is_code);
 	tcase_add_loop_test(tc, test_names_damaged, 0, sizeof(bad_tables) / sizeof(bad_tables[0]));
 	tcase_add_test(tc, test_names_long_line);
 	tcase_add_test(tc, test_names_good);
