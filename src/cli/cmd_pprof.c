@@ -124,13 +124,13 @@ static int64_t start_time(const struct ps_cli *cli, struct ps_session *session,
 		return 0;
 	if (features->has_clock_data && features->clock_wall_ns)
 		return (int64_t)(features->clock_wall_ns + (first - features->clock_clockid_ns));
-	/* an archive keeps its perf.data's mtime (seconds) */
+	/* an archive keeps its perf.data's mtime in seconds, so whole
+	 * seconds here too: the profile from the archive is the same */
 	if (ps_reader_is_archive(ps_session_reader(session), &archived))
 		return archived * 1000000000 - (int64_t)(last - first);
 	if (strcmp(cli->input, "-") == 0 || stat(cli->input, &st) != 0 || !S_ISREG(st.st_mode))
 		return 0;
-	return (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec -
-	       (int64_t)(last - first);
+	return (int64_t)st.st_mtim.tv_sec * 1000000000 - (int64_t)(last - first);
 }
 
 static int add_stack(void *pprof, const struct ps_stack *stack)

@@ -5,11 +5,12 @@
 # renamed, the build-id cache moved, HOME and --symfs pointing nowhere, the
 # perf map moved out of /tmp), and must print byte for byte what it
 # printed on the original capture: script (merged, native, +srcline),
-# collapse, info and dump on tests/programs/shlib (with its own
-# libpsworker.so) under --call-graph dwarf; script (merged, native, all,
-# only, --no-inline), collapse and info on tests/programs/pychains.py, run
-# by the newest CPython 3.12 under pyenv with -X perf. libpsworker.so's
-# symbols are split off into a separate debug file. Each capture is archived twice: with
+# collapse, info, dump, pprof and flamegraph on tests/programs/shlib (with
+# its own libpsworker.so) under --call-graph dwarf; script (merged, native,
+# all, only, --no-inline), collapse, pprof and info on
+# tests/programs/pychains.py, run by the newest CPython 3.12 under pyenv
+# with -X perf. libpsworker.so's symbols are split off into a separate
+# debug file. Each capture is archived twice: with
 # --with-debuginfo, and without, when the archive carries the symbol
 # answers of the debug files (libpsworker.so's, and libc's where
 # libc6-dbg is installed) in their place; both must give the same. Then
@@ -42,8 +43,8 @@ archive() {
 }
 
 # The commands compared (the Python capture: the first three).
-commands='script|script --python=native|info|collapse|script -F +srcline|dump'
-ncommands=6
+commands='script|script --python=native|info|collapse|script -F +srcline|dump|pprof -o -|flamegraph -o -'
+ncommands=8
 
 # outputs LABEL INPUT [ARGS...]: the output of each command on INPUT into
 # $E2E_TMP/LABEL/, run in the current directory.
@@ -202,8 +203,8 @@ e2e_record "$py_data" -F 999 --call-graph dwarf,16384 -- \
 py_pid=$(sed -n 's/^threads \([0-9]*\).*/\1/p' "$E2E_TMP/python.expected" 2>/dev/null)
 [ -n "$py_pid" ] || py_pid=$(e2e_python_pid "$py_data")
 e2e_python_forget "$py_pid"
-commands='script|script --python=native|info|script --python=all|script --python=only|script --no-inline|collapse'
-ncommands=7
+commands='script|script --python=native|info|script --python=all|script --python=only|script --no-inline|collapse|pprof -o -'
+ncommands=8
 outputs python "$py_data" --buildid-dir "$E2E_TMP/buildid-cache"
 grep -q 'py::' "$E2E_TMP/python/script.txt" || e2e_fail "python: no py:: frame"
 archive "$py_data" "$E2E_TMP/python.pst" --with-debuginfo -v
