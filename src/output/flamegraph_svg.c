@@ -177,6 +177,9 @@ struct writer {
 	unsigned max_depth;
 	unsigned image_height;
 	const char *units;
+	/* while writing: where the next frame drawn at each depth starts
+	 * unless its data-o says otherwise (see write_frame) */
+	uint64_t *next_offset;
 };
 
 struct visit {
@@ -195,7 +198,14 @@ static void drain_if_full(struct writer *w)
 
 /* One element per frame, and a <text> only where the name fits: the
  * browser's XML parser takes most of the time a big graph needs to open,
- * so the script makes tooltips and the other names when they are wanted. */
+ * so the script makes tooltips and the other names when they are wanted,
+ * and a frame carries only what cannot be had otherwise. Its depth is its
+ * row (y). Its offset (the weight to its left) is written (data-o) only
+ * where it does not start where the frames before it in the document say:
+ * at its caller's offset for the first frame drawn below a caller, else
+ * where the previous frame drawn at its depth ends. Frames come depth
+ * first, so that is known in order; only a frame after a gap left by
+ * frames too narrow to draw needs it. */
 static void write_frame(struct writer *w, const struct visit *v)
 {
 	const struct flame_node *node = &w->fg->nodes[v->node];
@@ -212,8 +222,12 @@ static void write_frame(struct writer *w, const struct visit *v)
 	ps_strbuf_addf(out, "<rect class=\"%s%s\" data-n=\"", palette->class_name,
 	               node->kind & PS_FLAME_INLINED ? " inl" : "");
 	add_xml_text(out, node->name, node->name_len, SIZE_MAX);
-	ps_strbuf_addf(out, "\" data-d=\"%u\" data-o=\"", v->depth);
-	ps_strbuf_add_uint(out, v->offset, 0, false);
+	if (v->offset != w->next_offset[v->depth]) {
+		ps_strbuf_add(out, "\" data-o=\"", 10);
+		ps_strbuf_add_uint(out, v->offset, 0, false);
+	}
+	w->next_offset[v->depth] = v->offset + node->total;
+	w->next_offset[v->depth + 1] = v->offset;
 	ps_strbuf_add(out, "\" data-w=\"", 10);
 	ps_strbuf_add_uint(out, node->total, 0, false);
 	ps_strbuf_addf(out, "\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>",
@@ -292,9 +306,10 @@ static void write_header(struct writer *w)
 	               "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 	               "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" "
 	               "height=\"%u\" viewBox=\"0 0 %u %u\" data-graph-width=\"%.1f\" "
-	               "data-pad-x=\"%d\" data-min-width=\"%g\" data-units=\"%s\">\n",
+	               "data-pad-x=\"%d\" data-row-height=\"%d\" data-min-width=\"%g\" "
+	               "data-units=\"%s\">\n",
 	               width, w->image_height, width, w->image_height, w->graph_width, PAD_X,
-	               opts->min_width, w->units);
+	               FRAME_HEIGHT, opts->min_width, w->units);
 	ps_strbuf_addf(out, "<!-- written by pystitch %s flamegraph -->\n", PS_VERSION_STRING);
 	ps_strbuf_addf(out, "<style>\n%s</style>\n", style);
 	ps_strbuf_addf(out, "<rect width=\"%u\" height=\"%u\" fill=\"#f4f4ee\"/>\n", width,
@@ -358,7 +373,11 @@ int ps_flamegraph_svg(struct ps_flamegraph *fg, struct ps_strbuf *out, ps_flame_
 		               PAD_TOP + FRAME_HEIGHT);
 	ps_strbuf_add(out, "<g id=\"frames\">\n", 16);
 	if (total) {
+		w.next_offset = calloc((size_t)w.max_depth + 2, sizeof(*w.next_offset));
+		if (!w.next_offset)
+			return -ENOMEM;
 		ret = walk(&w, true);
+		free(w.next_offset);
 		if (ret)
 			return ret;
 	}

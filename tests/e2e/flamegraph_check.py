@@ -5,9 +5,13 @@ prints the folded stacks it draws, for flamegraph.sh to compare with
 Usage: python3 flamegraph_check.py [--total N] [--python] [--icicle]
        [--min-width PX] SVG
 
-Every frame is a <rect> in the group "frames" with data-n (its name), data-d
-(depth, the root 0), data-o (weight to its left) and data-w (its weight),
-in depth-first order, followed by a <text> when its name fits. A frame's own weight is its weight less its
+Every frame is a <rect> in the group "frames" with data-n (its name) and
+data-w (its weight), in depth-first order, followed by a <text> when its
+name fits. Its depth (the root 0) is its row: |y - the root's y| over the
+<svg>'s data-row-height. Its offset (the weight to its left) is its data-o
+where it has one, else where the frames before it put it: at its caller's
+offset for a caller's first callee, else at the end of the previous frame
+at its depth. A frame's own weight is its weight less its
 callees'; each frame with some prints "root;...;frame WEIGHT" (without the
 root "all"; ';' in names becomes ':' as in collapse). Checks on the way,
 each failure a line on stderr and exit status 1:
@@ -63,6 +67,11 @@ def main(argv):
     folded = {}
     nr_frames = py_frames = 0
     root_y = other_y = None
+    row_height = float(root.get("data-row-height") or 0)
+    if row_height <= 0:
+        fail("no data-row-height on the <svg>")
+        row_height = 1
+    next_offset = [0]  # where the next frame at each depth starts
 
     def leave(level):
         while len(path) > level:
@@ -80,8 +89,20 @@ def main(argv):
                 fail("a %s in the frames, not after a frame" % rect.tag)
             continue
         nr_frames += 1
-        depth, offset = int(rect.get("data-d")), int(rect.get("data-o"))
+        y = float(rect.get("y"))
+        if nr_frames == 1:
+            root_y = y
+        depth = int(round(abs(y - root_y) / row_height))
         weight, name = int(rect.get("data-w")), rect.get("data-n").replace(";", ":")
+        if rect.get("data-o") is not None:
+            offset = int(rect.get("data-o"))
+        elif depth < len(next_offset):
+            offset = next_offset[depth]
+        else:
+            fail("%s at depth %d has no data-o and no caller" % (name, depth))
+            continue
+        del next_offset[depth:]
+        next_offset += [offset + weight, offset]
         if depth > len(path):
             fail("%s at depth %d below a frame at depth %d" % (name, depth, len(path) - 1))
             continue
@@ -99,10 +120,7 @@ def main(argv):
         width = float(rect.get("width"))
         if min_width is not None and depth and width < min_width:
             fail("%s is %.2f px wide, narrower than %g" % (name, width, min_width))
-        y = float(rect.get("y"))
-        if depth == 0:
-            root_y = y
-        elif other_y is None:
+        if depth and other_y is None:
             other_y = y
         if name.startswith("py::"):
             py_frames += 1

@@ -206,20 +206,19 @@ START_TEST(svg_text)
 	ck_assert_ptr_nonnull(strstr(svg, "data-n=\"f\xf0\x9f\x94\xa5??????\x3f\""));
 	ck_assert_ptr_nonnull(strstr(svg,
 	                             "<rect class=\"py\" data-n=\"py::&lt;lambda&gt;:a&amp;b.py\" "
-	                             "data-d=\"3\" data-o=\"2\" data-w=\"1\""));
+	                             "data-w=\"1\""));
 	/* \x01, \xff and a \xc3 that starts no character: 3 '?' */
 	ck_assert_ptr_nonnull(
 	        strstr(svg, "<rect class=\"nat\" data-n=\"bad?\?\?(&quot;q&quot;\xc3\xa9\""));
-	ck_assert_ptr_nonnull(
-	        strstr(svg, "<rect class=\"root\" data-n=\"all\" data-d=\"0\" data-o=\"0\" "
-	                    "data-w=\"3\""));
+	ck_assert_ptr_nonnull(strstr(svg, "<rect class=\"root\" data-n=\"all\" data-w=\"3\""));
+	ck_assert_ptr_nonnull(strstr(svg, " data-row-height=\"16\" "));
 	ck_assert_ptr_nonnull(strstr(svg, ">T&amp;&lt;&gt;</text>"));
 	/* the box is 393 px wide: 53 characters fit, the last two ".." */
 	ck_assert_ptr_nonnull(strstr(svg, "xxx..</text>"));
 	ck_assert_ptr_null(strstr(svg, "xxxxxxxx</text>"));
 	/* kinds: class and colour family */
-	ck_assert_ptr_nonnull(strstr(svg, "<rect class=\"k\" data-n=\"k:irq\" data-d=\"1\""));
-	ck_assert_ptr_nonnull(strstr(svg, "<rect class=\"oth\" data-n=\"[unknown]\" data-d=\"1\""));
+	ck_assert_ptr_nonnull(strstr(svg, "<rect class=\"k\" data-n=\"k:irq\" data-w="));
+	ck_assert_ptr_nonnull(strstr(svg, "<rect class=\"oth\" data-n=\"[unknown]\" data-w="));
 	/* Python frames are green: #rrggbb with g the largest */
 	{
 		const char *py = strstr(svg, "<rect class=\"py\"");
@@ -243,6 +242,7 @@ START_TEST(svg_layout)
 {
 	struct ps_flamegraph_opts opts = { .per = PS_COLLAPSE_PER_NONE, .width = 120 };
 	const char *big[] = { "big" }, *small[] = { "small" }, *under[] = { "deep", "small" };
+	const char *tiny[] = { "a_tiny" };
 	struct ps_flamegraph *fg;
 	char *svg, *again;
 	struct fake f;
@@ -259,9 +259,11 @@ START_TEST(svg_layout)
 	/* names too narrow for 3 characters get no text element: only all,
 	 * big and the 4 of the legend have one */
 	ck_assert_uint_eq(count(svg, "<text x="), 6);
-	/* callees in name order, left to right: big at 0, small after */
-	ck_assert_ptr_nonnull(
-	        strstr(svg, "data-n=\"small\" data-d=\"1\" data-o=\"198\" data-w=\"2\""));
+	/* callees in name order, left to right: big at 0, small right after
+	 * it, where the frames before it put it: no data-o */
+	ck_assert_ptr_nonnull(strstr(svg, "data-n=\"big\" data-w=\"198\""));
+	ck_assert_ptr_nonnull(strstr(svg, "data-n=\"small\" data-w=\"2\""));
+	ck_assert_ptr_null(strstr(svg, "data-o="));
 	/* flame: the root at the bottom (64 + 3 * 16 = 112 high, 32 below) */
 	ck_assert_ptr_nonnull(strstr(svg, "height=\"144\""));
 	ck_assert_ptr_nonnull(strstr(svg, "data-w=\"200\" x=\"10.0\" y=\"96\" width=\"100.0\""));
@@ -279,15 +281,19 @@ START_TEST(svg_layout)
 		ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 1, 1, big)), 0);
 	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 1, 1, small)), 0);
 	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 1, 2, under)), 0);
+	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 1, 1, tiny)), 0);
 	svg = render(fg);
-	/* "deep" is left out; small keeps its weight of 2 */
+	/* "deep" and "a_tiny" are left out; small keeps its weight of 2; big
+	 * starts after a_tiny's gap, so it says where (data-o), and small
+	 * after big does not */
 	ck_assert_uint_eq(count(svg, "<rect class="), 3);
 	ck_assert_ptr_null(strstr(svg, "data-n=\"deep"));
-	ck_assert_ptr_nonnull(
-	        strstr(svg, "data-n=\"small\" data-d=\"1\" data-o=\"198\" data-w=\"2\""));
+	ck_assert_ptr_null(strstr(svg, "data-n=\"a_tiny"));
+	ck_assert_ptr_nonnull(strstr(svg, "data-n=\"big\" data-o=\"1\" data-w=\"198\""));
+	ck_assert_ptr_nonnull(strstr(svg, "data-n=\"small\" data-w=\"2\""));
 	/* icicle: the root on top; 2 levels drawn */
 	ck_assert_ptr_nonnull(strstr(svg, "height=\"128\""));
-	ck_assert_ptr_nonnull(strstr(svg, "data-w=\"200\" x=\"10.0\" y=\"64\" width=\"100.0\""));
+	ck_assert_ptr_nonnull(strstr(svg, "data-w=\"201\" x=\"10.0\" y=\"64\" width=\"100.0\""));
 	ck_assert_ptr_nonnull(strstr(svg, ">Icicle Graph</text>"));
 	free(svg);
 	ps_flamegraph_free(fg);
