@@ -69,8 +69,11 @@ if [ -z "$input" ]; then
 	"$perf" record -q -F 2999 --call-graph dwarf,8192 -o "$input" -- /bin/sh -c '
 		for i in 1 2 3; do
 			rm -rf "$1/pyc"
-			"$2" -X perf -m compileall -f -q -j 2 -d "$1/pyc" "$3" >/dev/null || exit 1
-		done' sh "$work" "$python" "$stdlib" 2>"$work/record.err" ||
+			# its status says some files did not compile: the standard
+			# library'"'"'s tests hold files with errors on purpose
+			"$2" -X perf -m compileall -f -q -j 2 -d "$1/pyc" "$3" >/dev/null 2>&1
+		done
+		exit 0' sh "$work" "$python" "$stdlib" 2>"$work/record.err" ||
 		die "perf record failed: $(tail -n 3 "$work/record.err")"
 fi
 [ -r "$input" ] || die "cannot read $input"
@@ -79,7 +82,7 @@ svg=$work/flame.svg
 start=$(date +%s.%N)
 "$pystitch" flamegraph -q -i "$input" -o "$svg" || die "pystitch flamegraph failed"
 written=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
-samples=$(sed -n 's/^<rect class="root" data-n="all" [^>]* data-w="\([0-9]*\)".*/\1/p' "$svg")
+samples=$(sed -n 's/^<rect class="root" data-n="all"[^>]* data-w="\([0-9]*\)".*/\1/p' "$svg")
 frames=$(grep -c '^<rect class' "$svg")
 width=$(sed -n 's/^<svg [^>]* width="\([0-9]*\)".*/\1/p' "$svg")
 height=$(sed -n 's/^<svg [^>]* height="\([0-9]*\)".*/\1/p' "$svg")
