@@ -69,12 +69,17 @@ if [ -z "$input" ]; then
 	"$perf" record -q -F 2999 --call-graph dwarf,8192 -o "$input" -- /bin/sh -c '
 		for i in 1 2 3; do
 			rm -rf "$1/pyc"
-			# its status says some files did not compile: the standard
-			# library'"'"'s tests hold files with errors on purpose
-			"$2" -X perf -m compileall -f -q -j 2 -d "$1/pyc" "$3" >/dev/null 2>&1
-		done
-		exit 0' sh "$work" "$python" "$stdlib" 2>"$work/record.err" ||
-		die "perf record failed: $(tail -n 3 "$work/record.err")"
+			# compiled files go to $1/pyc, not into the interpreter;
+			# status 1 says some did not compile (the standard
+			# library'"'"'s tests hold broken files on purpose)
+			PYTHONPYCACHEPREFIX=$1/pyc "$2" -X perf -m compileall -f -q -j 2 "$3" \
+				>/dev/null 2>"$1/compile.err"
+			status=$?
+			[ $status -le 1 ] || exit $status
+		done' sh "$work" "$python" "$stdlib" 2>"$work/record.err" ||
+		die "perf record failed: $(tail -n 3 "$work/record.err" "$work/compile.err" 2>/dev/null)"
+	[ -n "$(find "$work/pyc" -name '*.pyc' -print -quit 2>/dev/null)" ] ||
+		die "compileall wrote no .pyc file: $(tail -n 3 "$work/compile.err")"
 fi
 [ -r "$input" ] || die "cannot read $input"
 

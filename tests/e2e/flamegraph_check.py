@@ -17,6 +17,7 @@ root "all"; ';' in names becomes ':' as in collapse). Checks on the way,
 each failure a line on stderr and exit status 1:
   - the document is well-formed XML with the search control and script;
   - callees lie inside their caller, one level deeper, without overlap;
+  - each frame is drawn where its offset puts it (x, to 0.1 px);
   - --total N: the root's weight is N;
   - --python: there are py:: frames, all of class "py" and drawn green;
   - --icicle: the root is drawn on top (else at the bottom);
@@ -72,6 +73,9 @@ def main(argv):
         fail("no data-row-height on the <svg>")
         row_height = 1
     next_offset = [0]  # where the next frame at each depth starts
+    pad_x = float(root.get("data-pad-x") or 0)
+    graph_width = float(root.get("data-graph-width") or 0)
+    root_weight = 0
 
     def leave(level):
         while len(path) > level:
@@ -102,7 +106,14 @@ def main(argv):
             fail("%s at depth %d has no data-o and no caller" % (name, depth))
             continue
         del next_offset[depth:]
-        next_offset += [offset + weight, offset]
+        next_offset += [0] * (depth - len(next_offset)) + [offset + weight, offset]
+        # the offset decoded is where the frame is drawn (x to 0.1 px)
+        if nr_frames == 1:
+            root_weight = weight
+        expected_x = pad_x + (offset * graph_width / root_weight if root_weight else 0)
+        if abs(float(rect.get("x")) - expected_x) > 0.051:
+            fail("%s: drawn at x %s, its offset %d says %.2f" %
+                 (name, rect.get("x"), offset, expected_x))
         if depth > len(path):
             fail("%s at depth %d below a frame at depth %d" % (name, depth, len(path) - 1))
             continue
