@@ -369,3 +369,13 @@ bool test_find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
 	};
 	return true;
 }
+
+uint64_t snapshot_random(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *state = x;
+}

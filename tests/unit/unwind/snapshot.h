@@ -90,6 +90,8 @@ struct test_maps {
 };
 
 bool test_maps_load(struct test_maps *tm);
+/* xorshift: the next of a reproducible series of garbage words. */
+uint64_t snapshot_random(uint64_t *state);
 void test_maps_free(struct test_maps *tm);
 struct test_map *test_maps_find(struct test_maps *tm, uint64_t addr);
 bool test_find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out);

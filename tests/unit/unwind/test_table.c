@@ -155,25 +155,14 @@ START_TEST(test_snapshots)
 }
 END_TEST
 
-/* xorshift: reproducible garbage */
-static uint64_t next_random(uint64_t *state)
-{
-	uint64_t x = *state;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *state = x;
-}
-
 /* A random address in the code of one of the process's ELF files. */
 static uint64_t random_code(const struct test_maps *maps, uint64_t *state)
 {
 	for (;;) {
-		const struct test_map *m = &maps->maps[next_random(state) % maps->nr];
+		const struct test_map *m = &maps->maps[snapshot_random(state) % maps->nr];
 
 		if (m->exec && m->path && m->end > m->start)
-			return m->start + next_random(state) % (m->end - m->start);
+			return m->start + snapshot_random(state) % (m->end - m->start);
 	}
 }
 
@@ -246,14 +235,14 @@ START_TEST(test_random_stacks)
 	sample.regs = regs;
 	for (int round = 0; round < 1500; round++) {
 		for (int i = 0; i < SNAP_NR_REGS; i++)
-			regs[i] = round % 4 ? next_random(&state) : snap.regs[i];
+			regs[i] = round % 4 ? snapshot_random(&state) : snap.regs[i];
 		regs[SNAP_REG_IP] = random_code(&p.maps, &state);
-		regs[SNAP_REG_SP] = snap.sp + 8 * (next_random(&state) % 4);
+		regs[SNAP_REG_SP] = snap.sp + 8 * (snapshot_random(&state) % 4);
 		/* rbp: a frame pointer into the copy, often */
 		if (round % 2)
-			regs[6] = snap.sp + 8 * (next_random(&state) % (size / 8));
+			regs[6] = snap.sp + 8 * (snapshot_random(&state) % (size / 8));
 		for (uint64_t off = 0; off + 8 <= size; off += 8) {
-			uint64_t word = next_random(&state);
+			uint64_t word = snapshot_random(&state);
 
 			switch (word % 12) {
 			case 0:
@@ -264,21 +253,21 @@ START_TEST(test_random_stacks)
 				break;
 			case 4:
 			case 5:
-				word = snap.sp + off + 8 * (next_random(&state) % 64);
+				word = snap.sp + off + 8 * (snapshot_random(&state) % 64);
 				break;
 			case 6:
 				word = 0;
 				break;
 			case 7:
 				if (rules)
-					word = p.rule_low + next_random(&state) % 4096;
+					word = p.rule_low + snapshot_random(&state) % 4096;
 				break;
 			default:
 				break;
 			}
 			memcpy(snap.stack + off, &word, 8);
 		}
-		sample.stack_size = round % 3 ? size : next_random(&state) % size;
+		sample.stack_size = round % 3 ? size : snapshot_random(&state) % size;
 		pair_check(&p, &sample, MAX, "round", round);
 	}
 	const struct ps_unwind_stats *stats = ps_unwinder_stats(p.table);

@@ -869,17 +869,6 @@ START_TEST(test_bad_arguments)
 }
 END_TEST
 
-/* xorshift: reproducible garbage */
-static uint64_t next_random(uint64_t *state)
-{
-	uint64_t x = *state;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *state = x;
-}
-
 START_TEST(test_garbage)
 {
 	struct env e;
@@ -894,13 +883,13 @@ START_TEST(test_garbage)
 		sample.stack_size = 16384;
 	for (int round = 0; round < 300; round++) {
 		for (int i = 0; i < SNAP_NR_REGS; i++)
-			regs[i] = round % 3 ? next_random(&state) : e.snap.regs[i];
+			regs[i] = round % 3 ? snapshot_random(&state) : e.snap.regs[i];
 		/* the PC somewhere in the text, the SP as recorded */
-		regs[SNAP_REG_IP] = text->start + next_random(&state) % (text->end - text->start);
+		regs[SNAP_REG_IP] = text->start + snapshot_random(&state) % (text->end - text->start);
 		regs[SNAP_REG_SP] = e.snap.sp;
 		if (round % 2)
 			for (uint64_t off = 0; off + 8 <= sample.stack_size; off += 8) {
-				uint64_t word = next_random(&state);
+				uint64_t word = snapshot_random(&state);
 				/* some words that look like return addresses */
 				if (word % 4 == 0)
 					word = text->start + word % (text->end - text->start);
