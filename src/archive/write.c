@@ -4,6 +4,7 @@
  * between fails the archive rather than giving it a wrong digest.
  */
 #include "archive/archive.h"
+#include "base/output_file.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -226,50 +227,23 @@ static int write_members(struct archive *ar, struct ps_manifest *m, const char *
 	return 0;
 }
 
-/* Give path the mode a new file gets (0666 & ~umask). The umask is read
- * from /proc rather than set and restored, which would race with other
- * threads; without /proc the file stays 0600. */
-static int fchmod_default(const char *path)
-{
-	FILE *status = fopen("/proc/self/status", "r");
-	char line[128];
-	unsigned mask = 077;
-	bool found = false;
-
-	if (status) {
-		while (!found && fgets(line, sizeof(line), status))
-			found = sscanf(line, "Umask: %o", &mask) == 1;
-		fclose(status);
-	}
-	return found ? chmod(path, 0666 & ~(mode_t)mask) : 0;
-}
-
 int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *const *files,
                      const struct ps_archive_blob *blobs, char *err, size_t errsz)
 {
+	struct ps_output_file out;
 	struct archive *ar;
-	char *temp;
-	int rc = measure(m, files, blobs, err, errsz), fd;
+	int rc = measure(m, files, blobs, err, errsz);
 
 	if (rc)
 		return rc;
-	/* written beside out_path and renamed at the end, so a failure
-	 * never leaves a partial archive (or clobbers an old one) */
-	temp = malloc(strlen(out_path) + sizeof(".XXXXXX"));
-	if (!temp)
-		return ps_archive_fail(err, errsz, -ENOMEM, "out of memory");
-	sprintf(temp, "%s.XXXXXX", out_path);
-	fd = mkstemp(temp);
-	if (fd < 0) {
-		rc = ps_archive_fail(err, errsz, -errno, "%s: %s", temp, strerror(errno));
-		free(temp);
-		return rc;
-	}
+	/* a regular file is replaced only once the archive is whole, so a
+	 * failure never leaves a partial archive (or clobbers an old one) */
+	rc = ps_output_file_open(&out, out_path);
+	if (rc)
+		return ps_archive_fail(err, errsz, rc, "%s: %s", out_path, strerror(-rc));
 	ar = archive_write_new();
 	if (!ar) {
-		close(fd);
-		unlink(temp);
-		free(temp);
+		ps_output_file_abort(&out);
 		return ps_archive_fail(err, errsz, -ENOMEM, "out of memory");
 	}
 	if (archive_write_set_format_pax_restricted(ar) != ARCHIVE_OK ||
@@ -279,7 +253,7 @@ int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *co
 		                     archive_error_string(ar));
 		goto out;
 	}
-	if (archive_write_open_fd(ar, fd) != ARCHIVE_OK) {
+	if (archive_write_open_fd(ar, out.fd) != ARCHIVE_OK) {
 		rc = ps_archive_fail(err, errsz, -EIO, "%s: %s", out_path,
 		                     archive_error_string(ar));
 		goto out;
@@ -290,15 +264,12 @@ int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *co
 		                     archive_error_string(ar));
 out:
 	archive_write_free(ar);
-	if (close(fd) != 0 && !rc)
-		rc = ps_archive_fail(err, errsz, -EIO, "%s: %s", out_path, strerror(errno));
-	/* mkstemp's 0600 would keep others from the archive */
-	if (!rc && fchmod_default(temp) != 0)
-		rc = ps_archive_fail(err, errsz, -errno, "%s: %s", out_path, strerror(errno));
-	if (!rc && rename(temp, out_path) != 0)
-		rc = ps_archive_fail(err, errsz, -errno, "%s: %s", out_path, strerror(errno));
+	if (rc) {
+		ps_output_file_abort(&out);
+		return rc;
+	}
+	rc = ps_output_file_commit(&out);
 	if (rc)
-		unlink(temp);
-	free(temp);
-	return rc;
+		return ps_archive_fail(err, errsz, rc, "%s: %s", out_path, strerror(-rc));
+	return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "base/output_file.h"
 #include "output/output.h"
 #include "pystitch/pystitch.h"
 
@@ -155,11 +156,12 @@ int ps_cli_bad_value(const struct ps_cli *cli, const char *command, const char *
 
 /* ---- files written with -o (output_file.c) ---------------------------- */
 
-/* An output file being written: a temporary file next to path, renamed
- * over it by ps_cli_output_close(keep = true); or standard output. */
+/* An output file being written (base/output_file.h: a regular file is
+ * replaced by ps_cli_output_close(keep = true), anything else written
+ * through), or standard output. */
 struct ps_cli_output {
 	const char *path; /* NULL: standard output */
-	char *temporary;
+	struct ps_output_file target;
 	FILE *file;
 	int error; /* errno of the first failed write */
 };
@@ -169,7 +171,7 @@ struct ps_cli_output {
 int ps_cli_output_open(struct ps_cli_output *o, const char *path);
 /* false once a write has failed (o->error says why). */
 bool ps_cli_output_write(struct ps_cli_output *o, const void *data, size_t len);
-/* Finish: keep renames the file into place, else it is removed. 0 or
+/* Finish: keep puts the file into place, else it is dropped. 0 or
  * -errno of the first failure. Safe to call again. */
 int ps_cli_output_close(struct ps_cli_output *o, bool keep);
 

@@ -1,7 +1,7 @@
 /* `pystitch flamegraph`: an interactive SVG flame graph of a capture,
- * written by pystitch itself. The file appears under its name only once
- * it is complete: it is written next to it under a temporary name and
- * renamed. */
+ * written by pystitch itself. A regular output file is replaced only once
+ * the SVG is complete (base/output_file.h); devices and FIFOs are written
+ * through. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -32,7 +32,7 @@ static const char flamegraph_usage[] =
         "\n"
         "  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
         "  -o, --output FILE     where to write the SVG (default, or -: stdout);\n"
-        "                        written under a temporary name, then renamed\n"
+        "                        a regular file is replaced once complete\n"
         "      --title TEXT      title above the graph (default \"Flame Graph\",\n"
         "                        \"Icicle Graph\" with --icicle)\n"
         "      --width PX        width of the image in pixels (default 1200;\n"
