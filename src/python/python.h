@@ -2,8 +2,7 @@
  *  - frame-name sources written while the program ran: perf maps
  *    (perf-PID.map) and jitdumps (jit-PID.dump), with the unwind rules of
  *    the trampolines they describe;
- *  - CPython detection, version, per-version struct offsets, and the scan
- *    of a stack copy for the interpreter's entry/stub frames;
+ *  - CPython detection and version;
  *  - the merger of native and Python frames.
  * Each section below is owned by one part of the module.
  */
@@ -261,29 +260,20 @@ int ps_eh_frame_rule(const uint8_t *eh_frame, size_t size, uint64_t code_start, 
 
 /* ==== end section: trampolines ====================================== */
 
-/* ==== section: interpreter (detect.c, offsets.c, stubs.c, merge.c) == */
+/* ==== section: interpreter (detect.c, merge.c) ====================== */
 
 /* -- detection (detect.c) --------------------------------------------
  * Whether an ELF file (a mapped DSO: libpython or a static interpreter)
- * is CPython, its version, and the addresses of its eval loop. Read once
- * per path with libelf (bounded; a damaged file is an error naming it) and
- * kept in a registry. Addresses are ELF virtual addresses (vaddr) and, for
- * classifying frames, file offsets: perf's file-relative address of a user
- * frame (ip - map.start + map.pgoff). */
+ * is CPython, its version, and the -X perf trampoline template it holds.
+ * Read once per path with libelf (bounded; a damaged file is an error
+ * naming it) and kept in a registry. Addresses are ELF virtual addresses
+ * (vaddr). */
 
-#define PS_PY_MAX_EVAL_RANGES 16
-
-/* How an address or a symbol name relates to the eval loop. */
+/* How a symbol name relates to the eval loop. */
 enum ps_py_eval_kind {
 	PS_PY_EVAL_NONE = 0,
 	PS_PY_EVAL_MAIN, /* _PyEval_EvalFrameDefault itself */
 	PS_PY_EVAL_CLONE, /* .cold, .part.N, .localalias, .constprop.N, .isra.N */
-};
-
-struct ps_py_range {
-	uint64_t start, end; /* [start, end), vaddr */
-	uint64_t offset; /* file offset of start */
-	enum ps_py_eval_kind kind;
 };
 
 enum ps_py_version_source {
@@ -301,22 +291,11 @@ struct ps_py_interp {
 	int major, minor, micro; /* 0 when unknown */
 	uint32_t version_hex; /* PY_VERSION_HEX, 0 when unknown */
 	enum ps_py_version_source version_source;
-	/* _Py_DebugOffsets at the start of .PyRuntime / _PyRuntime (3.13+) */
-	bool has_debug_offsets;
-	uint64_t debug_offsets_version; /* PY_VERSION_HEX it carries */
-	bool free_threaded;
-	/* Py_Version and _Py_DebugOffsets disagree (Py_Version is used). */
-	bool version_conflict;
-	/* _PyEval_EvalFrameDefault and its clones, sorted by start */
-	size_t nr_eval_ranges;
-	struct ps_py_range eval_ranges[PS_PY_MAX_EVAL_RANGES];
 	/* the -X perf trampoline template (3.12+), vaddr; 0 when absent.
 	 * Also filled for a file that is not CPython (is_python false) but
 	 * exports the template's symbols: the pystitch_perf module. */
 	bool has_trampoline;
 	uint64_t trampoline_start, trampoline_end;
-	/* vaddr of _PyRuntime and _Py_NoneStruct, 0 when absent */
-	uint64_t runtime_addr, none_addr;
 };
 
 struct ps_py_registry;
@@ -334,10 +313,6 @@ int ps_py_registry_detect(struct ps_py_registry *registry, const char *path,
                           const struct ps_py_interp **out);
 const char *ps_py_registry_errmsg(const struct ps_py_registry *registry);
 
-/* The eval kind of a file offset (perf's file-relative address). */
-enum ps_py_eval_kind ps_py_interp_eval_kind(const struct ps_py_interp *interp,
-                                            uint64_t file_offset);
-
 /* By name: "_PyEval_EvalFrameDefault" is MAIN, the name with the clone
  * suffixes gcc and clang emit is CLONE, anything else NONE. */
 enum ps_py_eval_kind ps_py_eval_name_kind(const char *name);
@@ -346,158 +321,25 @@ enum ps_py_eval_kind ps_py_eval_name_kind(const char *name);
  * PY_VERSION_HEX; 0 when it does not follow CPython's convention. */
 uint32_t ps_py_parse_version(const char *text, size_t len);
 
-/* -- struct offsets (offsets.c) -------------------------------------- */
-
-#define PS_PY_NO_OFFSET UINT16_MAX
-
-/* Byte offsets of the fields pystitch reads, x86-64, default (GIL,
- * release) builds. PS_PY_NO_OFFSET where the field does not exist. */
-struct ps_py_offsets {
-	uint8_t major, minor, micro; /* the release they were checked on */
-	const char *source; /* how they were checked */
-	/* _PyInterpreterFrame (3.11+) or PyFrameObject (<= 3.10) */
-	bool frame_is_object;
-	struct {
-		uint16_t code; /* f_code / f_executable */
-		uint16_t previous; /* previous / f_back */
-		uint16_t owner; /* char owner (3.11+) */
-		uint16_t is_entry; /* bool is_entry (3.11 only) */
-		uint16_t instr; /* prev_instr / instr_ptr */
-		uint16_t stacktop; /* int stacktop (3.11-3.13) */
-		uint16_t stackpointer; /* _PyStackRef *stackpointer (3.14) */
-		uint16_t return_offset; /* uint16_t (3.12+) */
-		uint16_t size; /* sizeof */
-	} frame;
-	bool code_tagged; /* f_executable is a _PyStackRef: mask ~3 */
-	/* owner values of the entry (stub) frame _PyEval_EvalFrameDefault
-	 * puts on the C stack: [min, max]; 0/0 before 3.12 */
-	uint8_t stub_owner_min, stub_owner_max;
-	uint16_t stub_size; /* bytes of the stub on the C stack (3.14: _PyEntryFrame) */
-	struct {
-		uint16_t use_tracing; /* uint8_t (3.11) */
-		uint16_t current_frame;
-		uint16_t previous;
-		uint16_t size; /* 0: no _PyCFrame */
-	} cframe;
-	struct {
-		uint16_t prev, next, interp;
-		uint16_t frame; /* PyFrameObject *frame (<= 3.10) */
-		uint16_t cframe; /* 3.11/3.12 */
-		uint16_t root_cframe; /* 3.11/3.12 */
-		uint16_t current_frame; /* 3.13+ */
-		uint16_t thread_id;
-		uint16_t native_thread_id; /* 3.11+ */
-		uint16_t datastack_chunk, datastack_top, datastack_limit; /* 3.11+ */
-	} tstate;
-	struct {
-		uint16_t filename, name, qualname, firstlineno;
-		uint16_t code_adaptive; /* co_code_adaptive (3.11+) */
-	} code;
-	struct {
-		uint16_t length, state;
-		uint16_t ascii_data; /* sizeof(PyASCIIObject): compact ASCII data */
-		uint8_t compact_bit, ascii_bit; /* bits of state */
-	} unicode;
-	uint16_t gen_iframe; /* PyGenObject.gi_iframe (3.11+) */
-};
-
-/* The table for (major, minor), the row of the patch release nearest to
- * micro (micro < 0: the newest row); NULL for versions it does not cover
- * (before 3.8, after 3.14). */
-const struct ps_py_offsets *ps_py_offsets_lookup(int major, int minor, int micro);
-/* The same choice over any table (sorted by version). */
-const struct ps_py_offsets *ps_py_offsets_nearest(const struct ps_py_offsets *table, size_t nr,
-                                                  int major, int minor, int micro);
-/* The built-in table. */
-const struct ps_py_offsets *ps_py_offsets_table(size_t *nr);
-
-/* -- stub scan (stubs.c) ----------------------------------------------
- * The frames _PyEval_EvalFrameDefault keeps on the C stack, found in a
- * sample's stack copy alone (no heap memory). Each eval activation holds
- * one: 3.12-3.14 an entry _PyInterpreterFrame (owner >= 3), 3.11 and 3.12
- * a _PyCFrame. Nothing before 3.11 (PyFrameObjects live on the heap). */
-
-enum ps_py_stub_kind {
-	PS_PY_STUB_ENTRY_FRAME = 0, /* 3.12+ entry _PyInterpreterFrame */
-	PS_PY_STUB_CFRAME, /* 3.11/3.12 _PyCFrame */
-};
-
-struct ps_py_stub {
-	enum ps_py_stub_kind kind;
-	size_t offset; /* from the start of the copy (the sampled SP) */
-	uint64_t addr; /* sp + offset */
-	uint64_t previous; /* entry frame: the caller's Python frame (0 at the root);
-	                      cframe: the previous _PyCFrame */
-	uint64_t code; /* entry frame: f_code/f_executable (untagged);
-	                  cframe: current_frame */
-	/* Confirmed by a relation no ordinary data meets (see stubs.c), not
-	 * only by plausible values. */
-	bool strong;
-};
-
-struct ps_py_stub_scan {
-	const uint8_t *stack; /* PERF_SAMPLE_STACK_USER data, from SP up */
-	size_t size; /* bytes copied (dyn_size) */
-	uint64_t sp; /* the user SP: the address of stack[0] */
-	const struct ps_py_offsets *offsets;
-	/* optional: the runtime address of _Py_NoneStruct, 0 if unknown;
-	 * makes 3.13/3.14 entry frames strong */
-	uint64_t none_addr;
-	/* optional (3.11): &tstate->root_cframe of the sampled thread, 0 if
-	 * unknown: the previous of the root-most strong cframe found in an
-	 * earlier sample of the thread. Makes lone cframes strong. */
-	uint64_t root_cframe;
-};
-
-/* Fills out[] with up to max stubs, leaf first (ascending addresses), and
- * returns how many were found (may exceed max), or -EINVAL. */
-int ps_py_scan_stubs(const struct ps_py_stub_scan *scan, struct ps_py_stub *out, size_t max);
-
 /* -- merger (merge.c) ---------------------------------------------------
- * Native frames and Python frames in, one frame list out. Pure data. */
-
-enum ps_py_mode {
-	PS_PY_MODE_MERGED = 0, /* Python frames replace their eval segments */
-	PS_PY_MODE_ALL, /* native frames plus Python frames */
-	PS_PY_MODE_NATIVE, /* the native frames unchanged */
-	PS_PY_MODE_ONLY, /* Python frames only */
-};
-
-/* Whether the stack copy showed an eval activation's stub: a stub from
- * ps_py_scan_stubs() inside the eval frame's [SP, CFA). ABSENT only when
- * that whole range was copied: a stack cut inside the frame hides it. */
-enum ps_py_stub_seen {
-	PS_PY_STUB_UNKNOWN = 0,
-	PS_PY_STUB_FOUND,
-	PS_PY_STUB_ABSENT,
-};
+ * Native frames in (the py:: frames of trampolines among them), one frame
+ * list out. Pure data. */
 
 struct ps_py_native_frame {
 	const char *sym; /* symbol name, NULL when unresolved */
 	const char *python_name; /* a -X perf trampoline: "py::qualname:file" */
-	enum ps_py_eval_kind eval; /* in an eval range or named like one */
+	enum ps_py_eval_kind eval; /* named like the eval loop */
 	bool in_interpreter; /* in libpython or the interpreter binary */
-	enum ps_py_stub_seen stub; /* eval frames only */
-};
-
-struct ps_py_python_frame {
-	const char *name; /* "py::qualname:filename" */
-	bool is_stub; /* 3.12+: an entry frame (owner >= 3); never printed */
-	bool is_entry; /* 3.11: the first frame of its eval call */
 };
 
 struct ps_py_merge_input {
 	const struct ps_py_native_frame *native; /* leaf first: user frames */
 	size_t nr_native;
-	const struct ps_py_python_frame *python; /* leaf first; may be empty */
-	size_t nr_python;
 	bool native_truncated; /* the unwind stopped at the end of the stack copy */
-	int major, minor; /* the interpreter's version */
 };
 
 enum ps_py_out_kind {
 	PS_PY_OUT_NATIVE = 0, /* native[index] */
-	PS_PY_OUT_PYTHON, /* python[index] */
 	PS_PY_OUT_TRUNCATED, /* the "[truncated]" marker */
 };
 
@@ -505,18 +347,15 @@ struct ps_py_out_frame {
 	enum ps_py_out_kind kind;
 	size_t index;
 	const char *name; /* sym, Python name, or "[truncated]" */
-	bool is_python; /* a Python frame (python[] or a trampoline) */
+	bool is_python; /* a trampoline's py:: frame */
 };
 
 struct ps_py_merge_result {
 	const struct ps_py_out_frame *frames; /* leaf first; valid until the next merge */
 	size_t nr_frames;
 	size_t nr_activations; /* eval activations in the native stack */
-	size_t nr_segments; /* Python segments */
-	size_t nr_matched; /* activations given their Python frames */
-	bool trampolines; /* Python frames came from -X perf trampolines */
-	bool unmatched; /* Python frames could not be placed by segments:
-	                   they lead the output (leafward of the native frames) */
+	size_t nr_matched; /* activations with their trampoline */
+	bool trampolines; /* the stack has a py:: frame */
 };
 
 struct ps_py_merger;
@@ -525,7 +364,7 @@ int ps_py_merger_new(struct ps_py_merger **out);
 void ps_py_merger_free(struct ps_py_merger *merger);
 /* 0, -EINVAL (bad input) or -ENOMEM. */
 int ps_py_merge(struct ps_py_merger *merger, const struct ps_py_merge_input *input,
-                enum ps_py_mode mode, struct ps_py_merge_result *result);
+                enum ps_python_mode mode, struct ps_py_merge_result *result);
 
 /* CPython-internal by name: the call machinery between Python frames
  * (_Py*, Py*, *Vectorcall*, py_trampoline_evaluator, cfunction_*, ...). */

@@ -376,27 +376,12 @@ static const char *interpreter_dso(const struct ps_frame *frames, size_t nr)
 	return NULL;
 }
 
-static enum ps_py_mode merge_mode(enum ps_python_mode mode)
-{
-	switch (mode) {
-	case PS_PYTHON_ALL:
-		return PS_PY_MODE_ALL;
-	case PS_PYTHON_ONLY:
-		return PS_PY_MODE_ONLY;
-	case PS_PYTHON_NATIVE:
-		return PS_PY_MODE_NATIVE;
-	case PS_PYTHON_MERGED:
-	default:
-		return PS_PY_MODE_MERGED;
-	}
-}
-
 int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu)
 {
 	struct ps_stitch_python *py = s->python;
 	const struct ps_frame *user = s->frames + s->user_first;
 	size_t nr_user = s->nr_frames - s->user_first, nr_kernel = s->user_first, n = 0;
-	struct ps_py_merge_input in = { .major = 3, .minor = 12 };
+	struct ps_py_merge_input in = { 0 };
 	struct ps_py_merge_result res;
 	const char *interp_dso, *module_dso = NULL;
 	int rc;
@@ -415,10 +400,6 @@ int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu)
 		if (pu->template_object && pu->template_object != pu->interp_object)
 			module_dso = pu->template_object->name;
 	}
-	if (pu && pu->interp && pu->interp->major) {
-		in.major = pu->interp->major;
-		in.minor = pu->interp->minor;
-	}
 	if (!ps_array_reserve((void **)&py->native, &py->cap_native, nr_user, sizeof(*py->native),
 	                      64))
 		return -ENOMEM;
@@ -431,7 +412,6 @@ int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu)
 		nf->python_name = f->python ? f->sym : NULL;
 		nf->eval = f->sym && !f->python ? ps_py_eval_name_kind(f->sym) : PS_PY_EVAL_NONE;
 		nf->in_interpreter = interp_dso && f->dso == interp_dso;
-		nf->stub = PS_PY_STUB_UNKNOWN;
 		/* the module that gives 3.8-3.11 trampolines is call machinery
 		 * between Python frames, whatever its functions are called */
 		if (module_dso && f->dso == module_dso) {
@@ -441,7 +421,7 @@ int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu)
 	}
 	in.native = py->native;
 	in.nr_native = nr_user;
-	rc = ps_py_merge(py->merger, &in, merge_mode(py->mode), &res);
+	rc = ps_py_merge(py->merger, &in, py->mode, &res);
 	if (rc)
 		return rc;
 	if (py->mode == PS_PYTHON_ONLY)
@@ -459,12 +439,10 @@ int ps_stitch_python_merge(struct ps_session *s, struct process_unwind *pu)
 			*f = user[res.frames[i].index];
 			continue;
 		}
-		/* no Python frames come from memory: only the marker is new */
+		/* Python frames are native ones: only the marker is new */
 		memset(f, 0, sizeof(*f));
-		f->sym = res.frames[i].kind == PS_PY_OUT_TRUNCATED ? TRUNCATED_NAME
-		                                                   : res.frames[i].name;
-		f->truncated = res.frames[i].kind == PS_PY_OUT_TRUNCATED;
-		f->python = res.frames[i].kind == PS_PY_OUT_PYTHON;
+		f->sym = TRUNCATED_NAME;
+		f->truncated = true;
 	}
 	s->stack.frames = py->merged;
 	s->stack.nr_frames = n;
