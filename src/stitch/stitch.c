@@ -119,7 +119,8 @@ static int add_frames(struct ps_session *s, struct ps_process *process, unsigned
 			return -ENOMEM;
 		f->addr = addr;
 		f->dso = map->object->name;
-		ps_stitch_python_name_frame(s, map->object, process ? process->pid : 0, ip, f);
+		ps_stitch_python_name_frame(s, map->object, process ? ps_process_pid(process) : 0,
+		                            ip, f);
 		s->saw_python |= f->python;
 		return 0;
 	}
@@ -159,22 +160,20 @@ static uint64_t lowest_base(struct process_unwind *pu, const struct ps_mapped_ob
 {
 	const struct ps_process *p = pu->process;
 	size_t slot = ((uintptr_t)object >> 4) % BASE_CACHE;
+	const struct ps_map *map;
 
-	if (pu->base_generation != p->generation) {
+	if (pu->base_generation != ps_process_generation(p)) {
 		memset(pu->bases, 0, sizeof(pu->bases));
-		pu->base_generation = p->generation;
+		pu->base_generation = ps_process_generation(p);
 	}
 	if (pu->bases[slot].object == object)
 		return pu->bases[slot].base;
-	for (size_t i = 0; i < p->nr_maps; i++) {
-		if (p->maps[i].object == object) {
-			/* maps are sorted: the first is the lowest */
-			pu->bases[slot].object = object;
-			pu->bases[slot].base = p->maps[i].start - p->maps[i].pgoff;
-			return pu->bases[slot].base;
-		}
-	}
-	return 0;
+	map = ps_process_first_map_of(p, object);
+	if (!map)
+		return 0;
+	pu->bases[slot].object = object;
+	pu->bases[slot].base = map->start - map->pgoff;
+	return pu->bases[slot].base;
 }
 
 static bool find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
@@ -182,7 +181,7 @@ static bool find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
 	struct process_unwind *pu = ctx;
 	const struct ps_map *map;
 
-	if (pu->last_valid && pu->last_generation == pu->process->generation &&
+	if (pu->last_valid && pu->last_generation == ps_process_generation(pu->process) &&
 	    addr >= pu->last.start && addr < pu->last.end) {
 		*out = pu->last;
 		return true;
@@ -207,7 +206,7 @@ static bool find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
 		}
 	}
 	pu->last = *out;
-	pu->last_generation = pu->process->generation;
+	pu->last_generation = ps_process_generation(pu->process);
 	pu->last_valid = true;
 	return true;
 }
@@ -228,7 +227,7 @@ static void process_unwind_free(void *user)
 
 static struct process_unwind *process_unwinder(struct ps_session *s, struct ps_process *process)
 {
-	struct process_unwind *pu = process->user;
+	struct process_unwind *pu = ps_process_state(process, PS_PROCESS_SLOT_UNWIND);
 	if (pu)
 		return pu;
 	pu = calloc(1, sizeof(*pu));
@@ -242,8 +241,7 @@ static struct process_unwind *process_unwinder(struct ps_session *s, struct ps_p
 		free(pu);
 		return NULL;
 	}
-	process->user = pu;
-	process->user_free = process_unwind_free;
+	ps_process_set_state(process, PS_PROCESS_SLOT_UNWIND, pu, process_unwind_free);
 	return pu;
 }
 
@@ -632,7 +630,7 @@ static int apply_record(struct ps_session *s, const struct ps_event *ev)
 			return 0;
 		}
 		struct ps_process *p = ps_machine_process(s->machine, (int32_t)m->pid);
-		struct process_unwind *pu = p ? p->user : NULL;
+		struct process_unwind *pu = p ? ps_process_state(p, PS_PROCESS_SLOT_UNWIND) : NULL;
 		if (pu) {
 			struct ps_unwind_map um;
 			if (find_map(pu, m->start, &um))
@@ -640,7 +638,7 @@ static int apply_record(struct ps_session *s, const struct ps_event *ev)
 		}
 	} else if (ev->type == PERF_RECORD_COMM && (ev->misc & PERF_RECORD_MISC_COMM_EXEC)) {
 		struct ps_process *p = ps_machine_process(s->machine, (int32_t)ev->u.comm.pid);
-		struct process_unwind *pu = p ? p->user : NULL;
+		struct process_unwind *pu = p ? ps_process_state(p, PS_PROCESS_SLOT_UNWIND) : NULL;
 		if (pu)
 			ps_unwinder_reset(pu->unwinder);
 	}
@@ -690,7 +688,8 @@ static int build_stack(struct ps_session *s, const struct ps_event *ev, struct p
 	s->user_first = 0;
 	while (s->user_first < s->nr_frames && s->frames[s->user_first].kernel)
 		s->user_first++;
-	err = ps_stitch_python_merge(s, process ? process->user : NULL);
+	err = ps_stitch_python_merge(s, process ? ps_process_state(process, PS_PROCESS_SLOT_UNWIND)
+	                                        : NULL);
 	if (err)
 		return fail(s, err, "out of memory");
 	return 0;

@@ -14,7 +14,7 @@
 
 #include "pystitch/pystitch.h"
 #include "python/python.h"
-#include "session/session.h"
+#include "machine/machine.h"
 #include "symbols/symbols.h"
 #include "unwind/unwind.h"
 

@@ -284,9 +284,9 @@ static void find_interpreter(struct process_unwind *pu)
 	const struct ps_process *p = pu->process;
 	const struct ps_mapped_object *last = NULL;
 
-	if (pu->interp_searched && pu->interp_generation == p->generation)
+	if (pu->interp_searched && pu->interp_generation == ps_process_generation(p))
 		return;
-	pu->interp_generation = p->generation;
+	pu->interp_generation = ps_process_generation(p);
 	pu->interp_searched = true;
 	if (still_mapped(pu, pu->interp_object, pu->interp_map_start) &&
 	    still_mapped(pu, pu->template_object, pu->template_map_start))
@@ -295,8 +295,8 @@ static void find_interpreter(struct process_unwind *pu)
 	pu->interp = NULL;
 	pu->template_object = NULL;
 	pu->trampoline = NULL;
-	for (size_t i = 0; i < p->nr_maps && !(pu->interp && pu->template_object); i++) {
-		const struct ps_map *map = &p->maps[i];
+	for (const struct ps_map *map = ps_process_next_map(p, NULL);
+	     map && !(pu->interp && pu->template_object); map = ps_process_next_map(p, map)) {
 		const struct ps_py_interp *interp;
 		const char *path;
 		struct ps_dso *dso;
@@ -326,17 +326,18 @@ static void find_interpreter(struct process_unwind *pu)
 
 static bool has_jit_code(const struct ps_process *p)
 {
-	for (size_t i = 0; i < p->nr_maps; i++)
-		if (p->maps[i].object->jit_pid)
+	for (const struct ps_map *map = ps_process_next_map(p, NULL); map;
+	     map = ps_process_next_map(p, map))
+		if (map->object->jit_pid)
 			return true;
 	return false;
 }
 
 bool ps_stitch_python_has_jit(struct process_unwind *pu)
 {
-	if (!pu->jit_checked || pu->jit_generation != pu->process->generation) {
+	if (!pu->jit_checked || pu->jit_generation != ps_process_generation(pu->process)) {
 		pu->has_jit = has_jit_code(pu->process);
-		pu->jit_generation = pu->process->generation;
+		pu->jit_generation = ps_process_generation(pu->process);
 		pu->jit_checked = true;
 	}
 	return pu->has_jit;
@@ -353,7 +354,7 @@ bool ps_stitch_python_frame_rule(void *ctx, uint64_t pc, struct ps_unwind_rule *
 	if (!map || !map->object->jit_pid)
 		return false;
 	jit_pid = map->object->jit_pid;
-	if (!lookup_process_jit(s, jit_pid, pu->process->pid, pc, &sym))
+	if (!lookup_process_jit(s, jit_pid, ps_process_pid(pu->process), pc, &sym))
 		return false;
 	if (sym.eh_frame &&
 	    ps_eh_frame_rule(sym.eh_frame, sym.eh_frame_size, sym.start, pc, out, NULL, 0) == 0)
@@ -461,14 +462,14 @@ static void collect_pid(void *ctx, struct ps_process *process)
 {
 	struct pid_list *list = ctx;
 
-	if (!process->nr_maps || list->nomem)
+	if (!ps_process_next_map(process, NULL) || list->nomem)
 		return;
 	if (!ps_array_reserve((void **)&list->pids, &list->cap, list->nr + 1, sizeof(*list->pids),
 	                      64)) {
 		list->nomem = true;
 		return;
 	}
-	list->pids[list->nr++] = process->pid;
+	list->pids[list->nr++] = ps_process_pid(process);
 }
 
 static int compare_pids(const void *a, const void *b)

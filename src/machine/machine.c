@@ -1,10 +1,10 @@
-/* Threads, processes and their maps, updated from COMM/FORK/EXIT/MMAP/MMAP2
- * as perf's machine.c does: a thread seen first in a sample gets the comm
- * ":tid", threads share their process leader's address space, FORK of a
- * new process copies the parent's maps, and a new map cuts away what it
- * overlaps of older ones.
+/* The machine model: threads, processes and their maps, updated from
+ * COMM/FORK/EXIT/MMAP/MMAP2 as perf's machine.c does: a thread seen first
+ * in a sample gets the comm ":tid", threads share their process leader's
+ * address space, FORK of a new process copies the parent's maps, and a new
+ * map cuts away what it overlaps of older ones.
  */
-#include "session/session.h"
+#include "machine/machine.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -14,6 +14,18 @@
 #include <sys/mman.h>
 
 #define BUCKETS 4096
+
+struct ps_process {
+	int32_t pid;
+	struct ps_map *maps;
+	size_t nr_maps, cap_maps;
+	uint64_t generation;
+	struct {
+		void *state;
+		void (*free_state)(void *state);
+	} slots[PS_PROCESS_NR_SLOTS];
+	struct ps_process *next;
+};
 
 struct ps_machine {
 	struct ps_thread *threads[BUCKETS];
@@ -39,49 +51,50 @@ static size_t hash_str(const char *s)
 
 int ps_machine_new(struct ps_machine **out)
 {
-	struct ps_machine *s = calloc(1, sizeof(*s));
-	*out = s;
-	if (!s)
+	struct ps_machine *machine = calloc(1, sizeof(*machine));
+	*out = machine;
+	if (!machine)
 		return -ENOMEM;
-	s->kernel.pid = -1;
+	machine->kernel.pid = -1;
 	return 0;
 }
 
-void ps_machine_set_features(struct ps_machine *s, const struct ps_features *features)
+void ps_machine_set_features(struct ps_machine *machine, const struct ps_features *features)
 {
-	s->features = features;
+	machine->features = features;
 }
 
 static void process_free(struct ps_process *p)
 {
-	if (p->user && p->user_free)
-		p->user_free(p->user);
+	for (size_t i = 0; i < PS_PROCESS_NR_SLOTS; i++)
+		if (p->slots[i].state && p->slots[i].free_state)
+			p->slots[i].free_state(p->slots[i].state);
 	free(p->maps);
 }
 
-void ps_machine_free(struct ps_machine *s)
+void ps_machine_free(struct ps_machine *machine)
 {
-	if (!s)
+	if (!machine)
 		return;
 	for (size_t b = 0; b < BUCKETS; b++) {
-		for (struct ps_thread *t = s->threads[b], *n; t; t = n) {
+		for (struct ps_thread *t = machine->threads[b], *n; t; t = n) {
 			n = t->next;
 			free(t->comm);
 			free(t);
 		}
-		for (struct ps_process *p = s->processes[b], *n; p; p = n) {
+		for (struct ps_process *p = machine->processes[b], *n; p; p = n) {
 			n = p->next;
 			process_free(p);
 			free(p);
 		}
-		for (struct ps_mapped_object *o = s->objects[b], *n; o; o = n) {
+		for (struct ps_mapped_object *o = machine->objects[b], *n; o; o = n) {
 			n = o->next;
 			free(o->name);
 			free(o);
 		}
 	}
-	process_free(&s->kernel);
-	free(s);
+	process_free(&machine->kernel);
+	free(machine);
 }
 
 /* ---- objects ------------------------------------------------------ */
@@ -93,13 +106,13 @@ static bool kernel_name(const char *name)
 	       strcmp(name, "[vvar]") != 0 && strncmp(name, "[anon", 5) != 0;
 }
 
-struct ps_mapped_object *ps_machine_object(struct ps_machine *s, const char *name,
+struct ps_mapped_object *ps_machine_object(struct ps_machine *machine, const char *name,
                                            const uint8_t *build_id, uint8_t build_id_size)
 {
 	size_t b = hash_str(name);
 	struct ps_mapped_object *o;
 
-	for (o = s->objects[b]; o; o = o->next) {
+	for (o = machine->objects[b]; o; o = o->next) {
 		if (strcmp(o->name, name) != 0)
 			continue;
 		if (!build_id || (o->has_build_id && o->build_id_size == build_id_size &&
@@ -126,10 +139,10 @@ struct ps_mapped_object *ps_machine_object(struct ps_machine *s, const char *nam
 		o->has_build_id = true;
 		o->build_id_size = build_id_size;
 		memcpy(o->build_id, build_id, build_id_size);
-	} else if (s->features) {
+	} else if (machine->features) {
 		/* the BUILD_ID feature names the objects samples hit */
-		for (size_t i = 0; i < s->features->nr_build_ids; i++) {
-			const struct ps_build_id *bid = &s->features->build_ids[i];
+		for (size_t i = 0; i < machine->features->nr_build_ids; i++) {
+			const struct ps_build_id *bid = &machine->features->build_ids[i];
 			if (bid->filename && strcmp(bid->filename, name) == 0 && bid->size <= 20) {
 				o->has_build_id = true;
 				o->build_id_size = bid->size;
@@ -138,57 +151,57 @@ struct ps_mapped_object *ps_machine_object(struct ps_machine *s, const char *nam
 			}
 		}
 	}
-	o->next = s->objects[b];
-	s->objects[b] = o;
+	o->next = machine->objects[b];
+	machine->objects[b] = o;
 	return o;
 }
 
-void ps_machine_for_each_object(struct ps_machine *s,
+void ps_machine_for_each_object(struct ps_machine *machine,
                                 void (*fn)(void *ctx, struct ps_mapped_object *object), void *ctx)
 {
 	for (size_t b = 0; b < BUCKETS; b++)
-		for (struct ps_mapped_object *o = s->objects[b]; o; o = o->next)
+		for (struct ps_mapped_object *o = machine->objects[b]; o; o = o->next)
 			fn(ctx, o);
 }
 
-void ps_machine_for_each_process(struct ps_machine *s,
+void ps_machine_for_each_process(struct ps_machine *machine,
                                  void (*fn)(void *ctx, struct ps_process *process), void *ctx)
 {
 	for (size_t b = 0; b < BUCKETS; b++)
-		for (struct ps_process *p = s->processes[b]; p; p = p->next)
+		for (struct ps_process *p = machine->processes[b]; p; p = p->next)
 			fn(ctx, p);
 }
 
 /* ---- processes and maps ------------------------------------------- */
 
-static struct ps_process *find_process(struct ps_machine *s, int32_t pid)
+static struct ps_process *find_process(struct ps_machine *machine, int32_t pid)
 {
-	for (struct ps_process *p = s->processes[hash_int(pid)]; p; p = p->next)
+	for (struct ps_process *p = machine->processes[hash_int(pid)]; p; p = p->next)
 		if (p->pid == pid)
 			return p;
 	return NULL;
 }
 
-struct ps_process *ps_machine_process(struct ps_machine *s, int32_t pid)
+struct ps_process *ps_machine_process(struct ps_machine *machine, int32_t pid)
 {
 	struct ps_process *p;
 	if (pid == -1)
-		return &s->kernel;
-	p = find_process(s, pid);
+		return &machine->kernel;
+	p = find_process(machine, pid);
 	if (p)
 		return p;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->pid = pid;
-	p->next = s->processes[hash_int(pid)];
-	s->processes[hash_int(pid)] = p;
+	p->next = machine->processes[hash_int(pid)];
+	machine->processes[hash_int(pid)] = p;
 	return p;
 }
 
-struct ps_process *ps_machine_kernel(struct ps_machine *s)
+struct ps_process *ps_machine_kernel(struct ps_machine *machine)
 {
-	return &s->kernel;
+	return &machine->kernel;
 }
 
 /* First map whose end is above addr. */
@@ -211,6 +224,45 @@ const struct ps_map *ps_process_find_map(const struct ps_process *p, uint64_t ad
 	if (i < p->nr_maps && p->maps[i].start <= addr)
 		return &p->maps[i];
 	return NULL;
+}
+
+const struct ps_map *ps_process_next_map(const struct ps_process *p, const struct ps_map *map)
+{
+	size_t next = map ? (size_t)(map - p->maps) + 1 : 0;
+
+	return next < p->nr_maps ? &p->maps[next] : NULL;
+}
+
+const struct ps_map *ps_process_first_map_of(const struct ps_process *p,
+                                             const struct ps_mapped_object *object)
+{
+	/* maps are sorted: the first found is the lowest */
+	for (size_t i = 0; i < p->nr_maps; i++)
+		if (p->maps[i].object == object)
+			return &p->maps[i];
+	return NULL;
+}
+
+int32_t ps_process_pid(const struct ps_process *p)
+{
+	return p->pid;
+}
+
+uint64_t ps_process_generation(const struct ps_process *p)
+{
+	return p->generation;
+}
+
+void *ps_process_state(const struct ps_process *p, enum ps_process_slot slot)
+{
+	return p->slots[slot].state;
+}
+
+void ps_process_set_state(struct ps_process *p, enum ps_process_slot slot, void *state,
+                          void (*free_state)(void *state))
+{
+	p->slots[slot].state = state;
+	p->slots[slot].free_state = free_state;
 }
 
 static int reserve_maps(struct ps_process *p, size_t extra)
@@ -284,9 +336,9 @@ static int clone_maps(struct ps_process *to, const struct ps_process *from)
 
 /* ---- threads ------------------------------------------------------ */
 
-static struct ps_thread *find_thread(struct ps_machine *s, int32_t tid)
+static struct ps_thread *find_thread(struct ps_machine *machine, int32_t tid)
 {
-	for (struct ps_thread *t = s->threads[hash_int(tid)]; t; t = t->next)
+	for (struct ps_thread *t = machine->threads[hash_int(tid)]; t; t = t->next)
 		if (t->tid == tid)
 			return t;
 	return NULL;
@@ -303,7 +355,7 @@ static int set_comm(struct ps_thread *t, const char *comm)
 	return 0;
 }
 
-static struct ps_thread *new_thread(struct ps_machine *s, int32_t pid, int32_t tid)
+static struct ps_thread *new_thread(struct ps_machine *machine, int32_t pid, int32_t tid)
 {
 	char name[16];
 	struct ps_thread *t = calloc(1, sizeof(*t));
@@ -318,14 +370,14 @@ static struct ps_thread *new_thread(struct ps_machine *s, int32_t pid, int32_t t
 	t->pid = pid;
 	t->tid = tid;
 	t->ppid = -1;
-	t->next = s->threads[hash_int(tid)];
-	s->threads[hash_int(tid)] = t;
+	t->next = machine->threads[hash_int(tid)];
+	machine->threads[hash_int(tid)] = t;
 	return t;
 }
 
-static void remove_thread(struct ps_machine *s, struct ps_thread *victim)
+static void remove_thread(struct ps_machine *machine, struct ps_thread *victim)
 {
-	struct ps_thread **pp = &s->threads[hash_int(victim->tid)];
+	struct ps_thread **pp = &machine->threads[hash_int(victim->tid)];
 	while (*pp && *pp != victim)
 		pp = &(*pp)->next;
 	if (*pp)
@@ -334,39 +386,39 @@ static void remove_thread(struct ps_machine *s, struct ps_thread *victim)
 	free(victim);
 }
 
-struct ps_thread *ps_machine_thread(struct ps_machine *s, int32_t pid, int32_t tid)
+struct ps_thread *ps_machine_thread(struct ps_machine *machine, int32_t pid, int32_t tid)
 {
-	struct ps_thread *t = find_thread(s, tid);
+	struct ps_thread *t = find_thread(machine, tid);
 	if (t) {
 		if (t->pid == -1 && pid != -1)
 			t->pid = pid;
 		return t;
 	}
-	t = new_thread(s, pid, tid);
-	if (t && pid != -1 && pid != tid && !find_thread(s, pid))
-		new_thread(s, pid, pid); /* perf creates the leader too */
+	t = new_thread(machine, pid, tid);
+	if (t && pid != -1 && pid != tid && !find_thread(machine, pid))
+		new_thread(machine, pid, pid); /* perf creates the leader too */
 	return t;
 }
 
-static int process_fork(struct ps_machine *s, const struct ps_event *ev)
+static int process_fork(struct ps_machine *machine, const struct ps_event *ev)
 {
 	const struct ps_record_fork *f = &ev->u.fork;
-	struct ps_thread *parent = ps_machine_thread(s, (int32_t)f->ppid, (int32_t)f->ptid);
-	struct ps_thread *old = find_thread(s, (int32_t)f->tid);
+	struct ps_thread *parent = ps_machine_thread(machine, (int32_t)f->ppid, (int32_t)f->ptid);
+	struct ps_thread *old = find_thread(machine, (int32_t)f->tid);
 	struct ps_thread *child;
 
 	if (!parent)
 		return -ENOMEM;
 	if (parent->pid != (int32_t)f->ppid) {
 		/* a stale thread under the parent's tid: start over, as perf does */
-		remove_thread(s, parent);
-		parent = ps_machine_thread(s, (int32_t)f->ppid, (int32_t)f->ptid);
+		remove_thread(machine, parent);
+		parent = ps_machine_thread(machine, (int32_t)f->ppid, (int32_t)f->ptid);
 		if (!parent)
 			return -ENOMEM;
 	}
 	if (old && old != parent)
-		remove_thread(s, old);
-	child = new_thread(s, (int32_t)f->pid, (int32_t)f->tid);
+		remove_thread(machine, old);
+	child = new_thread(machine, (int32_t)f->pid, (int32_t)f->tid);
 	if (!child)
 		return -ENOMEM;
 	child->ppid = parent->tid;
@@ -374,8 +426,8 @@ static int process_fork(struct ps_machine *s, const struct ps_event *ev)
 		return -ENOMEM;
 	if ((int32_t)f->pid != parent->pid && !(ev->misc & PERF_RECORD_MISC_FORK_EXEC)) {
 		/* a new process starts with a copy of its parent's maps */
-		struct ps_process *to = ps_machine_process(s, (int32_t)f->pid);
-		struct ps_process *from = find_process(s, parent->pid);
+		struct ps_process *to = ps_machine_process(machine, (int32_t)f->pid);
+		struct ps_process *from = find_process(machine, parent->pid);
 		if (!to)
 			return -ENOMEM;
 		if (from && clone_maps(to, from))
@@ -396,7 +448,7 @@ static bool is_no_dso_memory(const char *name)
 	       strcmp(name, "[heap]") == 0;
 }
 
-static int process_mmap(struct ps_machine *s, const struct ps_event *ev)
+static int process_mmap(struct ps_machine *machine, const struct ps_event *ev)
 {
 	const struct ps_record_mmap *m = &ev->u.mmap;
 	unsigned cpumode = ev->misc & PERF_RECORD_MISC_CPUMODE_MASK;
@@ -404,9 +456,9 @@ static int process_mmap(struct ps_machine *s, const struct ps_event *ev)
 	struct ps_process *p;
 	struct ps_map map = { 0 };
 
-	if (!kernel && !ps_machine_thread(s, (int32_t)m->pid, (int32_t)m->tid))
+	if (!kernel && !ps_machine_thread(machine, (int32_t)m->pid, (int32_t)m->tid))
 		return -ENOMEM;
-	p = kernel ? &s->kernel : ps_machine_process(s, (int32_t)m->pid);
+	p = kernel ? &machine->kernel : ps_machine_process(machine, (int32_t)m->pid);
 	if (!p)
 		return -ENOMEM;
 	const char *name = m->filename ? m->filename : "";
@@ -421,7 +473,7 @@ static int process_mmap(struct ps_machine *s, const struct ps_event *ev)
 		snprintf(perf_map, sizeof(perf_map), "/tmp/perf-%d.map", (int32_t)m->pid);
 		name = perf_map;
 	}
-	map.object = ps_machine_object(s, name, m->has_build_id ? m->build_id : NULL,
+	map.object = ps_machine_object(machine, name, m->has_build_id ? m->build_id : NULL,
 	                               m->has_build_id ? m->build_id_size : 0);
 	if (!map.object)
 		return -ENOMEM;
@@ -444,24 +496,24 @@ static int process_mmap(struct ps_machine *s, const struct ps_event *ev)
 	return insert_map(p, &map);
 }
 
-int ps_machine_process_event(struct ps_machine *s, const struct ps_event *ev)
+int ps_machine_process_event(struct ps_machine *machine, const struct ps_event *ev)
 {
 	switch (ev->type) {
 	case PERF_RECORD_COMM: {
-		struct ps_thread *t =
-		        ps_machine_thread(s, (int32_t)ev->u.comm.pid, (int32_t)ev->u.comm.tid);
+		struct ps_thread *t = ps_machine_thread(machine, (int32_t)ev->u.comm.pid,
+		                                        (int32_t)ev->u.comm.tid);
 		if (!t)
 			return -ENOMEM;
 		return set_comm(t, ev->u.comm.comm ? ev->u.comm.comm : "");
 	}
 	case PERF_RECORD_FORK:
-		return process_fork(s, ev);
+		return process_fork(machine, ev);
 	case PERF_RECORD_EXIT:
 		/* perf keeps exited threads around for later samples */
 		return 0;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
-		return process_mmap(s, ev);
+		return process_mmap(machine, ev);
 	default:
 		return 0;
 	}
