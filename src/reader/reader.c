@@ -2,7 +2,7 @@
  * file header and attrs section, errors and scratch buffers. Reading the
  * data section record by record is in stream.c.
  */
-#include "reader/reader.h"
+#include "reader/reader_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "base/cursor.h"
-#include "reader/perf_format.h"
+#include "reader/perf_format_priv.h"
 
 #define PS_INPUT_BUFFER (1u << 20)
 #define PS_MAX_RECORD 65536
@@ -460,6 +460,16 @@ const char *ps_reader_path(const struct ps_reader *r)
 struct ps_archive *ps_reader_archive(const struct ps_reader *r)
 {
 	return r->archive;
+}
+
+bool ps_reader_reads_file(const struct ps_reader *r, const char *path)
+{
+	struct stat st, mine;
+
+	if (r->archive || !path || strcmp(path, "-") == 0)
+		return false;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && fstat(r->in.fd, &mine) == 0 &&
+	       st.st_dev == mine.st_dev && st.st_ino == mine.st_ino && st.st_size == mine.st_size;
 }
 
 bool ps_reader_is_archive(const struct ps_reader *r, int64_t *perf_data_mtime)

@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "reader/reader.h"
 #include "stitch/stitch.h"
@@ -318,14 +317,11 @@ static void *worker_main(void *arg)
 int ps_stitch_jobs_start(struct ps_session *s, const char *path)
 {
 	struct ps_stitch_jobs *jobs = s->jobs;
-	struct stat st, mine;
 
 	/* every worker reads the capture again: standard input and FIFOs
 	 * cannot be, nor a file that is not the one the session reads (it
 	 * was replaced, or is still growing) */
-	if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    fstat(ps_session_reader(s)->in.fd, &mine) != 0 || st.st_dev != mine.st_dev ||
-	    st.st_ino != mine.st_ino || st.st_size != mine.st_size)
+	if (!ps_reader_reads_file(s->reader, path))
 		return 0;
 	jobs->entry_size = sizeof(struct jobs_entry) + s->opts.max_stack * sizeof(uint64_t);
 	for (unsigned i = 0; i < jobs->nr_workers; i++) {

@@ -3,8 +3,8 @@
  * TRACING_DATA blob, and what each does with damaged input.
  */
 #include "base/cursor.h"
-#include "reader/reader.h"
-#include "reader/perf_format.h"
+#include "reader/reader_priv.h"
+#include "reader/perf_format_priv.h"
 
 #include <check.h>
 #include <errno.h>
