@@ -15,7 +15,7 @@
 #include "archive/archive.h"
 #include "base/strbuf.h"
 #include "cli/cli.h"
-#include "stitch/recorded.h"
+#include "session/session.h"
 
 static const char archive_usage[] =
         "usage: pystitch archive [-i FILE] [-o ARCHIVE] [options]\n"

@@ -1,7 +1,7 @@
 /* CPython detection: whether an ELF file is the interpreter (it defines
  * _PyEval_EvalFrameDefault), its version, and the -X perf trampoline
  * template; cached per path. */
-#include "python/python.h"
+#include "python/python_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -26,7 +26,7 @@
  * "[truncated]" marker in merged and all modes, and in only mode when it
  * has Python frames. (docs/architecture.md says why there is no matching
  * of eval activations with Python frames read from memory.) */
-#include "python/python.h"
+#include "python/python_priv.h"
 
 #include "base/array.h"
 

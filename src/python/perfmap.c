@@ -1,7 +1,7 @@
 /* Perf maps (perf-PID.map: "START SIZE NAME" lines), read in chunks and
  * damage-tolerant; the sorted table of named code ranges that both readers
  * fill; ps_jit_names, which finds one process's files and merges them. */
-#include "python/python.h"
+#include "python/python_priv.h"
 
 #include "base/array.h"
 

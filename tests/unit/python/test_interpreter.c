@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "python/python.h"
+#include "python/python_priv.h"
 
 /* ---- names and versions ---------------------------------------------- */
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "python/python.h"
+#include "python/python_priv.h"
 
 /* ---- how frames are written in the table ----------------------------- */
 

@@ -1,8 +1,11 @@
-/* What the archive writer (src/cli/cmd_archive.c) asks of a session beyond
- * the public API: the symbol answers of a separate debug file it leaves
- * out, which the archive carries in its place. */
-#ifndef PS_STITCH_RECORDED_H
-#define PS_STITCH_RECORDED_H
+/* The session (ps_session_*, the public stack API of
+ * include/pystitch/pystitch.h) as the other modules see it, beyond the
+ * public API: what the archive writer (src/cli/cmd_archive.c) asks of it,
+ * the symbol answers of a separate debug file it leaves out, which the
+ * archive carries in its place. See docs/architecture.md for the header
+ * rule. */
+#ifndef PS_SESSION_SESSION_H
+#define PS_SESSION_SESSION_H
 
 #include "base/strbuf.h"
 #include "pystitch/pystitch.h"
@@ -19,4 +22,4 @@ int ps_session_open_recording(const char *path, const struct ps_session_opts *op
  * file gave none) or -ENOMEM. See ps_symbols_recorded_names(). */
 int ps_session_recorded_names(struct ps_session *s, const char *debug_path, struct ps_strbuf *out);
 
-#endif /* PS_STITCH_RECORDED_H */
+#endif /* PS_SESSION_SESSION_H */

@@ -1,0 +1,26 @@
+/* Options structs: every one starts with its own size (size_t sz), so a
+ * caller built against an older or newer header can pass its own. The
+ * one rule for reading them, after libbpf's OPTS_VALID: a size smaller
+ * than that first field (0 included) is an error; a larger struct than
+ * this build knows is taken when every byte past the known fields is zero
+ * (else it asks for an option this build lacks, and that is an error);
+ * fields past a smaller struct's end read as zero. */
+#ifndef PS_BASE_OPTS_H
+#define PS_BASE_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Copy the caller's struct (NULL: the defaults) into ours, of our_size
+ * bytes, zeroing what it does not hold, and set our sz to our_size. 0, or
+ * -EINVAL (ours is then all zero but sz). */
+int ps_opts_copy(void *ours, size_t our_size, const void *theirs);
+
+/* Whether a caller's struct of caller_size bytes holds the field that
+ * ends end bytes into it (end = offsetof(field) + sizeof(field)). */
+static inline bool ps_opts_has(size_t caller_size, size_t end)
+{
+	return caller_size >= end;
+}
+
+#endif /* PS_BASE_OPTS_H */

@@ -1,0 +1,180 @@
+/* The public stack API (ps_session_*): opens a reading of the capture
+ * (and the unwinding workers), and gives each sample that passes the
+ * filters its stack: the pipeline's named frames, the user part unwound
+ * here or taken from a worker, then merged with its Python frames. Also
+ * the per-process report of the Python side.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/reader.h"
+#include "session/session_priv.h"
+
+static int session_open(const char *path, const struct ps_session_opts *opts, bool record_names,
+                        struct ps_session **out)
+{
+	struct ps_session *s = calloc(1, sizeof(*s));
+	struct ps_session_opts o = { 0 };
+	int err;
+
+	*out = s;
+	if (!s)
+		return -ENOMEM;
+	s->feed.errmsg = s->errmsg;
+	s->feed.errmsg_size = sizeof(s->errmsg);
+	if (opts) {
+		size_t n = opts->sz < sizeof(o) ? opts->sz : sizeof(o);
+		memcpy(&o, opts, n);
+	}
+	o.sz = sizeof(o);
+	if (o.jobs > 1) {
+		err = ps_jobs_new(&o, &s->jobs);
+		if (err)
+			return ps_feed_fail(&s->feed, err, "out of memory");
+	}
+	if (!o.max_stack)
+		o.max_stack = PS_UNWIND_DEFAULT_MAX_FRAMES;
+	if (o.max_stack > PS_PIPELINE_MAX_PCS)
+		o.max_stack = PS_PIPELINE_MAX_PCS;
+	err = ps_feed_open(&s->feed, path, &o, record_names, s->errmsg, sizeof(s->errmsg));
+	if (err)
+		return err;
+	/* a capture that can be read once per worker (not an archive) and
+	 * has user stacks to unwind */
+	if (o.jobs > 1 && !ps_reader_archive(s->feed.reader) && ps_feed_has_user_stacks(&s->feed))
+		return ps_jobs_start(s->jobs, path, &s->feed, s->errmsg, sizeof(s->errmsg));
+	return 0;
+}
+
+int ps_session_open(const char *path, const struct ps_session_opts *opts, struct ps_session **out)
+{
+	return session_open(path, opts, false, out);
+}
+
+int ps_session_open_recording(const char *path, const struct ps_session_opts *opts,
+                              struct ps_session **out)
+{
+	return session_open(path, opts, true, out);
+}
+
+void ps_session_close(struct ps_session *s)
+{
+	if (!s)
+		return;
+	ps_feed_close(&s->feed);
+	/* last: the workers and everything above log through it */
+	ps_jobs_free(s->jobs);
+	free(s);
+}
+
+const char *ps_session_errmsg(const struct ps_session *s)
+{
+	return s ? s->errmsg : "out of memory";
+}
+
+struct ps_reader *ps_session_reader(const struct ps_session *s)
+{
+	return s->feed.reader;
+}
+
+int ps_session_recorded_names(struct ps_session *s, const char *debug_path, struct ps_strbuf *out)
+{
+	return ps_symbols_recorded_names(ps_pipeline_symbols(s->feed.pipeline), debug_path, out);
+}
+
+/* ---- stacks --------------------------------------------------------- */
+
+/* The user part of the stack: unwound by its worker, or here. */
+static int add_unwound(struct ps_session *s, const struct ps_feed_sample *sample)
+{
+	struct ps_pipeline *pipeline = s->feed.pipeline;
+	enum ps_unwind_stop stop;
+	int n;
+
+	if (ps_jobs_running(s->jobs)) {
+		int ret = ps_jobs_take(s->jobs, sample->seq, s->pcs, &n, &stop, s->errmsg,
+		                       sizeof(s->errmsg));
+
+		if (ret < 0) {
+			s->errmsg_set = true;
+			return ret;
+		}
+		if (ret > 0) /* the worker has no result: unwind here */
+			n = ps_pipeline_unwind(pipeline, sample->event, sample->process, s->pcs,
+			                       &stop);
+	} else {
+		n = ps_pipeline_unwind(pipeline, sample->event, sample->process, s->pcs, &stop);
+	}
+	if (n < 0)
+		return n;
+	return ps_pipeline_add_unwound(pipeline, sample->process, s->pcs, n, stop);
+}
+
+static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample)
+{
+	struct ps_pipeline *pipeline = s->feed.pipeline;
+	const struct ps_event *ev = sample->event;
+	enum ps_python_mode mode = s->feed.opts.python;
+	struct ps_pipeline_stack *stack;
+	bool python;
+	int err;
+
+	err = ps_pipeline_begin_stack(pipeline, ev, sample->process);
+	stack = ps_pipeline_stack(pipeline);
+	if (!err && stack->has_callchain &&
+	    ps_pipeline_has_user_stack(pipeline, ev, sample->process))
+		err = add_unwound(s, sample);
+	if (err && s->errmsg_set)
+		return err; /* a worker failed: s->errmsg says how */
+	if (err)
+		return ps_feed_fail(&s->feed, err, "out of memory");
+	python = ps_python_mark_frames(stack->frames, stack->nr_frames);
+	s->stack.event = ev;
+	s->stack.sample = &ev->u.sample;
+	s->stack.attr = ev->attr;
+	s->stack.comm = sample->thread->comm;
+	s->stack.has_callchain = stack->has_callchain;
+	s->stack.frames = stack->frames;
+	s->stack.nr_frames = stack->nr_frames;
+	if (mode == PS_PYTHON_NATIVE || !stack->has_callchain)
+		return 0;
+	if (!python) {
+		if (mode == PS_PYTHON_ONLY)
+			s->stack.nr_frames = 0;
+		return 0;
+	}
+	err = ps_python_merge(s->feed.python, sample->process, stack, &s->stack.frames,
+	                      &s->stack.nr_frames);
+	if (err)
+		return ps_feed_fail(&s->feed, err, "out of memory");
+	return 0;
+}
+
+int ps_session_next(struct ps_session *s, const struct ps_stack **out)
+{
+	struct ps_feed_sample sample;
+	int ret;
+
+	*out = NULL;
+	ret = ps_feed_next(&s->feed, &sample);
+	if (ret <= 0)
+		return ret;
+	ret = build_stack(s, &sample);
+	if (ret)
+		return ret;
+	*out = &s->stack;
+	return 1;
+}
+
+/* ---- the per-process report ----------------------------------------- */
+
+int ps_session_python_processes(struct ps_session *s, ps_python_process_fn fn, void *ctx)
+{
+	int ret = ps_feed_read_to_end(&s->feed), err;
+
+	err = ps_python_report(s->feed.python, fn, ctx);
+	if (err)
+		return ps_feed_fail(&s->feed, err, "out of memory");
+	return ret < 0 ? ret : 0;
+}
