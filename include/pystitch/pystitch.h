@@ -2,8 +2,15 @@
  *
  * Public API. Conventions (after libbpf):
  *  - every name starts with ps_; handles are opaque;
- *  - options structs start with their own size (set .sz = sizeof(opts)) so
- *    the ABI can grow;
+ *  - options structs start with their own size so the ABI can grow (new
+ *    fields are only ever added at the end): make them with PS_OPTS(), or
+ *    zero them with memset() and set .sz = sizeof(opts). Every function
+ *    taking one checks it alike: NULL means the defaults; a size smaller
+ *    than the sz field itself (0 included) is -EINVAL; a struct smaller
+ *    than this library's has its missing fields read as zero; a larger
+ *    one (from a newer header) is taken only when every byte past the
+ *    fields this library knows is zero, else -EINVAL (it asks for an
+ *    option this build does not have);
  *  - functions return 0 or a positive count on success and a negative errno
  *    value on failure; the handle keeps a one-line message describing the
  *    last failure (ps_reader_errmsg(), ps_session_errmsg());
@@ -22,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h> /* memset, for PS_OPTS() */
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,6 +41,23 @@ extern "C" {
 #define PS_API __attribute__((visibility("default")))
 #else
 #define PS_API
+#endif
+
+/* Declare NAME, an options struct of TYPE (ps_reader_opts,
+ * ps_session_opts), with its size set, the fields given set and every
+ * other byte zero, padding included (which is what lets a struct from a
+ * newer or older header pass the size check):
+ *   PS_OPTS(ps_session_opts, opts, .jobs = 2, .log = my_log);
+ *   opts.no_inline = true; */
+#ifdef __GNUC__
+#define PS_OPTS(TYPE, NAME, ...)                                                                   \
+	struct TYPE NAME = ({                                                                      \
+		memset(&NAME, 0, sizeof(struct TYPE));                                             \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };                           \
+	})
+#else
+/* padding is not cleared: zero the struct with memset() before use */
+#define PS_OPTS(TYPE, NAME, ...) struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
 #endif
 
 enum ps_log_level {
@@ -63,7 +88,7 @@ enum ps_order {
 };
 
 struct ps_reader_opts {
-	size_t sz; /* sizeof(struct ps_reader_opts) */
+	size_t sz; /* sizeof(struct ps_reader_opts): see PS_OPTS() */
 	enum ps_order order;
 	/* Stop at a damaged record without failing: everything before it
 	 * is delivered and ps_reader_next() returns 0 (a warning is logged
@@ -713,7 +738,7 @@ typedef void (*ps_file_used_fn)(void *ctx, const char *path, const char *file,
                                 enum ps_file_kind kind);
 
 struct ps_session_opts {
-	size_t sz; /* sizeof(struct ps_session_opts) */
+	size_t sz; /* sizeof(struct ps_session_opts): see PS_OPTS() */
 	bool force; /* see ps_reader_opts.force */
 	const char *symfs; /* look up every recorded path under this directory */
 	const char *buildid_dir; /* perf's build-id cache; NULL: $HOME/.debug */

@@ -4,12 +4,18 @@
  * than that first field (0 included) is an error; a larger struct than
  * this build knows is taken when every byte past the known fields is zero
  * (else it asks for an option this build lacks, and that is an error);
- * fields past a smaller struct's end read as zero. */
+ * fields past a smaller struct's end read as zero. Fields are only ever
+ * added at the end of a struct. */
 #ifndef PS_BASE_OPTS_H
 #define PS_BASE_OPTS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+/* What a failed check says. */
+#define PS_OPTS_ERRMSG                                                                             \
+	"bad options struct: its sz is smaller than the field itself, or it sets options past "    \
+	"the end of the struct this build knows"
 
 /* Copy the caller's struct (NULL: the defaults) into ours, of our_size
  * bytes, zeroing what it does not hold, and set our sz to our_size. 0, or

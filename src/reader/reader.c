@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/cursor.h"
+#include "base/opts.h"
 #include "reader/perf_format_priv.h"
 
 #define PS_INPUT_BUFFER (1u << 20)
@@ -338,17 +339,14 @@ static int reader_new(const char *name, const struct ps_reader_opts *opts, struc
 	*out = r;
 	if (!r)
 		return -ENOMEM;
-	if (opts) {
-		size_t n = opts->sz < sizeof(r->opts) ? opts->sz : sizeof(r->opts);
-		memcpy(&r->opts, opts, n);
-	}
-	r->opts.sz = sizeof(r->opts);
-	if (!r->opts.max_queue_bytes)
-		r->opts.max_queue_bytes = 256u << 20;
+	r->in.fd = -1;
 	r->path = strdup(name ? name : "(input)");
 	if (!r->path)
 		return -ENOMEM;
-	r->in.fd = -1;
+	if (ps_opts_copy(&r->opts, sizeof(r->opts), opts))
+		return ps_reader_fail(r, -EINVAL, PS_OPTS_ERRMSG);
+	if (!r->opts.max_queue_bytes)
+		r->opts.max_queue_bytes = 256u << 20;
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/opts.h"
 #include "reader/reader.h"
 #include "session/session_priv.h"
 
@@ -23,11 +24,8 @@ static int session_open(const char *path, const struct ps_session_opts *opts, bo
 		return -ENOMEM;
 	s->feed.errmsg = s->errmsg;
 	s->feed.errmsg_size = sizeof(s->errmsg);
-	if (opts) {
-		size_t n = opts->sz < sizeof(o) ? opts->sz : sizeof(o);
-		memcpy(&o, opts, n);
-	}
-	o.sz = sizeof(o);
+	if (ps_opts_copy(&o, sizeof(o), opts))
+		return ps_feed_fail(&s->feed, -EINVAL, PS_OPTS_ERRMSG);
 	if (o.jobs > 1) {
 		err = ps_jobs_new(&o, &s->jobs);
 		if (err)

@@ -2,6 +2,8 @@
  * behind ps_dso_resolve(); finding each DSO's files is dso_locate.c's. */
 #include "symbols/dso_priv.h"
 
+#include "base/opts.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -59,15 +61,12 @@ static char *dup_or_null(const char *s)
 int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 {
 	struct ps_symbols *symbols;
-	struct ps_symbols_opts o = { 0 };
+	struct ps_symbols_opts o;
 	const char *home;
 
 	*out = NULL;
-	if (opts) {
-		if (opts->sz < sizeof(size_t))
-			return -EINVAL;
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-	}
+	if (ps_opts_copy(&o, sizeof(o), opts))
+		return -EINVAL;
 	symbols = calloc(1, sizeof(*symbols));
 	if (!symbols)
 		return -ENOMEM;

@@ -3,6 +3,7 @@
  * into the PCs perf prints (callers decremented, libunwind quirks on demand).
  */
 #define PS_UNWIND_INTERNAL
+#include "base/opts.h"
 #include "unwind/unwind.h"
 
 #include <errno.h>
@@ -47,8 +48,8 @@ int ps_unwinder_new(const struct ps_unwind_callbacks *callbacks, void *ctx,
 	*out = NULL;
 	if (!callbacks || !callbacks->find_map)
 		return -EINVAL;
-	if (opts &&
-	    opts->sz < offsetof(struct ps_unwind_opts, emulate_libunwind_quirks) + sizeof(bool))
+	struct ps_unwind_opts o;
+	if (ps_opts_copy(&o, sizeof(o), opts))
 		return -EINVAL;
 
 	struct ps_unwinder *u = calloc(1, sizeof(*u));
@@ -56,20 +57,11 @@ int ps_unwinder_new(const struct ps_unwind_callbacks *callbacks, void *ctx,
 		return -ENOMEM;
 	u->callbacks = *callbacks;
 	u->ctx = ctx;
-	u->max_frames = PS_UNWIND_DEFAULT_MAX_FRAMES;
-	u->table = true;
-	if (opts) {
-		/* fields past opts->sz keep their defaults */
-		if (opts->max_frames)
-			u->max_frames = opts->max_frames;
-		u->quirks = opts->emulate_libunwind_quirks;
-		if (opts->sz >= offsetof(struct ps_unwind_opts, log_ctx) + sizeof(void *)) {
-			u->log = opts->log;
-			u->log_ctx = opts->log_ctx;
-		}
-		if (opts->sz >= offsetof(struct ps_unwind_opts, libdwfl_only) + sizeof(bool))
-			u->table = !opts->libdwfl_only;
-	}
+	u->max_frames = o.max_frames ? o.max_frames : PS_UNWIND_DEFAULT_MAX_FRAMES;
+	u->quirks = o.emulate_libunwind_quirks;
+	u->log = o.log;
+	u->log_ctx = o.log_ctx;
+	u->table = !o.libdwfl_only;
 	*out = u;
 	return 0;
 }
