@@ -14,6 +14,9 @@
  *  - functions return 0 or a positive count on success and a negative errno
  *    value on failure; the handle keeps a one-line message describing the
  *    last failure (ps_reader_errmsg(), ps_session_errmsg());
+ *  - an *_open() that fails returns a negative errno, leaves *out NULL (no
+ *    handle to close) and says why in one line through the log callback of
+ *    its options, at PS_LOG_ERROR;
  *  - the library never prints and never exits; diagnostics go through the
  *    log callback given in the options;
  *  - a handle comes from *_open() and is freed by *_close(), which takes
@@ -61,6 +64,9 @@ extern "C" {
 #endif
 
 enum ps_log_level {
+	/* Why a call failed where no handle is left to ask (an *_open()):
+	 * the message ps_*_errmsg() would have given. */
+	PS_LOG_ERROR = -1,
 	PS_LOG_WARN = 0,
 	PS_LOG_INFO = 1,
 	PS_LOG_DEBUG = 2,
@@ -107,11 +113,12 @@ struct ps_reader_opts {
  * read by ps_reader_next(). opts may be NULL (defaults); it is copied, so
  * it need not outlive the call. Returns 0 and sets *out, which the caller
  * frees with ps_reader_close().
- * On failure the return value is a negative errno and *out still holds a
- * handle whose ps_reader_errmsg() says what went wrong (or NULL when even
- * that could not be allocated); close it with ps_reader_close(). Errors:
- *   -EINVAL     path is NULL, not a perf.data file, or a damaged or
- *               truncated header, attr or feature section;
+ * On failure the return value is a negative errno, *out is NULL and
+ * opts->log is told what went wrong at PS_LOG_ERROR: one line starting
+ * with the path ("perf.data: offset 0x1a0: ..."). Errors:
+ *   -EINVAL     bad options (see PS_OPTS()), path is NULL, not a perf.data
+ *               file, or a damaged or truncated header, attr or feature
+ *               section;
  *   -ENOTSUP    a version 1 (PERFFILE) capture;
  *   -ESPIPE     a file-mode capture given through a pipe;
  *   -ENOMEM     out of memory;
@@ -832,9 +839,10 @@ struct ps_stack {
 
 /* Open a capture for stacks. Same conventions as ps_reader_open(): 0 and
  * *out, which the caller frees with ps_session_close(), or a negative
- * errno with *out still to be closed (NULL when even the handle could not
- * be allocated) and the reason in ps_session_errmsg(). Errors are those of
- * ps_reader_open(), and -ENOMEM.
+ * errno with *out NULL and the reason told to opts->log at PS_LOG_ERROR.
+ * Errors are those of ps_reader_open(), -EINVAL for a --time percentage
+ * the capture cannot take, -ENOMEM, and the errno of starting the
+ * workers (opts.jobs).
  * opts may be NULL (defaults). The struct is copied, but not the strings
  * and arrays it points to (symfs, pids, comms, ...): keep those valid
  * until ps_session_close(). Files named by opts are opened only when
@@ -849,8 +857,9 @@ PS_API int ps_session_open(const char *path, const struct ps_session_opts *opts,
 /* Free the session, its reader and everything they returned. NULL is a
  * no-op. */
 PS_API void ps_session_close(struct ps_session *session);
-/* The last failure as one line (a reader failure starts with the path),
- * "" before any failure, "out of memory" for a NULL session. Owned by the
+/* The last failure of ps_session_next() and the other calls on an open
+ * session as one line (a reader failure starts with the path), "" before
+ * any failure, "out of memory" for a NULL session. Owned by the
  * session, valid until ps_session_close(); a later failure rewrites it. */
 PS_API const char *ps_session_errmsg(const struct ps_session *session);
 /* The reader underneath (header facts, features, stats). Owned by the

@@ -9,7 +9,6 @@
 #ifndef PS_BASE_OPTS_H
 #define PS_BASE_OPTS_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 /* What a failed check says. */
@@ -21,12 +20,5 @@
  * bytes, zeroing what it does not hold, and set our sz to our_size. 0, or
  * -EINVAL (ours is then all zero but sz). */
 int ps_opts_copy(void *ours, size_t our_size, const void *theirs);
-
-/* Whether a caller's struct of caller_size bytes holds the field that
- * ends end bytes into it (end = offsetof(field) + sizeof(field)). */
-static inline bool ps_opts_has(size_t caller_size, size_t end)
-{
-	return caller_size >= end;
-}
 
 #endif /* PS_BASE_OPTS_H */

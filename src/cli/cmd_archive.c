@@ -369,7 +369,7 @@ int ps_cmd_archive(struct ps_cli *cli, int argc, char **argv)
 	ret = with_debuginfo ? ps_session_open(cli->input, &opts, &session)
 	                     : ps_session_open_recording(cli->input, &opts, &session);
 	if (ret) {
-		ps_cli_error(cli, "%s", ps_session_errmsg(session));
+		/* ps_cli_log said why */
 		status = ps_cli_status(ret);
 		goto out;
 	}

@@ -98,11 +98,8 @@ int ps_cmd_info(struct ps_cli *cli, int argc, char **argv)
 		return PS_EXIT_USAGE;
 	}
 	ret = ps_session_open(cli->input, &opts, &session);
-	if (ret) {
-		ps_cli_error(cli, "%s", ps_session_errmsg(session));
-		ps_session_close(session);
-		return ps_cli_status(ret);
-	}
+	if (ret)
+		return ps_cli_status(ret); /* ps_cli_log said why */
 	/* reads every record: a pipe capture's features arrive as records,
 	 * and the processes are known only at the end */
 	ret = ps_session_python_processes(session, add_python_process, &lines);

@@ -167,7 +167,7 @@ int ps_cmd_script(struct ps_cli *cli, int argc, char **argv)
 	ps_cli_session_defaults(&a.session);
 	ret = ps_session_open(cli->input, opts, &session);
 	if (ret) {
-		ps_cli_error(cli, "%s", ps_session_errmsg(session));
+		/* ps_cli_log said why */
 		status = ps_cli_status(ret);
 		goto out;
 	}

@@ -52,6 +52,11 @@ void ps_cli_log(void *ctx, enum ps_log_level level, const char *msg)
 {
 	const struct ps_cli *cli = ctx;
 
+	/* an open that failed: said as every error is, even with -q */
+	if (level == PS_LOG_ERROR) {
+		ps_cli_error(cli, "%s", msg);
+		return;
+	}
 	if ((int)level > (cli ? cli->verbose : 0))
 		return;
 	if (cli && cli->quiet)
@@ -88,8 +93,7 @@ struct ps_reader *ps_cli_open(const struct ps_cli *cli, enum ps_order order, int
 	int err = ps_reader_open(cli->input, &opts, &reader);
 
 	if (err) {
-		ps_cli_error(cli, "%s", ps_reader_errmsg(reader));
-		ps_reader_close(reader);
+		/* ps_cli_log said why */
 		*status = ps_cli_status(err);
 		return NULL;
 	}

@@ -363,7 +363,7 @@ bool ps_cli_session_run(struct ps_cli *cli, const char *command, struct ps_cli_s
 	ps_cli_session_defaults(a);
 	ret = ps_session_open(cli->input, &a->opts, session);
 	if (ret) {
-		ps_cli_error(cli, "%s", ps_session_errmsg(*session));
+		/* ps_cli_log said why */
 		*status = ps_cli_status(ret);
 		return false;
 	}

@@ -350,8 +350,36 @@ static int reader_new(const char *name, const struct ps_reader_opts *opts, struc
 	return 0;
 }
 
-int ps_reader_open_fd(int fd, const char *name, const struct ps_reader_opts *opts,
-                      struct ps_reader **out)
+/* How an open ends: *out holds the reader, or on failure NULL, and the
+ * failure's message is said through the log at PS_LOG_ERROR or, when the
+ * caller says it itself, copied to errmsg. */
+static int finish_open(struct ps_reader *r, int err, const struct ps_reader_opts *opts,
+                       struct ps_reader **out, char *errmsg, size_t errmsg_size)
+{
+	const char *msg = r && r->errmsg[0] ? r->errmsg : "out of memory";
+	ps_log_fn log = NULL;
+	void *log_ctx = NULL;
+
+	*out = NULL;
+	if (!err) {
+		*out = r;
+		return 0;
+	}
+	if (errmsg) {
+		snprintf(errmsg, errmsg_size, "%s", msg);
+	} else if (opts && opts->sz >= offsetof(struct ps_reader_opts, log_ctx) + sizeof(void *)) {
+		/* the caller's log, even in options that failed the check */
+		log = opts->log;
+		log_ctx = opts->log_ctx;
+	}
+	if (log)
+		log(log_ctx, PS_LOG_ERROR, msg);
+	ps_reader_close(r);
+	return err;
+}
+
+static int open_fd(int fd, const char *name, const struct ps_reader_opts *opts,
+                   struct ps_reader **out)
 {
 	struct ps_reader *r;
 	int err = reader_new(name, opts, &r);
@@ -360,6 +388,15 @@ int ps_reader_open_fd(int fd, const char *name, const struct ps_reader_opts *opt
 		return err;
 	r->in.fd = fd;
 	return reader_start(r);
+}
+
+int ps_reader_open_fd(int fd, const char *name, const struct ps_reader_opts *opts,
+                      struct ps_reader **out)
+{
+	struct ps_reader *r;
+	int err = open_fd(fd, name, opts, &r);
+
+	return finish_open(r, err, opts, out, NULL, 0);
 }
 
 /* Unpack the archive at path and read its perf.data instead. */
@@ -386,7 +423,7 @@ static int open_archive(struct ps_reader *r, const char *path)
 	return 0;
 }
 
-int ps_reader_open(const char *path, const struct ps_reader_opts *opts, struct ps_reader **out)
+static int open_path(const char *path, const struct ps_reader_opts *opts, struct ps_reader **out)
 {
 	struct ps_reader *r;
 	bool is_stdin = path && strcmp(path, "-") == 0;
@@ -416,6 +453,23 @@ int ps_reader_open(const char *path, const struct ps_reader_opts *opts, struct p
 		}
 	}
 	return reader_start(r);
+}
+
+int ps_reader_open(const char *path, const struct ps_reader_opts *opts, struct ps_reader **out)
+{
+	struct ps_reader *r;
+	int err = open_path(path, opts, &r);
+
+	return finish_open(r, err, opts, out, NULL, 0);
+}
+
+int ps_reader_open_errmsg(const char *path, const struct ps_reader_opts *opts,
+                          struct ps_reader **out, char *errmsg, size_t errmsg_size)
+{
+	struct ps_reader *r;
+	int err = open_path(path, opts, &r);
+
+	return finish_open(r, err, opts, out, errmsg, errmsg_size);
 }
 
 void ps_reader_close(struct ps_reader *r)

@@ -6,6 +6,7 @@
 #define PS_READER_READER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "pystitch/pystitch.h"
 
@@ -13,6 +14,11 @@ struct ps_archive;
 
 /* The archive the capture came out of, or NULL. */
 struct ps_archive *ps_reader_archive(const struct ps_reader *reader);
+
+/* ps_reader_open() for a caller that says the failure itself (the
+ * session): on failure its message goes to errmsg, not to the log. */
+int ps_reader_open_errmsg(const char *path, const struct ps_reader_opts *opts,
+                          struct ps_reader **out, char *errmsg, size_t errmsg_size);
 
 /* Whether path names the very file the reader reads: a regular file
  * (not "-", a FIFO or an archive's contents) with the reader's device,

@@ -114,9 +114,9 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 	ropts.force = o->force;
 	ropts.log = o->log;
 	ropts.log_ctx = o->log_ctx;
-	err = ps_reader_open(path, &ropts, &feed->reader);
+	err = ps_reader_open_errmsg(path, &ropts, &feed->reader, errmsg, errmsg_size);
 	if (err)
-		return ps_feed_fail(feed, err, "%s", ps_reader_errmsg(feed->reader));
+		return err;
 	feed->files.used = o->file_used;
 	feed->files.used_ctx = o->file_used_ctx;
 	archive = ps_reader_archive(feed->reader);

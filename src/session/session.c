@@ -12,48 +12,79 @@
 #include "reader/reader.h"
 #include "session/session_priv.h"
 
-static int session_open(const char *path, const struct ps_session_opts *opts, bool record_names,
-                        struct ps_session **out)
+/* Open the session (*s, which the caller closes either way). 0 or -errno
+ * with the reason in s->errmsg. */
+static int session_open(struct ps_session *s, const char *path, struct ps_session_opts *o,
+                        bool record_names)
 {
-	struct ps_session *s = calloc(1, sizeof(*s));
-	struct ps_session_opts o = { 0 };
 	int err;
 
-	*out = s;
-	if (!s)
-		return -ENOMEM;
-	s->feed.errmsg = s->errmsg;
-	s->feed.errmsg_size = sizeof(s->errmsg);
-	if (ps_opts_copy(&o, sizeof(o), opts))
-		return ps_feed_fail(&s->feed, -EINVAL, PS_OPTS_ERRMSG);
-	if (o.jobs > 1) {
-		err = ps_jobs_new(&o, &s->jobs);
+	if (o->jobs > 1) {
+		err = ps_jobs_new(o, &s->jobs);
 		if (err)
 			return ps_feed_fail(&s->feed, err, "out of memory");
 	}
-	if (!o.max_stack)
-		o.max_stack = PS_UNWIND_DEFAULT_MAX_FRAMES;
-	if (o.max_stack > PS_PIPELINE_MAX_PCS)
-		o.max_stack = PS_PIPELINE_MAX_PCS;
-	err = ps_feed_open(&s->feed, path, &o, record_names, s->errmsg, sizeof(s->errmsg));
+	if (!o->max_stack)
+		o->max_stack = PS_UNWIND_DEFAULT_MAX_FRAMES;
+	if (o->max_stack > PS_PIPELINE_MAX_PCS)
+		o->max_stack = PS_PIPELINE_MAX_PCS;
+	err = ps_feed_open(&s->feed, path, o, record_names, s->errmsg, sizeof(s->errmsg));
 	if (err)
 		return err;
 	/* a capture that can be read once per worker (not an archive) and
 	 * has user stacks to unwind */
-	if (o.jobs > 1 && !ps_reader_archive(s->feed.reader) && ps_feed_has_user_stacks(&s->feed))
+	if (o->jobs > 1 && !ps_reader_archive(s->feed.reader) && ps_feed_has_user_stacks(&s->feed))
 		return ps_jobs_start(s->jobs, path, &s->feed, s->errmsg, sizeof(s->errmsg));
+	return 0;
+}
+
+/* The open convention of the public header: the handle, or NULL and the
+ * reason told to the log at PS_LOG_ERROR. */
+static int open_session(const char *path, const struct ps_session_opts *opts, bool record_names,
+                        struct ps_session **out)
+{
+	struct ps_session_opts o;
+	struct ps_session *s;
+	int err;
+
+	*out = NULL;
+	if (ps_opts_copy(&o, sizeof(o), opts)) {
+		/* the caller's log, if the struct is large enough to hold it */
+		if (opts->sz >= offsetof(struct ps_session_opts, log_ctx) + sizeof(void *) &&
+		    opts->log)
+			opts->log(opts->log_ctx, PS_LOG_ERROR, PS_OPTS_ERRMSG);
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		if (o.log)
+			o.log(o.log_ctx, PS_LOG_ERROR, "out of memory");
+		return -ENOMEM;
+	}
+	s->feed.errmsg = s->errmsg;
+	s->feed.errmsg_size = sizeof(s->errmsg);
+	err = session_open(s, path, &o, record_names);
+	if (err) {
+		/* o.log: through the jobs' log when there are jobs, which
+		 * passes on what the workers said first */
+		if (o.log)
+			o.log(o.log_ctx, PS_LOG_ERROR, s->errmsg[0] ? s->errmsg : "out of memory");
+		ps_session_close(s);
+		return err;
+	}
+	*out = s;
 	return 0;
 }
 
 int ps_session_open(const char *path, const struct ps_session_opts *opts, struct ps_session **out)
 {
-	return session_open(path, opts, false, out);
+	return open_session(path, opts, false, out);
 }
 
 int ps_session_open_recording(const char *path, const struct ps_session_opts *opts,
                               struct ps_session **out)
 {
-	return session_open(path, opts, true, out);
+	return open_session(path, opts, true, out);
 }
 
 void ps_session_close(struct ps_session *s)

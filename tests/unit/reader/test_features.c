@@ -96,13 +96,15 @@ static void buf_free(struct buf *b)
 
 /* ---- a reader to decode into ---------------------------------------- */
 
-static char last_warning[512];
+static char last_warning[512], open_error[512];
 
 static void log_capture(void *ctx, enum ps_log_level level, const char *msg)
 {
 	(void)ctx;
 	if (level == PS_LOG_WARN)
 		snprintf(last_warning, sizeof(last_warning), "%s", msg);
+	else if (level == PS_LOG_ERROR)
+		snprintf(open_error, sizeof(open_error), "%s", msg);
 }
 
 /* Write b to a temporary file of file_size bytes (at least b->len; the
@@ -121,9 +123,12 @@ static int open_image_sized(const struct buf *b, uint64_t file_size, struct ps_r
 	if (file_size > b->len)
 		ck_assert_int_eq(ftruncate(fd, (off_t)file_size), 0);
 	close(fd);
+	open_error[0] = '\0';
 	err = ps_reader_open(path, &opts, r);
 	unlink(path);
-	ck_assert_ptr_nonnull(*r);
+	/* a handle, or none and what went wrong */
+	ck_assert((err == 0) == (*r != NULL));
+	ck_assert(err == 0 || open_error[0]);
 	return err;
 }
 
@@ -995,7 +1000,7 @@ START_TEST(test_file_features)
 	present[1] = 1ull << (77 - 64);
 	put_file(&file, present, sections);
 
-	ck_assert_msg(open_image(&file, &r) == 0, "%s", ps_reader_errmsg(r));
+	ck_assert_msg(open_image(&file, &r) == 0, "%s", open_error);
 	f = ps_reader_features(r);
 	ck_assert_str_eq(f->hostname, "filehost");
 	ck_assert_uint_eq(f->nr_build_ids, 1);
@@ -1023,8 +1028,8 @@ static void expect_file_error(const struct buf *file, const char *text)
 	struct ps_reader *r;
 	int err = open_image(file, &r);
 
-	ck_assert_failed_with(r, err, text);
-	ps_reader_close(r);
+	ck_assert_int_eq(err, -EINVAL);
+	ck_assert_msg(strstr(open_error, text), "message '%s' lacks '%s'", open_error, text);
 }
 
 START_TEST(test_file_damaged)
@@ -1095,9 +1100,9 @@ START_TEST(test_file_section_too_big)
 	sections[PS_FEAT_HOSTNAME] = &host;
 	table = put_file(&file, present, sections);
 	put_u64_at(&file, table + 8, big);
-	ck_assert_failed_with(r, open_image_sized(&file, file.len + big, &r), "more than");
-	ck_assert_ptr_nonnull(strstr(ps_reader_errmsg(r), "feature HOSTNAME"));
-	ps_reader_close(r);
+	ck_assert_int_eq(open_image_sized(&file, file.len + big, &r), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(open_error, "more than"));
+	ck_assert_ptr_nonnull(strstr(open_error, "feature HOSTNAME"));
 	buf_free(&host);
 	buf_free(&file);
 }
