@@ -32,6 +32,7 @@ static void report(const struct ps_session *session, int err)
 
 static void print_stack(const struct ps_stack *stack)
 {
+	const struct ps_sample *sample = &stack->event->u.sample;
 	size_t nr_python = 0;
 
 	for (size_t i = 0; i < stack->nr_frames; i++)
@@ -39,7 +40,7 @@ static void print_stack(const struct ps_stack *stack)
 			nr_python++;
 	/* comm is the thread's name at the sample's time; the pointer, like
 	 * the frames, stays valid only until the next ps_session_next() */
-	printf("%u/%u %s: %zu frames, %zu Python\n", stack->sample->pid, stack->sample->tid,
+	printf("%u/%u %s: %zu frames, %zu Python\n", sample->pid, sample->tid,
 	       stack->comm ? stack->comm : "[unknown]", stack->nr_frames, nr_python);
 
 	/* frames are stored leaf first: walk backwards to print from the root */

@@ -811,6 +811,12 @@ struct ps_frame {
 	 * file for user code (a return address minus one for callers in
 	 * DWARF mode), the raw address for kernel and unmapped code. */
 	uint64_t addr;
+	/* The address in the process as the frame was looked up: the sampled
+	 * IP, a callchain entry, or an unwound PC (a return address minus one
+	 * for callers in DWARF mode); the same for every inlined frame of one
+	 * address; 0 for the "[truncated]" marker. To resymbolise, find the
+	 * mapping that held it at the sample's time. */
+	uint64_t ip;
 	const char *sym; /* NULL: [unknown] */
 	uint64_t symoff;
 	const char *dso; /* NULL: [unknown] */
@@ -825,9 +831,9 @@ struct ps_frame {
 };
 
 struct ps_stack {
-	const struct ps_event *event; /* the PERF_RECORD_SAMPLE */
-	const struct ps_sample *sample;
-	const struct ps_attr *attr;
+	/* The PERF_RECORD_SAMPLE: its sample is event->u.sample, its attr
+	 * (event name, sample type) event->attr. */
+	const struct ps_event *event;
 	const char *comm; /* the thread's name at the sample's time */
 	/* The event records call chains (PERF_SAMPLE_CALLCHAIN): frames is
 	 * the stack, leaf first. Otherwise frames[0] is the sampled IP

@@ -104,11 +104,11 @@ static void build_key(struct ps_collapse *collapse, const struct ps_stack *stack
 		add_name(key, stack->comm ? stack->comm : "[unknown]", true);
 		if (collapse->opts.per != PS_COLLAPSE_PER_COMM) {
 			ps_strbuf_addch(key, '-');
-			ps_strbuf_add_int(key, (int32_t)stack->sample->pid, 0, false);
+			ps_strbuf_add_int(key, (int32_t)stack->event->u.sample.pid, 0, false);
 		}
 		if (collapse->opts.per == PS_COLLAPSE_PER_TID) {
 			ps_strbuf_addch(key, '/');
-			ps_strbuf_add_int(key, (int32_t)stack->sample->tid, 0, false);
+			ps_strbuf_add_int(key, (int32_t)stack->event->u.sample.tid, 0, false);
 		}
 	}
 	/* without a call chain, frames[0] is the sampled IP and the rest is
@@ -134,7 +134,7 @@ static void build_key(struct ps_collapse *collapse, const struct ps_stack *stack
 int ps_collapse_add(struct ps_collapse *collapse, const struct ps_stack *stack)
 {
 	struct ps_strbuf *key = &collapse->key;
-	uint64_t weight = collapse->opts.period ? stack->sample->period : 1;
+	uint64_t weight = collapse->opts.period ? stack->event->u.sample.period : 1;
 	struct collapse_entry *entry;
 	size_t mask = collapse->nr_slots - 1, slot;
 	uint64_t hash;

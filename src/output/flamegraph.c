@@ -157,17 +157,17 @@ static void build_label(struct ps_flamegraph *fg, const struct ps_stack *stack)
 	ps_strbuf_addstr(label, stack->comm ? stack->comm : "[unknown]");
 	if (fg->opts.per != PS_COLLAPSE_PER_COMM) {
 		ps_strbuf_addch(label, '-');
-		ps_strbuf_add_int(label, (int32_t)stack->sample->pid, 0, false);
+		ps_strbuf_add_int(label, (int32_t)stack->event->u.sample.pid, 0, false);
 	}
 	if (fg->opts.per == PS_COLLAPSE_PER_TID) {
 		ps_strbuf_addch(label, '/');
-		ps_strbuf_add_int(label, (int32_t)stack->sample->tid, 0, false);
+		ps_strbuf_add_int(label, (int32_t)stack->event->u.sample.tid, 0, false);
 	}
 }
 
 int ps_flamegraph_add(struct ps_flamegraph *fg, const struct ps_stack *stack)
 {
-	uint64_t weight = fg->opts.period ? stack->sample->period : 1;
+	uint64_t weight = fg->opts.period ? stack->event->u.sample.period : 1;
 	size_t nr = stack->nr_frames;
 	uint32_t node = 0;
 

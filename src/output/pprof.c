@@ -315,7 +315,7 @@ static int64_t event_string(struct ps_pprof *pprof, const struct ps_attr *attr)
 
 static void note_event(struct ps_pprof *pprof, const struct ps_stack *stack, int64_t event)
 {
-	const struct ps_attr *attr = stack->attr;
+	const struct ps_attr *attr = stack->event->attr;
 
 	if (!pprof->have_event) {
 		pprof->have_event = true;
@@ -327,8 +327,8 @@ static void note_event(struct ps_pprof *pprof, const struct ps_stack *stack, int
 	} else if (event != pprof->event_name) {
 		pprof->mixed_events = true;
 	}
-	if (stack->sample->sample_type & PERF_SAMPLE_TIME) {
-		uint64_t time = stack->sample->time;
+	if (stack->event->u.sample.sample_type & PERF_SAMPLE_TIME) {
+		uint64_t time = stack->event->u.sample.time;
 		if (!pprof->have_time || time < pprof->first_time)
 			pprof->first_time = time;
 		if (!pprof->have_time || time > pprof->last_time)
@@ -339,10 +339,10 @@ static void note_event(struct ps_pprof *pprof, const struct ps_stack *stack, int
 
 int ps_pprof_add(struct ps_pprof *pprof, const struct ps_stack *stack)
 {
-	const struct ps_sample *sample = stack->sample;
+	const struct ps_sample *sample = &stack->event->u.sample;
 	size_t nr = stack->nr_frames, nr_locations = 0, words;
 	int64_t comm = ps_pprof_string(pprof, stack->comm ? stack->comm : "[unknown]");
-	int64_t event = event_string(pprof, stack->attr), index;
+	int64_t event = event_string(pprof, stack->event->attr), index;
 
 	if (comm < 0 || event < 0)
 		return -ENOMEM;

@@ -325,8 +325,8 @@ static void print_trace(struct ps_strbuf *out, const struct ps_script_format *fm
 void ps_script_print(struct ps_strbuf *out, const struct ps_script_format *fmt,
                      const struct ps_stack *stack)
 {
-	const struct ps_sample *s = stack->sample;
-	int type = ps_output_type(stack->attr->type);
+	const struct ps_sample *s = &stack->event->u.sample;
+	int type = ps_output_type(stack->event->attr->type);
 	uint32_t fields = fmt->fields[type];
 	bool callchain = stack->has_callchain && fmt->use_callchain;
 
@@ -387,8 +387,8 @@ void ps_script_print(struct ps_strbuf *out, const struct ps_script_format *fmt,
 	}
 	if (fields & PS_FIELD_EVENT) {
 		/* "%*s: " */
-		ps_strbuf_add_padded(out, stack->attr->name, strlen(stack->attr->name),
-		                     (int)fmt->name_width);
+		ps_strbuf_add_padded(out, stack->event->attr->name,
+		                     strlen(stack->event->attr->name), (int)fmt->name_width);
 		ps_strbuf_add(out, ": ", 2);
 	}
 	if (fields & PS_FIELD_TRACE)

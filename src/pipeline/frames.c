@@ -65,6 +65,7 @@ static int add_frames(struct ps_pipeline *pipeline, struct ps_process *process, 
 		if (!f)
 			return -ENOMEM;
 		f->addr = ip;
+		f->ip = ip;
 		f->kernel = kernel;
 		return 0;
 	}
@@ -77,6 +78,7 @@ static int add_frames(struct ps_pipeline *pipeline, struct ps_process *process, 
 		if (!f)
 			return -ENOMEM;
 		f->addr = addr;
+		f->ip = ip;
 		f->dso = map->object->name;
 		if (pipeline->rules->name_jit)
 			pipeline->rules->name_jit(pipeline->rules_ctx, process, map->object, ip, f);
@@ -94,6 +96,7 @@ static int add_frames(struct ps_pipeline *pipeline, struct ps_process *process, 
 		if (!f)
 			return -ENOMEM;
 		f->addr = addr;
+		f->ip = ip;
 		f->sym = names[i].sym;
 		f->symoff = names[i].offset;
 		f->inlined = names[i].inlined;

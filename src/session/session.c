@@ -160,8 +160,6 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 		return ps_feed_fail(&s->feed, err, "out of memory");
 	python = ps_python_mark_frames(stack->frames, stack->nr_frames);
 	s->stack.event = ev;
-	s->stack.sample = &ev->u.sample;
-	s->stack.attr = ev->attr;
 	s->stack.comm = sample->thread->comm;
 	s->stack.has_callchain = stack->has_callchain;
 	s->stack.frames = stack->frames;

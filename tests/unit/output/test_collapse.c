@@ -10,7 +10,7 @@
 #include "output/output.h"
 
 struct fake {
-	struct ps_sample sample;
+	struct ps_event event;
 	struct ps_frame frames[8];
 	struct ps_stack stack;
 };
@@ -21,12 +21,12 @@ static const struct ps_stack *make_stack(struct fake *f, const char *comm, uint3
                                          const char *const *names)
 {
 	memset(f, 0, sizeof(*f));
-	f->sample.pid = pid;
-	f->sample.tid = tid;
-	f->sample.period = period;
+	f->event.u.sample.pid = pid;
+	f->event.u.sample.tid = tid;
+	f->event.u.sample.period = period;
 	for (size_t i = 0; i < nr; i++)
 		f->frames[i].sym = names[i];
-	f->stack.sample = &f->sample;
+	f->stack.event = &f->event;
 	f->stack.comm = comm;
 	f->stack.has_callchain = true;
 	f->stack.nr_frames = nr;

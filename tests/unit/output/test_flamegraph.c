@@ -14,7 +14,7 @@
 #include "output/output.h"
 
 struct fake {
-	struct ps_sample sample;
+	struct ps_event event;
 	struct ps_frame frames[8];
 	struct ps_stack stack;
 };
@@ -25,15 +25,15 @@ static const struct ps_stack *make_stack(struct fake *f, const char *comm, uint3
                                          uint64_t period, size_t nr, const char *const *names)
 {
 	memset(f, 0, sizeof(*f));
-	f->sample.pid = pid;
-	f->sample.tid = pid + 1;
-	f->sample.period = period;
+	f->event.u.sample.pid = pid;
+	f->event.u.sample.tid = pid + 1;
+	f->event.u.sample.period = period;
 	for (size_t i = 0; i < nr; i++) {
 		f->frames[i].sym = names[i];
 		f->frames[i].python = names[i] && strncmp(names[i], "py::", 4) == 0;
 		f->frames[i].kernel = names[i] && strncmp(names[i], "k:", 2) == 0;
 	}
-	f->stack.sample = &f->sample;
+	f->stack.event = &f->event;
 	f->stack.comm = comm;
 	f->stack.has_callchain = true;
 	f->stack.nr_frames = nr;

@@ -20,7 +20,7 @@ typedef Perftools__Profiles__Profile Profile;
 
 struct fake {
 	struct ps_attr attr;
-	struct ps_sample sample;
+	struct ps_event event;
 	struct ps_frame frames[8];
 	struct ps_stack stack;
 };
@@ -36,13 +36,13 @@ static void fake_init(struct fake *f, const char *comm, uint32_t pid, uint32_t t
 	f->attr.config = PERF_COUNT_SW_CPU_CLOCK;
 	f->attr.name = "cpu-clock:ppp";
 	f->attr.flags = PS_ATTR_FREQ;
-	f->sample.sample_type = PERF_SAMPLE_TIME;
-	f->sample.pid = pid;
-	f->sample.tid = tid;
-	f->sample.period = period;
-	f->sample.time = time;
-	f->stack.sample = &f->sample;
-	f->stack.attr = &f->attr;
+	f->event.u.sample.sample_type = PERF_SAMPLE_TIME;
+	f->event.u.sample.pid = pid;
+	f->event.u.sample.tid = tid;
+	f->event.u.sample.period = period;
+	f->event.u.sample.time = time;
+	f->stack.event = &f->event;
+	f->event.attr = &f->attr;
 	f->stack.comm = comm;
 	f->stack.has_callchain = true;
 	f->stack.frames = f->frames;
