@@ -919,14 +919,21 @@ struct ps_python_process {
  * must outlive it. */
 typedef void (*ps_python_process_fn)(void *ctx, const struct ps_python_process *process);
 
-/* Read the rest of the capture, keeping track of processes without
- * building stacks, then call fn for every process that mapped a CPython
- * interpreter or JIT code, in pid order. 0, or a negative errno when a
- * record could not be read (ps_session_errmsg() says why; processes seen
- * before it are still reported), or -ENOMEM. The capture is consumed:
- * ps_session_next() returns 0 (or the error) afterwards. */
+/* Call fn for every process the session has seen so far that mapped a
+ * CPython interpreter or JIT code, in pid order: what the records read by
+ * ps_session_next() (or ps_session_read_to_end()) say. A query: it reads
+ * nothing and changes nothing; once ps_session_next() has returned 0 it
+ * covers the whole capture. 0 or -ENOMEM. */
 PS_API int ps_session_python_processes(struct ps_session *session, ps_python_process_fn fn,
                                        void *ctx);
+
+/* Read the rest of the capture without building stacks: its records keep
+ * the session's model of the processes up to date, its samples are
+ * passed over, so that ps_session_python_processes() then covers the whole
+ * capture without the cost of unwinding (`pystitch info`). Afterwards
+ * ps_session_next() returns 0. 0, or a negative errno when a record could
+ * not be read (ps_session_errmsg() says why). */
+PS_API int ps_session_read_to_end(struct ps_session *session);
 
 #ifdef __cplusplus
 }

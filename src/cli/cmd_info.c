@@ -1,5 +1,6 @@
 /* `pystitch info`: the capture's header and features (the counterpart of
  * `perf report --header-only`). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -100,9 +101,11 @@ int ps_cmd_info(struct ps_cli *cli, int argc, char **argv)
 	ret = ps_session_open(cli->input, &opts, &session);
 	if (ret)
 		return ps_cli_status(ret); /* ps_cli_log said why */
-	/* reads every record: a pipe capture's features arrive as records,
-	 * and the processes are known only at the end */
-	ret = ps_session_python_processes(session, add_python_process, &lines);
+	/* every record: a pipe capture's features arrive as records, and the
+	 * processes are known only at the end */
+	ret = ps_session_read_to_end(session);
+	if (ps_session_python_processes(session, add_python_process, &lines) < 0)
+		ret = -ENOMEM;
 	/* perf shows the file's modification time as "captured on" */
 	struct stat st;
 	time_t captured_on = 0;

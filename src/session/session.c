@@ -198,10 +198,12 @@ int ps_session_next(struct ps_session *s, const struct ps_stack **out)
 
 int ps_session_python_processes(struct ps_session *s, ps_python_process_fn fn, void *ctx)
 {
-	int ret = ps_feed_read_to_end(&s->feed), err;
+	int err = ps_python_report(s->feed.python, fn, ctx);
 
-	err = ps_python_report(s->feed.python, fn, ctx);
-	if (err)
-		return ps_feed_fail(&s->feed, err, "out of memory");
-	return ret < 0 ? ret : 0;
+	return err ? ps_feed_fail(&s->feed, err, "out of memory") : 0;
+}
+
+int ps_session_read_to_end(struct ps_session *s)
+{
+	return ps_feed_read_to_end(&s->feed);
 }
