@@ -724,6 +724,30 @@ enum ps_python_mode {
 	PS_PYTHON_ONLY,
 };
 
+/* Which perf's stacks a session reproduces when it unwinds DWARF stacks
+ * (--call-graph dwarf). The two perf builds print the same frames but at
+ * stacks cut off by the stack-copy limit, and in a few frames without
+ * .eh_frame (see the libunwind quirks in src/unwind/unwind.h). */
+enum ps_unwind_style {
+	/* Debian's perf, linked with libunwind: at a stack cut off by the
+	 * stack-copy limit it adds a bogus ffffffffffffffff frame and loses
+	 * the last real one. The default. */
+	PS_UNWIND_PERF_LIBUNWIND = 0,
+	/* perf built with libdw (NO_LIBUNWIND=1). */
+	PS_UNWIND_PERF_LIBDW,
+};
+
+/* How DWARF stacks are walked. The stacks are the same either way. */
+enum ps_unwind_engine {
+	/* A table of CFI rows compiled from libdw walks what its simple
+	 * rules express and leaves the other frames to libdwfl. The default,
+	 * and the faster. */
+	PS_UNWIND_ENGINE_TABLE = 0,
+	/* libdwfl alone: the reference the table is checked against, and a
+	 * way out should they ever differ. */
+	PS_UNWIND_ENGINE_LIBDWFL,
+};
+
 /* Kinds of files a session reads besides the capture. */
 enum ps_file_kind {
 	PS_FILE_ELF = 0, /* an object's code and symbols (incl. the build-id cache) */
@@ -753,10 +777,10 @@ struct ps_session_opts {
 	const char *vmlinux; /* kernel symbols from this ELF */
 	bool no_inline; /* no inline frames */
 	bool srcline; /* fill ps_frame.srcline */
-	/* Unwind as perf built with libdw does instead of matching Debian's
-	 * perf (libunwind), which at stacks cut off by the stack-copy limit
-	 * adds a bogus ffffffffffffffff frame and loses the last real one. */
-	bool libdw_unwind;
+	/* Which perf's stacks DWARF unwinding gives (what the stacks are),
+	 * and how it walks them (the stacks are the same either way). */
+	enum ps_unwind_style unwind_style;
+	enum ps_unwind_engine unwind_engine;
 	unsigned max_stack; /* frames per stack part; 0: 127 as perf */
 	bool no_callchain; /* only the sampled IP (perf script -G) */
 	/* Which samples to deliver; empty lists and a zero range select all.
@@ -799,11 +823,6 @@ struct ps_session_opts {
 	 * every worker meets is passed on as often as one session would pass
 	 * it on. At most 64. */
 	unsigned jobs;
-	/* Unwind DWARF stacks with libdwfl alone instead of the compiled CFI
-	 * table, which walks what it can express and leaves the other frames
-	 * to libdwfl. The output is the same; this is the reference the
-	 * table is checked against, and a way out should they ever differ. */
-	bool unwind_libdwfl_only;
 };
 
 struct ps_frame {

@@ -117,7 +117,7 @@ static int parse_args(struct ps_cli *cli, int argc, char **argv, struct script_a
 			break;
 		}
 		case OPT_LIBDW:
-			o->libdw_unwind = true;
+			o->unwind_style = PS_UNWIND_PERF_LIBDW;
 			break;
 		case 'f':
 			o->force = cli->force = true;

@@ -267,9 +267,9 @@ static int apply_option(struct ps_cli_session_args *a, int opt, const char *arg)
 	}
 	case PS_OPT_UNWINDER:
 		if (strcmp(arg, "table") == 0)
-			o->unwind_libdwfl_only = false;
+			o->unwind_engine = PS_UNWIND_ENGINE_TABLE;
 		else if (strcmp(arg, "libdwfl") == 0)
-			o->unwind_libdwfl_only = true;
+			o->unwind_engine = PS_UNWIND_ENGINE_LIBDWFL;
 		else
 			return -EINVAL;
 		return 0;

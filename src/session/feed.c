@@ -145,10 +145,10 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 		},
 		.unwind = {
 			.sz = sizeof(popts.unwind),
-			.emulate_libunwind_quirks = !o->libdw_unwind,
+			.style = o->unwind_style,
+			.engine = o->unwind_engine,
 			.log = o->log,
 			.log_ctx = o->log_ctx,
-			.libdwfl_only = o->unwind_libdwfl_only,
 		},
 		.max_stack = o->max_stack,
 		.no_inline = o->no_inline,

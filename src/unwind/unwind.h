@@ -14,7 +14,8 @@
  * Most frames do not reach libdwfl: a table of CFI rows compiled from libdw
  * (cfi.c) walks a sample as far as its simple rules go, exactly as libdwfl
  * and the frame callback would, and hands the rest of the walk to libdwfl
- * (table.c). ps_unwind_opts.libdwfl_only turns it off; the two must print
+ * (table.c). ps_unwind_opts.engine = PS_UNWIND_ENGINE_LIBDWFL turns it
+ * off; the two must print
  * the same, which tests/unit/unwind/test_table.c and every e2e capture
  * check.
  *
@@ -22,7 +23,7 @@
  * unchanged, callers are return address - 1 (unless the frame was
  * interrupted by a signal), at most max_frames of them.
  *
- * emulate_libunwind_quirks selects which perf to match: Debian's (perf 6.1
+ * ps_unwind_opts.style selects which perf to match: Debian's (perf 6.1
  * linked with libunwind) or perf 6.1 built with libdw (NO_LIBUNWIND=1). The
  * two print the same frames except in the cases listed at that option.
  * Measured on captures of C recursion (dwarf,1024 and 8192), .debug_frame-only
@@ -101,7 +102,7 @@ struct ps_unwind_callbacks {
 	 * end of the current ps_unwinder_unwind() call. */
 	bool (*find_map)(void *ctx, uint64_t addr, struct ps_unwind_map *out);
 	/* Optional (NULL: the walk ends at such a PC as described at quirk 5
-	 * of ps_unwind_opts.emulate_libunwind_quirks, in either mode). Asked
+	 * of ps_unwind_opts.style, in either mode). Asked
 	 * for a PC that has no ELF module (no mapping, anonymous or JIT
 	 * code, an unreadable file): fill *out with the unwind rule of the
 	 * frame and return true, or return false to keep the default. pc is
@@ -120,8 +121,9 @@ struct ps_unwind_opts {
 	/* Most frames returned, frame 0 included; 0 means
 	 * PS_UNWIND_DEFAULT_MAX_FRAMES. */
 	unsigned max_frames;
-	/* Match Debian's perf (perf 6.1 built with libunwind) instead of
-	 * perf built with libdw. The differences:
+	/* Which perf to match: Debian's (PS_UNWIND_PERF_LIBUNWIND, perf 6.1
+	 * built with libunwind: the "libunwind quirks") or perf built with
+	 * libdw (PS_UNWIND_PERF_LIBDW). The differences:
 	 *
 	 * 1. At stacks cut off by the stack-copy limit (--call-graph
 	 *    dwarf,SIZE) the last 8 bytes of the copy are not used: perf's
@@ -177,13 +179,13 @@ struct ps_unwind_opts {
 	 * captures of the research notes (stacks cut by the copy limit); 3
 	 * to 5 show up with .debug_frame-only code, signal handlers,
 	 * fork+exec and CPython's -X perf trampolines. */
-	bool emulate_libunwind_quirks;
+	enum ps_unwind_style style;
+	/* The compiled CFI table (cfi.c) with libdwfl for the rest, or
+	 * libdwfl alone. The output is the same either way; libdwfl alone is
+	 * the reference the table is checked against. */
+	enum ps_unwind_engine engine;
 	ps_log_fn log; /* diagnostics; may be NULL */
 	void *log_ctx;
-	/* Walk with libdwfl alone, without the compiled CFI table (cfi.c).
-	 * The output is the same either way; this is the reference the table
-	 * is checked against. */
-	bool libdwfl_only;
 };
 
 /* The user-space state of one sample. Pointers are borrowed for the

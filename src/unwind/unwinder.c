@@ -58,10 +58,10 @@ int ps_unwinder_new(const struct ps_unwind_callbacks *callbacks, void *ctx,
 	u->callbacks = *callbacks;
 	u->ctx = ctx;
 	u->max_frames = o.max_frames ? o.max_frames : PS_UNWIND_DEFAULT_MAX_FRAMES;
-	u->quirks = o.emulate_libunwind_quirks;
+	u->quirks = o.style == PS_UNWIND_PERF_LIBUNWIND;
 	u->log = o.log;
 	u->log_ctx = o.log_ctx;
-	u->table = !o.libdwfl_only;
+	u->table = o.engine == PS_UNWIND_ENGINE_TABLE;
 	*out = u;
 	return 0;
 }
