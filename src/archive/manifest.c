@@ -12,7 +12,7 @@
  * byte outside [A-Za-z0-9/._+,:@~[]-] written as %XX, so paths with spaces
  * or newlines survive and a line is always split by single spaces.
  */
-#include "archive/archive.h"
+#include "archive/archive_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>

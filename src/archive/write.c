@@ -3,7 +3,7 @@
  * everything that follows), once to store it; a file that changes in
  * between fails the archive rather than giving it a wrong digest.
  */
-#include "archive/archive.h"
+#include "archive/archive_priv.h"
 #include "base/output_file.h"
 
 #include <archive.h>

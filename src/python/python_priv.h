@@ -17,8 +17,11 @@
 #include <stdint.h>
 
 #include "base/file_hooks.h"
+#include "machine/machine.h"
+#include "pipeline/pipeline.h"
 #include "pystitch/pystitch.h"
 #include "python/python.h"
+#include "symbols/symbols.h"
 #include "unwind/unwind.h" /* struct ps_unwind_rule */
 
 /* ==== section: frame-name sources (perfmap.c, jitdump.c) ============ */

@@ -12,6 +12,7 @@
 #include <sys/utsname.h>
 
 #include "archive/archive.h"
+#include "machine/machine.h"
 #include "reader/reader.h"
 #include "session/session_priv.h"
 

@@ -11,6 +11,7 @@
 #include "base/opts.h"
 #include "reader/reader.h"
 #include "session/session_priv.h"
+#include "symbols/symbols.h"
 
 /* Open the session (*s, which the caller closes either way). 0 or -errno
  * with the reason in s->errmsg. */

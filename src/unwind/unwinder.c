@@ -2,9 +2,8 @@
  * registers, running dwfl_getthread_frames() and turning libdwfl's frames
  * into the PCs perf prints (callers decremented, libunwind quirks on demand).
  */
-#define PS_UNWIND_INTERNAL
 #include "base/opts.h"
-#include "unwind/unwind.h"
+#include "unwind/unwind_priv.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -8,7 +8,6 @@
  * stack words that look like return addresses and frame pointers. The rows
  * the table compiled are then checked against libdw's answer at their
  * address. */
-#define PS_UNWIND_INTERNAL
 #include <check.h>
 #include <dwarf.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include <string.h>
 
 #include "snapshot.h"
+#include "unwind/unwind_priv.h"
 
 #define MAX PS_UNWIND_DEFAULT_MAX_FRAMES
 
