@@ -126,7 +126,7 @@ struct ps_reader {
 	bool warned_unknown;
 };
 
-/* reader.c */
+/* messages.c */
 int ps_reader_fail(struct ps_reader *r, int err, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 int ps_reader_fail_at(struct ps_reader *r, int err, uint64_t offset, uint32_t type, const char *fmt,

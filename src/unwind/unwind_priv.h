@@ -141,11 +141,23 @@ struct ps_unwinder {
 	char errmsg[256];
 };
 
-/* unwinder.c: the frame callback's bookkeeping, shared with the table walk */
-/* Store one frame; false once max frames are stored. */
-bool ps_unwind_record(struct ps_unwinder *u, uint64_t pc);
-/* End the walk with stop (sets u->stop and u->stopped). */
-void ps_unwind_end_walk(struct ps_unwinder *u, enum ps_unwind_stop stop);
+/* The bookkeeping of a walk, which the frame callback (unwinder.c) and
+ * the table walk (table.c) share. */
+/* Store one frame; false once max frames are stored. perf skips frames
+ * whose PC is 0 but counts them against --max-stack, and so does depth. */
+static inline bool ps_unwind_record(struct ps_unwinder *u, uint64_t pc)
+{
+	if (pc)
+		u->pcs[u->nr++] = pc;
+	return ++u->depth < u->max;
+}
+
+/* End the walk with stop. */
+static inline void ps_unwind_end_walk(struct ps_unwinder *u, enum ps_unwind_stop stop)
+{
+	u->stop = stop;
+	u->stopped = true;
+}
 
 /* cfi.c */
 /* The compiled rule for the frame whose lookup address is pc in mod, or

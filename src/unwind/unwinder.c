@@ -145,25 +145,10 @@ static int load_sample(struct ps_unwinder *u, const struct ps_unwind_sample *s)
 	return 0;
 }
 
-void ps_unwind_end_walk(struct ps_unwinder *u, enum ps_unwind_stop stop)
-{
-	u->stop = stop;
-	u->stopped = true;
-}
-
 static int end_walk(struct ps_unwinder *u, enum ps_unwind_stop stop)
 {
 	ps_unwind_end_walk(u, stop);
 	return DWARF_CB_ABORT;
-}
-
-/* Store one frame. perf skips frames whose PC is 0 but counts them
- * against --max-stack, and so does depth here. */
-bool ps_unwind_record(struct ps_unwinder *u, uint64_t pc)
-{
-	if (pc)
-		u->pcs[u->nr++] = pc;
-	return ++u->depth < u->max;
 }
 
 /* Quirk mode, a frame .eh_frame does not describe: continue with
