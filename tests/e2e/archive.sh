@@ -223,7 +223,7 @@ py_names=$(grep -c 'archive: names ' "$E2E_TMP/python-nodebug.pst.err")
 	e2e_say "$e2e_name: python: $py_debug separate debug files, each replaced by its answers without --with-debuginfo"
 [ "$py_debug" != 0 ] ||
 	e2e_say "$e2e_name: python: no separate debug files here (libc6-dbg not installed): both archives hold the same files"
-mv "/tmp/perf-$py_pid.map" "$E2E_TMP/perf-map.away" || e2e_fail "no /tmp/perf-$py_pid.map"
+mv "$E2E_TMP/perf-$py_pid.map" "$E2E_TMP/perf-map.away" || e2e_fail "no perf-$py_pid.map beside the capture"
 hidden python-archive "$E2E_TMP/python.pst"
 same python python-archive
 hidden python-nodebug "$E2E_TMP/python-nodebug.pst"
