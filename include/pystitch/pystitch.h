@@ -210,6 +210,48 @@ struct ps_string_list {
 	const char *const *items;
 };
 
+/* CPU_TOPOLOGY: one available CPU's ids (-1: not recorded). */
+struct ps_cpu_ids {
+	int32_t core_id, socket_id, die_id;
+};
+
+/* NUMA_TOPOLOGY: one node. */
+struct ps_numa_node {
+	uint32_t node;
+	uint64_t mem_total_kb, mem_free_kb;
+	const char *cpus; /* a CPU list such as "0-3,8" */
+};
+
+/* CACHE: one cache level of one CPU group, as sysfs describes it. */
+struct ps_cache_level {
+	uint32_t level, line_size, sets, ways;
+	const char *type, *size, *cpus; /* "Data", "32K", "0-1" */
+};
+
+/* MEM_TOPOLOGY: one memory node and the memory blocks it holds. */
+struct ps_memory_node {
+	uint64_t node, size; /* size in bytes */
+	size_t nr_bits;
+	const uint64_t *bits; /* block bitmap, (nr_bits + 63) / 64 words */
+};
+
+/* HYBRID_TOPOLOGY: the CPUs of one core type's PMU. */
+struct ps_hybrid_node {
+	const char *pmu, *cpus;
+};
+
+/* PMU_CAPS: one PMU's capabilities ("name=value" each). */
+struct ps_pmu_caps {
+	const char *pmu;
+	struct ps_string_list caps;
+};
+
+/* GROUP_DESC: one event group. */
+struct ps_group_desc {
+	const char *name; /* "{anon_group}" for a group without one */
+	uint32_t leader_index, nr_members;
+};
+
 /* Decoded header features. Strings are NULL when the feature is absent. */
 struct ps_features {
 	uint64_t present[4]; /* feature bits as in the file */
@@ -247,6 +289,32 @@ struct ps_features {
 	bool is_stat;
 	bool has_dir_format;
 	uint64_t dir_format_version;
+	/* CPU_TOPOLOGY beyond the sibling lists (perf 4.x and later): the
+	 * ids of each available CPU, and the sibling dies (perf 5.x) */
+	struct ps_string_list cpu_topology_sibling_dies;
+	size_t nr_cpu_ids;
+	const struct ps_cpu_ids *cpu_ids;
+	bool has_die_ids;
+	size_t nr_numa_nodes;
+	const struct ps_numa_node *numa_nodes;
+	size_t nr_cache_levels;
+	const struct ps_cache_level *cache_levels;
+	uint64_t memory_block_size;
+	size_t nr_memory_nodes;
+	const struct ps_memory_node *memory_nodes;
+	size_t nr_hybrid_nodes;
+	const struct ps_hybrid_node *hybrid_nodes;
+	struct ps_string_list cpu_pmu_caps; /* "name=value" */
+	size_t nr_pmu_caps;
+	const struct ps_pmu_caps *pmu_caps;
+	size_t nr_groups;
+	const struct ps_group_desc *groups;
+	size_t nr_bpf_progs, nr_bpf_btfs; /* BPF_PROG_INFO, BPF_BTF entries */
+	size_t nr_auxtrace_index; /* AUXTRACE index entries */
+	/* Feature bits whose section was damaged: a warning said what was
+	 * wrong, and the feature's fields above are as if it were absent
+	 * (its bit stays set in present[]). */
+	uint64_t damaged[4];
 };
 
 /* Feature bit numbers as in perf's header.h. */

@@ -238,7 +238,9 @@ static int read_manifest(struct archive *ar, const char *path,
 	int rc = archive_read_next_header(ar, &entry);
 
 	if (rc != ARCHIVE_OK)
-		return ps_archive_fail(err, errsz, -EINVAL, "%s: not a pystitch archive: %s", path,
+		return ps_archive_fail(err, errsz, -EINVAL,
+		                       "%s: entry %s at offset 0: not a pystitch archive: %s", path,
+		                       PS_ARCHIVE_MANIFEST_NAME,
 		                       rc == ARCHIVE_EOF ? "empty" : archive_error_string(ar));
 	if (strcmp(archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "",
 	           PS_ARCHIVE_MANIFEST_NAME) != 0)
@@ -261,8 +263,8 @@ static int read_manifest(struct archive *ar, const char *path,
 
 		if (n <= 0) {
 			free(text);
-			return ps_archive_fail(err, errsz, -EINVAL, "%s: entry %s: %s", path,
-			                       PS_ARCHIVE_MANIFEST_NAME,
+			return ps_archive_fail(err, errsz, -EINVAL, "%s: entry %s at offset 0: %s",
+			                       path, PS_ARCHIVE_MANIFEST_NAME,
 			                       n < 0 ? archive_error_string(ar) : "truncated");
 		}
 		got += (size_t)n;
@@ -324,6 +326,8 @@ static int unpack_members(struct ps_archive *a, struct archive *ar, const char *
                           size_t errsz)
 {
 	struct archive_entry *entry;
+	/* the entry before the next, for a damaged header's message */
+	char last[PS_ARCHIVE_HEX_SIZE + 1] = PS_ARCHIVE_MANIFEST_NAME;
 	int rc;
 
 	while ((rc = archive_read_next_header(ar, &entry)) == ARCHIVE_OK) {
@@ -390,10 +394,13 @@ static int unpack_members(struct ps_archive *a, struct archive *ar, const char *
 			                       "%s: entry '%.200s' at offset %" PRId64
 			                       ": SHA-256 differs from the manifest's",
 			                       path, name, at);
+		snprintf(last, sizeof(last), "%s", name);
 	}
+	/* offsets in the tar stream, as for the entries */
 	if (rc != ARCHIVE_EOF)
-		return ps_archive_fail(err, errsz, -EINVAL, "%s: %s", path,
-		                       archive_error_string(ar));
+		return ps_archive_fail(
+		        err, errsz, -EINVAL, "%s: the entry after '%s', at offset %" PRId64 ": %s",
+		        path, last, (int64_t)archive_filter_bytes(ar, 0), archive_error_string(ar));
 	for (size_t i = 0; i < a->nr_blobs; i++) {
 		if (!a->blobs[i].unpacked) {
 			char hex[PS_ARCHIVE_HEX_SIZE + 1];
@@ -504,7 +511,9 @@ int ps_archive_open_fd(int fd, const char *path, const struct ps_archive_limits 
 		goto out;
 	}
 	if (archive_read_open_fd(ar, fd, 65536) != ARCHIVE_OK) {
-		rc = ps_archive_fail(err, errsz, -EINVAL, "%s: %s", path, archive_error_string(ar));
+		rc = ps_archive_fail(err, errsz, -EINVAL,
+		                     "%s: entry %s at offset 0: not a pystitch archive: %s", path,
+		                     PS_ARCHIVE_MANIFEST_NAME, archive_error_string(ar));
 		goto out;
 	}
 	rc = read_manifest(ar, path, limits, &a->manifest, err, errsz);

@@ -341,8 +341,17 @@ int ps_manifest_parse(const char *text, size_t len, const struct ps_archive_limi
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (memchr(text, 0, len))
-		return parse_fail(&p, -EINVAL, "NUL byte");
+	const char *nul = memchr(text, 0, len);
+	if (nul) {
+		char what[64];
+
+		/* the line it is on, and where */
+		p.line = 1;
+		for (const char *c = text; c < nul; c++)
+			p.line += *c == '\n';
+		snprintf(what, sizeof(what), "NUL byte at byte %zu", (size_t)(nul - text));
+		return parse_fail(&p, -EINVAL, what);
+	}
 	copy = malloc(len + 1);
 	if (!copy)
 		return parse_fail(&p, -ENOMEM, "out of memory");

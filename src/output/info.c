@@ -440,8 +440,9 @@ void ps_info_print(struct ps_strbuf *out, const struct ps_reader *reader, time_t
 	if (pipe)
 		ps_strbuf_addstr(out, "# ========\n#\n");
 	if (f) {
+		/* a damaged feature was warned about and is left out */
 		for (unsigned bit = 1; bit < PS_FEAT_LAST; bit++)
-			if (has_feat(f, bit))
+			if (has_feat(f, bit) && !((f->damaged[bit / 64] >> (bit % 64)) & 1))
 				print_feature(out, reader, f, bit);
 		print_extras(out, f);
 	}

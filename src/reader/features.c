@@ -4,8 +4,9 @@
  */
 /* cursor.h first: reader.h names struct ps_cursor without declaring it */
 #include "base/cursor.h"
-#include "reader/reader_priv.h"
+#include "reader/feature_section_priv.h"
 #include "reader/perf_format_priv.h"
+#include "reader/reader_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -57,43 +58,19 @@ const char *ps_feature_name(unsigned bit)
 	return bit < PS_FEAT_LAST ? feature_names[bit] : NULL;
 }
 
-/* Features whose contents this reader uses; the others are only noted as
- * present, so file mode does not even read their bytes. */
+/* Features decoded here: every one perf 6.1 knows. */
 static bool feature_decoded(unsigned bit)
 {
-	switch (bit) {
-	case PS_FEAT_NUMA_TOPOLOGY:
-	case PS_FEAT_GROUP_DESC:
-	case PS_FEAT_AUXTRACE:
-	case PS_FEAT_CACHE:
-	case PS_FEAT_MEM_TOPOLOGY:
-	case PS_FEAT_BPF_PROG_INFO:
-	case PS_FEAT_BPF_BTF:
-	case PS_FEAT_CPU_PMU_CAPS:
-	case PS_FEAT_HYBRID_TOPOLOGY:
-	case PS_FEAT_PMU_CAPS:
-		return false;
-	default:
-		return bit > 0 && bit < PS_FEAT_LAST;
-	}
+	return bit > 0 && bit < PS_FEAT_LAST;
 }
 
 /* ------------------------------------------------------------------ */
 /* one section                                                         */
 /* ------------------------------------------------------------------ */
 
-struct feature_section {
-	struct ps_reader *r;
-	struct ps_cursor c;
-	const char *name;
-	uint64_t offset; /* input offset of the section's first byte */
-};
-
 /* Fail at the cursor's position. The cursor does not advance on a failed
  * read, so the offset points at the field that did not fit. */
-static int section_fail(struct feature_section *s, const char *fmt, ...)
-        __attribute__((format(printf, 2, 3)));
-static int section_fail(struct feature_section *s, const char *fmt, ...)
+int ps_section_fail(struct ps_feature_section *s, const char *fmt, ...)
 {
 	char what[256];
 	va_list ap;
@@ -105,12 +82,13 @@ static int section_fail(struct feature_section *s, const char *fmt, ...)
 	                         "feature %s: %s", s->name, what);
 }
 
-static int section_truncated(struct feature_section *s)
+int ps_section_truncated(struct ps_feature_section *s)
 {
-	return section_fail(s, "truncated (section is %zu bytes)", (size_t)(s->c.end - s->c.start));
+	return ps_section_fail(s, "truncated (section is %zu bytes)",
+	                       (size_t)(s->c.end - s->c.start));
 }
 
-static int out_of_memory(struct feature_section *s)
+int ps_section_out_of_memory(struct ps_feature_section *s)
 {
 	return ps_reader_fail(s->r, -ENOMEM, "feature %s: out of memory", s->name);
 }
@@ -119,7 +97,18 @@ static int out_of_memory(struct feature_section *s)
  * (perf pads to 64). The text is what precedes the first NUL; a string
  * that fills its field without one is kept whole rather than rejected,
  * since perf would use it too. */
-static int read_string(struct feature_section *s, const char **out)
+int ps_section_count_fits(struct ps_feature_section *s, uint64_t count, size_t min_size,
+                          const char *what)
+{
+	size_t left = ps_cursor_left(&s->c);
+
+	if (count > left / min_size)
+		return ps_section_fail(s, "%llu %s do not fit in %zu bytes",
+		                       (unsigned long long)count, what, left);
+	return 0;
+}
+
+int ps_section_string(struct ps_feature_section *s, const char **out)
 {
 	const uint8_t *start = s->c.p;
 	uint32_t len = ps_cursor_u32(&s->c);
@@ -128,36 +117,36 @@ static int read_string(struct feature_section *s, const char **out)
 
 	if (!bytes) {
 		s->c.p = start; /* report the string's length field */
-		return section_truncated(s);
+		return ps_section_truncated(s);
 	}
 	copy = ps_arena_strndup(&s->r->arena, (const char *)bytes, len);
 	if (!copy)
-		return out_of_memory(s);
+		return ps_section_out_of_memory(s);
 	*out = copy;
 	return 0;
 }
 
 /* u32 nr, then nr strings. Only the first PS_MAX_STRING_LIST are kept;
  * the rest are still read so that whatever follows stays in step. */
-static int read_string_list(struct feature_section *s, struct ps_string_list *out)
+int ps_section_string_list(struct ps_feature_section *s, struct ps_string_list *out)
 {
 	uint32_t nr = ps_cursor_u32(&s->c);
 	size_t keep;
 	const char **items;
 
 	if (!ps_cursor_ok(&s->c))
-		return section_truncated(s);
+		return ps_section_truncated(s);
 	/* every string takes at least its u32 length */
 	if (nr > ps_cursor_left(&s->c) / 4)
-		return section_fail(s, "%u strings do not fit in %zu bytes", nr,
-		                    ps_cursor_left(&s->c));
+		return ps_section_fail(s, "%u strings do not fit in %zu bytes", nr,
+		                       ps_cursor_left(&s->c));
 	keep = nr < PS_MAX_STRING_LIST ? nr : PS_MAX_STRING_LIST;
 	items = ps_arena_alloc(&s->r->arena, keep * sizeof(*items));
 	if (!items)
-		return out_of_memory(s);
+		return ps_section_out_of_memory(s);
 	for (uint32_t i = 0; i < nr; i++) {
 		const char *str = NULL;
-		int err = read_string(s, &str);
+		int err = ps_section_string(s, &str);
 
 		if (err)
 			return err;
@@ -172,26 +161,34 @@ static int read_string_list(struct feature_section *s, struct ps_string_list *ou
 	return 0;
 }
 
-static int decode_nrcpus(struct feature_section *s)
+static int decode_nrcpus(struct ps_feature_section *s)
 {
 	struct ps_features *f = &s->r->features;
 	uint32_t available = ps_cursor_u32(&s->c);
 	uint32_t online = ps_cursor_u32(&s->c);
 
 	if (!ps_cursor_ok(&s->c))
-		return section_truncated(s);
+		return ps_section_truncated(s);
+	/* Linux's NR_CPUS tops out at 8192 */
+	if (available > PS_MAX_CPUS || online > PS_MAX_CPUS)
+		return ps_section_fail(s, "%u CPUs available and %u online, more than %u",
+		                       available, online, PS_MAX_CPUS);
 	f->nr_cpus_available = available;
 	f->nr_cpus_online = online;
 	f->has_nrcpus = true;
 	return 0;
 }
 
-static int decode_total_mem(struct feature_section *s)
+static int decode_total_mem(struct ps_feature_section *s)
 {
 	uint64_t kb = ps_cursor_u64(&s->c);
 
 	if (!ps_cursor_ok(&s->c))
-		return section_truncated(s);
+		return ps_section_truncated(s);
+	/* x86-64's 57-bit physical addresses hold 128 PiB */
+	if (kb > PS_MAX_TOTAL_MEM_KB)
+		return ps_section_fail(s, "%llu kB, more than memory can be",
+		                       (unsigned long long)kb);
 	s->r->features.total_mem_kb = kb;
 	s->r->features.has_total_mem = true;
 	return 0;
@@ -209,7 +206,7 @@ static int decode_total_mem(struct feature_section *s)
 #define BUILD_ID_FIELD 24
 #define BUILD_ID_MAX 20
 
-static int add_build_id(struct feature_section *s, const struct ps_build_id *bid)
+static int add_build_id(struct ps_feature_section *s, const struct ps_build_id *bid)
 {
 	struct ps_reader *r = s->r;
 	size_t nr = r->features.nr_build_ids;
@@ -222,7 +219,7 @@ static int add_build_id(struct feature_section *s, const struct ps_build_id *bid
 			cap = PS_MAX_BUILD_IDS;
 		grown = realloc(r->build_ids, cap * sizeof(*grown));
 		if (!grown)
-			return out_of_memory(s);
+			return ps_section_out_of_memory(s);
 		r->build_ids = grown;
 		r->cap_build_ids = cap;
 	}
@@ -235,7 +232,7 @@ static int add_build_id(struct feature_section *s, const struct ps_build_id *bid
 /* Returns 1 when the table turns out to use the old layout (perf detects
  * it by the kernel's "[kernel.kallsyms]" losing its first four bytes to
  * the pid it does not have); nothing has been stored then. */
-static int read_build_ids(struct feature_section *s, bool old_layout)
+static int read_build_ids(struct ps_feature_section *s, bool old_layout)
 {
 	size_t fixed = old_layout ? BUILD_ID_RECORD_SIZE_OLD : BUILD_ID_RECORD_SIZE;
 	size_t first = s->r->features.nr_build_ids;
@@ -253,12 +250,12 @@ static int read_build_ids(struct feature_section *s, bool old_layout)
 		misc = ps_cursor_u16(&record);
 		size = ps_cursor_u16(&record);
 		if (!ps_cursor_ok(&record))
-			return section_truncated(s);
+			return ps_section_truncated(s);
 		if (size < fixed)
-			return section_fail(s, "build-id record of %u bytes, less than %zu", size,
-			                    fixed);
+			return ps_section_fail(s, "build-id record of %u bytes, less than %zu",
+			                       size, fixed);
 		if (size > ps_cursor_left(&s->c))
-			return section_fail(s, "build-id record of %u bytes past the end", size);
+			return ps_section_fail(s, "build-id record of %u bytes past the end", size);
 		/* the host kernel (-1), or the default guest for guest modes */
 		bid.pid = -1;
 		if (!old_layout)
@@ -270,7 +267,7 @@ static int read_build_ids(struct feature_section *s, bool old_layout)
 		name_len = size - fixed;
 		name = ps_cursor_take(&record, name_len);
 		if (!id || !name)
-			return section_truncated(s);
+			return ps_section_truncated(s);
 		if (!old_layout && name_len >= 13 && memcmp(name, "nel.kallsyms]", 13) == 0) {
 			/* drop what this pass stored; the caller restarts */
 			s->r->features.nr_build_ids = first;
@@ -291,7 +288,7 @@ static int read_build_ids(struct feature_section *s, bool old_layout)
 		memcpy(bid.id, id, bid.size);
 		bid.filename = ps_arena_strndup(&s->r->arena, (const char *)name, name_len);
 		if (!bid.filename)
-			return out_of_memory(s);
+			return ps_section_out_of_memory(s);
 
 		err = add_build_id(s, &bid);
 		if (err)
@@ -301,7 +298,7 @@ static int read_build_ids(struct feature_section *s, bool old_layout)
 	return 0;
 }
 
-static int decode_build_id(struct feature_section *s)
+static int decode_build_id(struct ps_feature_section *s)
 {
 	struct ps_cursor start = s->c;
 	int ret = read_build_ids(s, false);
@@ -328,18 +325,18 @@ static struct ps_attr *described_attr(struct ps_reader *r, size_t index, bool ha
 	return index < r->nr_attrs ? &r->attrs[index] : NULL;
 }
 
-static int decode_event_desc(struct feature_section *s)
+static int decode_event_desc(struct ps_feature_section *s)
 {
 	uint32_t nr_events = ps_cursor_u32(&s->c);
 	uint32_t attr_size = ps_cursor_u32(&s->c);
 
 	if (!ps_cursor_ok(&s->c))
-		return section_truncated(s);
+		return ps_section_truncated(s);
 	if (nr_events > PS_MAX_ATTRS)
-		return section_fail(s, "%u events, more than %u", nr_events, PS_MAX_ATTRS);
+		return ps_section_fail(s, "%u events, more than %u", nr_events, PS_MAX_ATTRS);
 	if (nr_events && (attr_size < PS_ATTR_SIZE_VER0 || attr_size > PS_ATTR_SIZE_MAX))
-		return section_fail(s, "attr size %u outside [%u, %u]", attr_size,
-		                    PS_ATTR_SIZE_VER0, PS_ATTR_SIZE_MAX);
+		return ps_section_fail(s, "attr size %u outside [%u, %u]", attr_size,
+		                       PS_ATTR_SIZE_VER0, PS_ATTR_SIZE_MAX);
 
 	for (uint32_t i = 0; i < nr_events; i++) {
 		const char *name = NULL;
@@ -351,14 +348,14 @@ static int decode_event_desc(struct feature_section *s)
 		/* the attr itself is already known from the attrs section
 		 * or HEADER_ATTR; only its name is new */
 		if (!ps_cursor_skip(&s->c, attr_size))
-			return section_truncated(s);
+			return ps_section_truncated(s);
 		nr_ids = ps_cursor_u32(&s->c);
 		if (!ps_cursor_ok(&s->c))
-			return section_truncated(s);
+			return ps_section_truncated(s);
 		if (nr_ids > PS_MAX_IDS_PER_ATTR)
-			return section_fail(s, "event %u has %u ids, more than %u", i, nr_ids,
-			                    PS_MAX_IDS_PER_ATTR);
-		err = read_string(s, &name);
+			return ps_section_fail(s, "event %u has %u ids, more than %u", i, nr_ids,
+			                       PS_MAX_IDS_PER_ATTR);
+		err = ps_section_string(s, &name);
 		if (err)
 			return err;
 		if (nr_ids)
@@ -366,7 +363,7 @@ static int decode_event_desc(struct feature_section *s)
 		if (nr_ids > 1)
 			ps_cursor_skip(&s->c, (size_t)(nr_ids - 1) * 8);
 		if (!ps_cursor_ok(&s->c))
-			return section_truncated(s);
+			return ps_section_truncated(s);
 
 		attr = described_attr(s->r, i, nr_ids > 0, first_id);
 		if (attr)
@@ -377,18 +374,7 @@ static int decode_event_desc(struct feature_section *s)
 
 /* ---- the rest ------------------------------------------------------ */
 
-static int decode_cpu_topology(struct feature_section *s)
-{
-	struct ps_features *f = &s->r->features;
-	int err = read_string_list(s, &f->cpu_topology_sibling_cores);
-
-	if (err)
-		return err;
-	/* core/socket/die ids follow; nothing here uses them */
-	return read_string_list(s, &f->cpu_topology_sibling_threads);
-}
-
-static int decode_pmu_mappings(struct feature_section *s)
+static int decode_pmu_mappings(struct ps_feature_section *s)
 {
 	struct ps_features *f = &s->r->features;
 	uint32_t nr = ps_cursor_u32(&s->c);
@@ -396,20 +382,20 @@ static int decode_pmu_mappings(struct feature_section *s)
 	const char **names;
 
 	if (!ps_cursor_ok(&s->c))
-		return section_truncated(s);
+		return ps_section_truncated(s);
 	/* each mapping is at least a u32 type and a u32 length */
 	if (nr > ps_cursor_left(&s->c) / 8 || nr > PS_MAX_STRING_LIST)
-		return section_fail(s, "%u mappings do not fit in %zu bytes", nr,
-		                    ps_cursor_left(&s->c));
+		return ps_section_fail(s, "%u mappings do not fit in %zu bytes", nr,
+		                       ps_cursor_left(&s->c));
 	types = ps_arena_alloc(&s->r->arena, nr * sizeof(*types));
 	names = ps_arena_alloc(&s->r->arena, nr * sizeof(*names));
 	if (!types || !names)
-		return out_of_memory(s);
+		return ps_section_out_of_memory(s);
 	for (uint32_t i = 0; i < nr; i++) {
 		int err;
 
 		types[i] = ps_cursor_u32(&s->c);
-		err = read_string(s, &names[i]);
+		err = ps_section_string(s, &names[i]);
 		if (err)
 			return err;
 	}
@@ -419,31 +405,34 @@ static int decode_pmu_mappings(struct feature_section *s)
 	return 0;
 }
 
-static int decode_sample_time(struct feature_section *s)
+static int decode_sample_time(struct ps_feature_section *s)
 {
 	uint64_t first = ps_cursor_u64(&s->c);
 	uint64_t last = ps_cursor_u64(&s->c);
 
 	if (!ps_cursor_ok(&s->c))
-		return section_truncated(s);
+		return ps_section_truncated(s);
+	if (first > last)
+		return ps_section_fail(s, "first sample at %llu, after the last at %llu",
+		                       (unsigned long long)first, (unsigned long long)last);
 	s->r->features.first_sample_time = first;
 	s->r->features.last_sample_time = last;
 	s->r->features.has_sample_time = true;
 	return 0;
 }
 
-static int decode_u64(struct feature_section *s, uint64_t *out, bool *has)
+static int decode_u64(struct ps_feature_section *s, uint64_t *out, bool *has)
 {
 	uint64_t value = ps_cursor_u64(&s->c);
 
 	if (!ps_cursor_ok(&s->c))
-		return section_truncated(s);
+		return ps_section_truncated(s);
 	*out = value;
 	*has = true;
 	return 0;
 }
 
-static int decode_compressed(struct feature_section *s)
+static int decode_compressed(struct ps_feature_section *s)
 {
 	struct ps_features *f = &s->r->features;
 	uint32_t version = ps_cursor_u32(&s->c);
@@ -453,7 +442,7 @@ static int decode_compressed(struct feature_section *s)
 	uint32_t mmap_len = ps_cursor_u32(&s->c);
 
 	if (!ps_cursor_ok(&s->c))
-		return section_truncated(s);
+		return ps_section_truncated(s);
 	f->comp_version = version;
 	f->comp_type = type;
 	f->comp_level = level;
@@ -463,7 +452,7 @@ static int decode_compressed(struct feature_section *s)
 	return 0;
 }
 
-static int decode_clock_data(struct feature_section *s)
+static int decode_clock_data(struct ps_feature_section *s)
 {
 	struct ps_features *f = &s->r->features;
 	uint32_t version = ps_cursor_u32(&s->c);
@@ -472,7 +461,7 @@ static int decode_clock_data(struct feature_section *s)
 	uint64_t clockid_ns = ps_cursor_u64(&s->c);
 
 	if (!ps_cursor_ok(&s->c))
-		return section_truncated(s);
+		return ps_section_truncated(s);
 	f->clock_data_version = version;
 	/* perf 6.1 knows only version 1 and ignores the feature otherwise:
 	 * a later version may give these fields other meanings */
@@ -490,9 +479,189 @@ static int decode_clock_data(struct feature_section *s)
 
 /* ps_tracing_parse() sets has_tracing_data and the size itself, since
  * pipe mode hands it the payload of a HEADER_TRACING_DATA record. */
-static int decode_tracing_data(struct feature_section *s)
+static int decode_tracing_data(struct ps_feature_section *s)
 {
 	return ps_tracing_parse(s->r, s->c.p, ps_cursor_left(&s->c), s->offset);
+}
+
+static int decode_section(struct ps_feature_section *s, unsigned bit)
+{
+	struct ps_features *f = &s->r->features;
+
+	switch (bit) {
+	case PS_FEAT_TRACING_DATA:
+		return decode_tracing_data(s);
+	case PS_FEAT_BUILD_ID:
+		return decode_build_id(s);
+	case PS_FEAT_HOSTNAME:
+		return ps_section_string(s, &f->hostname);
+	case PS_FEAT_OSRELEASE:
+		return ps_section_string(s, &f->osrelease);
+	case PS_FEAT_VERSION:
+		return ps_section_string(s, &f->version);
+	case PS_FEAT_ARCH:
+		return ps_section_string(s, &f->arch);
+	case PS_FEAT_NRCPUS:
+		return decode_nrcpus(s);
+	case PS_FEAT_CPUDESC:
+		return ps_section_string(s, &f->cpudesc);
+	case PS_FEAT_CPUID:
+		return ps_section_string(s, &f->cpuid);
+	case PS_FEAT_TOTAL_MEM:
+		return decode_total_mem(s);
+	case PS_FEAT_CMDLINE:
+		return ps_section_string_list(s, &f->cmdline);
+	case PS_FEAT_EVENT_DESC:
+		return decode_event_desc(s);
+	case PS_FEAT_CPU_TOPOLOGY:
+		return ps_decode_cpu_topology(s);
+	case PS_FEAT_NUMA_TOPOLOGY:
+		return ps_decode_numa_topology(s);
+	case PS_FEAT_BRANCH_STACK:
+		f->branch_stack = true;
+		return 0;
+	case PS_FEAT_PMU_MAPPINGS:
+		return decode_pmu_mappings(s);
+	case PS_FEAT_GROUP_DESC:
+		return ps_decode_group_desc(s);
+	case PS_FEAT_AUXTRACE:
+		return ps_decode_auxtrace(s);
+	case PS_FEAT_STAT:
+		f->is_stat = true;
+		return 0;
+	case PS_FEAT_CACHE:
+		return ps_decode_cache(s);
+	case PS_FEAT_SAMPLE_TIME:
+		return decode_sample_time(s);
+	case PS_FEAT_MEM_TOPOLOGY:
+		return ps_decode_mem_topology(s);
+	case PS_FEAT_CLOCKID:
+		return decode_u64(s, &f->clockid_res_ns, &f->has_clockid);
+	case PS_FEAT_DIR_FORMAT:
+		return decode_u64(s, &f->dir_format_version, &f->has_dir_format);
+	case PS_FEAT_BPF_PROG_INFO:
+		return ps_decode_bpf_prog_info(s);
+	case PS_FEAT_BPF_BTF:
+		return ps_decode_bpf_btf(s);
+	case PS_FEAT_COMPRESSED:
+		return decode_compressed(s);
+	case PS_FEAT_CPU_PMU_CAPS:
+		return ps_decode_cpu_pmu_caps(s);
+	case PS_FEAT_CLOCK_DATA:
+		return decode_clock_data(s);
+	case PS_FEAT_HYBRID_TOPOLOGY:
+		return ps_decode_hybrid_topology(s);
+	case PS_FEAT_PMU_CAPS:
+		return ps_decode_pmu_caps(s);
+	default:
+		return 0;
+	}
+}
+
+/* Forget what a damaged section left behind: its fields read as if the
+ * feature were absent. */
+static void forget_feature(struct ps_features *f, unsigned bit)
+{
+	switch (bit) {
+	case PS_FEAT_BUILD_ID:
+		break; /* the build-ids read before the damage stay, as in perf */
+	case PS_FEAT_HOSTNAME:
+		f->hostname = NULL;
+		break;
+	case PS_FEAT_OSRELEASE:
+		f->osrelease = NULL;
+		break;
+	case PS_FEAT_VERSION:
+		f->version = NULL;
+		break;
+	case PS_FEAT_ARCH:
+		f->arch = NULL;
+		break;
+	case PS_FEAT_NRCPUS:
+		f->has_nrcpus = false;
+		f->nr_cpus_available = f->nr_cpus_online = 0;
+		break;
+	case PS_FEAT_CPUDESC:
+		f->cpudesc = NULL;
+		break;
+	case PS_FEAT_CPUID:
+		f->cpuid = NULL;
+		break;
+	case PS_FEAT_TOTAL_MEM:
+		f->has_total_mem = false;
+		f->total_mem_kb = 0;
+		break;
+	case PS_FEAT_CMDLINE:
+		f->cmdline = (struct ps_string_list){ 0 };
+		break;
+	case PS_FEAT_CPU_TOPOLOGY:
+		f->cpu_topology_sibling_cores = f->cpu_topology_sibling_threads =
+		        f->cpu_topology_sibling_dies = (struct ps_string_list){ 0 };
+		f->cpu_ids = NULL;
+		f->nr_cpu_ids = 0;
+		f->has_die_ids = false;
+		break;
+	case PS_FEAT_NUMA_TOPOLOGY:
+		f->numa_nodes = NULL;
+		f->nr_numa_nodes = 0;
+		break;
+	case PS_FEAT_PMU_MAPPINGS:
+		f->nr_pmu_mappings = 0;
+		f->pmu_types = NULL;
+		f->pmu_names = NULL;
+		break;
+	case PS_FEAT_GROUP_DESC:
+		f->groups = NULL;
+		f->nr_groups = 0;
+		break;
+	case PS_FEAT_AUXTRACE:
+		f->nr_auxtrace_index = 0;
+		break;
+	case PS_FEAT_CACHE:
+		f->cache_levels = NULL;
+		f->nr_cache_levels = 0;
+		break;
+	case PS_FEAT_SAMPLE_TIME:
+		f->has_sample_time = false;
+		f->first_sample_time = f->last_sample_time = 0;
+		break;
+	case PS_FEAT_MEM_TOPOLOGY:
+		f->memory_nodes = NULL;
+		f->nr_memory_nodes = 0;
+		f->memory_block_size = 0;
+		break;
+	case PS_FEAT_CLOCKID:
+		f->has_clockid = false;
+		break;
+	case PS_FEAT_DIR_FORMAT:
+		f->has_dir_format = false;
+		break;
+	case PS_FEAT_BPF_PROG_INFO:
+		f->nr_bpf_progs = 0;
+		break;
+	case PS_FEAT_BPF_BTF:
+		f->nr_bpf_btfs = 0;
+		break;
+	case PS_FEAT_COMPRESSED:
+		f->has_compressed = false;
+		break;
+	case PS_FEAT_CPU_PMU_CAPS:
+		f->cpu_pmu_caps = (struct ps_string_list){ 0 };
+		break;
+	case PS_FEAT_CLOCK_DATA:
+		f->has_clock_data = false;
+		break;
+	case PS_FEAT_HYBRID_TOPOLOGY:
+		f->hybrid_nodes = NULL;
+		f->nr_hybrid_nodes = 0;
+		break;
+	case PS_FEAT_PMU_CAPS:
+		f->pmu_caps = NULL;
+		f->nr_pmu_caps = 0;
+		break;
+	default:
+		break;
+	}
 }
 
 int ps_feature_decode(struct ps_reader *r, unsigned bit, const uint8_t *data, size_t size,
@@ -500,12 +669,13 @@ int ps_feature_decode(struct ps_reader *r, unsigned bit, const uint8_t *data, si
 {
 	static const uint8_t empty[1];
 	struct ps_features *f = &r->features;
-	struct feature_section s = {
+	struct ps_feature_section s = {
 		.r = r,
 		.c = ps_cursor_make(data ? data : empty, data ? size : 0, r->swap),
 		.name = ps_feature_name(bit),
 		.offset = offset,
 	};
+	int err;
 
 	if (bit >= 256) {
 		ps_reader_log(r, PS_LOG_WARN, "feature %u does not exist, ignored", bit);
@@ -518,54 +688,16 @@ int ps_feature_decode(struct ps_reader *r, unsigned bit, const uint8_t *data, si
 		return 0;
 	}
 
-	switch (bit) {
-	case PS_FEAT_TRACING_DATA:
-		return decode_tracing_data(&s);
-	case PS_FEAT_BUILD_ID:
-		return decode_build_id(&s);
-	case PS_FEAT_HOSTNAME:
-		return read_string(&s, &f->hostname);
-	case PS_FEAT_OSRELEASE:
-		return read_string(&s, &f->osrelease);
-	case PS_FEAT_VERSION:
-		return read_string(&s, &f->version);
-	case PS_FEAT_ARCH:
-		return read_string(&s, &f->arch);
-	case PS_FEAT_NRCPUS:
-		return decode_nrcpus(&s);
-	case PS_FEAT_CPUDESC:
-		return read_string(&s, &f->cpudesc);
-	case PS_FEAT_CPUID:
-		return read_string(&s, &f->cpuid);
-	case PS_FEAT_TOTAL_MEM:
-		return decode_total_mem(&s);
-	case PS_FEAT_CMDLINE:
-		return read_string_list(&s, &f->cmdline);
-	case PS_FEAT_EVENT_DESC:
-		return decode_event_desc(&s);
-	case PS_FEAT_CPU_TOPOLOGY:
-		return decode_cpu_topology(&s);
-	case PS_FEAT_BRANCH_STACK:
-		f->branch_stack = true;
-		return 0;
-	case PS_FEAT_PMU_MAPPINGS:
-		return decode_pmu_mappings(&s);
-	case PS_FEAT_STAT:
-		f->is_stat = true;
-		return 0;
-	case PS_FEAT_SAMPLE_TIME:
-		return decode_sample_time(&s);
-	case PS_FEAT_CLOCKID:
-		return decode_u64(&s, &f->clockid_res_ns, &f->has_clockid);
-	case PS_FEAT_DIR_FORMAT:
-		return decode_u64(&s, &f->dir_format_version, &f->has_dir_format);
-	case PS_FEAT_COMPRESSED:
-		return decode_compressed(&s);
-	case PS_FEAT_CLOCK_DATA:
-		return decode_clock_data(&s);
-	default:
-		return 0;
-	}
+	err = decode_section(&s, bit);
+	if (err != -EINVAL || bit == PS_FEAT_TRACING_DATA)
+		return err; /* perf gives up on damaged tracing data too */
+	/* A damaged feature is a warning, as perf has it, and the rest of
+	 * the capture is read: the message the section failed with, said
+	 * once, and the feature's fields as if it were absent. */
+	ps_reader_warn_failure(r, "the feature is ignored");
+	forget_feature(f, bit);
+	f->damaged[bit / 64] |= 1ull << (bit % 64);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -594,6 +726,17 @@ static int read_at(int fd, void *buf, size_t size, uint64_t offset)
 	return 0;
 }
 
+/* A section that cannot be read is a damaged feature like one that does
+ * not decode (err -EINVAL): a warning, and the rest of the capture. */
+static int section_unreadable(struct ps_reader *r, unsigned bit, int err)
+{
+	if (err != -EINVAL || bit == PS_FEAT_TRACING_DATA)
+		return err;
+	r->features.damaged[bit / 64] |= 1ull << (bit % 64);
+	ps_reader_warn_failure(r, "the feature is ignored");
+	return 0;
+}
+
 static int read_section(struct ps_reader *r, unsigned bit, uint64_t offset, uint64_t size,
                         uint64_t file_size)
 {
@@ -602,16 +745,20 @@ static int read_section(struct ps_reader *r, unsigned bit, uint64_t offset, uint
 	int err;
 
 	if (offset > file_size || size > file_size - offset)
-		return ps_reader_fail_at(r, -EINVAL, offset, 0,
-		                         "feature %s: section of %" PRIu64 " bytes at %" PRIu64
-		                         " passes the end of the file (%" PRIu64 " bytes)",
-		                         name, size, offset, file_size);
+		return section_unreadable(
+		        r, bit,
+		        ps_reader_fail_at(r, -EINVAL, offset, 0,
+		                          "feature %s: section of %" PRIu64 " bytes at %" PRIu64
+		                          " passes the end of the file (%" PRIu64 " bytes)",
+		                          name, size, offset, file_size));
 	if (!feature_decoded(bit))
 		return ps_feature_decode(r, bit, NULL, 0, offset);
 	if (size > PS_MAX_FEATURE_SIZE)
-		return ps_reader_fail_at(r, -EINVAL, offset, 0,
-		                         "feature %s: section of %" PRIu64 " bytes, more than %u",
-		                         name, size, PS_MAX_FEATURE_SIZE);
+		return section_unreadable(r, bit,
+		                          ps_reader_fail_at(r, -EINVAL, offset, 0,
+		                                            "feature %s: section of %" PRIu64
+		                                            " bytes, more than %u",
+		                                            name, size, PS_MAX_FEATURE_SIZE));
 
 	data = malloc(size ? size : 1);
 	if (!data)
@@ -619,9 +766,11 @@ static int read_section(struct ps_reader *r, unsigned bit, uint64_t offset, uint
 	err = read_at(r->in.fd, data, size, offset);
 	if (err) {
 		free(data);
-		return ps_reader_fail_at(r, err == -EIO ? -EINVAL : err, offset, 0,
-		                         "feature %s: cannot read %" PRIu64 " bytes: %s", name,
-		                         size, err == -EIO ? "file too short" : strerror(-err));
+		return section_unreadable(
+		        r, bit,
+		        ps_reader_fail_at(r, err == -EIO ? -EINVAL : err, offset, 0,
+		                          "feature %s: cannot read %" PRIu64 " bytes: %s", name,
+		                          size, err == -EIO ? "file too short" : strerror(-err)));
 	}
 	err = ps_feature_decode(r, bit, data, size, offset);
 	free(data);

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- errors and logging ------------------------------------------ */
 
@@ -57,6 +58,19 @@ int ps_reader_fail_at(struct ps_reader *r, int err, uint64_t offset, uint32_t ty
 	va_end(ap);
 	r->failed = true;
 	return err;
+}
+
+void ps_reader_warn_failure(struct ps_reader *r, const char *consequence)
+{
+	size_t plen = r->path ? strlen(r->path) : 0;
+	const char *what = r->errmsg;
+
+	/* the message starts with the path, which the log says itself */
+	if (r->path && strncmp(what, r->path, plen) == 0 && strncmp(what + plen, ": ", 2) == 0)
+		what += plen + 2;
+	ps_reader_log(r, PS_LOG_WARN, "%s; %s", what, consequence);
+	r->failed = false;
+	r->errmsg[0] = '\0';
 }
 
 void ps_reader_log(struct ps_reader *r, enum ps_log_level level, const char *fmt, ...)

@@ -30,6 +30,10 @@
 #define PS_MAX_IDS_PER_ATTR (1u << 20)
 #define PS_MAX_FEATURE_SIZE (256u << 20) /* one feature section */
 #define PS_MAX_STRING_LIST 65536
+/* sanity bounds on what NRCPUS and TOTAL_MEM describe: Linux's NR_CPUS
+ * tops out at 8192, x86-64's 57-bit physical addresses at 128 PiB */
+#define PS_MAX_CPUS 65536
+#define PS_MAX_TOTAL_MEM_KB (1ull << 47)
 #define PS_MAX_BUILD_IDS (1u << 20)
 #define PS_MAX_TRACING_DATA (256u << 20)
 #define PS_MAX_DECOMPRESSED_CHUNK (64u << 20)

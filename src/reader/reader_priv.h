@@ -131,6 +131,9 @@ int ps_reader_fail(struct ps_reader *r, int err, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 int ps_reader_fail_at(struct ps_reader *r, int err, uint64_t offset, uint32_t type, const char *fmt,
                       ...) __attribute__((format(printf, 5, 6)));
+/* Turn the failure just recorded into a warning ("MESSAGE; consequence")
+ * and go on as if nothing had failed: for damage perf reads past. */
+void ps_reader_warn_failure(struct ps_reader *r, const char *consequence);
 void ps_reader_log(struct ps_reader *r, enum ps_log_level level, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 void *ps_scratch_get(struct ps_scratch *s, size_t bytes);

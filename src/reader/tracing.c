@@ -4,8 +4,9 @@
  */
 /* cursor.h first: reader.h names struct ps_cursor without declaring it */
 #include "base/cursor.h"
-#include "reader/reader_priv.h"
 #include "reader/perf_format_priv.h"
+#include "reader/reader_priv.h"
+#include "reader/tracing_check_priv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -120,130 +121,13 @@ static char *next_line(char **cursor)
 	return line;
 }
 
-/* ---- what libtraceevent must not see ------------------------------- */
-
-struct field_name {
-	const char *name;
-	size_t len;
-};
-
-static int compare_field_names(const void *a, const void *b)
-{
-	const struct field_name *x = a, *y = b;
-	int c = memcmp(x->name, y->name, x->len < y->len ? x->len : y->len);
-
-	return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
-static bool is_identifier_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_';
-}
-
-/* The name a "field:TYPE NAME[N];" declaration in [decl, end) declares. */
-static struct field_name declared_name(const char *decl, const char *end)
-{
-	const char *q = end, *name;
-
-	while (q > decl && q[-1] == ' ')
-		q--;
-	if (q > decl && q[-1] == ']') {
-		while (q > decl && q[-1] != '[')
-			q--;
-		if (q > decl)
-			q--;
-	}
-	while (q > decl && q[-1] == ' ')
-		q--;
-	name = q;
-	while (name > decl && is_identifier_char(name[-1]))
-		name--;
-	return (struct field_name){ name, (size_t)(q - name) };
-}
-
-/* libtraceevent (1.7.1, and 1.8 still) dereferences NULL when a
- * __print_flags() or __print_symbolic() in a print format names a field
- * the event does not declare, and leaks memory on control bytes in field
- * lines. Kernel formats do neither (all 2,323 of Linux 6.18 are ASCII and
- * every REC->name is a declared field), so a format that does is damaged
- * and is refused before libtraceevent sees it. */
-static int check_format(struct tracing_blob *b, const char *text, size_t size, const char *system)
-{
-	const char *end = text + size, *line = text, *print = NULL;
-	struct field_name *fields = NULL;
-	size_t nr_fields = 0, cap = 0;
-	int err = 0;
-
-	for (size_t i = 0; i < size; i++) {
-		unsigned char c = (unsigned char)text[i];
-
-		if ((c < 0x20 && c != '\t' && c != '\n') || c > 0x7e)
-			return blob_fail(b,
-			                 "event format %zu (system %s): byte %#x at %zu is not "
-			                 "printable ASCII",
-			                 b->nr_formats, system, c, i);
-	}
-	while (line < end && !print) {
-		const char *eol = memchr(line, '\n', (size_t)(end - line));
-		const char *p = line, *semicolon;
-
-		if (!eol)
-			eol = end;
-		while (p < eol && (*p == ' ' || *p == '\t'))
-			p++;
-		if (eol - p >= 10 && memcmp(p, "print fmt:", 10) == 0) {
-			print = p + 10;
-		} else if (eol - p >= 6 && memcmp(p, "field:", 6) == 0 &&
-		           (semicolon = memchr(p, ';', (size_t)(eol - p)))) {
-			if (nr_fields == cap) {
-				struct field_name *grown;
-
-				cap = cap ? cap * 2 : 32;
-				grown = realloc(fields, cap * sizeof(*fields));
-				if (!grown) {
-					free(fields);
-					return out_of_memory(b);
-				}
-				fields = grown;
-			}
-			fields[nr_fields++] = declared_name(p + 6, semicolon);
-		}
-		line = eol + 1;
-	}
-	if (nr_fields)
-		qsort(fields, nr_fields, sizeof(*fields), compare_field_names);
-	for (const char *p = print; p && end - p >= 5; p++) {
-		struct field_name ref;
-
-		if (memcmp(p, "REC->", 5) != 0)
-			continue;
-		ref.name = p + 5;
-		for (ref.len = 0;
-		     ref.name + ref.len < end && is_identifier_char(ref.name[ref.len]);)
-			ref.len++;
-		if (!nr_fields ||
-		    !bsearch(&ref, fields, nr_fields, sizeof(*fields), compare_field_names)) {
-			err = blob_fail(b,
-			                "event format %zu (system %s): print fmt uses field "
-			                "'%.*s' the event does not declare",
-			                b->nr_formats, system, (int)(ref.len < 64 ? ref.len : 64),
-			                ref.name);
-			break;
-		}
-	}
-	free(fields);
-	return err;
-}
-
 static int parse_format(struct tracing_blob *b, const char *system, const char *what)
 {
 	uint64_t size = ps_cursor_u64(&b->c);
 	size_t at = ps_cursor_pos(&b->c);
 	const uint8_t *text = take_sized(b, size);
 	enum tep_errno ret;
-	char msg[128];
-	int err;
+	char msg[128], reason[160];
 
 	if (!text)
 		return blob_truncated(b, what);
@@ -251,9 +135,10 @@ static int parse_format(struct tracing_blob *b, const char *system, const char *
 		return blob_fail(b, "more than %u event formats", TRACING_MAX_FORMATS);
 	/* errors point at the format's first byte */
 	b->c.p = b->c.start + at;
-	err = check_format(b, (const char *)text, (size_t)size, system);
-	if (err)
-		return err;
+	if (ps_tracing_check_format((const char *)text, (size_t)size, strcmp(system, "ftrace") == 0,
+	                            reason, sizeof(reason)) != 0)
+		return blob_fail(b, "event format %zu (system %s): %s", b->nr_formats, system,
+		                 reason);
 	ret = tep_parse_event(b->tep, (const char *)text, (unsigned long)size, system);
 	if (ret == 0) {
 		b->c.p = text + size;
@@ -290,7 +175,10 @@ static int parse_header_files(struct tracing_blob *b, int long_size)
 	/* As perf: the width of the page header's commit field is the
 	 * kernel's long size. A damaged header_page would leave it 0, so
 	 * only a sane width replaces the one the blob declared. */
-	if (tep_parse_header_page(b->tep, copy, (unsigned long)size, long_size) == 0) {
+	/* (a damaged one is not parsed: libtraceevent would leak on it, and
+	 * perf goes on without it too) */
+	if (!ps_tracing_odd_field_line(copy, (size_t)size, false) &&
+	    tep_parse_header_page(b->tep, copy, (unsigned long)size, long_size) == 0) {
 		int commit_size = tep_get_header_page_size(b->tep);
 
 		if (commit_size == 4 || commit_size == 8)

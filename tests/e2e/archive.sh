@@ -151,13 +151,15 @@ done
 # ---- hostile archives ----------------------------------------------------
 python3 "$e2e_dir/archive_hostile.py" "$E2E_TMP/native-nodebug.pst" "$E2E_TMP" "$E2E_TMP/abs-evil" ||
 	e2e_fail "archive_hostile.py failed"
-for attack in traversal absolute symlink oversized digest unlisted truncated; do
+for attack in traversal absolute symlink oversized digest unlisted truncated damaged unrecognized; do
 	(cd "$E2E_TMP/fresh" && TMPDIR=$E2E_TMP/tmp e2e_run "$PYSTITCH" script -i "$E2E_TMP/$attack.pst" \
 		>"$E2E_TMP/$attack.out" 2>"$E2E_TMP/$attack.err")
 	status=$?
 	lines=$(wc -l <"$E2E_TMP/$attack.err")
+	# (the man page promises the entry and its offset in every message)
 	if [ $status != 2 ] || [ "$lines" != 1 ] || [ -s "$E2E_TMP/$attack.out" ] ||
-		! grep -q "^pystitch: $E2E_TMP/$attack.pst: " "$E2E_TMP/$attack.err"; then
+		! grep -q "^pystitch: $E2E_TMP/$attack.pst: " "$E2E_TMP/$attack.err" ||
+		! grep -q -E "entry .*at offset [0-9]+" "$E2E_TMP/$attack.err"; then
 		e2e_show "$E2E_TMP/$attack.err"
 		e2e_say "$e2e_name: $attack: exit status $status, $lines lines on stderr (2 and one line naming the archive expected)"
 		failed=1
@@ -221,7 +223,7 @@ py_names=$(grep -c 'archive: names ' "$E2E_TMP/python-nodebug.pst.err")
 	e2e_say "$e2e_name: python: $py_debug separate debug files, each replaced by its answers without --with-debuginfo"
 [ "$py_debug" != 0 ] ||
 	e2e_say "$e2e_name: python: no separate debug files here (libc6-dbg not installed): both archives hold the same files"
-mv "/tmp/perf-$py_pid.map" "$E2E_TMP/perf-map.away" || e2e_fail "no /tmp/perf-$py_pid.map"
+mv "$E2E_TMP/perf-$py_pid.map" "$E2E_TMP/perf-map.away" || e2e_fail "no perf-$py_pid.map beside the capture"
 hidden python-archive "$E2E_TMP/python.pst"
 same python python-archive
 hidden python-nodebug "$E2E_TMP/python-nodebug.pst"

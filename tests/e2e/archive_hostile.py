@@ -12,6 +12,8 @@ OUTDIR/LABEL.pst for each attack, compressed with zstd again:
   digest     the perf.data member with one byte changed (same size)
   unlisted   an extra member whose name is a digest the manifest lacks
   truncated  the good archive cut in half
+  damaged    a member's tar header with a wrong checksum
+  unrecognized  zstd data that holds no tar
   names      (only when the archive has a "names" member) that member
              replaced by a damaged table, its manifest line fixed to
              match, so only the table's own checks can catch it
@@ -118,6 +120,26 @@ def main():
     with open(good, "rb") as src, open(f"{outdir}/truncated.pst", "wb") as out:
         content = src.read()
         out.write(content[: len(content) // 2])
+    # a tar stream whose second header is garbage (libarchive: "Damaged
+    # tar archive"), and a zstd stream that holds no tar at all
+    # ("Unrecognized archive format"): the message must still name the
+    # entry and the offset
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:", format=tarfile.PAX_FORMAT) as tar:
+        for info, data in entries:
+            info.size = len(data) if info.isfile() else 0
+            tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
+    stream = bytearray(buf.getvalue())
+    second = 512 * (1 + (len(entries[0][1]) + 511) // 512)
+    # past the manifest's pax header, its header and data
+    while stream[second + 156] == ord("x"):
+        size = int(stream[second + 124:second + 135].decode().strip("\0 ") or "0", 8)
+        second += 512 * (1 + (size + 511) // 512)
+    stream[second + 148:second + 156] = b"garbage!"
+    for label, payload in (("damaged", bytes(stream)), ("unrecognized", b"\x01" * 4096)):
+        with open(f"{outdir}/{label}.pst", "wb") as out:
+            out.write(subprocess.run(["zstd", "-q", "-c"], input=payload,
+                                     stdout=subprocess.PIPE, check=True).stdout)
 
 
 if __name__ == "__main__":

@@ -77,7 +77,10 @@ check_folds() {
 
 # ---- native capture ---------------------------------------------------
 data=$E2E_TMP/native.data
-e2e_record "$data" -F 999 --call-graph dwarf -- /bin/sh -c "$(e2e_program_sequence 0.3 deep inlining)"
+# the shell spins a while itself first, so that it has samples of its own
+# (forking and exec'ing alone can take under a millisecond)
+e2e_record "$data" -F 999 --call-graph dwarf -- /bin/sh -c \
+	"i=0; while [ \$i -lt 40000 ]; do i=\$((i + 1)); done; $(e2e_program_sequence 0.3 deep inlining)"
 check_folds native "$data"
 
 # the default is --per comm --weight samples

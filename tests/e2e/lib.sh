@@ -136,8 +136,61 @@ e2e_record() {
 	fi
 	[ -s "$E2E_RECORDED" ] || e2e_fail "perf record wrote no data"
 	grep -i -E 'lost|warning' "$E2E_TMP/record.err" >&2
+	e2e_keep_maps "$E2E_RECORDED"
 	e2e_check_stacks "$E2E_RECORDED" "$@"
 	return 0
+}
+
+# e2e_keep_maps FILE: the perf maps and jitdumps the processes of the
+# capture FILE wrote to /tmp become the test's own, as soon as it is
+# recorded: /tmp is shared by every process of the machine, and once the
+# recorded process has exited its pid can be given to another process
+# (pid_max is 32768 here), which would write a perf-PID.map of its own
+# there. Each file is copied beside the capture (where pystitch looks
+# before /tmp) and into $E2E_TMP/tmp-view (the /tmp that e2e_perf shows
+# perf), then removed from /tmp. Sets E2E_KEPT to the copies beside FILE.
+E2E_KEPT_PIDS=
+e2e_keep_maps() {
+	km_dir=$(dirname "$1")
+	E2E_KEPT=
+	# every process of the capture, named in its COMM and FORK records
+	for km_pid in $("$PYSTITCH" dump -i "$1" 2>/dev/null |
+		sed -n 's/.*PERF_RECORD_COMM[^:]*: .*:\([0-9][0-9]*\)\/[0-9][0-9]*$/\1/p
+			s/.*PERF_RECORD_FORK(\([0-9][0-9]*\):.*/\1/p' | sort -u); do
+		for km_file in "/tmp/perf-$km_pid.map" "/tmp/jit-$km_pid.dump"; do
+			[ -f "$km_file" ] || continue
+			mkdir -p "$E2E_TMP/tmp-view"
+			cp "$km_file" "$km_dir/" && cp "$km_file" "$E2E_TMP/tmp-view/" ||
+				e2e_fail "cannot copy $km_file beside $1"
+			rm -f "$km_file"
+			E2E_KEPT="$E2E_KEPT $km_dir/$(basename "$km_file")"
+			E2E_KEPT_PIDS="$E2E_KEPT_PIDS $km_pid "
+		done
+	done
+}
+
+# e2e_perf ARGS...: perf (through e2e_run), seeing as /tmp the test's own
+# copies of the perf maps it recorded (e2e_keep_maps), in a mount
+# namespace of its own; the machine's /tmp is never changed. Without such
+# copies, or without root or unshare(1), perf as it is.
+e2e_perf() {
+	if [ ! -d "$E2E_TMP/tmp-view" ] || [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null 2>&1; then
+		e2e_run "$PERF" "$@"
+		return
+	fi
+	# the work directory stays where it is when it lives in /tmp
+	case $E2E_TMP in
+	/tmp/*) ep_inner=${E2E_TMP#/tmp/} ;;
+	*) ep_inner= ;;
+	esac
+	e2e_run unshare --mount --propagation private sh -c '
+		view=$1 inner=$2 work=$3
+		shift 3
+		if [ -n "$inner" ]; then
+			mkdir -p "$view/$inner" && mount --bind "$work" "$view/$inner" || exit 125
+		fi
+		mount --rbind "$view" /tmp || exit 125
+		exec "$@"' e2e_perf "$E2E_TMP/tmp-view" "$ep_inner" "$E2E_TMP" "$PERF" "$@"
 }
 
 # e2e_check_stacks FILE PERF_RECORD_ARGS...: the properties the speed work
@@ -297,7 +350,7 @@ e2e_compare_info() {
 e2e_perf_script() {
 	out=$1
 	shift
-	e2e_run "$PERF" script "$@" >"$E2E_TMP/$out" 2>"$E2E_TMP/$out.err" || {
+	e2e_perf script "$@" >"$E2E_TMP/$out" 2>"$E2E_TMP/$out.err" || {
 		e2e_show "$E2E_TMP/$out.err"
 		e2e_fail "perf script $* failed"
 	}
@@ -432,7 +485,12 @@ e2e_python_pid() {
 	"$PERF" script -i "$1" -F pid 2>/dev/null | sed -n '1s/ //gp'
 }
 e2e_python_forget() {
-	E2E_PY_LEFTOVERS="$E2E_PY_LEFTOVERS /tmp/perf-$1.map /tmp/jit-$1.dump"
+	# the files e2e_keep_maps took are gone from /tmp: what is there now
+	# under that pid belongs to another process
+	case $E2E_KEPT_PIDS in
+	*" $1 "*) ;;
+	*) E2E_PY_LEFTOVERS="$E2E_PY_LEFTOVERS /tmp/perf-$1.map /tmp/jit-$1.dump" ;;
+	esac
 	E2E_PY_DATA=
 }
 # shellcheck disable=SC2317 # called by the trap

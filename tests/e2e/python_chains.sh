@@ -78,21 +78,22 @@ run_capture() {
 	pc_pid=$(sed -n 's/^threads \([0-9]*\).*/\1/p' "$pc_expected" 2>/dev/null)
 	[ -n "$pc_pid" ] || pc_pid=$(e2e_python_pid "$E2E_PY_DATA")
 	e2e_python_forget "$pc_pid"
+	# (kept beside the capture as it was recorded: e2e_keep_maps)
 	case $pc_mode in
-	perf) pc_map=/tmp/perf-$pc_pid.map ;;
-	*) pc_map=/tmp/jit-$pc_pid.dump ;;
+	perf) pc_map=$E2E_TMP/perf-$pc_pid.map ;;
+	*) pc_map=$E2E_TMP/jit-$pc_pid.dump ;;
 	esac
 	[ -s "$pc_expected" ] || e2e_fail "$pc_name: the workload wrote no expected chains"
 	[ -s "$pc_map" ] || e2e_fail "$pc_name: CPython wrote no $pc_map"
 
-	# native: as perf script, which reads /tmp/perf-PID.map for names
+	# native: as perf script, which reads /tmp/perf-PID.map for names (the
+	# copy e2e_perf shows it there)
 	e2e_perf_script "perf-$pc_tag.txt" -i "$E2E_TMP/$pc_tag.data"
 	e2e_pystitch_script "pystitch-$pc_tag-native.txt" --python=native -i "$E2E_TMP/$pc_tag.data"
 	e2e_compare_script "$pc_name native" "perf-$pc_tag.txt" "pystitch-$pc_tag-native.txt" \
 		-v min_identical=99.5 -v min_samples="$min_samples" || failed=1
 
 	# the Python modes find the map next to the capture
-	mv "$pc_map" "$E2E_TMP/" || e2e_fail "cannot move $pc_map to $E2E_TMP"
 	for pc_python_mode in merged all only; do
 		pc_output=pystitch-$pc_tag-$pc_python_mode.txt
 		if [ $pc_python_mode = merged ]; then

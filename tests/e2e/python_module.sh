@@ -174,7 +174,7 @@ EOF
 	pm_pid=$(sed -n 's/^threads \([0-9]*\).*/\1/p' "$expected" 2>/dev/null)
 	[ -n "$pm_pid" ] || pm_pid=$(e2e_python_pid "$E2E_PY_DATA")
 	e2e_python_forget "$pm_pid"
-	pm_map=/tmp/perf-$pm_pid.map
+	pm_map=$E2E_TMP/perf-$pm_pid.map # kept beside the capture (e2e_keep_maps)
 	[ -s "$expected" ] || e2e_fail "$name: the workload wrote no expected chains"
 	[ -s "$pm_map" ] || e2e_fail "$name: the module wrote no $pm_map"
 	pm_bad=$(grep -c -v -E '^[0-9a-f]+ [0-9a-f]+ py::.*:.*$' "$pm_map")
@@ -184,7 +184,6 @@ EOF
 	}
 	[ "$(cut -d ' ' -f 2 "$pm_map" | sort -u | wc -l)" = 1 ] ||
 		e2e_fail "$name: $pm_map has entries of several sizes"
-	mv "$pm_map" "$E2E_TMP/" || e2e_fail "cannot move $pm_map to $E2E_TMP"
 	for mode in merged all only; do
 		output=pystitch-$tag-$mode.txt
 		if [ $mode = merged ]; then

@@ -184,6 +184,19 @@ START_TEST(test_manifest_rejects)
 }
 END_TEST
 
+/* A NUL byte is reported on its own line, with its byte. */
+START_TEST(test_manifest_nul)
+{
+	static const char text[] = HEAD PERF "file elf 1 " D1 " =x\0y\nend\n";
+	struct ps_manifest m;
+	char err[256] = "";
+
+	ck_assert_int_eq(ps_manifest_parse(text, sizeof(text) - 1, NULL, &m, err, sizeof(err)),
+	                 -EINVAL);
+	ck_assert_msg(strstr(err, "MANIFEST line 8: NUL byte at byte"), "%s", err);
+}
+END_TEST
+
 START_TEST(test_manifest_total_limit)
 {
 	static const char text[] = HEAD PERF "file elf 4 " D1 " =x\nfile elf 4 " D1 " =y\nend\n";
@@ -475,6 +488,7 @@ int main(void)
 	tcase_add_test(manifest_case, test_manifest_round_trip);
 	tcase_add_loop_test(manifest_case, test_manifest_rejects, 0,
 	                    sizeof(bad_manifests) / sizeof(bad_manifests[0]));
+	tcase_add_test(manifest_case, test_manifest_nul);
 	tcase_add_test(manifest_case, test_manifest_total_limit);
 	tcase_add_checked_fixture(archive_case, setup, teardown);
 	tcase_add_test(archive_case, test_archive_round_trip);

@@ -117,5 +117,6 @@ Suite *suite_format(void);
 Suite *suite_order(void);
 Suite *suite_compressed(void);
 Suite *suite_errors(void);
+Suite *suite_tracing_check(void);
 
 #endif /* PS_TEST_HELPERS_H */

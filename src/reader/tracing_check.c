@@ -1,0 +1,600 @@
+/* What libtraceevent must not see: the checks an event format of a
+ * capture's tracing data passes before tep_parse_event() gets it.
+ *
+ * libtraceevent (1.7.1, and 1.8 still) leaks what it was building when a
+ * field line or a print format does not parse (read_expect_type() and
+ * the print-argument parser return without freeing the token in hand),
+ * and dereferences NULL when a __print_flags() or __print_symbolic() names
+ * a field the event does not declare. Kernel formats do none of this: all
+ * 2,323 of Linux 6.18 are printable ASCII, their field lines are of one
+ * form, their print formats are C expressions and every REC->name is a
+ * declared field. So a format that fails these checks is damaged and the
+ * capture is refused, in one line, instead of being half parsed.
+ */
+#include "reader/tracing_check_priv.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* deeper nesting than any kernel format; libtraceevent recurses on it */
+#define MAX_DEPTH 64
+
+static int why(char *out, size_t outsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int why(char *out, size_t outsz, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(out, outsz, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static bool is_identifier_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* ---- field lines --------------------------------------------------- */
+
+/* Whether [p, end) is a field line as every kernel writes it:
+ * "field:DECL;\toffset:N;\tsize:N;\tsigned:N;" (signed: since 2.6.32),
+ * DECL being words of identifier characters and '*' with bracketed sizes
+ * ("char comm[16]", "__data_loc char[] name", "u8 addr[sizeof(x)]"). The
+ * ftrace system's own formats may have a '.' in a name, which
+ * libtraceevent allows there. p is just past "field:". */
+static bool is_kernel_field_line(const char *p, const char *end, bool ftrace)
+{
+	static const char *const attributes[] = { "offset:", "size:", "signed:" };
+	int depth = 0;
+	unsigned words = 0; /* outside brackets: a type and a name at least */
+	bool in_word = false;
+
+	for (; p < end && *p != ';'; p++) {
+		char c = *p;
+
+		if (!depth && is_identifier_char(c) && !in_word)
+			words++;
+		in_word = is_identifier_char(c);
+		if (c == '[' && depth == 0)
+			depth = 1;
+		else if (c == ']' && depth == 1)
+			depth = 0;
+		else if (is_identifier_char(c))
+			continue;
+		else if (!(c == ' ' || c == '*' || (depth && (c == '(' || c == ')' || c == '+')) ||
+		           (ftrace && c == '.')))
+			return false;
+	}
+	if (p == end || depth || words < 2)
+		return false;
+	p++; /* the ';' */
+	for (size_t i = 0; i < sizeof(attributes) / sizeof(attributes[0]); i++) {
+		size_t len = strlen(attributes[i]);
+		const char *digits;
+
+		while (p < end && (*p == '\t' || *p == ' '))
+			p++;
+		if (i == 2 && p == end)
+			return true; /* no signed: before 2.6.32 */
+		if ((size_t)(end - p) < len || memcmp(p, attributes[i], len) != 0)
+			return false;
+		for (digits = p += len; p < end && *p >= '0' && *p <= '9'; p++)
+			;
+		if (p == digits || p == end || *p != ';')
+			return false;
+		p++;
+	}
+	while (p < end && (*p == '\t' || *p == ' '))
+		p++;
+	return p == end;
+}
+
+size_t ps_tracing_odd_field_line(const char *text, size_t size, bool ftrace)
+{
+	const char *end = text + size;
+	size_t number = 0;
+
+	for (const char *line = text; line < end;) {
+		const char *eol = memchr(line, '\n', (size_t)(end - line));
+		const char *p = line;
+
+		if (!eol)
+			eol = end;
+		number++;
+		while (p < eol && (*p == ' ' || *p == '\t'))
+			p++;
+		if (eol - p >= 10 && memcmp(p, "print fmt:", 10) == 0)
+			break;
+		if (eol - p >= 6 && memcmp(p, "field:", 6) == 0 &&
+		    !is_kernel_field_line(p + 6, eol, ftrace))
+			return number;
+		line = eol + 1;
+	}
+	return 0;
+}
+
+/* ---- the print format ---------------------------------------------- */
+
+enum token_kind { TOK_END, TOK_STRING, TOK_CHAR, TOK_NUMBER, TOK_IDENT, TOK_OP, TOK_BAD };
+
+struct token {
+	enum token_kind kind;
+	const char *p;
+	size_t len;
+};
+
+struct print_parser {
+	const char *start, *p, *end;
+	struct token tok; /* the current token, at p */
+	unsigned depth;
+	const char *error; /* a static string, NULL while all is well */
+	const char *error_at;
+};
+
+static const char *const two_char_ops[] = { "->", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||" };
+
+static struct token scan(const char *p, const char *end)
+{
+	struct token t = { TOK_END, p, 0 };
+
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n'))
+		p++;
+	t.p = p;
+	if (p == end)
+		return t;
+	if (*p == '"' || *p == '\'') {
+		char quote = *p;
+		const char *q = p + 1;
+
+		/* (a kernel string may span lines: ext4's fc_stats) */
+		while (q < end && *q != quote)
+			q += *q == '\\' && q + 1 < end ? 2 : 1;
+		t.kind = q < end && *q == quote ? (quote == '"' ? TOK_STRING : TOK_CHAR) : TOK_BAD;
+		t.len = (size_t)(q - p) + (q < end);
+		return t;
+	}
+	if (is_identifier_char(*p)) {
+		const char *q = p;
+
+		t.kind = *p >= '0' && *p <= '9' ? TOK_NUMBER : TOK_IDENT;
+		while (q < end && (is_identifier_char(*q) || (t.kind == TOK_NUMBER && *q == '.')))
+			q++;
+		t.len = (size_t)(q - p);
+		return t;
+	}
+	for (size_t i = 0; i < sizeof(two_char_ops) / sizeof(two_char_ops[0]); i++) {
+		if (end - p >= 2 && memcmp(p, two_char_ops[i], 2) == 0) {
+			t.kind = TOK_OP;
+			t.len = 2;
+			return t;
+		}
+	}
+	/* '=' and ';' occur only in statement expressions */
+	t.kind = strchr("()[]{},?:+-*/%&|^~!<>.=;", *p) ? TOK_OP : TOK_BAD;
+	t.len = 1;
+	return t;
+}
+
+static void advance(struct print_parser *pp)
+{
+	pp->p = pp->tok.p + pp->tok.len;
+	pp->tok = scan(pp->p, pp->end);
+}
+
+static bool is_op(const struct print_parser *pp, const char *op)
+{
+	return pp->tok.kind == TOK_OP && pp->tok.len == strlen(op) &&
+	       memcmp(pp->tok.p, op, pp->tok.len) == 0;
+}
+
+static bool fail_at(struct print_parser *pp, const char *what)
+{
+	if (!pp->error) {
+		pp->error = what;
+		pp->error_at = pp->tok.p;
+	}
+	return false;
+}
+
+static bool expect(struct print_parser *pp, const char *op, const char *what)
+{
+	if (!is_op(pp, op))
+		return fail_at(pp, what);
+	advance(pp);
+	return true;
+}
+
+static bool is_binary_op(const struct print_parser *pp)
+{
+	static const char *const ops[] = { "+",  "-", "*", "/",  "%",  "&",  "|",  "^",  "<<",
+		                           ">>", "<", ">", "<=", ">=", "==", "!=", "&&", "||" };
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (is_op(pp, ops[i]))
+			return true;
+	return false;
+}
+
+static bool conditional(struct print_parser *pp);
+
+/* "unsigned long *": identifiers, then stars. Leaves pp after it and
+ * returns true only when what follows is end. */
+static bool type_name(struct print_parser *pp, const char *end_op)
+{
+	struct print_parser saved = *pp;
+
+	if (pp->tok.kind != TOK_IDENT)
+		return false;
+	while (pp->tok.kind == TOK_IDENT)
+		advance(pp);
+	while (is_op(pp, "*"))
+		advance(pp);
+	if (is_op(pp, end_op))
+		return true;
+	*pp = saved;
+	return false;
+}
+
+/* { a, "b", { c } ,} */
+static bool initializer(struct print_parser *pp)
+{
+	if (!expect(pp, "{", "'{' expected"))
+		return false;
+	while (!is_op(pp, "}")) {
+		if (is_op(pp, "{") ? !initializer(pp) : !conditional(pp))
+			return false;
+		if (!is_op(pp, ","))
+			break;
+		advance(pp);
+	}
+	return expect(pp, "}", "'}' expected");
+}
+
+/* A call's arguments (after its '('), types allowed: sizeof(u64). */
+static bool arguments(struct print_parser *pp)
+{
+	while (!is_op(pp, ")")) {
+		bool ok;
+
+		if (is_op(pp, "{"))
+			ok = initializer(pp);
+		else
+			ok = type_name(pp, ",") || type_name(pp, ")") || conditional(pp);
+		if (!ok)
+			return false;
+		if (!is_op(pp, ","))
+			break;
+		advance(pp);
+	}
+	return expect(pp, ")", "')' expected");
+}
+
+static bool expression_list(struct print_parser *pp)
+{
+	if (!conditional(pp))
+		return false;
+	while (is_op(pp, ",")) {
+		advance(pp);
+		if (!conditional(pp))
+			return false;
+	}
+	return true;
+}
+
+static bool starts_operand(const struct print_parser *pp)
+{
+	return pp->tok.kind == TOK_IDENT || pp->tok.kind == TOK_NUMBER ||
+	       pp->tok.kind == TOK_STRING || pp->tok.kind == TOK_CHAR || is_op(pp, "(") ||
+	       is_op(pp, "-") || is_op(pp, "!") || is_op(pp, "~") || is_op(pp, "*") ||
+	       is_op(pp, "&") || is_op(pp, "+");
+}
+
+static bool primary(struct print_parser *pp);
+
+/* GNU C's "({ int x = (REC->a); x < 8 ? x : 8; })", which kernels write
+ * for min() and the like and libtraceevent takes as it comes: checked
+ * only for its brackets nesting, its strings ending and C's characters.
+ * pp is at its '{'. */
+static bool statement_expression(struct print_parser *pp)
+{
+	char open[MAX_DEPTH];
+	size_t depth = 0;
+
+	do {
+		if (pp->tok.kind == TOK_END)
+			return fail_at(pp, "the format ends inside a statement expression");
+		if (pp->tok.kind == TOK_BAD)
+			return primary(pp); /* says what is wrong with it */
+		if (is_op(pp, "(") || is_op(pp, "[") || is_op(pp, "{")) {
+			if (depth == MAX_DEPTH)
+				return fail_at(pp, "nested too deeply");
+			open[depth++] = *pp->tok.p;
+		} else if (is_op(pp, ")") || is_op(pp, "]") || is_op(pp, "}")) {
+			char want = *pp->tok.p == ')' ? '(' : *pp->tok.p == ']' ? '[' : '{';
+
+			if (!depth || open[depth - 1] != want)
+				return fail_at(pp, "a bracket that closes nothing open");
+			depth--;
+		}
+		advance(pp);
+	} while (depth);
+	return expect(pp, ")", "')' expected after a statement expression");
+}
+
+static bool unary(struct print_parser *pp);
+
+static bool primary(struct print_parser *pp)
+{
+	switch (pp->tok.kind) {
+	case TOK_IDENT:
+	case TOK_NUMBER:
+	case TOK_CHAR:
+		advance(pp);
+		return true;
+	case TOK_STRING:
+		while (pp->tok.kind == TOK_STRING)
+			advance(pp);
+		return true;
+	case TOK_OP:
+		if (is_op(pp, "{"))
+			return initializer(pp);
+		if (is_op(pp, "(")) {
+			advance(pp);
+			if (is_op(pp, "{"))
+				return statement_expression(pp);
+			return expression_list(pp) && expect(pp, ")", "')' expected");
+		}
+		return fail_at(pp, "an operand expected");
+	case TOK_BAD:
+		return fail_at(pp, pp->tok.p[0] == '"' || pp->tok.p[0] == '\''
+		                           ? "a string or character that does not end"
+		                           : "a character no C expression has");
+	case TOK_END:
+	default:
+		return fail_at(pp, "the format ends inside an expression");
+	}
+}
+
+static bool postfix(struct print_parser *pp)
+{
+	/* the name this postfix expression starts with, while it is one */
+	const char *name = pp->tok.kind == TOK_IDENT ? pp->tok.p : NULL;
+	size_t name_len = pp->tok.len;
+
+	if (!primary(pp))
+		return false;
+	for (;;) {
+		if (is_op(pp, "->") || is_op(pp, ".")) {
+			/* a record's fields are all libtraceevent knows of:
+			 * "REC->name", never "other->name" */
+			if (is_op(pp, "->") && name &&
+			    (name_len != 3 || memcmp(name, "REC", 3) != 0))
+				return fail_at(pp, "'->' after a name other than REC");
+			name = NULL;
+			advance(pp);
+			if (pp->tok.kind != TOK_IDENT)
+				return fail_at(pp, "a field name expected");
+			advance(pp);
+		} else if (is_op(pp, "[")) {
+			name = NULL;
+			advance(pp);
+			if (!expression_list(pp) || !expect(pp, "]", "']' expected"))
+				return false;
+		} else if (is_op(pp, "(")) {
+			name = NULL;
+			advance(pp);
+			if (!arguments(pp))
+				return false;
+		} else {
+			return true;
+		}
+	}
+}
+
+static bool unary(struct print_parser *pp)
+{
+	bool ok;
+
+	if (++pp->depth > MAX_DEPTH)
+		return fail_at(pp, "nested too deeply");
+	if (is_op(pp, "-") || is_op(pp, "!") || is_op(pp, "~") || is_op(pp, "*") ||
+	    is_op(pp, "&") || is_op(pp, "+")) {
+		advance(pp);
+		ok = unary(pp);
+	} else if (is_op(pp, "(")) {
+		/* a cast, "(unsigned long)x", or a parenthesised expression */
+		struct print_parser saved = *pp;
+
+		advance(pp);
+		if (type_name(pp, ")")) {
+			advance(pp);
+			if (starts_operand(pp)) {
+				ok = unary(pp);
+				pp->depth--;
+				return ok;
+			}
+		}
+		*pp = saved;
+		ok = postfix(pp);
+	} else {
+		ok = postfix(pp);
+	}
+	pp->depth--;
+	return ok;
+}
+
+static bool conditional(struct print_parser *pp)
+{
+	if (++pp->depth > MAX_DEPTH)
+		return fail_at(pp, "nested too deeply");
+	if (!unary(pp))
+		return false;
+	while (is_binary_op(pp)) {
+		advance(pp);
+		if (!unary(pp))
+			return false;
+	}
+	if (is_op(pp, "?")) {
+		advance(pp);
+		/* (GNU C's "a ?: b" has no middle) */
+		if ((!is_op(pp, ":") && !conditional(pp)) || !expect(pp, ":", "':' expected") ||
+		    !conditional(pp))
+			return false;
+	}
+	pp->depth--;
+	return true;
+}
+
+/* "print fmt: STRING, ARG, ...": a string, then C expressions. */
+static bool print_format(struct print_parser *pp)
+{
+	pp->tok = scan(pp->p, pp->end);
+	if (pp->tok.kind != TOK_STRING)
+		return fail_at(pp, "no format string");
+	while (pp->tok.kind == TOK_STRING)
+		advance(pp);
+	while (is_op(pp, ",")) {
+		advance(pp);
+		if (!conditional(pp))
+			return false;
+	}
+	if (pp->tok.kind == TOK_BAD)
+		return primary(pp); /* says what is wrong with it */
+	if (pp->tok.kind != TOK_END)
+		return fail_at(pp, "something other than ',' after an argument");
+	return true;
+}
+
+/* ---- the whole format ------------------------------------------------ */
+
+struct field_name {
+	const char *name;
+	size_t len;
+};
+
+static int compare_field_names(const void *a, const void *b)
+{
+	const struct field_name *x = a, *y = b;
+	int c = memcmp(x->name, y->name, x->len < y->len ? x->len : y->len);
+
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* The name a "field:TYPE NAME[N];" declaration in [decl, end) declares. */
+static struct field_name declared_name(const char *decl, const char *end)
+{
+	const char *q = end, *name;
+
+	while (q > decl && q[-1] == ' ')
+		q--;
+	if (q > decl && q[-1] == ']') {
+		while (q > decl && q[-1] != '[')
+			q--;
+		if (q > decl)
+			q--;
+	}
+	while (q > decl && q[-1] == ' ')
+		q--;
+	name = q;
+	while (name > decl && is_identifier_char(name[-1]))
+		name--;
+	return (struct field_name){ name, (size_t)(q - name) };
+}
+
+/* Every REC->name of the print format [print, end) is a declared field. */
+static int check_references(const char *text, const char *print, const char *end, char *out,
+                            size_t outsz)
+{
+	const char *line = text;
+	struct field_name *fields = NULL;
+	size_t nr_fields = 0, cap = 0;
+	int err = 0;
+
+	while (line < print) {
+		const char *eol = memchr(line, '\n', (size_t)(print - line));
+		const char *p = line, *semicolon;
+
+		if (!eol)
+			eol = print;
+		while (p < eol && (*p == ' ' || *p == '\t'))
+			p++;
+		if (eol - p >= 6 && memcmp(p, "field:", 6) == 0 &&
+		    (semicolon = memchr(p, ';', (size_t)(eol - p)))) {
+			if (nr_fields == cap) {
+				struct field_name *grown;
+
+				cap = cap ? cap * 2 : 32;
+				grown = realloc(fields, cap * sizeof(*fields));
+				if (!grown) {
+					free(fields);
+					return why(out, outsz, "out of memory");
+				}
+				fields = grown;
+			}
+			fields[nr_fields++] = declared_name(p + 6, semicolon);
+		}
+		line = eol + 1;
+	}
+	if (nr_fields)
+		qsort(fields, nr_fields, sizeof(*fields), compare_field_names);
+	for (const char *p = print; end - p >= 5; p++) {
+		struct field_name ref;
+
+		if (memcmp(p, "REC->", 5) != 0)
+			continue;
+		ref.name = p + 5;
+		for (ref.len = 0;
+		     ref.name + ref.len < end && is_identifier_char(ref.name[ref.len]);)
+			ref.len++;
+		if (!nr_fields ||
+		    !bsearch(&ref, fields, nr_fields, sizeof(*fields), compare_field_names)) {
+			err = why(out, outsz,
+			          "print fmt uses field '%.*s' the event does not declare",
+			          (int)(ref.len < 64 ? ref.len : 64), ref.name);
+			break;
+		}
+	}
+	free(fields);
+	return err;
+}
+
+int ps_tracing_check_format(const char *text, size_t size, bool ftrace, char *out, size_t outsz)
+{
+	const char *end = text + size, *print = NULL;
+	size_t line_number;
+
+	for (size_t i = 0; i < size; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if ((c < 0x20 && c != '\t' && c != '\n') || c > 0x7e)
+			return why(out, outsz, "byte %#x at %zu is not printable ASCII", c, i);
+	}
+	line_number = ps_tracing_odd_field_line(text, size, ftrace);
+	if (line_number)
+		return why(out, outsz, "line %zu is not a field declaration of the kernel's form",
+		           line_number);
+	for (const char *line = text; line < end && !print;) {
+		const char *eol = memchr(line, '\n', (size_t)(end - line));
+		const char *p = line;
+
+		if (!eol)
+			eol = end;
+		while (p < eol && (*p == ' ' || *p == '\t'))
+			p++;
+		if (eol - p >= 10 && memcmp(p, "print fmt:", 10) == 0)
+			print = p + 10;
+		line = eol + 1;
+	}
+	if (!print)
+		return 0; /* libtraceevent takes a format without one */
+	struct print_parser pp = { .start = text, .p = print, .end = end };
+	if (!print_format(&pp))
+		return why(out, outsz, "print fmt: %s at byte %zu", pp.error,
+		           (size_t)(pp.error_at - text));
+	return check_references(text, print, end, out, outsz);
+}
