@@ -892,4 +892,8 @@ PS_API int ps_session_python_processes(struct ps_session *session, ps_python_pro
 }
 #endif
 
+/* The output formats (script text, folded stacks, flame graphs, pprof,
+ * archives, ...) and output files. */
+#include <pystitch/output.h>
+
 #endif /* PYSTITCH_PYSTITCH_H */

@@ -27,7 +27,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 #define TUNABLE "glibc.malloc.hugetlb"
 #define THP_SETTING "/sys/kernel/mm/transparent_hugepage/enabled"
