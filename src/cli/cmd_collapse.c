@@ -1,6 +1,7 @@
 /* `pystitch collapse`: folded stacks, one line per unique stack with its
- * count, root first and sorted, as `stackcollapse-perf.pl | sort` writes
- * them for flamegraph.pl, inferno and speedscope. */
+ * weight, root first and sorted, in the format `stackcollapse-perf.pl |
+ * sort` writes for flamegraph.pl, inferno and speedscope, and with its
+ * default weight (the periods). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,22 +11,29 @@
 
 /* clang-format off */
 static const char collapse_usage[] =
-        "usage: pystitch collapse [-i FILE] [options]\n"
+        "usage: pystitch collapse [-i FILE] [-o FILE] [options]\n"
         "\n"
         "Print the folded stacks of a perf.data capture: one line per unique\n"
-        "stack, its frames from the root down separated by ';', then its count,\n"
-        "sorted; what stackcollapse-perf.pl makes of perf script's output, and\n"
-        "what flamegraph.pl, inferno and speedscope read. Python frames are\n"
-        "stitched in as by `pystitch script`. Each line starts with the thread's\n"
-        "name (spaces become '_'); ';' in names becomes ':'.\n"
+        "stack, its frames from the root down separated by ';', then its weight,\n"
+        "sorted; the format stackcollapse-perf.pl writes from perf script's\n"
+        "output, and what flamegraph.pl, inferno and speedscope read. Frames are\n"
+        "named as `pystitch script` prints them, Python frames stitched in\n"
+        "(stackcollapse-perf.pl also shortens some names, and names unknown\n"
+        "frames after their DSO); samples of all events count together (it\n"
+        "keeps the first event's). Each line starts with the thread's name\n"
+        "(spaces become '_'); ';' in names becomes ':'.\n"
         "\n"
         "  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
-        "      --weight WHAT     samples (default: count 1 per sample) or period\n"
-        "                        (sum the samples' periods)\n"
+        "  -o, --output FILE     where to write the stacks (default, or -: stdout);\n"
+        "                        a regular file is replaced once complete\n"
+        "      --weight WHAT     period (default, as stackcollapse-perf.pl: sum\n"
+        "                        the samples' periods) or samples (count 1 per\n"
+        "                        sample)\n"
         "      --per WHAT        what starts each stack: comm (default), pid\n"
         "                        (comm-PID), tid (comm-PID/TID) or none\n"
-        "      --annotate        '_[k]' after kernel frames and '_[i]' after\n"
-        "                        inlined ones (as stackcollapse-perf.pl --all)\n"
+        "      --annotate        mark frames as stackcollapse-perf.pl --all does:\n"
+        "                        '_[k]' after kernel frames, '_[j]' after frames\n"
+        "                        of perf maps (Python and other JIT code)\n"
         PS_CLI_SESSION_HELP
         PS_CLI_COMMON_HELP;
 /* clang-format on */
@@ -38,13 +46,15 @@ enum {
 
 struct collapse_state {
 	struct ps_collapse_opts collapse;
+	const char *output;
 };
 
 static void collapse_init(void *state)
 {
 	struct collapse_state *st = state;
 
-	st->collapse.sz = sizeof(st->collapse);
+	/* stackcollapse-perf.pl weighs each sample by its period */
+	st->collapse = (struct ps_collapse_opts){ .sz = sizeof(st->collapse), .period = true };
 }
 
 static int collapse_option(struct ps_cli *cli, struct ps_cli_args *args, void *state, int opt,
@@ -53,6 +63,9 @@ static int collapse_option(struct ps_cli *cli, struct ps_cli_args *args, void *s
 	struct collapse_state *st = state;
 
 	switch (opt) {
+	case 'o':
+		st->output = arg;
+		break;
 	case OPT_WEIGHT:
 		if (ps_cli_parse_weight(arg, &st->collapse.period))
 			return ps_cli_bad_value(cli, "--weight", arg);
@@ -80,12 +93,15 @@ static int collapse_run(struct ps_cli *cli, struct ps_cli_args *args, void *stat
 	struct ps_collapse *collapse = NULL;
 	struct ps_session *session = NULL;
 	int64_t written;
-	int status;
+	int status, ret;
 
 	if (ps_collapse_open(&st->collapse, &collapse))
 		return ps_cli_out_of_memory(cli);
-	if (ps_cli_output_open(&output, NULL)) {
-		status = ps_cli_out_of_memory(cli);
+	/* before the capture is read, so a bad name fails at once */
+	ret = ps_cli_output_open(&output, st->output);
+	if (ret) {
+		ps_cli_command_error(cli, "cannot create %s: %s", output.name, strerror(-ret));
+		status = PS_EXIT_USAGE;
 		goto out;
 	}
 	if (!ps_cli_session_run(cli, args, add_stack, collapse, &session, &status))
@@ -95,8 +111,12 @@ static int collapse_run(struct ps_cli *cli, struct ps_cli_args *args, void *stat
 		status = ps_cli_out_of_memory(cli);
 		goto out;
 	}
-	if (written < 0 || ps_cli_output_close(&output, true)) {
+	ret = written < 0 ? (int)written : ps_cli_output_close(&output, true);
+	if (ret && output.is_stdout) {
 		ps_cli_command_error(cli, "cannot write output");
+		status = PS_EXIT_USAGE;
+	} else if (ret) {
+		ps_cli_command_error(cli, "cannot write %s: %s", output.name, strerror(-ret));
 		status = PS_EXIT_USAGE;
 	}
 out:
@@ -107,6 +127,7 @@ out:
 }
 
 static const struct option collapse_options[] = {
+	{ "output", required_argument, NULL, 'o' },
 	{ "weight", required_argument, NULL, OPT_WEIGHT },
 	{ "per", required_argument, NULL, OPT_PER },
 	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
@@ -120,6 +141,7 @@ const struct ps_cli_command ps_cmd_collapse = {
 	.help = collapse_usage,
 	.takes = PS_CLI_TAKES_SESSION,
 	.options = collapse_options,
+	.short_options = "o:",
 	.state_size = sizeof(struct collapse_state),
 	.init = collapse_init,
 	.option = collapse_option,

@@ -101,6 +101,44 @@ static void add_name(struct ps_strbuf *key, const char *name, bool process_name)
 	}
 }
 
+/* The frame's DSO as perf script prints it, and what stackcollapse-perf.pl
+ * reads from there. */
+static const char *printed_dso(const struct ps_frame *f)
+{
+	return f->inlined ? "inlined" : f->dso ? f->dso : "[unknown]";
+}
+
+/* "/tmp/perf-PID.map" anywhere in dso: where JIT frames come from */
+static bool is_perf_map(const char *dso)
+{
+	for (const char *p = strstr(dso, "/tmp/perf-"); p; p = strstr(p + 1, "/tmp/perf-")) {
+		const char *digits = p + 10, *end = digits;
+
+		while (*end >= '0' && *end <= '9')
+			end++;
+		if (end > digits && strncmp(end, ".map", 4) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* stackcollapse-perf.pl --all's mark for a frame, from its DSO: "_[k]"
+ * for a DSO in brackets or a vmlinux (but not [unknown]), else "_[j]" for
+ * a perf map unless the name has one already; NULL for none. Inlined
+ * frames print "(inlined)" in place of the DSO, so they get neither. */
+static const char *annotation(const struct ps_frame *f, const char *name)
+{
+	const char *dso = printed_dso(f);
+	size_t len = strlen(dso);
+
+	if ((dso[0] == '[' || (len >= 7 && strcmp(dso + len - 7, "vmlinux") == 0)) &&
+	    !strstr(dso, "unknown"))
+		return "_[k]";
+	if (is_perf_map(dso) && !strstr(name, "_[j]"))
+		return "_[j]";
+	return NULL;
+}
+
 static void build_key(struct ps_collapse *collapse, const struct ps_stack *stack)
 {
 	struct ps_strbuf *key = &collapse->key;
@@ -126,13 +164,12 @@ static void build_key(struct ps_collapse *collapse, const struct ps_stack *stack
 		const struct ps_frame *f = &stack->frames[i];
 		if (key->len)
 			ps_strbuf_addch(key, ';');
-		add_name(key, f->sym ? f->sym : "[unknown]", false);
-		if (collapse->opts.annotate) {
-			if (f->inlined)
-				ps_strbuf_add(key, "_[i]", 4);
-			else if (f->kernel)
-				ps_strbuf_add(key, "_[k]", 4);
-		}
+		const char *name = f->sym ? f->sym : "[unknown]";
+		const char *mark = collapse->opts.annotate ? annotation(f, name) : NULL;
+
+		add_name(key, name, false);
+		if (mark)
+			ps_strbuf_add(key, mark, 4);
 	}
 	if (!key->len)
 		ps_strbuf_addstr(key, "[unknown]");

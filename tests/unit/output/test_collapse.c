@@ -13,7 +13,7 @@
 
 struct fake {
 	struct ps_sample sample;
-	struct ps_frame frames[8];
+	struct ps_frame frames[12];
 	struct ps_stack stack;
 };
 
@@ -123,15 +123,26 @@ START_TEST(names_and_marks)
 {
 	struct ps_collapse_opts opts = { .per = PS_COLLAPSE_PER_NONE, .annotate = true };
 	struct ps_collapse *collapse = open_collapse(&opts);
-	const char *names[] = { "irq", "inl", "a;b", NULL, "py::f:x.py", "[truncated]" };
+	const char *names[] = { "irq",        "inl",         "a;b",  NULL,
+		                "py::f:x.py", "[truncated]", "vdso", "mod_fn",
+		                "main" };
 	struct fake f;
 	char *text;
 
-	make_stack(&f, "app", 1, 1, 1, 6, names);
+	/* the marks of stackcollapse-perf.pl --all, read from the DSO as
+	 * perf script prints it: kernel ([...] but [unknown], or a vmlinux),
+	 * JIT (a perf map); none on inlined frames (printed "(inlined)") */
+	make_stack(&f, "app", 1, 1, 1, 9, names);
 	f.frames[0].kernel = true;
+	f.frames[0].dso = "[kernel.kallsyms]";
 	f.frames[1].inlined = true;
+	f.frames[1].dso = "[kernel.kallsyms]";
 	f.frames[4].python = true;
+	f.frames[4].dso = "/tmp/perf-42.map";
 	f.frames[5].truncated = true;
+	f.frames[6].dso = "[vdso]";
+	f.frames[7].dso = "/boot/vmlinux";
+	f.frames[8].dso = "/tmp/perf-x.map";
 	ck_assert_int_eq(ps_collapse_add(collapse, &f.stack), 0);
 	/* no frames at all, and only the sampled IP without a call chain */
 	ck_assert_int_eq(ps_collapse_add(collapse, make_stack(&f, "app", 1, 1, 1, 0, NULL)), 0);
@@ -139,7 +150,8 @@ START_TEST(names_and_marks)
 	f.stack.has_callchain = false;
 	ck_assert_int_eq(ps_collapse_add(collapse, &f.stack), 0);
 	text = print_all(collapse);
-	ck_assert_str_eq(text, "[truncated];py::f:x.py;[unknown];a:b;inl_[i];irq_[k] 1\n"
+	ck_assert_str_eq(text, "main;mod_fn_[k];vdso_[k];[truncated];py::f:x.py_[j];[unknown];a:b;"
+	                       "inl;irq_[k] 1\n"
 	                       "[unknown] 1\n"
 	                       "irq 1\n");
 	free(text);
