@@ -27,8 +27,9 @@ static const char flamegraph_usage[] =
         "collapse`.\n"
         "\n"
         "  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
-        "  -o, --output FILE     where to write the SVG (default, or -: stdout);\n"
-        "                        a regular file is replaced once complete\n"
+        "  -o, --output FILE     where to write the SVG (default, or -: stdout,\n"
+        "                        unless it is a terminal); a regular file is\n"
+        "                        replaced once complete\n"
         "      --title TEXT      title above the graph (default \"Flame Graph\",\n"
         "                        \"Icicle Graph\" with --icicle)\n"
         "      --width PX        width of the image in pixels (default 1200;\n"
@@ -137,6 +138,12 @@ static int flamegraph_run(struct ps_cli *cli, struct ps_cli_args *args, void *st
 	ret = ps_cli_output_open(&output, st->output);
 	if (ret) {
 		ps_cli_command_error(cli, "cannot create %s: %s", output.name, strerror(-ret));
+		status = PS_EXIT_USAGE;
+		goto out;
+	}
+	if (output.is_stdout && ps_cli_output_is_terminal(&output)) {
+		ps_cli_command_error(cli, "not writing SVG to a terminal: give -o FILE.svg, or "
+		                          "redirect standard output");
 		status = PS_EXIT_USAGE;
 		goto out;
 	}

@@ -24,10 +24,11 @@ static const char pprof_usage[] =
         "them, and raw addresses for the kernel.\n"
         "\n"
         "  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
-        "  -o, --output FILE     profile to write (default profile.pb.gz; - for\n"
-        "                        stdout); written once the capture is read (of a\n"
-        "                        damaged capture: what came before the damage,\n"
-        "                        and exit status 2)\n"
+        "  -o, --output FILE     profile to write (default profile.pb.gz, named on\n"
+        "                        stderr when written; - for stdout, unless it is\n"
+        "                        a terminal); written once the capture is read\n"
+        "                        (of a damaged capture: what came before the\n"
+        "                        damage, and exit status 2)\n"
         "      --srcline         source file names and line numbers of native\n"
         "                        functions (slower); without it a native\n"
         "                        function's file is its DSO\n"
@@ -45,6 +46,7 @@ enum {
 struct pprof_state {
 	struct ps_pprof_opts pprof;
 	const char *output;
+	bool output_given; /* -o: else the default name, said when written */
 };
 
 static void pprof_init(void *state)
@@ -65,6 +67,7 @@ static int pprof_option(struct ps_cli *cli, struct ps_cli_args *args, void *stat
 		if (!*arg)
 			return ps_cli_bad_value(cli, "--output", arg);
 		st->output = arg;
+		st->output_given = true;
 		break;
 	case OPT_SRCLINE:
 		st->pprof.srcline = args->opts.srcline = true;
@@ -122,6 +125,12 @@ static int pprof_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 		status = PS_EXIT_USAGE;
 		goto out;
 	}
+	if (output.is_stdout && ps_cli_output_is_terminal(&output)) {
+		ps_cli_command_error(cli, "not writing a gzipped profile to a terminal: give -o "
+		                          "FILE, or redirect standard output");
+		status = PS_EXIT_USAGE;
+		goto out;
+	}
 	if (!ps_cli_session_run(cli, args, add_stack, pprof, &session, &status))
 		goto out;
 	features = ps_reader_features(ps_session_reader(session));
@@ -149,6 +158,11 @@ static int pprof_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 		        "%zu mappings, %lld bytes",
 		        st->output, (unsigned long long)stats->nr_added, stats->samples,
 		        stats->locations, stats->functions, stats->mappings, (long long)written);
+	} else if (!st->output_given && !cli->quiet) {
+		/* a file the user did not name: say where it went */
+		ps_cli_command_error(cli, "wrote %s (%llu samples, %lld bytes)", st->output,
+		                     (unsigned long long)ps_pprof_stats(pprof)->nr_added,
+		                     (long long)written);
 	}
 out:
 	ps_cli_output_close(&output, false);
