@@ -10,7 +10,7 @@
 #include "cli.h"
 
 static const char info_usage[] =
-        "usage: pystitch info [-i FILE] [options]\n"
+        "usage: pystitch info [-i FILE] [-I] [options]\n"
         "\n"
         "Print the header of a perf.data capture: where and how it was recorded,\n"
         "its events, and the features perf stored with it. Then, for every\n"
@@ -20,6 +20,10 @@ static const char info_usage[] =
         "an error, after the header is printed; -f reads past it).\n"
         "\n"
         "  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
+        "  -I, --show-info       what perf shows only with -I: the CPU topology's\n"
+        "                        sibling lists in place of its \"use -I\" hint\n"
+        "                        (NUMA, cache, memory and hybrid topology are\n"
+        "                        named, as pystitch does not decode them)\n"
         "      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n"
         "                        then next to the capture, then in /tmp\n"
         "      --symfs DIR       look for the recorded files under DIR\n"
@@ -63,8 +67,27 @@ static int64_t captured_on(const struct ps_cli *cli, struct ps_session *session)
 	return 0;
 }
 
+enum {
+	OPT_SHOW_INFO = 'I',
+};
+
+struct info_state {
+	bool show_info;
+};
+
+static int info_option(struct ps_cli *cli, struct ps_cli_args *args, void *state, int opt,
+                       const char *arg)
+{
+	struct info_state *st = state;
+
+	if (opt == OPT_SHOW_INFO)
+		st->show_info = true;
+	return 0;
+}
+
 static int info_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 {
+	const struct info_state *st = state;
 	struct python_lines lines = { 0 };
 	struct ps_output_file *out = NULL;
 	struct ps_session *session = NULL;
@@ -94,6 +117,7 @@ static int info_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 		                    &(struct ps_info_opts){
 		                            .sz = sizeof(struct ps_info_opts),
 		                            .captured_on = captured_on(cli, session),
+		                            .show_info = st->show_info,
 		                    },
 		                    ps_output_file_write, out);
 	if (!err && python_len)
@@ -114,11 +138,20 @@ static int info_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 	return status;
 }
 
+static const struct option info_options[] = {
+	{ "show-info", no_argument, NULL, OPT_SHOW_INFO },
+	{ NULL, 0, NULL, 0 },
+};
+
 const struct ps_cli_command ps_cmd_info = {
 	.name = "info",
 	.summary = "print the capture's header and features (like perf report\n"
 	           "              --header-only)\n",
 	.help = info_usage,
 	.takes = PS_CLI_TAKES_SYMBOLS | PS_CLI_TAKES_PERF_MAPS,
+	.options = info_options,
+	.short_options = "I",
+	.state_size = sizeof(struct info_state),
+	.option = info_option,
 	.run = info_run,
 };
