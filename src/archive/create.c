@@ -48,17 +48,8 @@ static void log_line(const struct ps_archive_writer *w, enum ps_log_level level,
 	w->session_opts.log(w->session_opts.log_ctx, level, msg);
 }
 
-static int fail(struct ps_archive_writer *w, int rc, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-static int fail(struct ps_archive_writer *w, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(w->errmsg, sizeof(w->errmsg), fmt, ap);
-	va_end(ap);
-	return rc;
-}
+/* The module's one-line errors (ps_archive_fail), kept in the writer. */
+#define fail(w, rc, ...) ps_archive_fail((w)->errmsg, sizeof((w)->errmsg), rc, __VA_ARGS__)
 
 static void note_file(void *ctx, const char *path, const char *file, enum ps_file_kind kind)
 {

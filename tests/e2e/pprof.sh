@@ -182,14 +182,7 @@ e2e_say "$e2e_name: without -o: profile.pb.gz, named on stderr"
 
 # a terminal as standard output is refused, with one line (script(1)
 # gives the command a terminal)
-if command -v script >/dev/null 2>&1; then
-	script -qec "'$PYSTITCH' pprof -o - -i '$data'" /dev/null >"$E2E_TMP/tty.txt" 2>&1
-	status=$?
-	if [ $status != 1 ] || ! grep -q 'pprof: not writing a gzipped profile to a terminal' "$E2E_TMP/tty.txt" ||
-		[ "$(wc -l <"$E2E_TMP/tty.txt")" != 1 ]; then
-		e2e_fail "pprof -o - to a terminal: exit status $status, $(cat "$E2E_TMP/tty.txt")"
-	fi
-fi
+e2e_refuses_terminal 'pprof: not writing a gzipped profile to a terminal' "'$PYSTITCH' pprof -o - -i '$data'"
 
 # errors: bad values, an output that cannot be created, a damaged capture
 for bad in "--python nope" "--pid x" "-o ''"; do

@@ -123,9 +123,8 @@ START_TEST(names_and_marks)
 {
 	struct ps_collapse_opts opts = { .per = PS_COLLAPSE_PER_NONE, .annotate = true };
 	struct ps_collapse *collapse = open_collapse(&opts);
-	const char *names[] = { "irq",        "inl",         "a;b",  NULL,
-		                "py::f:x.py", "[truncated]", "vdso", "mod_fn",
-		                "main" };
+	const char *names[] = { "irq",         "inl",  "a;b",    NULL,  "py::f:x.py",
+		                "[truncated]", "vdso", "mod_fn", "main" };
 	struct fake f;
 	char *text;
 
@@ -150,10 +149,10 @@ START_TEST(names_and_marks)
 	f.stack.has_callchain = false;
 	ck_assert_int_eq(ps_collapse_add(collapse, &f.stack), 0);
 	text = print_all(collapse);
-	ck_assert_str_eq(text, "main;mod_fn_[k];vdso_[k];[truncated];py::f:x.py_[j];[unknown];a:b;"
-	                       "inl;irq_[k] 1\n"
-	                       "[unknown] 1\n"
-	                       "irq 1\n");
+	ck_assert_str_eq(text, "[unknown] 1\n"
+	                       "irq 1\n"
+	                       "main;mod_fn_[k];vdso_[k];[truncated];py::f:x.py_[j];[unknown];a:b;"
+	                       "inl;irq_[k] 1\n");
 	free(text);
 	ps_collapse_close(collapse);
 }
