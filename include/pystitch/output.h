@@ -75,7 +75,8 @@ struct ps_script_opts {
 	 * "sw:comm,ip" (fields comm, tid, pid, time, cpu, period, event,
 	 * trace, ip, sym, symoff, dso, addr, srcline; types hw, sw, trace,
 	 * raw, break). NULL: perf script's defaults. Open the session with
-	 * ps_session_opts.srcline when ps_script_fields_need_srcline(). */
+	 * ps_session_opts.srcline when ps_script_fields_need_srcline(). Not
+	 * copied: keep it valid until ps_script_close(). */
 	const char *fields;
 	/* Print the stacks (the default); false: one line per sample, as
 	 * perf script -G (open the session with no_callchain too). */
@@ -312,8 +313,10 @@ struct ps_archive_writer_opts {
 	/* How the capture is read: where files are found (symfs,
 	 * buildid_dir, kallsyms, vmlinux, perf_map_dir, which the archive
 	 * keeps and readers of it use), force, log (warnings name the files
-	 * that were not found). Copied as ps_session_open() copies it; NULL:
-	 * the defaults. Its file_used callback, when set, is told too. */
+	 * that were not found). Copied as ps_session_open() copies it (the
+	 * strings and arrays it points to stay the caller's until
+	 * ps_archive_writer_close()); NULL: the defaults. Its file_used
+	 * callback, when set, is told too. */
 	const struct ps_session_opts *session;
 	/* Also pack the separate debug files symbols were read from; without
 	 * it the archive holds only the answers they gave for the addresses
