@@ -1026,4 +1026,8 @@ PS_API int ps_session_read_to_end(struct ps_session *session);
 }
 #endif
 
+/* The output formats (script text, folded stacks, flame graphs, pprof,
+ * archives, ...) and output files. */
+#include <pystitch/output.h>
+
 #endif /* PYSTITCH_PYSTITCH_H */

@@ -10,6 +10,7 @@
 
 #include "base/array.h"
 #include "base/hash_slots.h"
+#include "base/opts.h"
 #include "output/flamegraph_priv.h"
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -21,27 +22,33 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
  * before that, at a size no flame graph could show anyway. */
 #define FLAME_MAX_NODES (UINT32_MAX / 4)
 
-struct ps_flamegraph *ps_flamegraph_new(const struct ps_flamegraph_opts *opts)
+int ps_flamegraph_open(const struct ps_flamegraph_opts *opts, struct ps_flamegraph **out)
 {
 	struct ps_flamegraph *fg = calloc(1, sizeof(*fg));
 
+	*out = NULL;
 	if (!fg)
-		return NULL;
-	fg->opts = *opts;
+		return -ENOMEM;
+	if (ps_opts_copy(&fg->opts, sizeof(fg->opts), opts)) {
+		free(fg);
+		return -EINVAL;
+	}
 	fg->nr_slots = 1024;
 	fg->slots = calloc(fg->nr_slots, sizeof(*fg->slots));
 	if (!fg->slots ||
 	    !ps_array_reserve((void **)&fg->nodes, &fg->nodes_cap, 1, sizeof(*fg->nodes), 1024)) {
 		free(fg->slots);
+		free(fg->nodes);
 		free(fg);
-		return NULL;
+		return -ENOMEM;
 	}
 	fg->nodes[0] = (struct flame_node){ .name = "all", .name_len = 3, .kind = PS_FLAME_ROOT };
 	fg->nr_nodes = 1;
-	return fg;
+	*out = fg;
+	return 0;
 }
 
-void ps_flamegraph_free(struct ps_flamegraph *fg)
+void ps_flamegraph_close(struct ps_flamegraph *fg)
 {
 	if (!fg)
 		return;

@@ -13,6 +13,7 @@
 #include "base/arena.h"
 #include "base/array.h"
 #include "base/hash_slots.h"
+#include "base/opts.h"
 #include "output/pprof_priv.h"
 
 /* saturating at what pprof's int64 values can hold: a hostile capture's
@@ -95,23 +96,27 @@ int64_t ps_pprof_string(struct ps_pprof *pprof, const char *text)
 	return ps_pprof_string_len(pprof, text ? text : "", text ? strlen(text) : 0);
 }
 
-struct ps_pprof *ps_pprof_new(const struct ps_pprof_opts *opts)
+int ps_pprof_open(const struct ps_pprof_opts *opts, struct ps_pprof **out)
 {
 	struct ps_pprof *pprof = calloc(1, sizeof(*pprof));
 
+	*out = NULL;
 	if (!pprof)
-		return NULL;
-	if (opts)
-		pprof->opts = *opts;
+		return -ENOMEM;
+	if (ps_opts_copy(&pprof->opts, sizeof(pprof->opts), opts)) {
+		free(pprof);
+		return -EINVAL;
+	}
 	/* string 0 is the empty string, as the format requires */
 	if (ps_pprof_string(pprof, "") != 0) {
-		ps_pprof_free(pprof);
-		return NULL;
+		ps_pprof_close(pprof);
+		return -ENOMEM;
 	}
-	return pprof;
+	*out = pprof;
+	return 0;
 }
 
-void ps_pprof_free(struct ps_pprof *pprof)
+void ps_pprof_close(struct ps_pprof *pprof)
 {
 	if (!pprof)
 		return;
