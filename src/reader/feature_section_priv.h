@@ -1,6 +1,6 @@
 /* One feature section being decoded (features.c, features_machine.c):
- * the cursor over its bytes and the readers of perf's header strings.
- * Private to src/reader. */
+ * the cursor over its bytes and the readers of perf's header strings
+ * (feature_section.c). Private to src/reader. */
 #ifndef PS_READER_FEATURE_SECTION_PRIV_H
 #define PS_READER_FEATURE_SECTION_PRIV_H
 
