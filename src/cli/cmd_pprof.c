@@ -2,6 +2,7 @@
  * profile (profile.proto), for pprof, Grafana Pyroscope, Parca and other
  * profiling back ends. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -76,28 +77,60 @@ static int pprof_option(struct ps_cli *cli, struct ps_cli_args *args, void *stat
 	return 0;
 }
 
+/* SECONDS (a file's mtime) in nanoseconds less SPAN, or -1 when that is
+ * not a time after 1970 that int64_t holds: a damaged sample time or an
+ * archive's MANIFEST can give any value, and a wrong start time is worse
+ * in a profile than none. */
+static int64_t seconds_less_span(int64_t seconds, uint64_t span)
+{
+	if (seconds < 0 || seconds > INT64_MAX / 1000000000)
+		return -1;
+	if (span > (uint64_t)(seconds * 1000000000))
+		return -1;
+	return seconds * 1000000000 - (int64_t)span;
+}
+
 /* When the capture started, in wall-clock time: from perf's clock data
  * (record -k) when it has them, else the capture file's mtime (when perf
- * finished writing it) less the time the samples span; 0 for a pipe. */
-static int64_t start_time(const struct ps_cli *cli, struct ps_session *session,
+ * finished writing it) less the time the samples span; 0 for a pipe, and
+ * 0 with a warning when the figures give no time pprof can hold. */
+static int64_t start_time(struct ps_cli *cli, struct ps_session *session,
                           const struct ps_pprof *pprof)
 {
 	const struct ps_features *features = ps_reader_features(ps_session_reader(session));
-	uint64_t first, last;
-	int64_t archived;
+	uint64_t first, last, wall;
+	int64_t archived, start;
 	struct stat st;
 
 	if (!ps_pprof_time_range(pprof, &first, &last))
 		return 0;
-	if (features->has_clock_data && features->clock_wall_ns)
-		return (int64_t)(features->clock_wall_ns + (first - features->clock_clockid_ns));
-	/* an archive keeps its perf.data's mtime in seconds, so whole
-	 * seconds here too: the profile from the archive is the same */
-	if (ps_reader_is_archive(ps_session_reader(session), &archived))
-		return archived * 1000000000 - (int64_t)(last - first);
-	if (strcmp(cli->input, "-") == 0 || stat(cli->input, &st) != 0 || !S_ISREG(st.st_mode))
+	if (features->has_clock_data && features->clock_wall_ns) {
+		/* unsigned: a first sample before the clock reference wraps
+		 * back to the right value; past INT64_MAX it is no time */
+		wall = features->clock_wall_ns + (first - features->clock_clockid_ns);
+		start = wall <= INT64_MAX ? (int64_t)wall : -1;
+	} else if (ps_reader_is_archive(ps_session_reader(session), &archived)) {
+		/* an archive keeps its perf.data's mtime in seconds, so whole
+		 * seconds here too: the profile from the archive is the same */
+		start = seconds_less_span(archived, last - first);
+	} else if (strcmp(cli->input, "-") == 0 || stat(cli->input, &st) != 0 ||
+	           !S_ISREG(st.st_mode)) {
 		return 0;
-	return (int64_t)st.st_mtim.tv_sec * 1000000000 - (int64_t)(last - first);
+	} else {
+		start = seconds_less_span((int64_t)st.st_mtim.tv_sec, last - first);
+	}
+	if (start < 0) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg),
+		         "the profile has no start time: the samples' times (%" PRIu64
+		         " to %" PRIu64 " ns) and the %s give none after 1970",
+		         first, last,
+		         features->has_clock_data ? "clock data" : "capture's modification time");
+		ps_cli_log(cli, PS_LOG_WARN, msg);
+		return 0;
+	}
+	return start;
 }
 
 static int add_stack(void *pprof, const struct ps_stack *stack)
