@@ -404,8 +404,7 @@ static int process_fork(struct ps_machine *machine, const struct ps_event *ev)
 {
 	const struct ps_record_fork *f = &ev->u.fork;
 	struct ps_thread *parent = ps_machine_thread(machine, (int32_t)f->ppid, (int32_t)f->ptid);
-	struct ps_thread *old = find_thread(machine, (int32_t)f->tid);
-	struct ps_thread *child;
+	struct ps_thread *old, *child;
 
 	if (!parent)
 		return -ENOMEM;
@@ -416,6 +415,9 @@ static int process_fork(struct ps_machine *machine, const struct ps_event *ev)
 		if (!parent)
 			return -ENOMEM;
 	}
+	/* looked up only now: the child's tid may be the stale thread just
+	 * removed as the parent */
+	old = find_thread(machine, (int32_t)f->tid);
 	if (old && old != parent)
 		remove_thread(machine, old);
 	child = new_thread(machine, (int32_t)f->pid, (int32_t)f->tid);

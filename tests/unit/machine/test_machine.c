@@ -1,0 +1,76 @@
+/* Unit tests of src/machine: the threads and address spaces that FORK,
+ * COMM and EXIT records build, on records a capture can hold, hostile
+ * ones included (a fuzzer found the use after free below). */
+#include <check.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+
+#include "machine/machine.h"
+
+static struct ps_event fork_event(uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid)
+{
+	struct ps_event ev = { .type = PERF_RECORD_FORK };
+
+	ev.u.fork = (struct ps_record_fork){ .pid = pid, .ppid = ppid, .tid = tid, .ptid = ptid };
+	return ev;
+}
+
+START_TEST(test_fork_makes_child)
+{
+	struct ps_machine *m;
+	struct ps_event ev = fork_event(100, 1, 100, 1);
+	struct ps_thread *t;
+
+	ck_assert_int_eq(ps_machine_new(&m), 0);
+	ck_assert_int_eq(ps_machine_process_event(m, &ev), 0);
+	t = ps_machine_thread(m, 100, 100);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(t->pid, 100);
+	ck_assert_int_eq(t->ppid, 1);
+	ps_machine_free(m);
+}
+END_TEST
+
+/* A FORK whose parent tid is a thread of another process (a stale thread,
+ * started over as perf does) and whose child tid is that same thread:
+ * the thread looked up as the child's predecessor is the one already
+ * removed as the stale parent. */
+START_TEST(test_fork_child_is_stale_parent)
+{
+	struct ps_machine *m;
+	struct ps_event first = fork_event(100, 1, 100, 1);
+	struct ps_event hostile = fork_event(200, 200, 100, 100);
+	struct ps_event again = fork_event(300, 200, 300, 100);
+	struct ps_thread *t;
+
+	ck_assert_int_eq(ps_machine_new(&m), 0);
+	ck_assert_int_eq(ps_machine_process_event(m, &first), 0);
+	ck_assert_int_eq(ps_machine_process_event(m, &hostile), 0);
+	t = ps_machine_thread(m, 200, 100);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(t->pid, 200);
+	/* and the machine is still whole: another fork from that thread */
+	ck_assert_int_eq(ps_machine_process_event(m, &again), 0);
+	t = ps_machine_thread(m, 300, 300);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(t->ppid, 100);
+	ps_machine_free(m);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("machine");
+	TCase *tc = tcase_create("fork");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_fork_makes_child);
+	tcase_add_test(tc, test_fork_child_is_stale_parent);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
