@@ -1,4 +1,7 @@
-/* Making an archive (the public ps_archive_writer, pystitch/output.h): a
+/* Packing a capture into an archive (the public ps_archive_writer,
+ * pystitch/output.h), the one job of src/pack: above both the session it
+ * runs and src/archive, whose format it writes, so that the archive
+ * module stays below the reader and the session that read archives. A
  * session reads the capture noting every file it opens, then the capture
  * and those files are packed, with the answers of separate debug files
  * carried in their place unless they are packed too. */
@@ -11,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "archive/archive_priv.h"
+#include "archive/archive.h"
 #include "base/opts.h"
 #include "base/strbuf.h"
 #include "session/session.h"
@@ -48,8 +51,18 @@ static void log_line(const struct ps_archive_writer *w, enum ps_log_level level,
 	w->session_opts.log(w->session_opts.log_ctx, level, msg);
 }
 
-/* The module's one-line errors (ps_archive_fail), kept in the writer. */
-#define fail(w, rc, ...) ps_archive_fail((w)->errmsg, sizeof((w)->errmsg), rc, __VA_ARGS__)
+/* The writer's one-line errors, kept in the writer; returns rc. */
+static int fail(struct ps_archive_writer *w, int rc, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static int fail(struct ps_archive_writer *w, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(w->errmsg, sizeof(w->errmsg), fmt, ap);
+	va_end(ap);
+	return rc;
+}
 
 static void note_file(void *ctx, const char *path, const char *file, enum ps_file_kind kind)
 {
