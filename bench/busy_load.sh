@@ -13,6 +13,7 @@
 set -u
 seconds=${1:-600}
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
 . "$here/lib.sh"
 python=${2:-$(find_python 12 2>/dev/null || find_python 13 2>/dev/null)}
 [ -x "$python" ] || {

@@ -72,6 +72,7 @@ keep=
 extra=()
 
 need_arg() {
+	# shellcheck disable=SC2015 # the second test cannot fail after the first passed
 	[ $# -ge 2 ] && [ -n "$2" ] || die "option $1 needs a value (see --help)"
 }
 
@@ -130,6 +131,7 @@ fi
 [ -x "$pystitch" ] || die "pystitch ($pystitch) is not executable"
 case $pystitch in */*) pystitch=$(CDPATH='' cd -- "$(dirname -- "$pystitch")" && pwd)/$(basename -- "$pystitch") ;; esac
 if [ -n "$baseline" ]; then
+	# shellcheck disable=SC2015 # two tests, then die
 	[ -x "$baseline" ] && [ -f "$baseline" ] || die "baseline ($baseline) is not an executable file"
 fi
 
@@ -287,6 +289,7 @@ verify_outputs() {
 		identical="100.00% of $nr_samples samples identical (outputs byte-identical)"
 		return
 	fi
+	# shellcheck disable=SC2016 # an awk program
 	local flat='$0 == "" { next } !/^\t/ { if (NR > 1) printf "\n"; printf "%s", $0; next } { printf "\037%s", $0 } END { printf "\n" }'
 	awk "$flat" "$perf_txt" >"$work/perf.flat"
 	awk "$flat" "$ps_txt" >"$work/pystitch.flat"

@@ -26,7 +26,7 @@ die() {
 }
 say() { printf '%s\n' "$*" >&2; }
 
-runs=5 input= keep= pystitch=${PYSTITCH:-} perf=${PERF:-perf} python=
+runs=5 input='' keep='' pystitch=${PYSTITCH:-} perf=${PERF:-perf} python=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	-i | --input) input=${2:?}; shift 2 ;;
@@ -66,11 +66,13 @@ if [ -z "$input" ]; then
 		die "$python cannot say where its standard library is"
 	input=$work/perf.data
 	say "recording $input: $python -X perf -m compileall over $stdlib, three times"
+	# shellcheck disable=SC2016 # a shell program for sh -c
 	"$perf" record -q -F 2999 --call-graph dwarf,8192 -o "$input" -- /bin/sh -c '
 		for i in 1 2 3; do
 			rm -rf "$1/pyc"
 			# compiled files go to $1/pyc, not into the interpreter;
 			# status 1 says some did not compile (the standard
+			# shellcheck disable=SC2016 # a shell program for sh -c
 			# library'"'"'s tests hold broken files on purpose)
 			PYTHONPYCACHEPREFIX=$1/pyc "$2" -X perf -m compileall -f -q -j 2 "$3" \
 				>/dev/null 2>"$1/compile.err"
@@ -91,6 +93,7 @@ samples=$(sed -n 's/^<rect class="root" data-n="all"[^>]* data-w="\([0-9]*\)".*/
 frames=$(grep -c '^<rect class' "$svg")
 width=$(sed -n 's/^<svg [^>]* width="\([0-9]*\)".*/\1/p' "$svg")
 height=$(sed -n 's/^<svg [^>]* height="\([0-9]*\)".*/\1/p' "$svg")
+# shellcheck disable=SC2015 # two tests, then die
 [ -n "$width" ] && [ -n "$height" ] || die "no width and height on $svg"
 printf '<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s"><rect width="1" height="1"/></svg>\n' \
 	"$width" "$height" >"$work/empty.svg"

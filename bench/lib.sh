@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the bench/ scripts (sourced; bash).
 
 # find_python MINOR: the newest CPython 3.MINOR.N release build under

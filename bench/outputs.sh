@@ -15,7 +15,7 @@
 set -euo pipefail
 
 usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
-input= keep= map_dir=
+input='' keep='' map_dir=''
 pystitch=${PYSTITCH:-}
 perf=${PERF:-perf}
 while [ $# -gt 0 ]; do

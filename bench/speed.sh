@@ -30,7 +30,7 @@ die() {
 }
 say() { printf '%s\n' "$*" >&2; }
 
-runs=3 samples=22000 jobs_list=1,2 big=0 big_mb=2048 only= keep=
+runs=3 samples=22000 jobs_list=1,2 big=0 big_mb=2048 only='' keep=''
 pystitch=${PYSTITCH:-} perf=${PERF:-} python=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -72,6 +72,7 @@ builddir=$(dirname -- "$pystitch")
 [ -x /usr/bin/time ] || die "needs GNU time (/usr/bin/time, Debian package time)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/pystitch-speed.XXXXXX") || die "cannot create a temporary directory"
+# shellcheck disable=SC2317 # run by the EXIT trap
 perf_maps=()
 cleanup() {
 	if [ -n "$keep" ]; then
@@ -161,6 +162,7 @@ bench() {
 	for j in ${jobs_list//,/ }; do
 		local w target
 		w=$(median "$work/j$j.times" 1)
+		# shellcheck disable=SC2086 # a list of J=TARGET words
 		target=$(printf '%s\n' $targets | sed -n "s/^$j=//p")
 		printf '  %-22s %9.2f %9.2f %10.0f %8.3f %8s\n' "pystitch --jobs $j" "$w" \
 			"$(median "$work/j$j.times" 2)" \

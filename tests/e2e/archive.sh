@@ -21,6 +21,7 @@
 # nothing written outside the private directory, which is removed; a
 # damaged table of symbol answers whose manifest line matches it gives one
 # warning with its offset.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 trap e2e_python_cleanup EXIT
@@ -39,6 +40,7 @@ archive() {
 		e2e_show "$ar_out.err"
 		e2e_fail "pystitch archive -i $ar_data $* failed (exit status $ar_status)"
 	}
+	# shellcheck disable=SC2016 # an awk program
 	e2e_say "$e2e_name: $(cat "$ar_out.out") in $(echo "$(date +%s.%N) $ar_start" | "$AWK" '{ printf "%.2f", $1 - $2 }') s $*"
 }
 

@@ -4,6 +4,7 @@
 # offset and what is wrong, and exit status 2; with --force, what comes
 # before a damaged tail is still printed and the exit status is 0.
 # Built from the committed fixtures, so no perf is needed.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 fixtures=${abs_top_srcdir:-$e2e_dir/../..}/fixtures
 [ -x "$PYSTITCH" ] || e2e_fail "no pystitch binary at $PYSTITCH"
@@ -39,6 +40,7 @@ le64() {
 
 # patch FILE OFFSET BYTES...: overwrite bytes (given as printf escapes) in place
 patch() {
+	# shellcheck disable=SC2059 # the format is the bytes to write, escapes and all
 	printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
 }
 

@@ -13,6 +13,7 @@
 # the stack copy), and tests/programs/pychains.py on the newest CPython
 # 3.12 under pyenv with -X perf, where the lines must carry Python frames.
 # shellcheck disable=SC2016 # awk programs in single quotes
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 trap e2e_python_cleanup EXIT

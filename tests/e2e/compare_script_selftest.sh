@@ -4,6 +4,7 @@
 # difference, and normalise the two libunwind quirks (libdw_quirks=1) and
 # nothing else. Runs from generated text, so it needs no perf.
 # shellcheck disable=SC2094 # expect copies its stdin to another file
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/pystitch-$e2e_name.XXXXXX") || e2e_fail "cannot create a temporary directory"
 trap e2e_cleanup EXIT

@@ -2,6 +2,7 @@
 # compare_selftest: the comparison tools must pass equal outputs and catch
 # each kind of mismatch. Runs from committed text (a trimmed `perf report -D`
 # of a `-g` capture and the matching pystitch output), so it needs no perf.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 perf_dump=$e2e_dir/selftest-perf-dump.txt
 pystitch_dump=$e2e_dir/selftest-pystitch-dump.txt

@@ -5,6 +5,7 @@
 # feature, the byte offset and what is wrong, the feature left out of
 # `info`, and every sample printed as from the undamaged capture. On a
 # `perf record -g` capture made by the test.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 command -v python3 >/dev/null 2>&1 || e2e_skip "python3 is not installed"

@@ -9,6 +9,7 @@
 # stream in its compressor: the capture then ends inside a record and has no
 # EXIT record. perf report drops the incomplete tail silently; pystitch must
 # too.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 status=0

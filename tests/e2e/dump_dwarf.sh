@@ -2,6 +2,7 @@
 # dump_dwarf: `--call-graph dwarf` samples carry user registers and a copy of
 # the user stack; their detail lines (FP chain, user regs, ustack, data_src)
 # must equal perf's too.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 e2e_record "$E2E_TMP/perf.data" -F 999 --call-graph dwarf -- "$E2E_PROGRAMS/loop" 0.3

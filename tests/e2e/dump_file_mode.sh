@@ -1,6 +1,7 @@
 #!/bin/sh
 # dump_file_mode: `perf record` of a multi-threaded program into a file;
 # `pystitch dump` must decode every record as `perf report -D` does.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 e2e_record "$E2E_TMP/perf.data" -F 999 -- "$E2E_PROGRAMS/threads" 0.3 3

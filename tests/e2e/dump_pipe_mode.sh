@@ -2,6 +2,7 @@
 # dump_pipe_mode: `perf record -o -` writes the pipe format (attrs, features
 # and event names as records); `pystitch dump` of the saved stream must match
 # `perf report -D`.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 e2e_record - -F 999 -- "$E2E_PROGRAMS/loop" 0.3

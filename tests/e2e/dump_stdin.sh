@@ -1,6 +1,7 @@
 #!/bin/sh
 # dump_stdin: `perf record -o - ... | pystitch dump -i -` reads the pipe format
 # from a real pipe. A copy of the stream (tee) is given to `perf report -D`.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 stream=$E2E_TMP/stream.data

@@ -3,6 +3,7 @@
 # RAW tracepoint samples, CPU columns, and the tracepoint formats (feature
 # TRACING_DATA in a file; in pipe mode a HEADER_TRACING_DATA record whose
 # payload lies outside its size field).
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 status=0

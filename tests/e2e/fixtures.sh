@@ -3,6 +3,7 @@
 # and checked against `perf report -D` then) still decode to the committed
 # `pystitch dump` and `pystitch info` output. Needs no perf, so parsing stays
 # tested where perf is missing.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 fixtures=${abs_top_srcdir:-$e2e_dir/../..}/fixtures
 [ -x "$PYSTITCH" ] || e2e_fail "no pystitch binary at $PYSTITCH"

@@ -13,6 +13,7 @@
 # byte-identical output from two runs, stdout, and the errors: bad values,
 # an output file that cannot be made (no file left behind).
 # shellcheck disable=SC2016 # awk programs in single quotes
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 trap e2e_python_cleanup EXIT

@@ -13,6 +13,7 @@
 # tests/e2e/flamegraph_browser.png in the build tree (for the README's
 # picture), or where PS_E2E_SCREENSHOT says. Without chromium the test is
 # skipped (a failure under CI=true).
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 trap e2e_python_cleanup EXIT

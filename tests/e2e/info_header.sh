@@ -4,6 +4,7 @@
 # capture and for a pipe capture (whose features arrive as records); and
 # `pystitch info -I` the CPU topology's sibling lines of `perf report
 # --header-only -I`, with no "use -I" hint left.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 status=0

@@ -13,6 +13,7 @@
 #    with -j 1 and -j 3;
 #  - a reader whose output pipe closes (| head) stops at once with -j 4;
 #  - --jobs 0, 65 and x are refused with a usage error.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 trap e2e_python_cleanup EXIT

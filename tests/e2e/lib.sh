@@ -175,6 +175,7 @@ e2e_keep_maps() {
 		for km_file in "/tmp/perf-$km_pid.map" "/tmp/jit-$km_pid.dump"; do
 			[ -f "$km_file" ] || continue
 			mkdir -p "$E2E_TMP/tmp-view"
+			# shellcheck disable=SC2015 # either copy failing is the same failure
 			cp "$km_file" "$km_dir/" && cp "$km_file" "$E2E_TMP/tmp-view/" ||
 				e2e_fail "cannot copy $km_file beside $1"
 			rm -f "$km_file"
@@ -198,6 +199,7 @@ e2e_perf() {
 	/tmp/*) ep_inner=${E2E_TMP#/tmp/} ;;
 	*) ep_inner= ;;
 	esac
+	# shellcheck disable=SC2016 # a shell program for sh -c
 	e2e_run unshare --mount --propagation private sh -c '
 		view=$1 inner=$2 work=$3
 		shift 3

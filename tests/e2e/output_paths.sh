@@ -11,6 +11,7 @@
 #  - a run that fails (a damaged capture) or is killed half way (kill -9
 #    while it waits on its input) leaves the old file as it was and no
 #    temporary file in the directory.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 [ "$(id -u)" = 0 ] || e2e_skip "a private mount namespace (unshare --mount) needs root"
@@ -110,6 +111,7 @@ done
 ok "failed and killed runs leave the old file and no temporary"
 EOF
 
+# shellcheck disable=SC2016 # a shell program for sh -c
 unshare --mount --propagation private sh -c 'mount -t tmpfs pystitch-output-paths /mnt && exec sh "$0" "$@"' \
 	"$E2E_TMP/inside.sh" "$PYSTITCH" "$data" "$E2E_TMP/expected" >"$E2E_TMP/inside.log" 2>&1 ||
 	{ e2e_show "$E2E_TMP/inside.log"; e2e_fail "the namespace could not be set up"; }

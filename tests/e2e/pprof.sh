@@ -13,6 +13,7 @@
 # The package is installed once into PS_NPM_CACHE (default
 # $abs_top_builddir/.npm-pprof, removed by make clean).
 # shellcheck disable=SC2016 # awk programs in single quotes
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 trap e2e_python_cleanup EXIT

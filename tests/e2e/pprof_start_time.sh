@@ -7,6 +7,7 @@
 # says mtime 9223372036854775807 or 0), pprof still writes the profile,
 # without a start time and with one warning saying why — never a wrapped
 # value (the ASan+UBSan build of make check fails on signed overflow).
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 command -v zstd >/dev/null 2>&1 || e2e_skip "zstd is not installed: cannot rewrite an archive"

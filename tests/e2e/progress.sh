@@ -6,6 +6,7 @@
 # second, time left) and erase it at the end; stdout stays byte-identical
 # to a run without a terminal; -q, a stderr that is not a terminal, and
 # script writing to the same terminal show none.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 command -v script >/dev/null 2>&1 || e2e_skip "script(1) from util-linux is not installed"

@@ -22,6 +22,7 @@
 # Interpreters: the newest 3.12.N and 3.13.N under `pyenv root` (else
 # $PYENV_ROOT or ~/.pyenv), plus the space-separated paths in
 # PS_E2E_PYTHONS (each must be a CPython 3.12+ with perf support).
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 

@@ -26,6 +26,7 @@
 # $PYENV_ROOT or ~/.pyenv); /usr/bin/python3.8 to 3.11 when their headers
 # are installed (Debian: python3-dev); the newest 3.12.N under pyenv; plus
 # the space-separated paths in PS_E2E_MODULE_PYTHONS.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 
@@ -225,11 +226,13 @@ EOF
 	for pm_mode in only native; do
 		e2e_pystitch_script "fork-$tag-$pm_mode.txt" --python=$pm_mode -F pid,ip,sym \
 			-i "$pm_fork_data"
+		# shellcheck disable=SC2016 # an awk program
 		pm_counts=$($AWK -v parent="$pm_pid" -v child="$pm_child" '
 			!/^\t/ && NF { pid = $1 + 0; next }
 			/py::in_parent:/ { if (pid == parent) pp++; else if (pid == child) cp++ }
 			/py::in_child:/ { if (pid == child) cc++; else if (pid == parent) pc++ }
 			END { printf "%d %d %d %d\n", pp, cc, cp, pc }' "$E2E_TMP/fork-$tag-$pm_mode.txt")
+		# shellcheck disable=SC2086 # the two counts, split on purpose
 		set -- $pm_counts
 		e2e_say "$name fork ($pm_mode): parent samples in in_parent $1, child samples in in_child $2, crossed names $3 + $4"
 		if [ "$1" -lt 100 ] || [ "$2" -lt 100 ] || [ "$3" != 0 ] || [ "$4" != 0 ]; then

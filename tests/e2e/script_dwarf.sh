@@ -10,6 +10,7 @@
 # started from a shell inherits the shell's mappings of libc and ld.so in
 # perf's model, and then Debian's perf unwinds their frames by guesswork
 # or not, depending on where ASLR put the two copies.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 failed=0

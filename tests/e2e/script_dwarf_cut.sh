@@ -10,6 +10,7 @@
 # Only there: on the other two the two perf builds also differ in ways no
 # normalisation may hide (libunwind's frame-pointer guess where .eh_frame
 # has no entry, and the signal trampoline's PC; see src/unwind/unwind.h).
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 failed=0

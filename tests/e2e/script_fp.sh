@@ -6,6 +6,7 @@
 # of every program, must be identical. (One capture is enough here: -g
 # stacks need no unwinding, so the shell's inherited mappings do not
 # matter, unlike for script_dwarf.)
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 programs="loop deep deep_nofp inlining threads shlib signals"

@@ -9,6 +9,7 @@
 #  - a --call-graph dwarf capture of the inlining program: -F with srcline,
 #    --no-inline, -F without sym (inline frames print bare addresses).
 # shellcheck disable=SC2016 # awk programs in single quotes
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 failed=0

@@ -4,6 +4,7 @@
 # from stdin, and an ordinary perf.data read from stdin
 # (`cat perf.data | pystitch script -i -`). Every sample must be identical
 # to what `perf script` prints for the same data.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 failed=0

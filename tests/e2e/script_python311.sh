@@ -5,6 +5,7 @@
 # print the native stacks as `perf script` does (at least 99.5% of the
 # samples identical). The interpreter is pyenv's 3.11 (`pyenv root`, else
 # ~/.pyenv), or PS_E2E_PYTHON311 when set.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 

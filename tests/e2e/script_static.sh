@@ -6,6 +6,7 @@
 # loop_static is plain `gcc -static`, which leaves out .eh_frame_hdr (so
 # Debian perf's libunwind finds no unwind tables in it); loop_static_ehhdr
 # is linked with --eh-frame-hdr.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 failed=0

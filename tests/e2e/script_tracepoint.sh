@@ -3,6 +3,7 @@
 # sleeps often, without and with -g; `pystitch script` must print the
 # tracepoint fields (and with -g the kernel and user call chain) exactly as
 # `perf script` does.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 failed=0
