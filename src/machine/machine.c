@@ -6,6 +6,8 @@
  */
 #include "machine/machine.h"
 
+#include "base/hash.h"
+
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -37,16 +39,12 @@ struct ps_machine {
 
 static size_t hash_int(int32_t v)
 {
-	uint32_t x = (uint32_t)v * 2654435761u;
-	return (x >> 16) % BUCKETS;
+	return (size_t)(ps_hash_u64((uint32_t)v) % BUCKETS);
 }
 
 static size_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ULL;
-	return (size_t)(h % BUCKETS);
+	return (size_t)(ps_hash_string(s, 0) % BUCKETS);
 }
 
 int ps_machine_new(struct ps_machine **out)

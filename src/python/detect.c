@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/hash.h"
+
 #define EVAL_NAME "_PyEval_EvalFrameDefault"
 #define MAX_SYMBOLS (8u << 20) /* per table; more is damage */
 #define MAX_SCANNED_CODE 1024 /* bytes of Py_GetVersion decoded */
@@ -660,11 +662,7 @@ const char *ps_py_registry_errmsg(const struct ps_py_registry *registry)
 
 static size_t hash_path(const char *path)
 {
-	uint64_t hash = 1469598103934665603ull;
-
-	for (; *path; path++)
-		hash = (hash ^ (uint8_t)*path) * 1099511628211ull;
-	return (size_t)(hash % NR_BUCKETS);
+	return (size_t)(ps_hash_string(path, 0) % NR_BUCKETS);
 }
 
 int ps_py_registry_detect(struct ps_py_registry *registry, const char *path,

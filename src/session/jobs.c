@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "reader/reader.h"
 #include "session/session_priv.h"
 
@@ -110,19 +111,10 @@ struct ps_jobs {
 	size_t nr_pending, cap_pending;
 };
 
-static uint64_t hash_text(const char *text)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *text; text++)
-		h = (h ^ (unsigned char)*text) * 1099511628211ull;
-	return h;
-}
-
 /* The record of msg, added if new; NULL without memory or room. */
 static struct jobs_message *message_of(struct ps_jobs *jobs, const char *msg)
 {
-	uint64_t hash = hash_text(msg);
+	uint64_t hash = ps_hash_string(msg, 0);
 	struct jobs_message *m;
 	size_t mask, i;
 

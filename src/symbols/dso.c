@@ -2,6 +2,7 @@
  * behind ps_dso_resolve(); finding each DSO's files is dso_locate.c's. */
 #include "symbols/dso_priv.h"
 
+#include "base/hash.h"
 #include "base/opts.h"
 
 #include <errno.h>
@@ -105,13 +106,7 @@ void ps_symbols_free(struct ps_symbols *symbols)
 
 static uint64_t hash_dso(const char *path, const uint8_t *id, size_t size)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *path; path++)
-		h = (h ^ (uint8_t)*path) * 1099511628211ull;
-	for (size_t i = 0; i < size; i++)
-		h = (h ^ id[i]) * 1099511628211ull;
-	return h;
+	return ps_hash_bytes(id, size, ps_hash_string(path, 0));
 }
 
 static bool has_suffix(const char *s, const char *suffix)
@@ -294,7 +289,7 @@ int ps_symbols_kernel_reloc(struct ps_symbols *symbols, const char *ref_name, ui
 
 static size_t cache_hash(uint64_t addr, bool chain)
 {
-	return (size_t)((addr * 2 + chain) * 0x9e3779b97f4a7c15ull >> 20);
+	return (size_t)ps_hash_u64(addr * 2 + chain);
 }
 
 static struct cached *cache_find(const struct ps_dso *dso, uint64_t addr, bool chain)
