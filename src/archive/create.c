@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "archive/archive_priv.h"
+#include "base/array.h"
 #include "base/opts.h"
 #include "base/strbuf.h"
 #include "session/session.h"
@@ -70,16 +71,10 @@ static void note_file(void *ctx, const char *path, const char *file, enum ps_fil
 			return;
 		}
 	}
-	if (w->nr_files == w->files_cap) {
-		size_t cap = w->files_cap ? w->files_cap * 2 : 64;
-		struct used_file *files = realloc(w->files, cap * sizeof(*files));
-
-		if (!files) {
-			w->nomem = true;
-			return;
-		}
-		w->files = files;
-		w->files_cap = cap;
+	if (!ps_array_reserve((void **)&w->files, &w->files_cap, w->nr_files + 1, sizeof(*w->files),
+	                      64)) {
+		w->nomem = true;
+		return;
 	}
 	w->files[w->nr_files] = (struct used_file){ strdup(path), strdup(file), kind };
 	if (!w->files[w->nr_files].path || !w->files[w->nr_files].file) {

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/strbuf.h"
 #include "base/textline.h"
 
@@ -71,15 +72,9 @@ void ps_manifest_release(struct ps_manifest *m)
 
 int ps_manifest_add(struct ps_manifest *m, enum ps_archive_kind kind, const char *path)
 {
-	if (m->nr_files == m->cap_files) {
-		size_t cap = m->cap_files ? m->cap_files * 2 : 32;
-		struct ps_archive_file *files = realloc(m->files, cap * sizeof(*files));
-
-		if (!files)
-			return -ENOMEM;
-		m->files = files;
-		m->cap_files = cap;
-	}
+	if (!ps_array_reserve((void **)&m->files, &m->cap_files, m->nr_files + 1, sizeof(*m->files),
+	                      32))
+		return -ENOMEM;
 	struct ps_archive_file *f = &m->files[m->nr_files];
 
 	memset(f, 0, sizeof(*f));

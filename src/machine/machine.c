@@ -6,6 +6,7 @@
  */
 #include "machine/machine.h"
 
+#include "base/array.h"
 #include "base/hash.h"
 
 #include <errno.h>
@@ -265,16 +266,10 @@ void ps_process_set_state(struct ps_process *p, enum ps_process_slot slot, void 
 
 static int reserve_maps(struct ps_process *p, size_t extra)
 {
-	if (p->nr_maps + extra <= p->cap_maps)
-		return 0;
-	size_t cap = p->cap_maps ? p->cap_maps * 2 : 32;
-	while (cap < p->nr_maps + extra)
-		cap *= 2;
-	struct ps_map *m = realloc(p->maps, cap * sizeof(*m));
-	if (!m)
+	if (extra > SIZE_MAX - p->nr_maps ||
+	    !ps_array_reserve((void **)&p->maps, &p->cap_maps, p->nr_maps + extra, sizeof(*p->maps),
+	                      32))
 		return -ENOMEM;
-	p->maps = m;
-	p->cap_maps = cap;
 	return 0;
 }
 

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
+
 /* ---- errors and logging ------------------------------------------ */
 
 static void vformat_error(struct ps_reader *r, const char *prefix, const char *fmt, va_list ap)
@@ -91,16 +93,8 @@ void ps_reader_log(struct ps_reader *r, enum ps_log_level level, const char *fmt
 
 void *ps_scratch_get(struct ps_scratch *s, size_t bytes)
 {
-	if (bytes > s->cap) {
-		size_t cap = s->cap ? s->cap : 256;
-		while (cap < bytes)
-			cap *= 2;
-		void *d = realloc(s->data, cap);
-		if (!d)
-			return NULL;
-		s->data = d;
-		s->cap = cap;
-	}
+	if (!ps_array_reserve(&s->data, &s->cap, bytes, 1, 256))
+		return NULL;
 	return s->data;
 }
 

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
+
 /* deeper nesting than any kernel format; libtraceevent recurses on it */
 #define MAX_DEPTH 64
 
@@ -525,16 +527,10 @@ static int check_references(const char *text, const char *print, const char *end
 			p++;
 		if (eol - p >= 6 && memcmp(p, "field:", 6) == 0 &&
 		    (semicolon = memchr(p, ';', (size_t)(eol - p)))) {
-			if (nr_fields == cap) {
-				struct field_name *grown;
-
-				cap = cap ? cap * 2 : 32;
-				grown = realloc(fields, cap * sizeof(*fields));
-				if (!grown) {
-					free(fields);
-					return why(out, outsz, "out of memory");
-				}
-				fields = grown;
+			if (!ps_array_reserve((void **)&fields, &cap, nr_fields + 1,
+			                      sizeof(*fields), 32)) {
+				free(fields);
+				return why(out, outsz, "out of memory");
 			}
 			fields[nr_fields++] = declared_name(p + 6, semicolon);
 		}

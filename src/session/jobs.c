@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/hash.h"
 #include "reader/reader.h"
 #include "session/session_priv.h"
@@ -202,16 +203,8 @@ static void jobs_log(void *ctx, enum ps_log_level level, const char *msg)
 	}
 	text = strdup(msg);
 	pthread_mutex_lock(&jobs->lock);
-	if (text && jobs->nr_pending == jobs->cap_pending) {
-		size_t cap = jobs->cap_pending ? 2 * jobs->cap_pending : 16;
-		struct jobs_pending *grown = realloc(jobs->pending, cap * sizeof(*grown));
-
-		if (grown) {
-			jobs->pending = grown;
-			jobs->cap_pending = cap;
-		}
-	}
-	if (text && jobs->nr_pending < jobs->cap_pending) {
+	if (text && ps_array_reserve((void **)&jobs->pending, &jobs->cap_pending,
+	                             jobs->nr_pending + 1, sizeof(*jobs->pending), 16)) {
 		jobs->pending[jobs->nr_pending++] = (struct jobs_pending){ .source = source->index,
 			                                                   .level = level,
 			                                                   .text = text };

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
+
 #define ORIGIN_DEPTH_MAX 100 /* bfd's find_abstract_instance limit */
 #define FUNC_NONE UINT32_MAX
 
@@ -69,24 +71,6 @@ struct ps_addr2line {
 
 /* ------------------------------------------------------------------ */
 /* DWARF: compilation units */
-
-static int grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-	size_t cap_new;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	cap_new = *cap ? *cap * 2 : 16;
-	while (cap_new < need)
-		cap_new *= 2;
-	p = realloc(*array, cap_new * elem);
-	if (!p)
-		return -ENOMEM;
-	*array = p;
-	*cap = cap_new;
-	return 0;
-}
 
 static int compare_ranges(const void *pa, const void *pb)
 {
@@ -149,8 +133,8 @@ static int add_unit_range(void *arg, uint64_t low, uint64_t high)
 
 	if (low >= high)
 		return 0;
-	if (grow((void **)&a2l->cu_ranges, ctx->cap, a2l->nr_cu_ranges + 1,
-	         sizeof(*a2l->cu_ranges)) < 0)
+	if (!ps_array_reserve((void **)&a2l->cu_ranges, ctx->cap, a2l->nr_cu_ranges + 1,
+	                      sizeof(*a2l->cu_ranges), 16))
 		return -ENOMEM;
 	a2l->cu_ranges[a2l->nr_cu_ranges++] =
 	        (struct a2l_cu_range){ .low = low, .high = high, .cu = (uint32_t)a2l->nr_cus };
@@ -179,7 +163,8 @@ static int load_units(struct ps_addr2line *a2l)
 		tag = dwarf_tag(&cudie);
 		if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
 			continue;
-		if (grow((void **)&a2l->cus, &cap_cus, a2l->nr_cus + 1, sizeof(*a2l->cus)) < 0)
+		if (!ps_array_reserve((void **)&a2l->cus, &cap_cus, a2l->nr_cus + 1,
+		                      sizeof(*a2l->cus), 16))
 			return -ENOMEM;
 		unit = &a2l->cus[a2l->nr_cus];
 		memset(unit, 0, sizeof(*unit));
@@ -380,9 +365,10 @@ static int add_function(struct a2l_cu *cu, Dwarf_Die *die, int tag, uint32_t enc
 	if (ctx.failed)
 		return -EINVAL;
 	bfd_die_ranges(die, arange_add, &list);
-	if (grow((void **)&cu->funcs, &cu->cap_funcs, cu->nr_funcs + 1, sizeof(*cu->funcs)) < 0 ||
-	    grow((void **)&cu->ranges, &cu->cap_ranges, cu->nr_ranges + list.nr,
-	         sizeof(*cu->ranges)) < 0)
+	if (!ps_array_reserve((void **)&cu->funcs, &cu->cap_funcs, cu->nr_funcs + 1,
+	                      sizeof(*cu->funcs), 16) ||
+	    !ps_array_reserve((void **)&cu->ranges, &cu->cap_ranges, cu->nr_ranges + list.nr,
+	                      sizeof(*cu->ranges), 16))
 		return -ENOMEM;
 	func = &cu->funcs[cu->nr_funcs++];
 	func->name = ctx.name;
@@ -429,7 +415,7 @@ static int scan_unit(struct ps_addr2line *a2l, struct a2l_cu *cu)
 		return rc;
 	if (dwarf_child(&cu->die, &child) != 0)
 		return 0;
-	if (grow((void **)&stack, &cap, 1, sizeof(*stack)) < 0)
+	if (!ps_array_reserve((void **)&stack, &cap, 1, sizeof(*stack), 16))
 		return -ENOMEM;
 	stack[depth++] = (struct frame){ .die = child, .enclosing = FUNC_NONE };
 	while (depth > 0 && rc == 0) {
@@ -449,7 +435,8 @@ static int scan_unit(struct ps_addr2line *a2l, struct a2l_cu *cu)
 			enclosing = index;
 		}
 		if (rc == 0 && dwarf_haschildren(&die) && dwarf_child(&die, &inner) == 0) {
-			if (grow((void **)&stack, &cap, depth + 1, sizeof(*stack)) < 0) {
+			if (!ps_array_reserve((void **)&stack, &cap, depth + 1, sizeof(*stack),
+			                      16)) {
 				rc = -ENOMEM;
 				break;
 			}
@@ -580,8 +567,8 @@ static int try_unit(struct ps_addr2line *a2l, uint32_t index, uint64_t addr, uin
 		if (rc < 0)
 			return rc;
 		if (!cu->error) {
-			if (grow((void **)&a2l->decoded, &a2l->cap_decoded, a2l->nr_decoded + 1,
-			         sizeof(*a2l->decoded)) < 0)
+			if (!ps_array_reserve((void **)&a2l->decoded, &a2l->cap_decoded,
+			                      a2l->nr_decoded + 1, sizeof(*a2l->decoded), 16))
 				return -ENOMEM;
 			a2l->decoded[a2l->nr_decoded++] = index;
 		}
