@@ -372,6 +372,22 @@ static bool recorded_answer(struct ps_dso *dso, uint64_t addr, struct ps_sym *sy
 	return true;
 }
 
+/* A query addr2line could not answer for want of memory: this answer is
+ * the library's own symbol, not kept, and not recorded into an archive. */
+static void addr2line_failed(struct ps_dso *dso, int err)
+{
+	dso->owner->answer_incomplete = true;
+	if (dso->recording)
+		dso->names_failed = true;
+	if (dso->warned_a2l_memory)
+		return;
+	dso->warned_a2l_memory = true;
+	ps_symbols_log(dso->owner, PS_LOG_WARN,
+	               "symbols: %s: reading its debug information failed (%s): some addresses "
+	               "are named from the library's own symbols",
+	               dso->name, strerror(-err));
+}
+
 static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
                            struct ps_frame_name *frames)
 {
@@ -397,9 +413,14 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 		if (dso->a2l_file && !*a2l && (asked || dso->recording) &&
 		    ps_addr2line_open(dso->a2l_file, symbols->srcline || dso->recording, a2l) < 0)
 			dso->a2l_file = NULL;
-		if (*a2l && (asked || dso->recording))
-			nr_records = ps_addr2line_query(*a2l, addr + dso->text_offset,
-			                                symbols->records, PS_INLINE_MAX);
+		if (*a2l && (asked || dso->recording)) {
+			int got = ps_addr2line_query(*a2l, addr + dso->text_offset,
+			                             symbols->records, PS_INLINE_MAX);
+
+			if (got < 0)
+				addr2line_failed(dso, got);
+			nr_records = got > 0 ? (size_t)got : 0;
+		}
 		if (dso->recording && ps_names_add(dso->names, addr, sym ? sym->name : NULL,
 		                                   sym ? sym->start : 0, records, nr_records) < 0)
 			dso->names_failed = true;
@@ -455,6 +476,7 @@ size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
 		return 0;
 	value = cache_find(dso, addr, chain);
 	if (!value) {
+		dso->owner->answer_incomplete = false;
 		ps_dso_locate(dso);
 		switch (dso->kind) {
 		case DSO_USER:
@@ -472,7 +494,11 @@ size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
 			n = 1;
 			break;
 		}
-		value = ps_arena_alloc(&dso->arena, sizeof(*value) + n * sizeof(value->frames[0]));
+		if (dso->owner->answer_incomplete)
+			value = NULL;
+		else
+			value = ps_arena_alloc(&dso->arena,
+			                       sizeof(*value) + n * sizeof(value->frames[0]));
 		if (!value) {
 			n = n < max ? n : max;
 			memcpy(out, frames, n * sizeof(*out));

@@ -45,7 +45,7 @@ struct ps_dso {
 	 * an archive writer watches (recording), or read from an archive that
 	 * carries them in place of the file. */
 	struct ps_names *names;
-	bool recording, names_failed, warned_unrecorded;
+	bool recording, names_failed, warned_unrecorded, warned_a2l_memory;
 	char errmsg[PS_ERRMSG_MAX];
 	bool warned_build_id;
 	struct cache_slot *slots;
@@ -74,6 +74,7 @@ struct ps_symbols {
 	/* scratch space of ps_dso_resolve() */
 	struct ps_frame_name frames[PS_INLINE_MAX];
 	struct ps_addr2line_record records[PS_INLINE_MAX];
+	bool answer_incomplete; /* not to be cached: ask again next time */
 };
 
 /* A message through the session's log callback, when there is one. */
