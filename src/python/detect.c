@@ -14,12 +14,12 @@
 #include <unistd.h>
 
 #include "base/hash.h"
+#include "base/message.h"
 
 #define EVAL_NAME "_PyEval_EvalFrameDefault"
 #define MAX_SYMBOLS (8u << 20) /* per table; more is damage */
 #define MAX_SCANNED_CODE 1024 /* bytes of Py_GetVersion decoded */
 #define MAX_VERSION_TEXT 16 /* "3.13.10rc2+" fits */
-#define ERRMSG_SIZE 512
 
 /* ---- names ----------------------------------------------------------- */
 
@@ -147,7 +147,7 @@ struct elf_file {
 	const char **section_names;
 	size_t nr_segments;
 	GElf_Phdr *segments;
-	char *err; /* ERRMSG_SIZE bytes */
+	char *err; /* PS_MSG_MAX bytes */
 };
 
 static int fail(struct elf_file *f, int rc, const char *fmt, ...)
@@ -155,13 +155,12 @@ static int fail(struct elf_file *f, int rc, const char *fmt, ...)
 
 static int fail(struct elf_file *f, int rc, const char *fmt, ...)
 {
+	char prefix[PS_MSG_MAX];
 	va_list ap;
-	int used = snprintf(f->err, ERRMSG_SIZE, "%s: ", f->path);
 
-	if (used < 0 || used >= ERRMSG_SIZE)
-		return rc;
+	snprintf(prefix, sizeof(prefix), "%s: ", f->path);
 	va_start(ap, fmt);
-	vsnprintf(f->err + used, ERRMSG_SIZE - (size_t)used, fmt, ap);
+	ps_vfail(f->err, PS_MSG_MAX, rc, prefix, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -669,7 +668,7 @@ int ps_py_registry_detect(struct ps_py_registry *registry, const char *path,
                           const struct ps_py_interp **out)
 {
 	struct registry_entry *entry;
-	char err[ERRMSG_SIZE] = "";
+	char err[PS_MSG_MAX] = "";
 	size_t bucket, len;
 
 	if (!registry || !path || !out)

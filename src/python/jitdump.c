@@ -5,6 +5,7 @@
 
 #include "base/array.h"
 #include "base/cursor.h"
+#include "base/message.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -98,11 +99,11 @@ static void damaged(struct dump_reader *reader, uint64_t offset, const char *fmt
 
 static void damaged(struct dump_reader *reader, uint64_t offset, const char *fmt, ...)
 {
-	char what[256];
+	char what[PS_MSG_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	ps_vformat(what, sizeof(what), NULL, fmt, ap);
 	va_end(ap);
 	ps_jit_table_counters(reader->table)->damaged++;
 	ps_jit_table_note(reader->table, "%s: offset 0x%" PRIx64 ": %s", reader->path, offset,

@@ -34,6 +34,7 @@
 
 #include "base/array.h"
 #include "base/hash.h"
+#include "base/message.h"
 #include "reader/reader.h"
 #include "session/session_priv.h"
 
@@ -81,7 +82,7 @@ struct jobs_worker {
 	struct ps_session_opts opts; /* its feed's */
 	struct ps_feed feed;
 	uint64_t pcs[PS_PIPELINE_MAX_PCS];
-	char feed_errmsg[PS_SESSION_ERRMSG_MAX];
+	char feed_errmsg[PS_MSG_MAX];
 	/* the ring, under jobs->lock */
 	unsigned char *ring;
 	size_t head, count;
@@ -90,7 +91,7 @@ struct jobs_worker {
 	bool worker_waits, session_waits;
 	bool done;
 	int err; /* why it ended: 0 (the capture's end) or -errno */
-	char errmsg[PS_SESSION_ERRMSG_MAX];
+	char errmsg[PS_MSG_MAX];
 };
 
 struct ps_jobs {

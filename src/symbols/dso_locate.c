@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/message.h"
+
 /* ------------------------------------------------------------------ */
 /* locating files */
 
@@ -86,7 +88,7 @@ static bool build_id_cache_path(const struct ps_dso *dso, const char *file_name,
 static struct ps_elf *open_candidate_file(struct ps_dso *dso, const char *path, const char *file,
                                           enum ps_file_kind kind)
 {
-	char err[PS_ERRMSG_MAX];
+	char err[PS_MSG_MAX];
 	struct ps_elf *elf;
 	struct stat st;
 
@@ -318,7 +320,7 @@ static bool has_debug_frame(const struct ps_elf *elf)
 static bool load_names(struct ps_dso *dso, const char *path)
 {
 	const char *local;
-	char err[PS_ERRMSG_MAX];
+	char err[PS_MSG_MAX];
 
 	if (!dso->owner->files.resolve || dso->names)
 		return false;

@@ -9,6 +9,8 @@
 
 #include "symbols/symbols_priv.h"
 
+#include "base/message.h"
+
 enum dso_kind { DSO_USER, DSO_VDSO, DSO_KERNEL, DSO_MODULE, DSO_NONE };
 
 struct cache_slot {
@@ -46,7 +48,7 @@ struct ps_dso {
 	 * carries them in place of the file. */
 	struct ps_names *names;
 	bool recording, names_failed, warned_unrecorded, warned_a2l_memory;
-	char errmsg[PS_ERRMSG_MAX];
+	char errmsg[PS_MSG_MAX];
 	bool warned_build_id;
 	struct cache_slot *slots;
 	size_t nr_slots, used_slots;
@@ -83,15 +85,11 @@ static inline void ps_symbols_log(const struct ps_symbols *symbols, enum ps_log_
 static inline void ps_symbols_log(const struct ps_symbols *symbols, enum ps_log_level level,
                                   const char *fmt, ...)
 {
-	char msg[PS_ERRMSG_MAX + 256];
 	va_list ap;
 
-	if (!symbols->log)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ps_vlog(symbols->log, symbols->log_ctx, level, NULL, fmt, ap);
 	va_end(ap);
-	symbols->log(symbols->log_ctx, level, msg);
 }
 /* Find the DSO's files (once): its data, symbol and runtime files, its
  * symbol table, or why there are none (dso->errmsg). */

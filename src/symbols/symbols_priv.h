@@ -13,11 +13,11 @@
 
 #include "base/arena.h"
 #include "base/cursor.h"
+#include "base/message.h"
 #include "base/strbuf.h"
 #include "symbols/symbols.h"
 
 #define PS_BUILD_ID_MAX 20 /* perf's BUILD_ID_SIZE */
-#define PS_ERRMSG_MAX 512
 
 /* ------------------------------------------------------------------ */
 /* elf_file.c: one opened ELF file, its headers checked against its size */
@@ -299,7 +299,7 @@ struct ps_kernel_symbols;
 struct ps_kernel_load_result {
 	size_t symbols;
 	size_t bad_lines; /* damaged kallsyms lines skipped */
-	char err[PS_ERRMSG_MAX];
+	char err[PS_MSG_MAX];
 };
 
 /* Where kernel symbols may come from. */

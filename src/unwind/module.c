@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/message.h"
 
 /* Bound on the modules one Dwfl accumulates; past it the Dwfl is rebuilt
  * with only what later samples need. */
@@ -19,15 +20,11 @@
 
 void ps_unwind_log(struct ps_unwinder *u, enum ps_log_level level, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 
-	if (!u->log)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ps_vlog(u->log, u->log_ctx, level, NULL, fmt, ap);
 	va_end(ap);
-	u->log(u->log_ctx, level, msg);
 }
 
 /* Dwfl_Callbacks.find_elf: never needed, dwfl_report_elf() opens the file. */
