@@ -16,6 +16,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -425,8 +426,8 @@ static int build_lookups(struct ps_archive *a)
 
 		memcpy(key.sha256, m->files[i].sha256, PS_ARCHIVE_SHA256_SIZE);
 		blob = bsearch(&key, a->blobs, a->nr_blobs, sizeof(key), compare_blobs);
-		if (!blob || !blob->unpacked)
-			return -EINVAL; /* unpack_members() made sure this cannot be */
+		/* unpack_members() unpacked a blob for every file */
+		assert(blob && blob->unpacked);
 		a->lookups[i].local = blob_fd_path(blob);
 		if (!a->lookups[i].local)
 			return -ENOMEM;
