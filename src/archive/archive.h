@@ -24,7 +24,6 @@
 #define PS_ARCHIVE_FORMAT_VERSION 2
 #define PS_ARCHIVE_MANIFEST_NAME "MANIFEST"
 #define PS_ARCHIVE_SHA256_SIZE 32
-#define PS_ARCHIVE_ERRMSG_MAX 512
 
 /* Default limits when reading an archive. */
 #define PS_ARCHIVE_MAX_ENTRY (4ULL << 30)

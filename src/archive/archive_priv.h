@@ -1,5 +1,5 @@
 /* Private to src/archive (tests/unit/archive reaches in here too): what
- * its files share, the manifest's text form and the one way they fail.
+ * its files share and the manifest's text form (errors: base/message.h).
  * Other modules use archive/archive.h. */
 #ifndef PS_ARCHIVE_ARCHIVE_PRIV_H
 #define PS_ARCHIVE_ARCHIVE_PRIV_H
@@ -9,10 +9,6 @@
 #define PS_ARCHIVE_MANIFEST_MAX (16u << 20)
 #define PS_ARCHIVE_HEX_SIZE (2 * PS_ARCHIVE_SHA256_SIZE)
 
-/* Write the message to err (errsz bytes) and return rc: the errors of
- * this module are a negative errno and one line. */
-int ps_archive_fail(char *err, size_t errsz, int rc, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
 /* The manifest as text. NULL when out of memory; free() it. */
 char *ps_manifest_format(const struct ps_manifest *manifest, size_t *len);
 /* Parse and validate text: the version, every line, kinds, sizes within

@@ -16,6 +16,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -27,6 +28,8 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+
+#include "base/message.h"
 
 struct lookup {
 	const char *path; /* the manifest's */
@@ -238,41 +241,41 @@ static int read_manifest(struct archive *ar, const char *path,
 	int rc = archive_read_next_header(ar, &entry);
 
 	if (rc != ARCHIVE_OK)
-		return ps_archive_fail(err, errsz, -EINVAL,
-		                       "%s: entry %s at offset 0: not a pystitch archive: %s", path,
-		                       PS_ARCHIVE_MANIFEST_NAME,
-		                       rc == ARCHIVE_EOF ? "empty" : archive_error_string(ar));
+		return ps_fail(err, errsz, -EINVAL,
+		               "%s: entry %s at offset 0: not a pystitch archive: %s", path,
+		               PS_ARCHIVE_MANIFEST_NAME,
+		               rc == ARCHIVE_EOF ? "empty" : archive_error_string(ar));
 	if (strcmp(archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "",
 	           PS_ARCHIVE_MANIFEST_NAME) != 0)
-		return ps_archive_fail(err, errsz, -EINVAL,
-		                       "%s: not a pystitch archive: first entry is not %s", path,
-		                       PS_ARCHIVE_MANIFEST_NAME);
+		return ps_fail(err, errsz, -EINVAL,
+		               "%s: not a pystitch archive: first entry is not %s", path,
+		               PS_ARCHIVE_MANIFEST_NAME);
 	if ((problem = member_problem(entry)) != NULL)
-		return ps_archive_fail(err, errsz, -EINVAL, "%s: entry %s: %s", path,
-		                       PS_ARCHIVE_MANIFEST_NAME, problem);
+		return ps_fail(err, errsz, -EINVAL, "%s: entry %s: %s", path,
+		               PS_ARCHIVE_MANIFEST_NAME, problem);
 	size = archive_entry_size(entry);
 	if (size < 0 || (uint64_t)size > PS_ARCHIVE_MANIFEST_MAX)
-		return ps_archive_fail(
-		        err, errsz, -EFBIG, "%s: entry %s: %" PRId64 " bytes, more than %u", path,
-		        PS_ARCHIVE_MANIFEST_NAME, (int64_t)size, PS_ARCHIVE_MANIFEST_MAX);
+		return ps_fail(err, errsz, -EFBIG, "%s: entry %s: %" PRId64 " bytes, more than %u",
+		               path, PS_ARCHIVE_MANIFEST_NAME, (int64_t)size,
+		               PS_ARCHIVE_MANIFEST_MAX);
 	text = malloc((size_t)size + 1);
 	if (!text)
-		return ps_archive_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+		return ps_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
 	while (got < (size_t)size) {
 		la_ssize_t n = archive_read_data(ar, text + got, (size_t)size - got);
 
 		if (n <= 0) {
 			free(text);
-			return ps_archive_fail(err, errsz, -EINVAL, "%s: entry %s at offset 0: %s",
-			                       path, PS_ARCHIVE_MANIFEST_NAME,
-			                       n < 0 ? archive_error_string(ar) : "truncated");
+			return ps_fail(err, errsz, -EINVAL, "%s: entry %s at offset 0: %s", path,
+			               PS_ARCHIVE_MANIFEST_NAME,
+			               n < 0 ? archive_error_string(ar) : "truncated");
 		}
 		got += (size_t)n;
 	}
 	rc = ps_manifest_parse(text, got, limits, m, why, sizeof(why));
 	free(text);
 	if (rc)
-		return ps_archive_fail(err, errsz, rc, "%s: %s", path, why);
+		return ps_fail(err, errsz, rc, "%s: %s", path, why);
 	return 0;
 }
 
@@ -289,31 +292,28 @@ static int create_unnamed(struct ps_archive *a, const struct blob *blob, const c
 		if (fd >= 0)
 			return fd;
 		if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-			return ps_archive_fail(err, errsz, -errno,
-			                       "%s: cannot create a file in %s: %s", path,
-			                       a->tmpdir, strerror(errno));
+			return ps_fail(err, errsz, -errno, "%s: cannot create a file in %s: %s",
+			               path, a->tmpdir, strerror(errno));
 		/* this file system has no O_TMPFILE: a private directory */
 		a->dir = malloc(strlen(a->tmpdir) + sizeof("/pystitch-archive-XXXXXX"));
 		if (!a->dir)
-			return ps_archive_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+			return ps_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
 		sprintf(a->dir, "%s/pystitch-archive-XXXXXX", a->tmpdir);
 		if (!mkdtemp(a->dir)) {
 			rc = -errno;
 			free(a->dir);
 			a->dir = NULL;
-			return ps_archive_fail(err, errsz, rc,
-			                       "%s: cannot create a directory in %s: %s", path,
-			                       a->tmpdir, strerror(-rc));
+			return ps_fail(err, errsz, rc, "%s: cannot create a directory in %s: %s",
+			               path, a->tmpdir, strerror(-rc));
 		}
 	}
 	local = blob_path(a, blob->sha256);
 	if (!local)
-		return ps_archive_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+		return ps_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
 	fd = open(local, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		rc = -errno;
-		ps_archive_fail(err, errsz, rc, "%s: cannot create %s: %s", path, local,
-		                strerror(-rc));
+		ps_fail(err, errsz, rc, "%s: cannot create %s: %s", path, local, strerror(-rc));
 		free(local);
 		return rc;
 	}
@@ -342,31 +342,29 @@ static int unpack_members(struct ps_archive *a, struct archive *ar, const char *
 		if (!name)
 			name = "";
 		if (unsafe_name(name))
-			return ps_archive_fail(err, errsz, -EINVAL,
-			                       "%s: entry '%.200s' at offset %" PRId64
-			                       ": unsafe path",
-			                       path, name, at);
+			return ps_fail(err, errsz, -EINVAL,
+			               "%s: entry '%.200s' at offset %" PRId64 ": unsafe path",
+			               path, name, at);
 		if (problem)
-			return ps_archive_fail(err, errsz, -EINVAL,
-			                       "%s: entry '%.200s' at offset %" PRId64 ": %s", path,
-			                       name, at, problem);
+			return ps_fail(err, errsz, -EINVAL,
+			               "%s: entry '%.200s' at offset %" PRId64 ": %s", path, name,
+			               at, problem);
 		blob = blob_by_name(a, name);
 		if (!blob)
-			return ps_archive_fail(err, errsz, -EINVAL,
-			                       "%s: entry '%.200s' at offset %" PRId64
-			                       ": not in the manifest",
-			                       path, name, at);
+			return ps_fail(err, errsz, -EINVAL,
+			               "%s: entry '%.200s' at offset %" PRId64
+			               ": not in the manifest",
+			               path, name, at);
 		if (blob->unpacked)
-			return ps_archive_fail(err, errsz, -EINVAL,
-			                       "%s: entry '%.200s' at offset %" PRId64
-			                       ": appears twice",
-			                       path, name, at);
+			return ps_fail(err, errsz, -EINVAL,
+			               "%s: entry '%.200s' at offset %" PRId64 ": appears twice",
+			               path, name, at);
 		if ((uint64_t)archive_entry_size(entry) != blob->size)
-			return ps_archive_fail(err, errsz, -EFBIG,
-			                       "%s: entry '%.200s' at offset %" PRId64 ": %" PRId64
-			                       " bytes, the manifest says %" PRIu64,
-			                       path, name, at, (int64_t)archive_entry_size(entry),
-			                       blob->size);
+			return ps_fail(err, errsz, -EFBIG,
+			               "%s: entry '%.200s' at offset %" PRId64 ": %" PRId64
+			               " bytes, the manifest says %" PRIu64,
+			               path, name, at, (int64_t)archive_entry_size(entry),
+			               blob->size);
 		fd = create_unnamed(a, blob, path, err, errsz);
 		if (fd < 0)
 			return fd;
@@ -376,40 +374,40 @@ static int unpack_members(struct ps_archive *a, struct archive *ar, const char *
 		blob->unpacked = true;
 		rc = unpack_data(ar, fd, blob->size, digest, &size, &why);
 		if (rc == -EINVAL || rc == -EFBIG)
-			return ps_archive_fail(err, errsz, rc,
-			                       "%s: entry '%.200s' at offset %" PRId64 ": %s", path,
-			                       name, at, why ? why : "cannot read");
+			return ps_fail(err, errsz, rc,
+			               "%s: entry '%.200s' at offset %" PRId64 ": %s", path, name,
+			               at, why ? why : "cannot read");
 		if (rc) /* this machine's fault (a full disk), not the archive's */
-			return ps_archive_fail(err, errsz, rc,
-			                       "%s: entry '%.200s' at offset %" PRId64
-			                       ": cannot unpack: %s",
-			                       path, name, at, strerror(-rc));
+			return ps_fail(err, errsz, rc,
+			               "%s: entry '%.200s' at offset %" PRId64
+			               ": cannot unpack: %s",
+			               path, name, at, strerror(-rc));
 		if (size != blob->size)
-			return ps_archive_fail(err, errsz, -EINVAL,
-			                       "%s: entry '%.200s' at offset %" PRId64 ": %" PRIu64
-			                       " of %" PRIu64 " bytes (truncated)",
-			                       path, name, at, size, blob->size);
+			return ps_fail(err, errsz, -EINVAL,
+			               "%s: entry '%.200s' at offset %" PRId64 ": %" PRIu64
+			               " of %" PRIu64 " bytes (truncated)",
+			               path, name, at, size, blob->size);
 		if (memcmp(digest, blob->sha256, PS_ARCHIVE_SHA256_SIZE) != 0)
-			return ps_archive_fail(err, errsz, -EINVAL,
-			                       "%s: entry '%.200s' at offset %" PRId64
-			                       ": SHA-256 differs from the manifest's",
-			                       path, name, at);
+			return ps_fail(err, errsz, -EINVAL,
+			               "%s: entry '%.200s' at offset %" PRId64
+			               ": SHA-256 differs from the manifest's",
+			               path, name, at);
 		snprintf(last, sizeof(last), "%s", name);
 	}
 	/* offsets in the tar stream, as for the entries */
 	if (rc != ARCHIVE_EOF)
-		return ps_archive_fail(
-		        err, errsz, -EINVAL, "%s: the entry after '%s', at offset %" PRId64 ": %s",
-		        path, last, (int64_t)archive_filter_bytes(ar, 0), archive_error_string(ar));
+		return ps_fail(err, errsz, -EINVAL,
+		               "%s: the entry after '%s', at offset %" PRId64 ": %s", path, last,
+		               (int64_t)archive_filter_bytes(ar, 0), archive_error_string(ar));
 	for (size_t i = 0; i < a->nr_blobs; i++) {
 		if (!a->blobs[i].unpacked) {
 			char hex[PS_ARCHIVE_HEX_SIZE + 1];
 
 			ps_archive_hex(a->blobs[i].sha256, hex);
-			return ps_archive_fail(err, errsz, -EINVAL,
-			                       "%s: entry '%s' listed in the manifest is "
-			                       "missing",
-			                       path, hex);
+			return ps_fail(err, errsz, -EINVAL,
+			               "%s: entry '%s' listed in the manifest is "
+			               "missing",
+			               path, hex);
 		}
 	}
 	return 0;
@@ -428,8 +426,8 @@ static int build_lookups(struct ps_archive *a)
 
 		memcpy(key.sha256, m->files[i].sha256, PS_ARCHIVE_SHA256_SIZE);
 		blob = bsearch(&key, a->blobs, a->nr_blobs, sizeof(key), compare_blobs);
-		if (!blob || !blob->unpacked)
-			return -EINVAL; /* unpack_members() made sure this cannot be */
+		/* unpack_members() unpacked a blob for every file */
+		assert(blob && blob->unpacked);
 		a->lookups[i].local = blob_fd_path(blob);
 		if (!a->lookups[i].local)
 			return -ENOMEM;
@@ -458,10 +456,10 @@ static int check_space(const struct ps_archive *a, const char *path, char *err, 
 		return 0; /* cannot tell: the writes will say */
 	avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
 	if (total > avail)
-		return ps_archive_fail(err, errsz, -ENOSPC,
-		                       "%s: its files need %" PRIu64 " bytes, %s has %" PRIu64
-		                       " free (set TMPDIR to a larger place)",
-		                       path, total, a->tmpdir, avail);
+		return ps_fail(err, errsz, -ENOSPC,
+		               "%s: its files need %" PRIu64 " bytes, %s has %" PRIu64
+		               " free (set TMPDIR to a larger place)",
+		               path, total, a->tmpdir, avail);
 	return 0;
 }
 
@@ -473,8 +471,7 @@ int ps_archive_open(const char *path, const struct ps_archive_limits *limits,
 
 	*out = NULL;
 	if (fd < 0)
-		return ps_archive_fail(err, errsz, -errno, "%s: cannot open: %s", path,
-		                       strerror(errno));
+		return ps_fail(err, errsz, -errno, "%s: cannot open: %s", path, strerror(errno));
 	rc = ps_archive_open_fd(fd, path, limits, out, err, errsz);
 	close(fd);
 	return rc;
@@ -490,37 +487,36 @@ int ps_archive_open_fd(int fd, const char *path, const struct ps_archive_limits 
 
 	*out = NULL;
 	if (!a)
-		return ps_archive_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+		return ps_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
 	if (!tmpdir || !*tmpdir)
 		tmpdir = "/tmp";
 	ar = archive_read_new();
 	if (!ar) {
-		rc = ps_archive_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+		rc = ps_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
 	/* only what pystitch writes: zstd-compressed tar */
 	if (archive_read_support_filter_zstd(ar) != ARCHIVE_OK ||
 	    archive_read_support_format_tar(ar) != ARCHIVE_OK) {
-		rc = ps_archive_fail(err, errsz, -ENOTSUP,
-		                     "%s: libarchive cannot read zstd-compressed tar", path);
+		rc = ps_fail(err, errsz, -ENOTSUP, "%s: libarchive cannot read zstd-compressed tar",
+		             path);
 		goto out;
 	}
 	if (lseek(fd, 0, SEEK_SET) != 0) {
-		rc = ps_archive_fail(err, errsz, -errno, "%s: cannot seek: %s", path,
-		                     strerror(errno));
+		rc = ps_fail(err, errsz, -errno, "%s: cannot seek: %s", path, strerror(errno));
 		goto out;
 	}
 	if (archive_read_open_fd(ar, fd, 65536) != ARCHIVE_OK) {
-		rc = ps_archive_fail(err, errsz, -EINVAL,
-		                     "%s: entry %s at offset 0: not a pystitch archive: %s", path,
-		                     PS_ARCHIVE_MANIFEST_NAME, archive_error_string(ar));
+		rc = ps_fail(err, errsz, -EINVAL,
+		             "%s: entry %s at offset 0: not a pystitch archive: %s", path,
+		             PS_ARCHIVE_MANIFEST_NAME, archive_error_string(ar));
 		goto out;
 	}
 	rc = read_manifest(ar, path, limits, &a->manifest, err, errsz);
 	if (rc)
 		goto out;
 	if (collect_blobs(a)) {
-		rc = ps_archive_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+		rc = ps_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
 	a->tmpdir = tmpdir;
@@ -537,7 +533,7 @@ int ps_archive_open_fd(int fd, const char *path, const struct ps_archive_limits 
 		a->dir = NULL;
 	}
 	if (build_lookups(a)) {
-		rc = ps_archive_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
+		rc = ps_fail(err, errsz, -ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
 out:

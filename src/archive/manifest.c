@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
+#include "base/message.h"
 #include "base/strbuf.h"
 #include "base/textline.h"
 
@@ -30,16 +32,6 @@ static const char *const kind_names[PS_ARCHIVE_KIND_COUNT] = {
 	[PS_ARCHIVE_VMLINUX] = "vmlinux",     [PS_ARCHIVE_PERF_MAP] = "perf-map",
 	[PS_ARCHIVE_JITDUMP] = "jitdump",     [PS_ARCHIVE_NAMES] = "names",
 };
-
-int ps_archive_fail(char *err, size_t errsz, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errsz, fmt, ap);
-	va_end(ap);
-	return rc;
-}
 
 const char *ps_archive_kind_name(enum ps_archive_kind kind)
 {
@@ -71,15 +63,9 @@ void ps_manifest_release(struct ps_manifest *m)
 
 int ps_manifest_add(struct ps_manifest *m, enum ps_archive_kind kind, const char *path)
 {
-	if (m->nr_files == m->cap_files) {
-		size_t cap = m->cap_files ? m->cap_files * 2 : 32;
-		struct ps_archive_file *files = realloc(m->files, cap * sizeof(*files));
-
-		if (!files)
-			return -ENOMEM;
-		m->files = files;
-		m->cap_files = cap;
-	}
+	if (!ps_array_reserve((void **)&m->files, &m->cap_files, m->nr_files + 1, sizeof(*m->files),
+	                      32))
+		return -ENOMEM;
 	struct ps_archive_file *f = &m->files[m->nr_files];
 
 	memset(f, 0, sizeof(*f));
@@ -143,14 +129,14 @@ static int parse_fail(struct parse *p, int rc, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 static int parse_fail(struct parse *p, int rc, const char *fmt, ...)
 {
-	char what[256];
+	char what[PS_MSG_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	ps_vformat(what, sizeof(what), NULL, fmt, ap);
 	va_end(ap);
-	snprintf(p->err, p->errsz, "%s line %u: %s", PS_ARCHIVE_MANIFEST_NAME, p->line, what);
-	return rc;
+	return ps_fail(p->err, p->errsz, rc, "%s line %u: %s", PS_ARCHIVE_MANIFEST_NAME, p->line,
+	               what);
 }
 
 /* A <string> field, copied; *out NULL for "-". -EINVAL for anything else. */
@@ -343,14 +329,11 @@ int ps_manifest_parse(const char *text, size_t len, const struct ps_archive_limi
 	memset(out, 0, sizeof(*out));
 	const char *nul = memchr(text, 0, len);
 	if (nul) {
-		char what[64];
-
 		/* the line it is on, and where */
 		p.line = 1;
 		for (const char *c = text; c < nul; c++)
 			p.line += *c == '\n';
-		snprintf(what, sizeof(what), "NUL byte at byte %zu", (size_t)(nul - text));
-		return parse_fail(&p, -EINVAL, what);
+		return parse_fail(&p, -EINVAL, "NUL byte at byte %zu", (size_t)(nul - text));
 	}
 	copy = malloc(len + 1);
 	if (!copy)

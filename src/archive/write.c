@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/message.h"
+
 #define CHUNK 65536
 
 /* Read file to its end (files in /proc say size 0), hashing it, and hand
@@ -151,24 +153,22 @@ static int measure(struct ps_manifest *m, const char *const *files,
 	/* what the reader would refuse is not written (identical contents
 	 * count twice here, so this errs on the safe side) */
 	if (m->nr_files > PS_ARCHIVE_MAX_FILES)
-		return ps_archive_fail(err, errsz, -EFBIG,
-		                       "%zu files, more than an archive holds (%u)", m->nr_files,
-		                       PS_ARCHIVE_MAX_FILES);
+		return ps_fail(err, errsz, -EFBIG, "%zu files, more than an archive holds (%u)",
+		               m->nr_files, PS_ARCHIVE_MAX_FILES);
 	for (size_t i = 0; i < m->nr_files; i++) {
 		int rc = read_source(files, blobs, i, PS_ARCHIVE_MAX_ENTRY, m->files[i].sha256,
 		                     &m->files[i].size, NULL, NULL);
 
 		if (rc == -EFBIG)
-			return ps_archive_fail(err, errsz, rc,
-			                       "%s: more than %llu bytes, too large to archive",
-			                       files[i], (unsigned long long)PS_ARCHIVE_MAX_ENTRY);
+			return ps_fail(err, errsz, rc,
+			               "%s: more than %llu bytes, too large to archive", files[i],
+			               (unsigned long long)PS_ARCHIVE_MAX_ENTRY);
 		if (rc)
-			return ps_archive_fail(err, errsz, rc, "%s: %s", files[i],
-			                       rc == -EINVAL ? "not a regular file"
-			                                     : strerror(-rc));
+			return ps_fail(err, errsz, rc, "%s: %s", files[i],
+			               rc == -EINVAL ? "not a regular file" : strerror(-rc));
 		total += m->files[i].size;
 		if (total > PS_ARCHIVE_MAX_TOTAL)
-			return ps_archive_fail(
+			return ps_fail(
 			        err, errsz, -EFBIG,
 			        "%s: the files come to more than %llu bytes, too much to archive",
 			        files[i], (unsigned long long)PS_ARCHIVE_MAX_TOTAL);
@@ -185,14 +185,13 @@ static int write_members(struct archive *ar, struct ps_manifest *m, const char *
 	int rc;
 
 	if (!text)
-		return ps_archive_fail(err, errsz, -ENOMEM, "out of memory");
+		return ps_fail(err, errsz, -ENOMEM, "out of memory");
 	rc = add_member(ar, PS_ARCHIVE_MANIFEST_NAME, len, m->perf_data_mtime);
 	if (!rc && archive_write_data(ar, text, len) != (la_ssize_t)len)
 		rc = -EIO;
 	free(text);
 	if (rc)
-		return ps_archive_fail(err, errsz, rc, "cannot write: %s",
-		                       archive_error_string(ar));
+		return ps_fail(err, errsz, rc, "cannot write: %s", archive_error_string(ar));
 	for (size_t i = 0; i < m->nr_files; i++) {
 		const struct ps_archive_file *f = &m->files[i];
 		struct member_sink sink = { .ar = ar, .left = f->size };
@@ -208,20 +207,19 @@ static int write_members(struct archive *ar, struct ps_manifest *m, const char *
 		ps_archive_hex(f->sha256, hex);
 		rc = add_member(ar, hex, f->size, m->perf_data_mtime);
 		if (rc)
-			return ps_archive_fail(err, errsz, rc, "cannot write: %s",
-			                       archive_error_string(ar));
+			return ps_fail(err, errsz, rc, "cannot write: %s",
+			               archive_error_string(ar));
 		rc = read_source(files, blobs, i, f->size, digest, &size, write_chunk, &sink);
 		if (rc == -EIO)
-			return ps_archive_fail(err, errsz, rc, "cannot write: %s",
-			                       archive_error_string(ar));
+			return ps_fail(err, errsz, rc, "cannot write: %s",
+			               archive_error_string(ar));
 		if (rc == -ESTALE || rc == -EFBIG ||
 		    (!rc && (size != f->size || memcmp(digest, f->sha256, sizeof(digest)) != 0)))
-			return ps_archive_fail(err, errsz, -ESTALE,
-			                       "%s: changed while being archived", files[i]);
+			return ps_fail(err, errsz, -ESTALE, "%s: changed while being archived",
+			               files[i]);
 		if (rc)
-			return ps_archive_fail(err, errsz, rc, "%s: %s", files[i],
-			                       rc == -EINVAL ? "not a regular file"
-			                                     : strerror(-rc));
+			return ps_fail(err, errsz, rc, "%s: %s", files[i],
+			               rc == -EINVAL ? "not a regular file" : strerror(-rc));
 	}
 	return 0;
 }
@@ -239,28 +237,26 @@ int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *co
 	 * failure never leaves a partial archive (or clobbers an old one) */
 	rc = ps_output_file_open(out_path, &out);
 	if (rc)
-		return ps_archive_fail(err, errsz, rc, "%s: %s", out_path, strerror(-rc));
+		return ps_fail(err, errsz, rc, "%s: %s", out_path, strerror(-rc));
 	ar = archive_write_new();
 	if (!ar) {
 		ps_output_file_abort(out);
-		return ps_archive_fail(err, errsz, -ENOMEM, "out of memory");
+		return ps_fail(err, errsz, -ENOMEM, "out of memory");
 	}
 	if (archive_write_set_format_pax_restricted(ar) != ARCHIVE_OK ||
 	    archive_write_add_filter_zstd(ar) != ARCHIVE_OK) {
-		rc = ps_archive_fail(err, errsz, -ENOTSUP,
-		                     "libarchive cannot write zstd-compressed tar: %s",
-		                     archive_error_string(ar));
+		rc = ps_fail(err, errsz, -ENOTSUP,
+		             "libarchive cannot write zstd-compressed tar: %s",
+		             archive_error_string(ar));
 		goto out;
 	}
 	if (archive_write_open_fd(ar, ps_output_file_fd(out)) != ARCHIVE_OK) {
-		rc = ps_archive_fail(err, errsz, -EIO, "%s: %s", out_path,
-		                     archive_error_string(ar));
+		rc = ps_fail(err, errsz, -EIO, "%s: %s", out_path, archive_error_string(ar));
 		goto out;
 	}
 	rc = write_members(ar, m, files, blobs, err, errsz);
 	if (archive_write_close(ar) != ARCHIVE_OK && !rc)
-		rc = ps_archive_fail(err, errsz, -EIO, "%s: %s", out_path,
-		                     archive_error_string(ar));
+		rc = ps_fail(err, errsz, -EIO, "%s: %s", out_path, archive_error_string(ar));
 out:
 	archive_write_free(ar);
 	if (rc) {
@@ -269,6 +265,6 @@ out:
 	}
 	rc = ps_output_file_commit(out);
 	if (rc)
-		return ps_archive_fail(err, errsz, rc, "%s: %s", out_path, strerror(-rc));
+		return ps_fail(err, errsz, rc, "%s: %s", out_path, strerror(-rc));
 	return 0;
 }

@@ -1,4 +1,5 @@
 /* Growable output buffer (see strbuf.h). */
+#include "base/array.h"
 #include "base/strbuf.h"
 
 #include <stdarg.h>
@@ -8,8 +9,7 @@
 
 bool ps_strbuf_grow(struct ps_strbuf *sb, size_t extra)
 {
-	size_t need, cap;
-	char *nb;
+	size_t need;
 
 	if (sb->failed)
 		return false;
@@ -18,18 +18,10 @@ bool ps_strbuf_grow(struct ps_strbuf *sb, size_t extra)
 		return false;
 	}
 	need = sb->len + extra + 1;
-	if (need <= sb->cap)
-		return true;
-	cap = sb->cap ? sb->cap : 256;
-	while (cap < need)
-		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-	nb = realloc(sb->buf, cap);
-	if (!nb) {
+	if (!ps_array_reserve((void **)&sb->buf, &sb->cap, need, 1, 256)) {
 		sb->failed = true;
 		return false;
 	}
-	sb->buf = nb;
-	sb->cap = cap;
 	return true;
 }
 

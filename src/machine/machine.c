@@ -6,6 +6,9 @@
  */
 #include "machine/machine.h"
 
+#include "base/array.h"
+#include "base/hash.h"
+
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -37,16 +40,12 @@ struct ps_machine {
 
 static size_t hash_int(int32_t v)
 {
-	uint32_t x = (uint32_t)v * 2654435761u;
-	return (x >> 16) % BUCKETS;
+	return (size_t)(ps_hash_u64((uint32_t)v) % BUCKETS);
 }
 
 static size_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ULL;
-	return (size_t)(h % BUCKETS);
+	return (size_t)(ps_hash_string(s, 0) % BUCKETS);
 }
 
 int ps_machine_new(struct ps_machine **out)
@@ -267,16 +266,10 @@ void ps_process_set_state(struct ps_process *p, enum ps_process_slot slot, void 
 
 static int reserve_maps(struct ps_process *p, size_t extra)
 {
-	if (p->nr_maps + extra <= p->cap_maps)
-		return 0;
-	size_t cap = p->cap_maps ? p->cap_maps * 2 : 32;
-	while (cap < p->nr_maps + extra)
-		cap *= 2;
-	struct ps_map *m = realloc(p->maps, cap * sizeof(*m));
-	if (!m)
+	if (extra > SIZE_MAX - p->nr_maps ||
+	    !ps_array_reserve((void **)&p->maps, &p->cap_maps, p->nr_maps + extra, sizeof(*p->maps),
+	                      32))
 		return -ENOMEM;
-	p->maps = m;
-	p->cap_maps = cap;
 	return 0;
 }
 

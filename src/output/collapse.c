@@ -9,6 +9,7 @@
 
 #include "base/arena.h"
 #include "base/array.h"
+#include "base/hash.h"
 #include "base/hash_slots.h"
 #include "base/opts.h"
 #include "output/output.h"
@@ -64,23 +65,6 @@ void ps_collapse_close(struct ps_collapse *collapse)
 	ps_arena_free(&collapse->texts);
 	ps_strbuf_release(&collapse->key);
 	free(collapse);
-}
-
-/* A word at a time: stacks are hundreds of bytes, and every sample's is
- * hashed. */
-static uint64_t hash_text(const char *p, size_t len)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ len, word;
-
-	for (; len >= 8; p += 8, len -= 8) {
-		memcpy(&word, p, 8);
-		h = (h ^ word) * 0xff51afd7ed558ccdull;
-		h ^= h >> 29;
-	}
-	word = 0;
-	memcpy(&word, p, len);
-	h = (h ^ word) * 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 32);
 }
 
 /* ';' separates frames and ' ' the count from the stack: a name keeps
@@ -187,7 +171,7 @@ int ps_collapse_add(struct ps_collapse *collapse, const struct ps_stack *stack)
 	build_key(collapse, stack);
 	if (ps_strbuf_failed(key))
 		return -ENOMEM;
-	hash = hash_text(key->buf, key->len);
+	hash = ps_hash_bytes(key->buf, key->len, 0);
 	for (slot = (size_t)hash & mask; collapse->slots[slot]; slot = (slot + 1) & mask) {
 		entry = &collapse->entries[collapse->slots[slot] - 1];
 		if (entry->hash == hash && entry->len == key->len &&

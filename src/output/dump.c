@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/opts.h"
 #include "output/sink.h"
 
@@ -38,19 +39,15 @@ void ps_dump_state_release(struct ps_dump_state *st)
 static void count_for_attr(struct ps_dump_state *st, unsigned index)
 {
 	if (index >= st->nr_samples_cap) {
-		size_t cap = st->nr_samples_cap ? st->nr_samples_cap : 8;
-		uint64_t *n;
+		size_t old_cap = st->nr_samples_cap;
 
-		while (cap <= index)
-			cap *= 2;
-		n = realloc(st->nr_samples, cap * sizeof(*n));
-		if (!n) {
+		if (!ps_array_reserve((void **)&st->nr_samples, &st->nr_samples_cap,
+		                      (size_t)index + 1, sizeof(*st->nr_samples), 8)) {
 			st->failed = true;
 			return;
 		}
-		memset(n + st->nr_samples_cap, 0, (cap - st->nr_samples_cap) * sizeof(*n));
-		st->nr_samples = n;
-		st->nr_samples_cap = cap;
+		memset(st->nr_samples + old_cap, 0,
+		       (st->nr_samples_cap - old_cap) * sizeof(*st->nr_samples));
 	}
 	st->nr_samples[index]++;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/hash.h"
 #include "base/hash_slots.h"
 #include "base/opts.h"
 #include "output/flamegraph_priv.h"
@@ -93,28 +94,12 @@ enum ps_flame_kind ps_flame_frame_kind(const struct ps_frame *frame)
 	return PS_FLAME_NATIVE;
 }
 
-static uint64_t hash_child(uint32_t parent, unsigned kind, const char *name, size_t len)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)parent << 8 | kind), word;
-
-	for (; len >= 8; name += 8, len -= 8) {
-		memcpy(&word, name, 8);
-		h = (h ^ word) * 0xff51afd7ed558ccdull;
-		h ^= h >> 29;
-	}
-	word = 0;
-	if (len)
-		memcpy(&word, name, len);
-	h = (h ^ word ^ (uint64_t)len << 56) * 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 32);
-}
-
 /* The child of parent with this name and kind, made when new; 0 when out
  * of memory (node 0 is the root, never anyone's child). */
 static uint32_t child(struct ps_flamegraph *fg, uint32_t parent, unsigned kind, const char *name,
                       size_t len)
 {
-	uint64_t hash = hash_child(parent, kind, name, len);
+	uint64_t hash = ps_hash_bytes(name, len, (uint64_t)parent << 8 | kind);
 	size_t mask = fg->nr_slots - 1, slot;
 	struct flame_node *node;
 	char *copy;

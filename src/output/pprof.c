@@ -12,6 +12,7 @@
 
 #include "base/arena.h"
 #include "base/array.h"
+#include "base/hash.h"
 #include "base/hash_slots.h"
 #include "base/opts.h"
 #include "output/pprof_priv.h"
@@ -29,23 +30,6 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 
 /* ---- interning ----------------------------------------------------- */
 
-static uint64_t hash_bytes(const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	uint64_t h = 0x243f6a8885a308d3ull ^ len, word;
-
-	for (; len >= 8; p += 8, len -= 8) {
-		memcpy(&word, p, 8);
-		h = (h ^ word) * 0x9fb21c651e98df25ull;
-		h ^= h >> 31;
-	}
-	word = 0;
-	if (len)
-		memcpy(&word, p, len);
-	h = (h ^ word) * 0xc2b2ae3d27d4eb4full;
-	return h ^ (h >> 29);
-}
-
 static void intern_release(struct intern *table)
 {
 	free(table->entries);
@@ -54,7 +38,7 @@ static void intern_release(struct intern *table)
 
 int64_t ps_pprof_intern(struct intern *table, struct ps_arena *arena, const void *key, size_t len)
 {
-	uint64_t hash = hash_bytes(key, len);
+	uint64_t hash = ps_hash_bytes(key, len, 0);
 	size_t mask, slot;
 	char *copy;
 

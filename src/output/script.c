@@ -11,6 +11,7 @@
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 
+#include "base/message.h"
 #include "base/opts.h"
 #include "output/output.h"
 #include "output/sink.h"
@@ -427,7 +428,7 @@ struct ps_script {
 	struct ps_script_format format;
 	bool format_ready;
 	struct ps_sink sink;
-	char errmsg[256];
+	char errmsg[PS_MSG_MAX];
 };
 
 int ps_script_open(const struct ps_reader *reader, const struct ps_script_opts *opts,

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "archive/archive.h"
+#include "base/array.h"
+#include "base/message.h"
 #include "base/opts.h"
 #include "base/strbuf.h"
 #include "session/session.h"
@@ -32,7 +34,7 @@ struct ps_archive_writer {
 	struct used_file *files;
 	size_t nr_files, files_cap;
 	bool nomem;
-	char errmsg[PS_ARCHIVE_ERRMSG_MAX + 64];
+	char errmsg[PS_MSG_MAX];
 };
 
 static void log_line(const struct ps_archive_writer *w, enum ps_log_level level, const char *fmt,
@@ -40,28 +42,11 @@ static void log_line(const struct ps_archive_writer *w, enum ps_log_level level,
 static void log_line(const struct ps_archive_writer *w, enum ps_log_level level, const char *fmt,
                      ...)
 {
-	char msg[4200];
-	va_list ap;
-
-	if (!w->session_opts.log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	w->session_opts.log(w->session_opts.log_ctx, level, msg);
-}
-
-/* The writer's one-line errors, kept in the writer; returns rc. */
-static int fail(struct ps_archive_writer *w, int rc, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-static int fail(struct ps_archive_writer *w, int rc, const char *fmt, ...)
-{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(w->errmsg, sizeof(w->errmsg), fmt, ap);
+	ps_vlog(w->session_opts.log, w->session_opts.log_ctx, level, NULL, fmt, ap);
 	va_end(ap);
-	return rc;
 }
 
 static void note_file(void *ctx, const char *path, const char *file, enum ps_file_kind kind)
@@ -83,16 +68,10 @@ static void note_file(void *ctx, const char *path, const char *file, enum ps_fil
 			return;
 		}
 	}
-	if (w->nr_files == w->files_cap) {
-		size_t cap = w->files_cap ? w->files_cap * 2 : 64;
-		struct used_file *files = realloc(w->files, cap * sizeof(*files));
-
-		if (!files) {
-			w->nomem = true;
-			return;
-		}
-		w->files = files;
-		w->files_cap = cap;
+	if (!ps_array_reserve((void **)&w->files, &w->files_cap, w->nr_files + 1, sizeof(*w->files),
+	                      64)) {
+		w->nomem = true;
+		return;
 	}
 	w->files[w->nr_files] = (struct used_file){ strdup(path), strdup(file), kind };
 	if (!w->files[w->nr_files].path || !w->files[w->nr_files].file) {
@@ -154,14 +133,16 @@ int ps_archive_writer_open(const char *capture, const struct ps_archive_writer_o
 	if (!rc)
 		rc = ps_opts_copy(&w->session_opts, sizeof(w->session_opts), w->opts.session);
 	if (rc)
-		fail(w, rc, "archive: %s", PS_OPTS_ERRMSG);
+		ps_fail(w->errmsg, sizeof(w->errmsg), rc, "archive: %s", PS_OPTS_ERRMSG);
 	/* the capture is read twice: once here, once to pack it */
 	else if (!capture || strcmp(capture, "-") == 0)
-		rc = fail(w, -ESPIPE, "archive: the input must be a file, not standard input");
+		rc = ps_fail(w->errmsg, sizeof(w->errmsg), -ESPIPE,
+		             "archive: the input must be a file, not standard input");
 	else if (ps_path_is_archive(capture))
-		rc = fail(w, -EINVAL, "archive: %s is an archive already", capture);
+		rc = ps_fail(w->errmsg, sizeof(w->errmsg), -EINVAL,
+		             "archive: %s is an archive already", capture);
 	else if (!(w->capture = strdup(capture)))
-		rc = fail(w, -ENOMEM, "archive: out of memory");
+		rc = ps_fail(w->errmsg, sizeof(w->errmsg), -ENOMEM, "archive: out of memory");
 	if (rc)
 		log_line(w, PS_LOG_ERROR, "%s", w->errmsg);
 	if (!rc) {
@@ -246,7 +227,7 @@ static int pack(struct ps_archive_writer *w, const char *output, int64_t mtime)
 	struct ps_archive_blob *blobs = calloc(w->nr_files + 1, sizeof(*blobs));
 	struct ps_strbuf *names = calloc(w->nr_files + 1, sizeof(*names));
 	size_t nr_names = 0;
-	char err[PS_ARCHIVE_ERRMSG_MAX];
+	char err[PS_MSG_MAX];
 	int rc = -ENOMEM;
 
 	if (!blobs || !names)
@@ -290,13 +271,13 @@ static int pack(struct ps_archive_writer *w, const char *output, int64_t mtime)
 	}
 	rc = ps_archive_write(output, &m, files, blobs, err, sizeof(err));
 	if (rc)
-		fail(w, rc, "archive: %s", err);
+		ps_fail(w->errmsg, sizeof(w->errmsg), rc, "archive: %s", err);
 	else
 		rc = (int)m.nr_files;
 	goto done;
 out:
 	if (rc == -ENOMEM)
-		fail(w, rc, "archive: out of memory");
+		ps_fail(w->errmsg, sizeof(w->errmsg), rc, "archive: out of memory");
 done:
 	for (size_t i = 0; names && i <= nr_names; i++)
 		ps_strbuf_release(&names[i]);
@@ -319,11 +300,13 @@ int ps_archive_writer_write(struct ps_archive_writer *w, const char *output)
 	if (rc == 0)
 		rc = ps_session_python_processes(w->session, note_python, w);
 	if (rc < 0)
-		return fail(w, rc, "%s", ps_session_errmsg(w->session));
+		return ps_fail(w->errmsg, sizeof(w->errmsg), rc, "%s",
+		               ps_session_errmsg(w->session));
 	if (w->nomem)
-		return fail(w, -ENOMEM, "archive: out of memory");
+		return ps_fail(w->errmsg, sizeof(w->errmsg), -ENOMEM, "archive: out of memory");
 	if (stat(w->capture, &st) != 0)
-		return fail(w, -errno, "archive: %s: %s", w->capture, strerror(errno));
+		return ps_fail(w->errmsg, sizeof(w->errmsg), -errno, "archive: %s: %s", w->capture,
+		               strerror(errno));
 	/* the session stays open: its copy of our vdso may be packed */
 	return pack(w, output, (int64_t)st.st_mtime);
 }

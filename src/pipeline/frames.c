@@ -9,6 +9,8 @@
 
 #include "pipeline/pipeline_priv.h"
 
+#include "base/array.h"
+
 #define MAX_INLINE 32
 
 static struct ps_frame *push_frame(struct ps_pipeline *pipeline)
@@ -16,16 +18,10 @@ static struct ps_frame *push_frame(struct ps_pipeline *pipeline)
 	struct ps_pipeline_stack *stack = &pipeline->stack;
 	struct ps_frame *f;
 
-	if (stack->nr_frames == pipeline->cap_frames) {
-		size_t cap = pipeline->cap_frames ? pipeline->cap_frames * 2 : 256;
-
-		f = realloc(pipeline->frames, cap * sizeof(*f));
-		if (!f)
-			return NULL;
-		pipeline->frames = f;
-		pipeline->cap_frames = cap;
-		stack->frames = f;
-	}
+	if (!ps_array_reserve((void **)&pipeline->frames, &pipeline->cap_frames,
+	                      stack->nr_frames + 1, sizeof(*pipeline->frames), 256))
+		return NULL;
+	stack->frames = pipeline->frames;
 	f = &pipeline->frames[stack->nr_frames++];
 	memset(f, 0, sizeof(*f));
 	return f;

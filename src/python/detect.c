@@ -13,11 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/hash.h"
+#include "base/message.h"
+
 #define EVAL_NAME "_PyEval_EvalFrameDefault"
 #define MAX_SYMBOLS (8u << 20) /* per table; more is damage */
 #define MAX_SCANNED_CODE 1024 /* bytes of Py_GetVersion decoded */
 #define MAX_VERSION_TEXT 16 /* "3.13.10rc2+" fits */
-#define ERRMSG_SIZE 512
 
 /* ---- names ----------------------------------------------------------- */
 
@@ -145,7 +147,7 @@ struct elf_file {
 	const char **section_names;
 	size_t nr_segments;
 	GElf_Phdr *segments;
-	char *err; /* ERRMSG_SIZE bytes */
+	char *err; /* PS_MSG_MAX bytes */
 };
 
 static int fail(struct elf_file *f, int rc, const char *fmt, ...)
@@ -153,13 +155,12 @@ static int fail(struct elf_file *f, int rc, const char *fmt, ...)
 
 static int fail(struct elf_file *f, int rc, const char *fmt, ...)
 {
+	char prefix[PS_MSG_MAX];
 	va_list ap;
-	int used = snprintf(f->err, ERRMSG_SIZE, "%s: ", f->path);
 
-	if (used < 0 || used >= ERRMSG_SIZE)
-		return rc;
+	snprintf(prefix, sizeof(prefix), "%s: ", f->path);
 	va_start(ap, fmt);
-	vsnprintf(f->err + used, ERRMSG_SIZE - (size_t)used, fmt, ap);
+	ps_vfail(f->err, PS_MSG_MAX, rc, prefix, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -660,18 +661,14 @@ const char *ps_py_registry_errmsg(const struct ps_py_registry *registry)
 
 static size_t hash_path(const char *path)
 {
-	uint64_t hash = 1469598103934665603ull;
-
-	for (; *path; path++)
-		hash = (hash ^ (uint8_t)*path) * 1099511628211ull;
-	return (size_t)(hash % NR_BUCKETS);
+	return (size_t)(ps_hash_string(path, 0) % NR_BUCKETS);
 }
 
 int ps_py_registry_detect(struct ps_py_registry *registry, const char *path,
                           const struct ps_py_interp **out)
 {
 	struct registry_entry *entry;
-	char err[ERRMSG_SIZE] = "";
+	char err[PS_MSG_MAX] = "";
 	size_t bucket, len;
 
 	if (!registry || !path || !out)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/cursor.h"
+#include "base/message.h"
 
 /* x86-64 DWARF register numbers */
 #define REG_RBP 6
@@ -71,22 +72,6 @@ struct interp {
 	char *errmsg;
 	size_t errmsg_size;
 };
-
-static int fail(char *errmsg, size_t errmsg_size, int err, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-static int fail(char *errmsg, size_t errmsg_size, int err, const char *fmt, ...)
-{
-	if (errmsg && errmsg_size) {
-		va_list ap;
-
-		int n = snprintf(errmsg, errmsg_size, "eh_frame: ");
-		va_start(ap, fmt);
-		if (n > 0 && (size_t)n < errmsg_size)
-			vsnprintf(errmsg + n, errmsg_size - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
 
 /* ---- bounded readers ----------------------------------------------------- */
 
@@ -189,17 +174,19 @@ static int next_entry(struct ps_cursor *c, struct ps_cursor *body, size_t *body_
 	size_t at = ps_cursor_pos(c);
 	uint32_t length = ps_cursor_u32(c);
 	if (!ps_cursor_ok(c))
-		return fail(errmsg, errmsg_size, -EINVAL, "truncated entry length at %zu", at);
+		return ps_fail(errmsg, errmsg_size, -EINVAL,
+		               "eh_frame: truncated entry length at %zu", at);
 	if (length == 0)
 		return 1;
 	if (length == 0xffffffffu)
-		return fail(errmsg, errmsg_size, -EINVAL, "64-bit DWARF entry at %zu", at);
+		return ps_fail(errmsg, errmsg_size, -EINVAL, "eh_frame: 64-bit DWARF entry at %zu",
+		               at);
 	*body_at = ps_cursor_pos(c);
 	*body = sub_cursor(c, length);
 	if (!ps_cursor_ok(body))
-		return fail(errmsg, errmsg_size, -EINVAL,
-		            "entry at %zu claims %u bytes, %zu are left", at, length,
-		            ps_cursor_left(c));
+		return ps_fail(errmsg, errmsg_size, -EINVAL,
+		               "eh_frame: entry at %zu claims %u bytes, %zu are left", at, length,
+		               ps_cursor_left(c));
 	return 0;
 }
 
@@ -207,30 +194,33 @@ static int parse_cie(struct ps_cursor body, struct cie *cie, char *errmsg, size_
 {
 	memset(cie, 0, sizeof(*cie));
 	if (ps_cursor_u32(&body) != 0)
-		return fail(errmsg, errmsg_size, -EINVAL, "the FDE's CIE pointer is not at a CIE");
+		return ps_fail(errmsg, errmsg_size, -EINVAL,
+		               "eh_frame: the FDE's CIE pointer is not at a CIE");
 	uint8_t version = ps_cursor_u8(&body);
 	if (ps_cursor_ok(&body) && version != 1 && version != 3)
-		return fail(errmsg, errmsg_size, -EINVAL, "CIE version %u", version);
+		return ps_fail(errmsg, errmsg_size, -EINVAL, "eh_frame: CIE version %u", version);
 	const char *augmentation = ps_cursor_string(&body, ps_cursor_left(&body), false);
 	cie->code_align = read_uleb(&body);
 	cie->data_align = read_sleb(&body);
 	uint64_t ra = version == 1 ? ps_cursor_u8(&body) : read_uleb(&body);
 	if (!ps_cursor_ok(&body))
-		return fail(errmsg, errmsg_size, -EINVAL, "truncated CIE");
+		return ps_fail(errmsg, errmsg_size, -EINVAL, "eh_frame: truncated CIE");
 	if (ra != REG_RA)
-		return fail(errmsg, errmsg_size, -EINVAL,
-		            "the return address is register %llu, not x86-64's %d",
-		            (unsigned long long)ra, REG_RA);
+		return ps_fail(errmsg, errmsg_size, -EINVAL,
+		               "eh_frame: the return address is register %llu, not x86-64's %d",
+		               (unsigned long long)ra, REG_RA);
 	if (cie->code_align == 0 || cie->code_align > 64 || cie->data_align < -64 ||
 	    cie->data_align > 64)
-		return fail(errmsg, errmsg_size, -EINVAL, "alignment factors %llu and %lld",
-		            (unsigned long long)cie->code_align, (long long)cie->data_align);
+		return ps_fail(errmsg, errmsg_size, -EINVAL,
+		               "eh_frame: alignment factors %llu and %lld",
+		               (unsigned long long)cie->code_align, (long long)cie->data_align);
 
 	cie->fde_encoding = PE_ABSPTR;
 	if (augmentation[0] == 'z') {
 		uint64_t length = read_uleb(&body);
 		if (length > ps_cursor_left(&body))
-			return fail(errmsg, errmsg_size, -EINVAL, "truncated CIE augmentation");
+			return ps_fail(errmsg, errmsg_size, -EINVAL,
+			               "eh_frame: truncated CIE augmentation");
 		struct ps_cursor data = sub_cursor(&body, (size_t)length);
 		uint64_t ignored;
 
@@ -246,21 +236,24 @@ static int parse_cie(struct ps_cursor body, struct cie *cie, char *errmsg, size_
 			case 'P': {
 				uint8_t encoding = ps_cursor_u8(&data);
 				if (ps_cursor_ok(&data) && !read_encoded(&data, encoding, &ignored))
-					return fail(errmsg, errmsg_size, -EINVAL,
-					            "personality encoding %#x", encoding);
+					return ps_fail(errmsg, errmsg_size, -EINVAL,
+					               "eh_frame: personality encoding %#x",
+					               encoding);
 				break;
 			}
 			case 'S': /* a signal frame: the rule is the same */
 				break;
 			default:
-				return fail(errmsg, errmsg_size, -EINVAL, "CIE augmentation \"%s\"",
-				            augmentation);
+				return ps_fail(errmsg, errmsg_size, -EINVAL,
+				               "eh_frame: CIE augmentation \"%s\"", augmentation);
 			}
 		}
 		if (!ps_cursor_ok(&data))
-			return fail(errmsg, errmsg_size, -EINVAL, "truncated CIE augmentation");
+			return ps_fail(errmsg, errmsg_size, -EINVAL,
+			               "eh_frame: truncated CIE augmentation");
 	} else if (augmentation[0]) {
-		return fail(errmsg, errmsg_size, -EINVAL, "CIE augmentation \"%s\"", augmentation);
+		return ps_fail(errmsg, errmsg_size, -EINVAL, "eh_frame: CIE augmentation \"%s\"",
+		               augmentation);
 	}
 	cie->insns = body;
 	return 0;
@@ -268,23 +261,12 @@ static int parse_cie(struct ps_cursor body, struct cie *cie, char *errmsg, size_
 
 /* ---- the CFA program ------------------------------------------------------ */
 
-static int bad(struct interp *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int bad(struct interp *in, const char *fmt, ...)
-{
-	char msg[160];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return fail(in->errmsg, in->errmsg_size, -EINVAL, "%s", msg);
-}
-
 /* factored offset * data alignment factor, bounded */
 static int scale(struct interp *in, int64_t factored, int64_t *out)
 {
 	if (factored < -MAX_VALUE || factored > MAX_VALUE)
-		return bad(in, "offset %lld out of range", (long long)factored);
+		return ps_fail(in->errmsg, in->errmsg_size, -EINVAL,
+		               "eh_frame: offset %lld out of range", (long long)factored);
 	*out = factored * in->cie->data_align;
 	return 0;
 }
@@ -297,8 +279,9 @@ static int set_offset(struct interp *in, uint64_t reg, int64_t factored)
 	if (err)
 		return err;
 	if (reg >= NR_REGS)
-		return bad(in, "register %llu saved: the rule cannot restore it",
-		           (unsigned long long)reg);
+		return ps_fail(in->errmsg, in->errmsg_size, -EINVAL,
+		               "eh_frame: register %llu saved: the rule cannot restore it",
+		               (unsigned long long)reg);
 	in->row.regs[reg] = (struct reg_rule){ .kind = REG_OFFSET, .offset = offset };
 	return 0;
 }
@@ -314,7 +297,8 @@ static int set_kind(struct interp *in, uint64_t reg, enum reg_kind kind)
 static int restore(struct interp *in, uint64_t reg)
 {
 	if (!in->initial)
-		return bad(in, "DW_CFA_restore in a CIE");
+		return ps_fail(in->errmsg, in->errmsg_size, -EINVAL,
+		               "eh_frame: DW_CFA_restore in a CIE");
 	if (reg < NR_REGS)
 		in->row.regs[reg] = in->initial->regs[reg];
 	return 0;
@@ -323,9 +307,11 @@ static int restore(struct interp *in, uint64_t reg)
 static int advance(struct interp *in, uint64_t delta)
 {
 	if (!in->initial)
-		return bad(in, "DW_CFA_advance_loc in a CIE");
+		return ps_fail(in->errmsg, in->errmsg_size, -EINVAL,
+		               "eh_frame: DW_CFA_advance_loc in a CIE");
 	if (delta > (uint64_t)MAX_VALUE)
-		return bad(in, "advance of %llu", (unsigned long long)delta);
+		return ps_fail(in->errmsg, in->errmsg_size, -EINVAL, "eh_frame: advance of %llu",
+		               (unsigned long long)delta);
 	uint64_t loc = in->loc + delta * in->cie->code_align;
 	if (loc > in->target)
 		in->reached = true;
@@ -337,9 +323,12 @@ static int advance(struct interp *in, uint64_t delta)
 static int def_cfa(struct interp *in, uint64_t reg, int64_t offset)
 {
 	if (reg != REG_RSP && reg != REG_RBP)
-		return bad(in, "CFA from register %llu, not rsp or rbp", (unsigned long long)reg);
+		return ps_fail(in->errmsg, in->errmsg_size, -EINVAL,
+		               "eh_frame: CFA from register %llu, not rsp or rbp",
+		               (unsigned long long)reg);
 	if (offset < -MAX_VALUE || offset > MAX_VALUE)
-		return bad(in, "CFA offset %lld out of range", (long long)offset);
+		return ps_fail(in->errmsg, in->errmsg_size, -EINVAL,
+		               "eh_frame: CFA offset %lld out of range", (long long)offset);
 	in->row.cfa_reg = (unsigned)reg;
 	in->row.cfa_offset = offset;
 	return 0;
@@ -380,12 +369,14 @@ static int step(struct interp *in, struct ps_cursor *c)
 		return set_kind(in, read_uleb(c), REG_SAME);
 	case 0x0a: /* DW_CFA_remember_state */
 		if (in->nr_remembered == MAX_REMEMBERED)
-			return bad(in, "more than %d remembered states", MAX_REMEMBERED);
+			return ps_fail(in->errmsg, in->errmsg_size, -EINVAL,
+			               "eh_frame: more than %d remembered states", MAX_REMEMBERED);
 		in->remembered[in->nr_remembered++] = in->row;
 		return 0;
 	case 0x0b: /* DW_CFA_restore_state: the CFA rule is part of the state */
 		if (in->nr_remembered == 0)
-			return bad(in, "DW_CFA_restore_state without a remembered state");
+			return ps_fail(in->errmsg, in->errmsg_size, -EINVAL,
+			               "eh_frame: DW_CFA_restore_state without a remembered state");
 		in->row = in->remembered[--in->nr_remembered];
 		return 0;
 	case 0x0c: /* DW_CFA_def_cfa */
@@ -416,7 +407,8 @@ static int step(struct interp *in, struct ps_cursor *c)
 		return set_offset(in, reg, -(int64_t)read_uleb(c));
 	default:
 		/* set_loc, register, expressions, val_offset, vendor ops */
-		return bad(in, "CFA instruction %#04x not understood", op);
+		return ps_fail(in->errmsg, in->errmsg_size, -EINVAL,
+		               "eh_frame: CFA instruction %#04x not understood", op);
 	}
 }
 
@@ -430,7 +422,8 @@ static int run(struct interp *in, struct ps_cursor c)
 		if (err)
 			return err;
 		if (!ps_cursor_ok(&c))
-			return bad(in, "truncated CFA instruction at %zu", at);
+			return ps_fail(in->errmsg, in->errmsg_size, -EINVAL,
+			               "eh_frame: truncated CFA instruction at %zu", at);
 	}
 	return 0;
 }
@@ -440,19 +433,22 @@ static int to_rule(struct interp *in, struct ps_unwind_rule *out)
 	const struct row *row = &in->row;
 
 	if (row->regs[REG_RA].kind != REG_OFFSET)
-		return bad(in, "the return address is %s",
-		           row->regs[REG_RA].kind == REG_UNDEFINED ? "undefined (outermost frame)"
-		                                                   : "not saved");
+		return ps_fail(
+		        in->errmsg, in->errmsg_size, -EINVAL, "eh_frame: the return address is %s",
+		        row->regs[REG_RA].kind == REG_UNDEFINED ? "undefined (outermost frame)"
+		                                                : "not saved");
 	for (unsigned reg = 0; reg < REG_RA; reg++) {
 		if (reg == REG_RBP)
 			continue;
 		if (row->regs[reg].kind == REG_OFFSET)
-			return bad(in, "register %u saved: the rule cannot restore it", reg);
+			return ps_fail(in->errmsg, in->errmsg_size, -EINVAL,
+			               "eh_frame: register %u saved: the rule cannot restore it",
+			               reg);
 	}
 	if (row->regs[REG_RBP].kind == REG_UNDEFINED)
-		return bad(in, "rbp is undefined");
+		return ps_fail(in->errmsg, in->errmsg_size, -EINVAL, "eh_frame: rbp is undefined");
 	if (row->cfa_reg != REG_RSP && row->cfa_reg != REG_RBP)
-		return bad(in, "no CFA rule");
+		return ps_fail(in->errmsg, in->errmsg_size, -EINVAL, "eh_frame: no CFA rule");
 	*out = (struct ps_unwind_rule){
 		.cfa_base = row->cfa_reg == REG_RSP ? PS_UNWIND_CFA_SP : PS_UNWIND_CFA_RBP,
 		.cfa_offset = row->cfa_offset,
@@ -475,19 +471,20 @@ int ps_eh_frame_rule(const uint8_t *eh_frame, size_t size, uint64_t code_start, 
 	int rc;
 
 	if (!eh_frame || !out)
-		return fail(errmsg, errmsg_size, -EINVAL, "invalid arguments");
+		return ps_fail(errmsg, errmsg_size, -EINVAL, "eh_frame: invalid arguments");
 	all = ps_cursor_make(eh_frame, size, swap);
 	while ((rc = next_entry(&all, &body, &body_at, errmsg, errmsg_size)) == 0) {
 		uint32_t id = ps_cursor_u32(&body);
 
 		if (!ps_cursor_ok(&body))
-			return fail(errmsg, errmsg_size, -EINVAL, "truncated entry at %zu",
-			            body_at);
+			return ps_fail(errmsg, errmsg_size, -EINVAL,
+			               "eh_frame: truncated entry at %zu", body_at);
 		if (id == 0)
 			continue; /* a CIE: parsed when its FDE is */
 		if (nr_fdes++) {
-			return fail(errmsg, errmsg_size, -EINVAL,
-			            "more than one FDE: their locations are ambiguous");
+			return ps_fail(
+			        errmsg, errmsg_size, -EINVAL,
+			        "eh_frame: more than one FDE: their locations are ambiguous");
 		}
 		fde_body = body;
 		fde_at = body_at;
@@ -496,19 +493,19 @@ int ps_eh_frame_rule(const uint8_t *eh_frame, size_t size, uint64_t code_start, 
 	if (rc < 0)
 		return rc;
 	if (nr_fdes == 0)
-		return fail(errmsg, errmsg_size, -EINVAL, "no FDE");
+		return ps_fail(errmsg, errmsg_size, -EINVAL, "eh_frame: no FDE");
 
 	/* the CIE pointer counts back from its own field (the FDE body's
 	 * start) to the CIE's length field */
 	struct ps_cursor at_cie = ps_cursor_make(eh_frame, size, swap);
 	if (cie_pointer > fde_at || !ps_cursor_skip(&at_cie, fde_at - cie_pointer))
-		return fail(errmsg, errmsg_size, -EINVAL, "CIE pointer %u leaves the blob",
-		            cie_pointer);
+		return ps_fail(errmsg, errmsg_size, -EINVAL,
+		               "eh_frame: CIE pointer %u leaves the blob", cie_pointer);
 	size_t cie_body_at;
 	struct ps_cursor cie_body;
 	if (next_entry(&at_cie, &cie_body, &cie_body_at, errmsg, errmsg_size) != 0)
-		return fail(errmsg, errmsg_size, -EINVAL, "CIE pointer %u is not at an entry",
-		            cie_pointer);
+		return ps_fail(errmsg, errmsg_size, -EINVAL,
+		               "eh_frame: CIE pointer %u is not at an entry", cie_pointer);
 	struct cie cie;
 	rc = parse_cie(cie_body, &cie, errmsg, errmsg_size);
 	if (rc)
@@ -517,19 +514,20 @@ int ps_eh_frame_rule(const uint8_t *eh_frame, size_t size, uint64_t code_start, 
 	uint64_t begin, range;
 	if (!read_encoded(&fde_body, cie.fde_encoding, &begin) ||
 	    !read_encoded(&fde_body, cie.fde_encoding & PE_FORMAT_MASK, &range))
-		return fail(errmsg, errmsg_size, -EINVAL, "FDE location in encoding %#x",
-		            cie.fde_encoding);
+		return ps_fail(errmsg, errmsg_size, -EINVAL,
+		               "eh_frame: FDE location in encoding %#x", cie.fde_encoding);
 	if (cie.augmented) {
 		uint64_t length = read_uleb(&fde_body);
 		if (!ps_cursor_ok(&fde_body) || length > ps_cursor_left(&fde_body))
-			return fail(errmsg, errmsg_size, -EINVAL, "truncated FDE augmentation");
+			return ps_fail(errmsg, errmsg_size, -EINVAL,
+			               "eh_frame: truncated FDE augmentation");
 		ps_cursor_skip(&fde_body, (size_t)length);
 	}
 	if (pc < code_start || pc - code_start >= range)
-		return fail(errmsg, errmsg_size, -ERANGE,
-		            "pc %#llx outside the FDE's [%#llx, %#llx)", (unsigned long long)pc,
-		            (unsigned long long)code_start,
-		            (unsigned long long)(code_start + range));
+		return ps_fail(errmsg, errmsg_size, -ERANGE,
+		               "eh_frame: pc %#llx outside the FDE's [%#llx, %#llx)",
+		               (unsigned long long)pc, (unsigned long long)code_start,
+		               (unsigned long long)(code_start + range));
 
 	struct interp in = {
 		.cie = &cie,

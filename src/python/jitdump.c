@@ -3,7 +3,9 @@
  * unwinding-info record before each, read through the bounds-checked cursor. */
 #include "python/python_priv.h"
 
+#include "base/array.h"
 #include "base/cursor.h"
+#include "base/message.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -97,11 +99,11 @@ static void damaged(struct dump_reader *reader, uint64_t offset, const char *fmt
 
 static void damaged(struct dump_reader *reader, uint64_t offset, const char *fmt, ...)
 {
-	char what[256];
+	char what[PS_MSG_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	ps_vformat(what, sizeof(what), NULL, fmt, ap);
 	va_end(ap);
 	ps_jit_table_counters(reader->table)->damaged++;
 	ps_jit_table_note(reader->table, "%s: offset 0x%" PRIx64 ": %s", reader->path, offset,
@@ -187,15 +189,9 @@ static int code_move(struct dump_reader *reader, struct ps_cursor *body, uint64_
 	/* applied once every load is known */
 	if (reader->nr_moves >= reader->max_moves)
 		return add_failed(reader, -ENOSPC);
-	if (reader->nr_moves == reader->cap_moves) {
-		size_t cap = reader->cap_moves ? reader->cap_moves * 2 : 16;
-		struct pending_move *moves = realloc(reader->moves, cap * sizeof(*moves));
-
-		if (!moves)
-			return -ENOMEM;
-		reader->moves = moves;
-		reader->cap_moves = cap;
-	}
+	if (!ps_array_reserve((void **)&reader->moves, &reader->cap_moves, reader->nr_moves + 1,
+	                      sizeof(*reader->moves), 16))
+		return -ENOMEM;
 	reader->moves[reader->nr_moves++] = move;
 	return 0;
 }

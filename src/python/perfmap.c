@@ -4,6 +4,7 @@
 #include "python/python_priv.h"
 
 #include "base/array.h"
+#include "base/message.h"
 #include "base/opts.h"
 
 #include "base/strbuf.h"
@@ -23,7 +24,6 @@
 #define DEFAULT_MAX_UNWIND_BYTES ((size_t)64 << 20)
 #define MAP_LINE_MAX ((size_t)64 << 10) /* a longer line is damaged */
 #define MAP_CHUNK ((size_t)64 << 10)
-#define ERRMSG_MAX 512
 #define SEARCH_DIRS_MAX 3
 
 /* ------------------------------------------------------------------ */
@@ -65,7 +65,7 @@ struct ps_jit_table {
 	struct code_index_ref *by_code_index;
 	size_t nr_by_code_index;
 	struct ps_jit_file_stats stats;
-	char errmsg[ERRMSG_MAX];
+	char errmsg[PS_MSG_MAX];
 };
 
 struct ps_jit_table *ps_jit_table_new(enum ps_jit_source source, const char *path,
@@ -356,7 +356,7 @@ void ps_jit_table_note(struct ps_jit_table *table, const char *fmt, ...)
 	if (table->errmsg[0])
 		return;
 	va_start(ap, fmt);
-	vsnprintf(table->errmsg, sizeof(table->errmsg), fmt, ap);
+	ps_vformat(table->errmsg, sizeof(table->errmsg), NULL, fmt, ap);
 	va_end(ap);
 }
 
@@ -368,7 +368,7 @@ int ps_jit_table_fail(struct ps_jit_table *table, int err, const char *fmt, ...)
 	table->nr_entries = 0;
 	table->stats.entries = 0;
 	va_start(ap, fmt);
-	vsnprintf(table->errmsg, sizeof(table->errmsg), fmt, ap);
+	ps_vfail(table->errmsg, sizeof(table->errmsg), err, NULL, fmt, ap);
 	va_end(ap);
 	return err;
 }
@@ -579,7 +579,7 @@ struct ps_jit_names {
 	int load_result;
 	struct ps_jit_table *map, *dump;
 	char *where;
-	char errmsg[ERRMSG_MAX];
+	char errmsg[PS_MSG_MAX];
 };
 
 /* Add dir (len bytes) to the search list unless it is there already;

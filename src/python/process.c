@@ -10,6 +10,8 @@
 
 #include "python/python_priv.h"
 
+#include "base/message.h"
+
 void ps_python_trampolines_free(struct ps_python *python)
 {
 	for (size_t i = 0; i < python->nr_trampolines; i++)
@@ -33,7 +35,7 @@ struct python_process *ps_python_process(struct ps_process *process)
 static const struct ps_trampoline *decoded_template(struct ps_python *python, const char *path)
 {
 	struct python_trampoline *e;
-	char err[256] = "";
+	char err[PS_MSG_MAX] = "";
 
 	for (size_t i = 0; i < python->nr_trampolines; i++)
 		if (strcmp(python->trampolines[i].path, path) == 0)

@@ -11,17 +11,15 @@
 
 #include "python/python_priv.h"
 
+#include "base/message.h"
+
 void ps_python_say(const struct ps_python *python, enum ps_log_level level, const char *fmt, ...)
 {
-	char msg[640];
 	va_list ap;
 
-	if (!python->log)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ps_vlog(python->log, python->log_ctx, level, NULL, fmt, ap);
 	va_end(ap);
-	python->log(python->log_ctx, level, msg);
 }
 
 void ps_python_sources_free(struct ps_python *python)

@@ -15,24 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/message.h"
+
 #define START_SYMBOL "_Py_trampoline_func_start"
 #define END_SYMBOL "_Py_trampoline_func_end"
 /* how far the template may move rsp: it only aligns the stack */
 #define MAX_FRAME 4096
-
-static int fail(char *errmsg, size_t errmsg_size, int err, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-static int fail(char *errmsg, size_t errmsg_size, int err, const char *fmt, ...)
-{
-	if (errmsg && errmsg_size) {
-		va_list ap;
-
-		va_start(ap, fmt);
-		vsnprintf(errmsg, errmsg_size, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
 
 /* ---- the template's bytes in the ELF file ----------------------------- */
 
@@ -115,11 +103,11 @@ static int read_template_elf(Elf *elf, const char *path, uint8_t *buf, size_t ca
 	uint64_t start = 0, end = 0;
 
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr))
-		return fail(errmsg, errmsg_size, -EINVAL, "%s: not an ELF file", path);
+		return ps_fail(errmsg, errmsg_size, -EINVAL, "%s: not an ELF file", path);
 	if (ehdr.e_machine != EM_X86_64 || ehdr.e_ident[EI_CLASS] != ELFCLASS64)
-		return fail(errmsg, errmsg_size, -EOPNOTSUPP,
-		            "%s: not an x86-64 file: trampolines are decoded for x86-64 only",
-		            path);
+		return ps_fail(errmsg, errmsg_size, -EOPNOTSUPP,
+		               "%s: not an x86-64 file: trampolines are decoded for x86-64 only",
+		               path);
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr shdr;
 
@@ -132,21 +120,21 @@ static int read_template_elf(Elf *elf, const char *path, uint8_t *buf, size_t ca
 	}
 	if (!(symtab && find_symbols(elf, symtab, &start, &end)) &&
 	    !(dynsym && find_symbols(elf, dynsym, &start, &end)))
-		return fail(
+		return ps_fail(
 		        errmsg, errmsg_size, -ENOENT,
 		        "%s: no " START_SYMBOL "/" END_SYMBOL
 		        " symbols (not a CPython 3.12+ interpreter built with perf trampolines)",
 		        path);
 	if (end <= start || end - start > cap || end - start > PS_TRAMPOLINE_MAX_SIZE)
-		return fail(errmsg, errmsg_size, -EINVAL,
-		            "%s: the trampoline template spans %#llx..%#llx, not 1 to %d bytes",
-		            path, (unsigned long long)start, (unsigned long long)end,
-		            PS_TRAMPOLINE_MAX_SIZE);
+		return ps_fail(errmsg, errmsg_size, -EINVAL,
+		               "%s: the trampoline template spans %#llx..%#llx, not 1 to %d bytes",
+		               path, (unsigned long long)start, (unsigned long long)end,
+		               PS_TRAMPOLINE_MAX_SIZE);
 	*size = (size_t)(end - start);
 	if (!copy_code(elf, start, *size, buf))
-		return fail(errmsg, errmsg_size, -EINVAL,
-		            "%s: the trampoline template at %#llx is not in the file", path,
-		            (unsigned long long)start);
+		return ps_fail(errmsg, errmsg_size, -EINVAL,
+		               "%s: the trampoline template at %#llx is not in the file", path,
+		               (unsigned long long)start);
 	return 0;
 }
 
@@ -154,18 +142,18 @@ int ps_trampoline_read_template(const char *path, uint8_t *buf, size_t cap, size
                                 char *errmsg, size_t errmsg_size)
 {
 	if (!path || !buf || !size)
-		return fail(errmsg, errmsg_size, -EINVAL, "invalid arguments");
+		return ps_fail(errmsg, errmsg_size, -EINVAL, "invalid arguments");
 	*size = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int err = errno;
-		return fail(errmsg, errmsg_size, -err, "%s: %s", path, strerror(err));
+		return ps_fail(errmsg, errmsg_size, -err, "%s: %s", path, strerror(err));
 	}
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	int rc;
 	if (!elf)
-		rc = fail(errmsg, errmsg_size, -EINVAL, "%s: %s", path, elf_errmsg(-1));
+		rc = ps_fail(errmsg, errmsg_size, -EINVAL, "%s: %s", path, elf_errmsg(-1));
 	else
 		rc = read_template_elf(elf, path, buf, cap, size, errmsg, errmsg_size);
 	elf_end(elf);
@@ -206,10 +194,10 @@ static bool is_bp(x86_reg reg)
 
 static int reject(struct simulation *sim, const cs_insn *insn, const char *why)
 {
-	return fail(sim->errmsg, sim->errmsg_size, -EINVAL,
-	            "cannot analyse the trampoline template: `%s%s%s` at offset %llu %s",
-	            insn->mnemonic, insn->op_str[0] ? " " : "", insn->op_str,
-	            (unsigned long long)insn->address, why);
+	return ps_fail(sim->errmsg, sim->errmsg_size, -EINVAL,
+	               "cannot analyse the trampoline template: `%s%s%s` at offset %llu %s",
+	               insn->mnemonic, insn->op_str[0] ? " " : "", insn->op_str,
+	               (unsigned long long)insn->address, why);
 }
 
 /* rsp moved by delta bytes towards lower addresses. */
@@ -435,15 +423,15 @@ int ps_trampoline_decode(const uint8_t *code, size_t size, struct ps_trampoline 
 	int rc = 0;
 
 	if (!code || !out)
-		return fail(errmsg, errmsg_size, -EINVAL, "invalid arguments");
+		return ps_fail(errmsg, errmsg_size, -EINVAL, "invalid arguments");
 	memset(out, 0, sizeof(*out));
 	if (size == 0 || size > PS_TRAMPOLINE_MAX_SIZE)
-		return fail(errmsg, errmsg_size, -EINVAL,
-		            "a trampoline template of %zu bytes: expected 1 to %d", size,
-		            PS_TRAMPOLINE_MAX_SIZE);
+		return ps_fail(errmsg, errmsg_size, -EINVAL,
+		               "a trampoline template of %zu bytes: expected 1 to %d", size,
+		               PS_TRAMPOLINE_MAX_SIZE);
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &sim.handle) != CS_ERR_OK)
-		return fail(errmsg, errmsg_size, -ENOMEM,
-		            "capstone: cannot open an x86-64 decoder");
+		return ps_fail(errmsg, errmsg_size, -ENOMEM,
+		               "capstone: cannot open an x86-64 decoder");
 	cs_option(sim.handle, CS_OPT_DETAIL, CS_OPT_ON);
 	size_t count = cs_disasm(sim.handle, code, size, 0, 0, &insns);
 	size_t decoded = 0;
@@ -467,19 +455,20 @@ int ps_trampoline_decode(const uint8_t *code, size_t size, struct ps_trampoline 
 		decoded = (size_t)(insn->address + insn->size);
 	}
 	if (rc == 0 && decoded < size)
-		rc = fail(errmsg, errmsg_size, -EINVAL,
-		          "cannot analyse the trampoline template: no x86-64 instruction at offset "
-		          "%zu (byte %#04x)",
-		          decoded, code[decoded]);
+		rc = ps_fail(
+		        errmsg, errmsg_size, -EINVAL,
+		        "cannot analyse the trampoline template: no x86-64 instruction at offset "
+		        "%zu (byte %#04x)",
+		        decoded, code[decoded]);
 	if (rc == 0 && !sim.seen_call)
-		rc = fail(errmsg, errmsg_size, -EINVAL,
-		          "cannot analyse the trampoline template: it calls nothing");
+		rc = ps_fail(errmsg, errmsg_size, -EINVAL,
+		             "cannot analyse the trampoline template: it calls nothing");
 	if (rc == 0 && !sim.seen_ret)
-		rc = fail(errmsg, errmsg_size, -EINVAL,
-		          "cannot analyse the trampoline template: it does not end with ret");
+		rc = ps_fail(errmsg, errmsg_size, -EINVAL,
+		             "cannot analyse the trampoline template: it does not end with ret");
 	/* the return site is an instruction of the template, before the ret */
 	if (rc == 0 && !ps_trampoline_rule_at(out, out->return_offset, &out->return_rule))
-		rc = fail(
+		rc = ps_fail(
 		        errmsg, errmsg_size, -EINVAL,
 		        "cannot analyse the trampoline template: the call is its last instruction");
 	cs_free(insns, count);
@@ -498,7 +487,7 @@ int ps_trampoline_from_elf(const char *path, struct ps_trampoline *out, char *er
 	size_t size;
 
 	if (!out)
-		return fail(errmsg, errmsg_size, -EINVAL, "invalid arguments");
+		return ps_fail(errmsg, errmsg_size, -EINVAL, "invalid arguments");
 	memset(out, 0, sizeof(*out));
 	int rc = ps_trampoline_read_template(path, code, sizeof(code), &size, errmsg, errmsg_size);
 	if (rc)
@@ -506,9 +495,9 @@ int ps_trampoline_from_elf(const char *path, struct ps_trampoline *out, char *er
 	rc = ps_trampoline_decode(code, size, out, errmsg, errmsg_size);
 	if (rc && errmsg && errmsg_size) {
 		/* say which file */
-		char detail[256];
+		char detail[PS_MSG_MAX];
 		snprintf(detail, sizeof(detail), "%s", errmsg);
-		snprintf(errmsg, errmsg_size, "%s: %s", path, detail);
+		ps_fail(errmsg, errmsg_size, rc, "%s: %s", path, detail);
 	}
 	return rc;
 }

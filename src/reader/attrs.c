@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/cursor.h"
+#include "base/hash.h"
 #include "reader/perf_format_priv.h"
 
 static uint8_t reverse_bits(uint8_t b)
@@ -92,10 +93,7 @@ int ps_attr_parse(struct ps_reader *r, const uint8_t *data, size_t size, uint64_
 
 static size_t id_hash(uint64_t id, size_t cap)
 {
-	id ^= id >> 33;
-	id *= 0xff51afd7ed558ccdULL;
-	id ^= id >> 33;
-	return (size_t)id & (cap - 1);
+	return (size_t)ps_hash_u64(id) & (cap - 1);
 }
 
 static int id_map_grow(struct ps_id_map *m)

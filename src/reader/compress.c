@@ -12,6 +12,8 @@
 
 #include "reader/perf_format_priv.h"
 
+#include "base/array.h"
+
 int ps_decompress_feed(struct ps_reader *r, const uint8_t *data, size_t size, uint64_t offset)
 {
 	struct ps_decompressor *z = &r->zstd;
@@ -38,11 +40,8 @@ int ps_decompress_feed(struct ps_reader *r, const uint8_t *data, size_t size, ui
 				return ps_reader_fail_at(r, -EINVAL, offset, PS_RECORD_COMPRESSED,
 				                         "decompresses to more than %u bytes",
 				                         PS_MAX_DECOMPRESSED_CHUNK);
-			uint8_t *nb = realloc(z->buf, cap);
-			if (!nb)
+			if (!ps_array_reserve((void **)&z->buf, &z->cap, cap, 1, cap))
 				return ps_reader_fail(r, -ENOMEM, "out of memory for zstd");
-			z->buf = nb;
-			z->cap = cap;
 		}
 		ZSTD_outBuffer out = { z->buf, z->cap, z->tail };
 		size_t ret = ZSTD_decompressStream(z->dctx, &out, &in);

@@ -4,6 +4,7 @@
  */
 /* cursor.h first: reader_priv.h names struct ps_cursor without declaring it */
 #include "base/cursor.h"
+#include "base/message.h"
 #include "reader/feature_section_priv.h"
 #include "reader/perf_format_priv.h"
 #include "reader/reader_priv.h"
@@ -19,11 +20,11 @@
  * read, so the offset points at the field that did not fit. */
 int ps_section_fail(struct ps_feature_section *s, const char *fmt, ...)
 {
-	char what[256];
+	char what[PS_MSG_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	ps_vformat(what, sizeof(what), NULL, fmt, ap);
 	va_end(ap);
 	return ps_reader_fail_at(s->r, -EINVAL, s->offset + ps_cursor_pos(&s->c), 0,
 	                         "feature %s: %s", s->name, what);

@@ -3,11 +3,13 @@
  * into the reader's public struct ps_features.
  */
 /* cursor.h first: reader.h names struct ps_cursor without declaring it */
+#include "base/array.h"
 #include "base/cursor.h"
 #include "reader/feature_section_priv.h"
 #include "reader/perf_format_priv.h"
 #include "reader/reader_priv.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
@@ -114,18 +116,11 @@ static int add_build_id(struct ps_feature_section *s, const struct ps_build_id *
 	struct ps_reader *r = s->r;
 	size_t nr = r->features.nr_build_ids;
 
-	if (nr == r->cap_build_ids) {
-		size_t cap = r->cap_build_ids ? r->cap_build_ids * 2 : 16;
-		struct ps_build_id *grown;
-
-		if (cap > PS_MAX_BUILD_IDS)
-			cap = PS_MAX_BUILD_IDS;
-		grown = realloc(r->build_ids, cap * sizeof(*grown));
-		if (!grown)
-			return ps_section_out_of_memory(s);
-		r->build_ids = grown;
-		r->cap_build_ids = cap;
-	}
+	/* the caller stops at PS_MAX_BUILD_IDS */
+	assert(nr < PS_MAX_BUILD_IDS);
+	if (!ps_array_reserve((void **)&r->build_ids, &r->cap_build_ids, nr + 1,
+	                      sizeof(*r->build_ids), 16))
+		return ps_section_out_of_memory(s);
 	r->build_ids[nr] = *bid;
 	r->features.build_ids = r->build_ids;
 	r->features.nr_build_ids = nr + 1;

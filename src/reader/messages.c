@@ -10,14 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
+#include "base/message.h"
+
 /* ---- errors and logging ------------------------------------------ */
 
 static void vformat_error(struct ps_reader *r, const char *prefix, const char *fmt, va_list ap)
 {
-	size_t n = (size_t)snprintf(r->errmsg, sizeof(r->errmsg), "%s: %s",
-	                            r->path ? r->path : "(input)", prefix);
-	if (n < sizeof(r->errmsg))
-		vsnprintf(r->errmsg + n, sizeof(r->errmsg) - n, fmt, ap);
+	char start[PS_MSG_MAX];
+
+	snprintf(start, sizeof(start), "%s: %s", r->path ? r->path : "(input)", prefix);
+	ps_vformat(r->errmsg, sizeof(r->errmsg), start, fmt, ap);
 	/* one line, whatever the input held, and no terminal control
 	 * sequences from names a hostile file carries */
 	for (char *p = r->errmsg; *p; p++)
@@ -75,32 +78,21 @@ void ps_reader_warn_failure(struct ps_reader *r, const char *consequence)
 
 void ps_reader_log(struct ps_reader *r, enum ps_log_level level, const char *fmt, ...)
 {
-	char msg[512];
-	size_t n;
+	char prefix[PS_MSG_MAX];
 	va_list ap;
 
 	if (!r->opts.log)
 		return;
-	n = (size_t)snprintf(msg, sizeof(msg), "%s: ", r->path ? r->path : "(input)");
+	snprintf(prefix, sizeof(prefix), "%s: ", r->path ? r->path : "(input)");
 	va_start(ap, fmt);
-	if (n < sizeof(msg))
-		vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
+	ps_vlog(r->opts.log, r->opts.log_ctx, level, prefix, fmt, ap);
 	va_end(ap);
-	r->opts.log(r->opts.log_ctx, level, msg);
 }
 
 void *ps_scratch_get(struct ps_scratch *s, size_t bytes)
 {
-	if (bytes > s->cap) {
-		size_t cap = s->cap ? s->cap : 256;
-		while (cap < bytes)
-			cap *= 2;
-		void *d = realloc(s->data, cap);
-		if (!d)
-			return NULL;
-		s->data = d;
-		s->cap = cap;
-	}
+	if (!ps_array_reserve(&s->data, &s->cap, bytes, 1, 256))
+		return NULL;
 	return s->data;
 }
 

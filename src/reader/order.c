@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
+
 static unsigned size_class(size_t size)
 {
 	unsigned c = 0;
@@ -93,14 +95,8 @@ int ps_queue_push(struct ps_reader *r, const uint8_t *raw, size_t size, uint64_t
 	struct ps_order_queue *q = &r->queue;
 	struct ps_queued *e;
 
-	if (q->nr == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 1024;
-		struct ps_queued *nh = realloc(q->heap, cap * sizeof(*nh));
-		if (!nh)
-			return ps_reader_fail(r, -ENOMEM, "out of memory queueing records");
-		q->heap = nh;
-		q->cap = cap;
-	}
+	if (!ps_array_reserve((void **)&q->heap, &q->cap, q->nr + 1, sizeof(*q->heap), 1024))
+		return ps_reader_fail(r, -ENOMEM, "out of memory queueing records");
 	e = &q->heap[q->nr];
 	e->bytes = buffer_get(q, size);
 	if (!e->bytes)

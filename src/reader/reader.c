@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/cursor.h"
+#include "base/message.h"
 #include "base/opts.h"
 #include "reader/perf_format_priv.h"
 
@@ -314,7 +315,7 @@ int ps_reader_open_fd(int fd, const char *name, const struct ps_reader_opts *opt
 /* Unpack the archive at path and read its perf.data instead. */
 static int open_archive(struct ps_reader *r, const char *path)
 {
-	char err[PS_ARCHIVE_ERRMSG_MAX];
+	char err[PS_MSG_MAX];
 	size_t plen = strlen(path);
 	int rc;
 

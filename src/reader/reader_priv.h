@@ -17,6 +17,7 @@
 #include "reader/reader.h"
 #include "base/arena.h"
 #include "base/cursor.h"
+#include "base/message.h"
 
 struct ZSTD_DCtx_s;
 
@@ -86,7 +87,7 @@ struct ps_reader {
 	/* the input was an archive: its unpacked files, perf.data among them */
 	struct ps_archive *archive;
 	struct ps_reader_opts opts;
-	char errmsg[512];
+	char errmsg[PS_MSG_MAX];
 	bool failed;
 	bool done;
 

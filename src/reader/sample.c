@@ -12,9 +12,13 @@
 #include "base/cursor.h"
 #include "reader/perf_format_priv.h"
 
-#define FAIL(what)                                                                                 \
-	return ps_reader_fail_at(r, -EINVAL, offset + ps_cursor_pos(&c), PERF_RECORD_SAMPLE, "%s", \
-	                         what)
+/* A damaged sample, failing at the field the cursor is at. */
+static int sample_fail(struct ps_reader *r, uint64_t offset, const struct ps_cursor *c,
+                       const char *what)
+{
+	return ps_reader_fail_at(r, -EINVAL, offset + ps_cursor_pos(c), PERF_RECORD_SAMPLE, "%s",
+	                         what);
+}
 
 int ps_read_values_parse(struct ps_reader *r, struct ps_cursor *c, uint64_t read_format,
                          struct ps_read_data *out)
@@ -110,14 +114,14 @@ int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8
 	if (t & PERF_SAMPLE_PERIOD)
 		s->period = ps_cursor_u64(&c);
 	if (!ps_cursor_ok(&c))
-		FAIL("truncated in its fixed fields");
+		return sample_fail(r, offset, &c, "truncated in its fixed fields");
 
 	if (t & PERF_SAMPLE_READ) {
 		err = ps_read_values_parse(r, &c, attr->read_format, &s->read);
 		if (err == -ENOMEM)
 			return ps_reader_fail(r, err, "out of memory");
 		if (err)
-			FAIL("read values run past the record");
+			return sample_fail(r, offset, &c, "read values run past the record");
 	}
 	if (t & PERF_SAMPLE_CALLCHAIN) {
 		uint64_t nr = ps_cursor_u64(&c);
@@ -147,7 +151,7 @@ int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8
 			s->branch_hw_idx = ps_cursor_u64(&c);
 		}
 		if (!ps_cursor_ok(&c) || nr > ps_cursor_left(&c) / 24)
-			FAIL("branch stack runs past the record");
+			return sample_fail(r, offset, &c, "branch stack runs past the record");
 		struct ps_branch_entry *b =
 		        ps_scratch_get(&r->scratch_branch, (size_t)(nr ? nr : 1) * sizeof(*b));
 		if (!b)
@@ -166,7 +170,7 @@ int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8
 		if (err == -ENOMEM)
 			return ps_reader_fail(r, err, "out of memory");
 		if (err || !ps_cursor_ok(&c))
-			FAIL("user registers run past the record");
+			return sample_fail(r, offset, &c, "user registers run past the record");
 	}
 	if (t & PERF_SAMPLE_STACK_USER) {
 		s->stack_size = ps_cursor_u64(&c);
@@ -179,7 +183,7 @@ int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8
 				        s->stack_size);
 			s->stack_dyn_size = ps_cursor_u64(&c);
 			if (!ps_cursor_ok(&c))
-				FAIL("user stack size field missing");
+				return sample_fail(r, offset, &c, "user stack size field missing");
 			if (s->stack_dyn_size > s->stack_size)
 				return ps_reader_fail_at(r, -EINVAL, offset + ps_cursor_pos(&c) - 8,
 				                         PERF_RECORD_SAMPLE,
@@ -209,7 +213,8 @@ int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8
 		if (err == -ENOMEM)
 			return ps_reader_fail(r, err, "out of memory");
 		if (err || !ps_cursor_ok(&c))
-			FAIL("interrupt registers run past the record");
+			return sample_fail(r, offset, &c,
+			                   "interrupt registers run past the record");
 	}
 	if (t & PERF_SAMPLE_PHYS_ADDR)
 		s->phys_addr = ps_cursor_u64(&c);
@@ -220,13 +225,13 @@ int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8
 	if (t & PERF_SAMPLE_CODE_PAGE_SIZE)
 		s->code_page_size = ps_cursor_u64(&c);
 	if (!ps_cursor_ok(&c))
-		FAIL("truncated");
+		return sample_fail(r, offset, &c, "truncated");
 	if (t & PERF_SAMPLE_AUX) {
 		s->aux_size = ps_cursor_u64(&c);
 		s->aux_data =
 		        ps_cursor_take(&c, s->aux_size > SIZE_MAX ? SIZE_MAX : (size_t)s->aux_size);
 		if (!s->aux_data)
-			FAIL("aux data runs past the record");
+			return sample_fail(r, offset, &c, "aux data runs past the record");
 	}
 	return 0;
 }

@@ -4,6 +4,7 @@
  */
 /* cursor.h first: reader.h names struct ps_cursor without declaring it */
 #include "base/cursor.h"
+#include "base/message.h"
 #include "reader/perf_format_priv.h"
 #include "reader/reader_priv.h"
 #include "reader/tracing_check_priv.h"
@@ -40,11 +41,11 @@ static int blob_fail(struct tracing_blob *b, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 static int blob_fail(struct tracing_blob *b, const char *fmt, ...)
 {
-	char what[256];
+	char what[PS_MSG_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	ps_vformat(what, sizeof(what), NULL, fmt, ap);
 	va_end(ap);
 	return ps_reader_fail_at(b->r, -EINVAL, b->offset + ps_cursor_pos(&b->c), 0,
 	                         "tracing data: %s", what);
@@ -127,7 +128,7 @@ static int parse_format(struct tracing_blob *b, const char *system, const char *
 	size_t at = ps_cursor_pos(&b->c);
 	const uint8_t *text = take_sized(b, size);
 	enum tep_errno ret;
-	char msg[128], reason[160];
+	char msg[PS_MSG_MAX], reason[PS_MSG_MAX];
 
 	if (!text)
 		return blob_truncated(b, what);

@@ -19,19 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
+#include "base/message.h"
+
 /* deeper nesting than any kernel format; libtraceevent recurses on it */
 #define MAX_DEPTH 64
-
-static int why(char *out, size_t outsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int why(char *out, size_t outsz, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(out, outsz, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static bool is_identifier_char(char c)
 {
@@ -525,16 +517,10 @@ static int check_references(const char *text, const char *print, const char *end
 			p++;
 		if (eol - p >= 6 && memcmp(p, "field:", 6) == 0 &&
 		    (semicolon = memchr(p, ';', (size_t)(eol - p)))) {
-			if (nr_fields == cap) {
-				struct field_name *grown;
-
-				cap = cap ? cap * 2 : 32;
-				grown = realloc(fields, cap * sizeof(*fields));
-				if (!grown) {
-					free(fields);
-					return why(out, outsz, "out of memory");
-				}
-				fields = grown;
+			if (!ps_array_reserve((void **)&fields, &cap, nr_fields + 1,
+			                      sizeof(*fields), 32)) {
+				free(fields);
+				return ps_fail(out, outsz, -1, "out of memory");
 			}
 			fields[nr_fields++] = declared_name(p + 6, semicolon);
 		}
@@ -553,9 +539,9 @@ static int check_references(const char *text, const char *print, const char *end
 			ref.len++;
 		if (!nr_fields ||
 		    !bsearch(&ref, fields, nr_fields, sizeof(*fields), compare_field_names)) {
-			err = why(out, outsz,
-			          "print fmt uses field '%.*s' the event does not declare",
-			          (int)(ref.len < 64 ? ref.len : 64), ref.name);
+			err = ps_fail(out, outsz, -1,
+			              "print fmt uses field '%.*s' the event does not declare",
+			              (int)(ref.len < 64 ? ref.len : 64), ref.name);
 			break;
 		}
 	}
@@ -572,12 +558,14 @@ int ps_tracing_check_format(const char *text, size_t size, bool ftrace, char *ou
 		unsigned char c = (unsigned char)text[i];
 
 		if ((c < 0x20 && c != '\t' && c != '\n') || c > 0x7e)
-			return why(out, outsz, "byte %#x at %zu is not printable ASCII", c, i);
+			return ps_fail(out, outsz, -1, "byte %#x at %zu is not printable ASCII", c,
+			               i);
 	}
 	line_number = ps_tracing_odd_field_line(text, size, ftrace);
 	if (line_number)
-		return why(out, outsz, "line %zu is not a field declaration of the kernel's form",
-		           line_number);
+		return ps_fail(out, outsz, -1,
+		               "line %zu is not a field declaration of the kernel's form",
+		               line_number);
 	for (const char *line = text; line < end && !print;) {
 		const char *eol = memchr(line, '\n', (size_t)(end - line));
 		const char *p = line;
@@ -594,7 +582,7 @@ int ps_tracing_check_format(const char *text, size_t size, bool ftrace, char *ou
 		return 0; /* libtraceevent takes a format without one */
 	struct print_parser pp = { .start = text, .p = print, .end = end };
 	if (!print_format(&pp))
-		return why(out, outsz, "print fmt: %s at byte %zu", pp.error,
-		           (size_t)(pp.error_at - text));
+		return ps_fail(out, outsz, -1, "print fmt: %s at byte %zu", pp.error,
+		               (size_t)(pp.error_at - text));
 	return check_references(text, print, end, out, outsz);
 }

@@ -16,12 +16,14 @@
 #include "reader/reader.h"
 #include "session/session_priv.h"
 
+#include "base/message.h"
+
 int ps_feed_fail(struct ps_feed *feed, int err, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(feed->errmsg, feed->errmsg_size, fmt, ap);
+	ps_vfail(feed->errmsg, feed->errmsg_size, err, NULL, fmt, ap);
 	va_end(ap);
 	return err;
 }

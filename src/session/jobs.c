@@ -32,6 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
+#include "base/hash.h"
+#include "base/message.h"
 #include "reader/reader.h"
 #include "session/session_priv.h"
 
@@ -79,7 +82,7 @@ struct jobs_worker {
 	struct ps_session_opts opts; /* its feed's */
 	struct ps_feed feed;
 	uint64_t pcs[PS_PIPELINE_MAX_PCS];
-	char feed_errmsg[PS_SESSION_ERRMSG_MAX];
+	char feed_errmsg[PS_MSG_MAX];
 	/* the ring, under jobs->lock */
 	unsigned char *ring;
 	size_t head, count;
@@ -88,7 +91,7 @@ struct jobs_worker {
 	bool worker_waits, session_waits;
 	bool done;
 	int err; /* why it ended: 0 (the capture's end) or -errno */
-	char errmsg[PS_SESSION_ERRMSG_MAX];
+	char errmsg[PS_MSG_MAX];
 };
 
 struct ps_jobs {
@@ -110,19 +113,10 @@ struct ps_jobs {
 	size_t nr_pending, cap_pending;
 };
 
-static uint64_t hash_text(const char *text)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *text; text++)
-		h = (h ^ (unsigned char)*text) * 1099511628211ull;
-	return h;
-}
-
 /* The record of msg, added if new; NULL without memory or room. */
 static struct jobs_message *message_of(struct ps_jobs *jobs, const char *msg)
 {
-	uint64_t hash = hash_text(msg);
+	uint64_t hash = ps_hash_string(msg, 0);
 	struct jobs_message *m;
 	size_t mask, i;
 
@@ -210,16 +204,8 @@ static void jobs_log(void *ctx, enum ps_log_level level, const char *msg)
 	}
 	text = strdup(msg);
 	pthread_mutex_lock(&jobs->lock);
-	if (text && jobs->nr_pending == jobs->cap_pending) {
-		size_t cap = jobs->cap_pending ? 2 * jobs->cap_pending : 16;
-		struct jobs_pending *grown = realloc(jobs->pending, cap * sizeof(*grown));
-
-		if (grown) {
-			jobs->pending = grown;
-			jobs->cap_pending = cap;
-		}
-	}
-	if (text && jobs->nr_pending < jobs->cap_pending) {
+	if (text && ps_array_reserve((void **)&jobs->pending, &jobs->cap_pending,
+	                             jobs->nr_pending + 1, sizeof(*jobs->pending), 16)) {
 		jobs->pending[jobs->nr_pending++] = (struct jobs_pending){ .source = source->index,
 			                                                   .level = level,
 			                                                   .text = text };

@@ -17,12 +17,12 @@
 #include <stdint.h>
 
 #include "base/file_hooks.h"
+#include "base/message.h"
 #include "pipeline/pipeline.h"
 #include "pystitch/pystitch.h"
 #include "python/python.h"
 #include "session/session.h"
 
-#define PS_SESSION_ERRMSG_MAX 512
 /* Samples per block of the work split between the workers: enough to keep
  * a worker's caches warm, few enough to share the work evenly. */
 #define PS_SESSION_BLOCK 64
@@ -108,7 +108,7 @@ struct ps_session {
 	struct ps_jobs *jobs;
 	uint64_t pcs[PS_PIPELINE_MAX_PCS];
 	struct ps_stack stack;
-	char errmsg[PS_SESSION_ERRMSG_MAX];
+	char errmsg[PS_MSG_MAX];
 	bool errmsg_set; /* errmsg holds a worker's failure */
 };
 

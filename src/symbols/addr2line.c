@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
+
 #define ORIGIN_DEPTH_MAX 100 /* bfd's find_abstract_instance limit */
 #define FUNC_NONE UINT32_MAX
 
@@ -65,28 +67,26 @@ struct ps_addr2line {
 	size_t nr_cu_ranges;
 	uint64_t *cu_max_high;
 	struct ps_elf_functions functions;
+	unsigned refuse_in; /* tests: the refuse_in-th reservation fails */
 };
+
+void ps_addr2line_refuse_memory(struct ps_addr2line *a2l, unsigned nth)
+{
+	a2l->refuse_in = nth;
+}
+
+/* ps_array_reserve for the tables a query grows, which tests can make
+ * run out of memory. */
+static bool reserve(struct ps_addr2line *a2l, void **array, size_t *cap, size_t want,
+                    size_t item_size)
+{
+	if (a2l->refuse_in && --a2l->refuse_in == 0)
+		return false;
+	return ps_array_reserve(array, cap, want, item_size, 16);
+}
 
 /* ------------------------------------------------------------------ */
 /* DWARF: compilation units */
-
-static int grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-	size_t cap_new;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	cap_new = *cap ? *cap * 2 : 16;
-	while (cap_new < need)
-		cap_new *= 2;
-	p = realloc(*array, cap_new * elem);
-	if (!p)
-		return -ENOMEM;
-	*array = p;
-	*cap = cap_new;
-	return 0;
-}
 
 static int compare_ranges(const void *pa, const void *pb)
 {
@@ -149,8 +149,8 @@ static int add_unit_range(void *arg, uint64_t low, uint64_t high)
 
 	if (low >= high)
 		return 0;
-	if (grow((void **)&a2l->cu_ranges, ctx->cap, a2l->nr_cu_ranges + 1,
-	         sizeof(*a2l->cu_ranges)) < 0)
+	if (!ps_array_reserve((void **)&a2l->cu_ranges, ctx->cap, a2l->nr_cu_ranges + 1,
+	                      sizeof(*a2l->cu_ranges), 16))
 		return -ENOMEM;
 	a2l->cu_ranges[a2l->nr_cu_ranges++] =
 	        (struct a2l_cu_range){ .low = low, .high = high, .cu = (uint32_t)a2l->nr_cus };
@@ -179,7 +179,8 @@ static int load_units(struct ps_addr2line *a2l)
 		tag = dwarf_tag(&cudie);
 		if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
 			continue;
-		if (grow((void **)&a2l->cus, &cap_cus, a2l->nr_cus + 1, sizeof(*a2l->cus)) < 0)
+		if (!ps_array_reserve((void **)&a2l->cus, &cap_cus, a2l->nr_cus + 1,
+		                      sizeof(*a2l->cus), 16))
 			return -ENOMEM;
 		unit = &a2l->cus[a2l->nr_cus];
 		memset(unit, 0, sizeof(*unit));
@@ -380,9 +381,10 @@ static int add_function(struct a2l_cu *cu, Dwarf_Die *die, int tag, uint32_t enc
 	if (ctx.failed)
 		return -EINVAL;
 	bfd_die_ranges(die, arange_add, &list);
-	if (grow((void **)&cu->funcs, &cu->cap_funcs, cu->nr_funcs + 1, sizeof(*cu->funcs)) < 0 ||
-	    grow((void **)&cu->ranges, &cu->cap_ranges, cu->nr_ranges + list.nr,
-	         sizeof(*cu->ranges)) < 0)
+	if (!ps_array_reserve((void **)&cu->funcs, &cu->cap_funcs, cu->nr_funcs + 1,
+	                      sizeof(*cu->funcs), 16) ||
+	    !ps_array_reserve((void **)&cu->ranges, &cu->cap_ranges, cu->nr_ranges + list.nr,
+	                      sizeof(*cu->ranges), 16))
 		return -ENOMEM;
 	func = &cu->funcs[cu->nr_funcs++];
 	func->name = ctx.name;
@@ -429,7 +431,7 @@ static int scan_unit(struct ps_addr2line *a2l, struct a2l_cu *cu)
 		return rc;
 	if (dwarf_child(&cu->die, &child) != 0)
 		return 0;
-	if (grow((void **)&stack, &cap, 1, sizeof(*stack)) < 0)
+	if (!reserve(a2l, (void **)&stack, &cap, 1, sizeof(*stack)))
 		return -ENOMEM;
 	stack[depth++] = (struct frame){ .die = child, .enclosing = FUNC_NONE };
 	while (depth > 0 && rc == 0) {
@@ -449,7 +451,7 @@ static int scan_unit(struct ps_addr2line *a2l, struct a2l_cu *cu)
 			enclosing = index;
 		}
 		if (rc == 0 && dwarf_haschildren(&die) && dwarf_child(&die, &inner) == 0) {
-			if (grow((void **)&stack, &cap, depth + 1, sizeof(*stack)) < 0) {
+			if (!reserve(a2l, (void **)&stack, &cap, depth + 1, sizeof(*stack))) {
 				rc = -ENOMEM;
 				break;
 			}
@@ -566,6 +568,21 @@ static int section_of(const struct ps_elf *elf, uint64_t addr)
 	return -1;
 }
 
+/* Back to before scan_unit(), which failed part way. */
+static void unit_forget(struct a2l_cu *cu)
+{
+	ps_line_table_release(&cu->lines);
+	free(cu->funcs);
+	free(cu->ranges);
+	free(cu->max_high);
+	cu->funcs = NULL;
+	cu->ranges = NULL;
+	cu->max_high = NULL;
+	cu->nr_funcs = cu->cap_funcs = 0;
+	cu->nr_ranges = cu->cap_ranges = 0;
+	cu->scanned = cu->error = false;
+}
+
 /* comp_unit_find_nearest_line: the function and the line for addr. */
 static int try_unit(struct ps_addr2line *a2l, uint32_t index, uint64_t addr, uint32_t *func_out,
                     const char **file, unsigned *line)
@@ -575,16 +592,20 @@ static int try_unit(struct ps_addr2line *a2l, uint32_t index, uint64_t addr, uin
 	uint32_t func;
 
 	if (!cu->scanned) {
-		int rc = scan_unit(a2l, cu);
+		int rc;
 
-		if (rc < 0)
+		/* room first, so that every unit scanned is listed as decoded */
+		if (!reserve(a2l, (void **)&a2l->decoded, &a2l->cap_decoded, a2l->nr_decoded + 1,
+		             sizeof(*a2l->decoded)))
+			return -ENOMEM;
+		rc = scan_unit(a2l, cu);
+		if (rc < 0) {
+			/* not half-read: the next query that needs it reads it again */
+			unit_forget(cu);
 			return rc;
-		if (!cu->error) {
-			if (grow((void **)&a2l->decoded, &a2l->cap_decoded, a2l->nr_decoded + 1,
-			         sizeof(*a2l->decoded)) < 0)
-				return -ENOMEM;
-			a2l->decoded[a2l->nr_decoded++] = index;
 		}
+		if (!cu->error)
+			a2l->decoded[a2l->nr_decoded++] = index;
 	}
 	if (cu->error)
 		return 0;
@@ -609,8 +630,8 @@ static int try_unit(struct ps_addr2line *a2l, uint32_t index, uint64_t addr, uin
  * answers. So an address in a gap of a unit's ranges is found only after
  * another address of that unit was asked for: answers depend on the order
  * of the queries, as addr2line's do. */
-static bool find_in_units(struct ps_addr2line *a2l, uint64_t addr, struct a2l_cu **unit_out,
-                          uint32_t *func_out, const char **file, unsigned *line)
+static int find_in_units(struct ps_addr2line *a2l, uint64_t addr, struct a2l_cu **unit_out,
+                         uint32_t *func_out, const char **file, unsigned *line)
 {
 	size_t low = 0, high = a2l->nr_cu_ranges;
 	uint32_t candidates[64];
@@ -647,10 +668,10 @@ static bool find_in_units(struct ps_addr2line *a2l, uint64_t addr, struct a2l_cu
 	for (size_t i = 0; i < nr && candidates[i] < a2l->nr_read; i++) {
 		rc = try_unit(a2l, candidates[i], addr, func_out, file, line);
 		if (rc < 0)
-			return false;
+			return rc;
 		if (rc > 0) {
 			*unit_out = &a2l->cus[candidates[i]];
-			return true;
+			return 1;
 		}
 	}
 	for (size_t i = 0; i < a2l->nr_decoded; i++) {
@@ -663,33 +684,37 @@ static bool find_in_units(struct ps_addr2line *a2l, uint64_t addr, struct a2l_cu
 			continue;
 		rc = try_unit(a2l, index, addr, func_out, file, line);
 		if (rc < 0)
-			return false;
+			return rc;
 		if (rc > 0) {
 			*unit_out = &a2l->cus[index];
-			return true;
+			return 1;
 		}
 	}
 	while (a2l->nr_read < a2l->nr_cus) {
-		uint32_t index = (uint32_t)a2l->nr_read++;
+		uint32_t index = (uint32_t)a2l->nr_read;
 		bool holds = !a2l->cus[index].has_ranges;
 
 		for (size_t j = 0; j < nr && !holds; j++)
 			holds = candidates[j] == index;
-		if (!holds)
+		if (!holds) {
+			a2l->nr_read++;
 			continue;
+		}
 		rc = try_unit(a2l, index, addr, func_out, file, line);
+		/* a unit that could not be read is read by the next query */
 		if (rc < 0)
-			return false;
+			return rc;
+		a2l->nr_read++;
 		if (rc > 0) {
 			*unit_out = &a2l->cus[index];
-			return true;
+			return 1;
 		}
 	}
-	return false;
+	return 0;
 }
 
-size_t ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr, struct ps_addr2line_record *out,
-                          size_t max)
+int ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr, struct ps_addr2line_record *out,
+                       size_t max)
 {
 	int section = section_of(a2l->file, addr);
 	struct a2l_cu *cu = NULL;
@@ -703,8 +728,13 @@ size_t ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr, struct ps_add
 
 	if (section < 0 || max == 0)
 		return 0;
-	if (a2l->dwarf && a2l->nr_cus)
-		found = find_in_units(a2l, addr, &cu, &func_index, &file, &line);
+	if (a2l->dwarf && a2l->nr_cus) {
+		int rc = find_in_units(a2l, addr, &cu, &func_index, &file, &line);
+
+		if (rc < 0)
+			return rc;
+		found = rc > 0;
+	}
 	if (found && func_index != FUNC_NONE)
 		func = &cu->funcs[func_index];
 	if (func && func->is_linkage) {
@@ -746,5 +776,5 @@ size_t ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr, struct ps_add
 			f = caller;
 		}
 	}
-	return n;
+	return (int)n;
 }

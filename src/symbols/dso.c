@@ -2,6 +2,7 @@
  * behind ps_dso_resolve(); finding each DSO's files is dso_locate.c's. */
 #include "symbols/dso_priv.h"
 
+#include "base/hash.h"
 #include "base/opts.h"
 
 #include <errno.h>
@@ -71,6 +72,7 @@ static void dso_free(struct ps_dso *dso)
 	ps_arena_free(&dso->arena);
 	free(dso->slots);
 	free(dso->module);
+	free(dso->errmsg);
 	free(dso->name);
 	free(dso);
 }
@@ -105,13 +107,7 @@ void ps_symbols_free(struct ps_symbols *symbols)
 
 static uint64_t hash_dso(const char *path, const uint8_t *id, size_t size)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *path; path++)
-		h = (h ^ (uint8_t)*path) * 1099511628211ull;
-	for (size_t i = 0; i < size; i++)
-		h = (h ^ id[i]) * 1099511628211ull;
-	return h;
+	return ps_hash_bytes(id, size, ps_hash_string(path, 0));
 }
 
 static bool has_suffix(const char *s, const char *suffix)
@@ -242,7 +238,7 @@ const char *ps_dso_symbol_file(struct ps_dso *dso)
 const char *ps_dso_errmsg(struct ps_dso *dso)
 {
 	ps_dso_locate(dso);
-	return dso->errmsg[0] ? dso->errmsg : NULL;
+	return dso->errmsg;
 }
 
 /* ------------------------------------------------------------------ */
@@ -294,7 +290,7 @@ int ps_symbols_kernel_reloc(struct ps_symbols *symbols, const char *ref_name, ui
 
 static size_t cache_hash(uint64_t addr, bool chain)
 {
-	return (size_t)((addr * 2 + chain) * 0x9e3779b97f4a7c15ull >> 20);
+	return (size_t)ps_hash_u64(addr * 2 + chain);
 }
 
 static struct cached *cache_find(const struct ps_dso *dso, uint64_t addr, bool chain)
@@ -377,6 +373,22 @@ static bool recorded_answer(struct ps_dso *dso, uint64_t addr, struct ps_sym *sy
 	return true;
 }
 
+/* A query addr2line could not answer for want of memory: this answer is
+ * the library's own symbol, not kept, and not recorded into an archive. */
+static void addr2line_failed(struct ps_dso *dso, int err)
+{
+	dso->owner->answer_incomplete = true;
+	if (dso->recording)
+		dso->names_failed = true;
+	if (dso->warned_a2l_memory)
+		return;
+	dso->warned_a2l_memory = true;
+	ps_symbols_log(dso->owner, PS_LOG_WARN,
+	               "symbols: %s: reading its debug information failed (%s): some addresses "
+	               "are named from the library's own symbols",
+	               dso->name, strerror(-err));
+}
+
 static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
                            struct ps_frame_name *frames)
 {
@@ -402,9 +414,14 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 		if (dso->a2l_file && !*a2l && (asked || dso->recording) &&
 		    ps_addr2line_open(dso->a2l_file, symbols->srcline || dso->recording, a2l) < 0)
 			dso->a2l_file = NULL;
-		if (*a2l && (asked || dso->recording))
-			nr_records = ps_addr2line_query(*a2l, addr + dso->text_offset,
-			                                symbols->records, PS_INLINE_MAX);
+		if (*a2l && (asked || dso->recording)) {
+			int got = ps_addr2line_query(*a2l, addr + dso->text_offset,
+			                             symbols->records, PS_INLINE_MAX);
+
+			if (got < 0)
+				addr2line_failed(dso, got);
+			nr_records = got > 0 ? (size_t)got : 0;
+		}
 		if (dso->recording && ps_names_add(dso->names, addr, sym ? sym->name : NULL,
 		                                   sym ? sym->start : 0, records, nr_records) < 0)
 			dso->names_failed = true;
@@ -460,6 +477,7 @@ size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
 		return 0;
 	value = cache_find(dso, addr, chain);
 	if (!value) {
+		dso->owner->answer_incomplete = false;
 		ps_dso_locate(dso);
 		switch (dso->kind) {
 		case DSO_USER:
@@ -477,7 +495,11 @@ size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
 			n = 1;
 			break;
 		}
-		value = ps_arena_alloc(&dso->arena, sizeof(*value) + n * sizeof(value->frames[0]));
+		if (dso->owner->answer_incomplete)
+			value = NULL;
+		else
+			value = ps_arena_alloc(&dso->arena,
+			                       sizeof(*value) + n * sizeof(value->frames[0]));
 		if (!value) {
 			n = n < max ? n : max;
 			memcpy(out, frames, n * sizeof(*out));

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/message.h"
+
 /* ------------------------------------------------------------------ */
 /* locating files */
 
@@ -29,6 +31,23 @@ static bool is_regular_file(const struct ps_symbols *symbols, const char *path)
 	struct stat st;
 
 	return local && stat(local, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Say once why the DSO has no symbols (ps_dso_errmsg()). Out of memory,
+ * nothing is said: the DSO still resolves as it would, unexplained. */
+static void set_errmsg(struct ps_dso *dso, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
+static void set_errmsg(struct ps_dso *dso, const char *fmt, ...)
+{
+	char msg[PS_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	ps_vformat(msg, sizeof(msg), NULL, fmt, ap);
+	va_end(ap);
+	free(dso->errmsg);
+	dso->errmsg = strdup(msg);
 }
 
 /* snprintf for paths: false when the result did not fit. */
@@ -86,7 +105,7 @@ static bool build_id_cache_path(const struct ps_dso *dso, const char *file_name,
 static struct ps_elf *open_candidate_file(struct ps_dso *dso, const char *path, const char *file,
                                           enum ps_file_kind kind)
 {
-	char err[PS_ERRMSG_MAX];
+	char err[PS_MSG_MAX];
 	struct ps_elf *elf;
 	struct stat st;
 
@@ -103,10 +122,10 @@ static struct ps_elf *open_candidate_file(struct ps_dso *dso, const char *path, 
 		 * every mapping a process makes is looked up when it arrives,
 		 * for the unwinder to see what it replaces, so -v would list each
 		 * such file; it is said at -vv (debug) only */
-		if (!dso->errmsg[0]) {
+		if (!dso->errmsg) {
 			ps_symbols_log(dso->owner, rc == -ENOEXEC ? PS_LOG_DEBUG : PS_LOG_WARN,
 			               "symbols: %s", err);
-			snprintf(dso->errmsg, sizeof(dso->errmsg), "%s", err);
+			set_errmsg(dso, "%s", err);
 		}
 		return NULL;
 	}
@@ -123,9 +142,8 @@ static struct ps_elf *open_candidate_file(struct ps_dso *dso, const char *path, 
 			        "symbols: %s: build-id mismatch: recorded %s, %s has %s; file not "
 			        "used",
 			        dso->name, want, path, elf->build_id_size ? have : "none");
-			snprintf(dso->errmsg, sizeof(dso->errmsg),
-			         "%s: build-id mismatch: recorded %s, %s has %s", dso->name, want,
-			         path, elf->build_id_size ? have : "none");
+			set_errmsg(dso, "%s: build-id mismatch: recorded %s, %s has %s", dso->name,
+			           want, path, elf->build_id_size ? have : "none");
 		}
 		ps_elf_close(elf);
 		return NULL;
@@ -318,7 +336,7 @@ static bool has_debug_frame(const struct ps_elf *elf)
 static bool load_names(struct ps_dso *dso, const char *path)
 {
 	const char *local;
-	char err[PS_ERRMSG_MAX];
+	char err[PS_MSG_MAX];
 
 	if (!dso->owner->files.resolve || dso->names)
 		return false;
@@ -327,7 +345,7 @@ static bool load_names(struct ps_dso *dso, const char *path)
 		return false;
 	if (ps_names_load(path, local, &dso->names, err, sizeof(err)) < 0) {
 		ps_symbols_log(dso->owner, PS_LOG_WARN, "symbols: %s", err);
-		snprintf(dso->errmsg, sizeof(dso->errmsg), "%s", err);
+		set_errmsg(dso, "%s", err);
 	}
 	return true;
 }
@@ -337,6 +355,7 @@ static void locate_user(struct ps_dso *dso)
 	char path[4096];
 	struct ps_elf *elf;
 	bool syms_debug = false;
+	char err[PS_MSG_MAX];
 
 	/* perf reads the build-id of the file itself when none was recorded */
 	if (!dso->build_id_size && dso->kind == DSO_USER) {
@@ -398,11 +417,10 @@ static void locate_user(struct ps_dso *dso)
 	}
 	if (!dso->syms && !dso->runtime) {
 		/* nothing at all found (not: found but unusable, said already) */
-		if (dso->kind == DSO_USER && !dso->errmsg[0])
+		if (dso->kind == DSO_USER && !dso->errmsg)
 			ps_file_note_used(&dso->owner->files, dso->name, NULL, PS_FILE_ELF);
-		if (!dso->errmsg[0])
-			snprintf(dso->errmsg, sizeof(dso->errmsg),
-			         "%s: no ELF file with symbols found", dso->name);
+		if (!dso->errmsg)
+			set_errmsg(dso, "%s: no ELF file with symbols found", dso->name);
 		return;
 	}
 	/* addr2line runs on the file symbols came from if it had .symtab,
@@ -415,11 +433,12 @@ static void locate_user(struct ps_dso *dso)
 		dso->syms = dso->runtime;
 	if (!dso->runtime)
 		dso->runtime = dso->syms;
-	if (ps_symtab_load_dso(&dso->symtab, dso->syms, dso->runtime, dso->errmsg,
-	                       sizeof(dso->errmsg)) > 0)
+	if (ps_symtab_load_dso(&dso->symtab, dso->syms, dso->runtime, err, sizeof(err)) > 0) {
 		dso->has_symtab = true;
-	else
-		ps_symbols_log(dso->owner, PS_LOG_INFO, "symbols: %s", dso->errmsg);
+	} else {
+		set_errmsg(dso, "%s", err);
+		ps_symbols_log(dso->owner, PS_LOG_INFO, "symbols: %s", err);
+	}
 	dso->text_offset = ps_elf_text_offset(dso->runtime);
 	if (dso->kind == DSO_VDSO)
 		dso->a2l_file = NULL; /* perf never runs addr2line on "[...]" */
@@ -436,6 +455,5 @@ void ps_dso_locate(struct ps_dso *dso)
 	if (dso->kind == DSO_USER || dso->kind == DSO_VDSO)
 		locate_user(dso);
 	else if (dso->kind == DSO_NONE)
-		snprintf(dso->errmsg, sizeof(dso->errmsg), "%s: no symbols for this mapping",
-		         dso->name);
+		set_errmsg(dso, "%s: no symbols for this mapping", dso->name);
 }

@@ -9,6 +9,8 @@
 
 #include "symbols/symbols_priv.h"
 
+#include "base/message.h"
+
 enum dso_kind { DSO_USER, DSO_VDSO, DSO_KERNEL, DSO_MODULE, DSO_NONE };
 
 struct cache_slot {
@@ -45,8 +47,10 @@ struct ps_dso {
 	 * an archive writer watches (recording), or read from an archive that
 	 * carries them in place of the file. */
 	struct ps_names *names;
-	bool recording, names_failed, warned_unrecorded;
-	char errmsg[PS_ERRMSG_MAX];
+	bool recording, names_failed, warned_unrecorded, warned_a2l_memory;
+	/* why it has no symbols, allocated once known (NULL: nothing said):
+	 * a whole machine's capture holds thousands of DSOs, most without one */
+	char *errmsg;
 	bool warned_build_id;
 	struct cache_slot *slots;
 	size_t nr_slots, used_slots;
@@ -74,6 +78,7 @@ struct ps_symbols {
 	/* scratch space of ps_dso_resolve() */
 	struct ps_frame_name frames[PS_INLINE_MAX];
 	struct ps_addr2line_record records[PS_INLINE_MAX];
+	bool answer_incomplete; /* not to be cached: ask again next time */
 };
 
 /* A message through the session's log callback, when there is one. */
@@ -82,15 +87,11 @@ static inline void ps_symbols_log(const struct ps_symbols *symbols, enum ps_log_
 static inline void ps_symbols_log(const struct ps_symbols *symbols, enum ps_log_level level,
                                   const char *fmt, ...)
 {
-	char msg[PS_ERRMSG_MAX + 256];
 	va_list ap;
 
-	if (!symbols->log)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ps_vlog(symbols->log, symbols->log_ctx, level, NULL, fmt, ap);
 	va_end(ap);
-	symbols->log(symbols->log_ctx, level, msg);
 }
 /* Find the DSO's files (once): its data, symbol and runtime files, its
  * symbol table, or why there are none (dso->errmsg). */

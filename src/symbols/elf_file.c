@@ -11,22 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/message.h"
+
 #define NT_GNU_BUILD_ID_TYPE 3
-
-static int fail(char *err, size_t errsz, int rc, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errsz, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errsz) {
-		va_start(ap, fmt);
-		vsnprintf(err, errsz, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 static bool host_is_little_endian(void)
 {
@@ -66,23 +53,23 @@ static int read_sections(struct ps_elf *elf, char *err, size_t errsz)
 	GElf_Ehdr ehdr;
 
 	if (!gelf_getehdr(elf->elf, &ehdr))
-		return fail(err, errsz, -EINVAL, "%s: cannot read the ELF header", elf->path);
+		return ps_fail(err, errsz, -EINVAL, "%s: cannot read the ELF header", elf->path);
 	/* libelf may quietly see no sections when their headers are cut off */
 	if (ehdr.e_shoff != 0 && (ehdr.e_shoff > elf->image_size ||
 	                          (uint64_t)(ehdr.e_shnum ? ehdr.e_shnum : 1) * ehdr.e_shentsize >
 	                                  elf->image_size - ehdr.e_shoff))
-		return fail(err, errsz, -EINVAL,
-		            "%s: section headers extend past the end of the file (truncated?)",
-		            elf->path);
+		return ps_fail(err, errsz, -EINVAL,
+		               "%s: section headers extend past the end of the file (truncated?)",
+		               elf->path);
 	if (elf_getshdrnum(elf->elf, &count) != 0)
-		return fail(err, errsz, -EINVAL, "%s: cannot read the section count", elf->path);
+		return ps_fail(err, errsz, -EINVAL, "%s: cannot read the section count", elf->path);
 	if (count == 0)
 		return 0;
 	if (ehdr.e_shoff > elf->image_size ||
 	    (uint64_t)count * ehdr.e_shentsize > elf->image_size - ehdr.e_shoff)
-		return fail(err, errsz, -EINVAL,
-		            "%s: section headers extend past the end of the file (truncated?)",
-		            elf->path);
+		return ps_fail(err, errsz, -EINVAL,
+		               "%s: section headers extend past the end of the file (truncated?)",
+		               elf->path);
 	if (elf_getshdrstrndx(elf->elf, &names_index) != 0)
 		names_index = SIZE_MAX;
 	elf->sections = calloc(count, sizeof(*elf->sections));
@@ -100,8 +87,8 @@ static int read_sections(struct ps_elf *elf, char *err, size_t errsz)
 		sec->name = "";
 		if (!scn || !gelf_getshdr(scn, &shdr)) {
 			free(name_offsets);
-			return fail(err, errsz, -EINVAL, "%s: cannot read section header %zu",
-			            elf->path, i);
+			return ps_fail(err, errsz, -EINVAL, "%s: cannot read section header %zu",
+			               elf->path, i);
 		}
 		name_offsets[i] = shdr.sh_name;
 		sec->type = shdr.sh_type;
@@ -220,16 +207,16 @@ int ps_elf_open_file(const char *path, const char *file, struct ps_elf **out, ch
 	}
 	elf->fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (elf->fd < 0) {
-		rc = fail(err, errsz, -errno, "%s: %s", path, strerror(errno));
+		rc = ps_fail(err, errsz, -errno, "%s: %s", path, strerror(errno));
 		goto out_fail;
 	}
 	if (fstat(elf->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		rc = fail(err, errsz, -EINVAL, "%s: not a regular file", path);
+		rc = ps_fail(err, errsz, -EINVAL, "%s: not a regular file", path);
 		goto out_fail;
 	}
 	elf->elf = elf_begin(elf->fd, ELF_C_READ_MMAP, NULL);
 	if (!elf->elf || elf_kind(elf->elf) != ELF_K_ELF) {
-		rc = fail(err, errsz, -ENOEXEC, "%s: not an ELF file", path);
+		rc = ps_fail(err, errsz, -ENOEXEC, "%s: not an ELF file", path);
 		goto out_fail;
 	}
 	/* Everything is mapped (or read) now: give the descriptor back, a
@@ -240,7 +227,7 @@ int ps_elf_open_file(const char *path, const char *file, struct ps_elf **out, ch
 	}
 	raw = elf_rawfile(elf->elf, &raw_size);
 	if (!raw || raw_size < EI_NIDENT) {
-		rc = fail(err, errsz, -EINVAL, "%s: cannot read the file", path);
+		rc = ps_fail(err, errsz, -EINVAL, "%s: cannot read the file", path);
 		goto out_fail;
 	}
 	elf->image = (const uint8_t *)raw;
@@ -248,7 +235,7 @@ int ps_elf_open_file(const char *path, const char *file, struct ps_elf **out, ch
 	elf->is64 = gelf_getclass(elf->elf) == ELFCLASS64;
 	elf->swap = (raw[EI_DATA] == ELFDATA2LSB) != host_is_little_endian();
 	if (raw[EI_DATA] != ELFDATA2LSB && raw[EI_DATA] != ELFDATA2MSB) {
-		rc = fail(err, errsz, -EINVAL, "%s: unknown ELF byte order", path);
+		rc = ps_fail(err, errsz, -EINVAL, "%s: unknown ELF byte order", path);
 		goto out_fail;
 	}
 	rc = read_sections(elf, err, errsz);

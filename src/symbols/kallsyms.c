@@ -3,6 +3,7 @@
  * proper and one table per module, or the symbol table of a vmlinux ELF;
  * lookups by raw address. */
 #include "symbols/symbols_priv.h"
+#include "base/array.h"
 #include "base/textline.h"
 
 #include <ctype.h>
@@ -25,7 +26,7 @@ struct kernel_group {
 
 struct ps_kernel_symbols {
 	struct kernel_group *groups; /* [0] is the kernel */
-	size_t nr_groups;
+	size_t nr_groups, cap_groups;
 	bool from_vmlinux;
 	struct ps_elf *vmlinux; /* kept open: section lookups */
 	uint64_t reloc; /* applied to the kernel group */
@@ -55,7 +56,7 @@ static struct ps_kernel_symbols *kernel_symbols_new(void)
 		free(ks);
 		return NULL;
 	}
-	ks->nr_groups = 1;
+	ks->nr_groups = ks->cap_groups = 1;
 	ps_symtab_init(&ks->groups[0].tab);
 	return ks;
 }
@@ -69,10 +70,10 @@ static struct kernel_group *group_for(struct ps_kernel_symbols *ks, const char *
 	for (size_t i = 1; i < ks->nr_groups; i++)
 		if (strcmp(ks->groups[i].module, module) == 0)
 			return &ks->groups[i];
-	groups = realloc(ks->groups, (ks->nr_groups + 1) * sizeof(*groups));
-	if (!groups)
+	if (!ps_array_reserve((void **)&ks->groups, &ks->cap_groups, ks->nr_groups + 1,
+	                      sizeof(*ks->groups), 4))
 		return NULL;
-	ks->groups = groups;
+	groups = ks->groups;
 	groups[ks->nr_groups].module = strdup(module);
 	if (!groups[ks->nr_groups].module)
 		return NULL;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
+
 #define LINE_ROWS_MAX (64u << 20) /* a bound on damaged input */
 
 static bool read_uleb(struct ps_cursor *c, uint64_t *out)
@@ -87,24 +89,6 @@ static void reset_state(struct line_state *st, size_t first)
 	st->seq_first = first;
 }
 
-static int grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-	size_t cap_new;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	cap_new = *cap ? *cap * 2 : 64;
-	while (cap_new < need)
-		cap_new *= 2;
-	p = realloc(*array, cap_new * elem);
-	if (!p)
-		return -ENOMEM;
-	*array = p;
-	*cap = cap_new;
-	return 0;
-}
-
 static int compare_rows(const void *pa, const void *pb)
 {
 	const struct ps_line_row *a = pa, *b = pb;
@@ -143,7 +127,8 @@ static int add_row(struct ps_line_table *t, struct line_state *st, int version, 
 	}
 	if (t->nr_rows >= LINE_ROWS_MAX)
 		return -EINVAL;
-	if (grow((void **)&t->rows, &t->cap_rows, t->nr_rows + 1, sizeof(*t->rows)) < 0)
+	if (!ps_array_reserve((void **)&t->rows, &t->cap_rows, t->nr_rows + 1, sizeof(*t->rows),
+	                      64))
 		return -ENOMEM;
 	t->rows[t->nr_rows++] = row;
 	return 0;
@@ -159,7 +144,8 @@ static int end_sequence(struct ps_line_table *t, struct line_state *st)
 	for (size_t i = first; i < t->nr_rows; i++)
 		if (t->rows[i].address < low)
 			low = t->rows[i].address;
-	if (grow((void **)&t->seqs, &t->cap_seqs, t->nr_seqs + 1, sizeof(*t->seqs)) < 0)
+	if (!ps_array_reserve((void **)&t->seqs, &t->cap_seqs, t->nr_seqs + 1, sizeof(*t->seqs),
+	                      64))
 		return -ENOMEM;
 	t->seqs[t->nr_seqs++] = (struct ps_line_sequence){
 		.low = low, .high = t->rows[t->nr_rows - 1].address, .first = first, .count = count

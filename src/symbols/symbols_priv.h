@@ -13,11 +13,11 @@
 
 #include "base/arena.h"
 #include "base/cursor.h"
+#include "base/message.h"
 #include "base/strbuf.h"
 #include "symbols/symbols.h"
 
 #define PS_BUILD_ID_MAX 20 /* perf's BUILD_ID_SIZE */
-#define PS_ERRMSG_MAX 512
 
 /* ------------------------------------------------------------------ */
 /* elf_file.c: one opened ELF file, its headers checked against its size */
@@ -194,10 +194,15 @@ struct ps_addr2line_record {
 /* want_files: the records name their files (for srcline); else .file is NULL. */
 int ps_addr2line_open(struct ps_elf *file, bool want_files, struct ps_addr2line **out);
 void ps_addr2line_close(struct ps_addr2line *a2l);
-/* The records addr2line prints for addr (innermost function first, then
- * the callers of inlined code); 0 when it prints "??" / "??:0". */
-size_t ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr, struct ps_addr2line_record *out,
-                          size_t max);
+/* The number of records addr2line prints for addr (innermost function
+ * first, then the callers of inlined code); 0 when it prints "??" /
+ * "??:0"; -ENOMEM when a unit could not be read (it is read again by the
+ * next query that needs it, so answers stay those of addr2line). */
+int ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr, struct ps_addr2line_record *out,
+                       size_t max);
+/* Tests: the nth time from now that a query needs more memory, it gets
+ * none (0: always gets it). */
+void ps_addr2line_refuse_memory(struct ps_addr2line *a2l, unsigned nth);
 
 /* ------------------------------------------------------------------ */
 /* lines.c: a DWARF line table as bfd 2.40 reads it */
@@ -294,7 +299,7 @@ struct ps_kernel_symbols;
 struct ps_kernel_load_result {
 	size_t symbols;
 	size_t bad_lines; /* damaged kallsyms lines skipped */
-	char err[PS_ERRMSG_MAX];
+	char err[PS_MSG_MAX];
 };
 
 /* Where kernel symbols may come from. */

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
+
 #ifdef PS_HAVE_CPLUS_DEMANGLE
 #include <libiberty/demangle.h>
 #endif
@@ -125,18 +127,11 @@ int ps_symtab_add(struct ps_symtab *tab, const char *name, uint64_t start, uint6
 	struct ps_sym *sym;
 	char *copy;
 
-	if (tab->nr == tab->cap) {
-		size_t cap = tab->cap ? tab->cap * 2 : 256;
-		struct ps_sym *syms;
-
-		if (cap >= NIL)
-			return -E2BIG;
-		syms = realloc(tab->syms, cap * sizeof(*syms));
-		if (!syms)
-			return -ENOMEM;
-		tab->syms = syms;
-		tab->cap = cap;
-	}
+	/* indexes are uint32_t, NIL marks none */
+	if (tab->nr >= NIL - 1)
+		return -E2BIG;
+	if (!ps_array_reserve((void **)&tab->syms, &tab->cap, tab->nr + 1, sizeof(*tab->syms), 256))
+		return -ENOMEM;
 	copy = ps_arena_strndup(&tab->names, name, SIZE_MAX);
 	if (!copy)
 		return -ENOMEM;

@@ -19,6 +19,8 @@
  */
 #include "unwind/unwind_priv.h"
 
+#include "base/hash.h"
+
 #include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +51,7 @@ static size_t row_hash(const struct ps_unwinder *u, Dwfl_Module *mod, uint64_t p
 {
 	uint64_t key = pc ^ ((uint64_t)(uintptr_t)mod >> 4);
 
-	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & (u->rows_cap - 1);
+	return (size_t)ps_hash_u64(key) & (u->rows_cap - 1);
 }
 
 static struct ps_unwind_row *row_slot(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc)

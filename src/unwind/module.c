@@ -11,21 +11,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
+#include "base/message.h"
+
 /* Bound on the modules one Dwfl accumulates; past it the Dwfl is rebuilt
  * with only what later samples need. */
 #define PS_UNWIND_MAX_MODULES 4096
 
 void ps_unwind_log(struct ps_unwinder *u, enum ps_log_level level, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 
-	if (!u->log)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ps_vlog(u->log, u->log_ctx, level, NULL, fmt, ap);
 	va_end(ap);
-	u->log(u->log_ctx, level, msg);
 }
 
 /* Dwfl_Callbacks.find_elf: never needed, dwfl_report_elf() opens the file. */
@@ -143,15 +142,9 @@ static bool module_is(const struct ps_unwind_module *m, uint64_t base, const cha
 static struct ps_unwind_module *module_add(struct ps_unwinder *u, uint64_t base,
                                            const struct ps_unwind_map *map)
 {
-	if (u->nr_modules == u->cap_modules) {
-		size_t cap = u->cap_modules ? 2 * u->cap_modules : 16;
-		struct ps_unwind_module *grown = realloc(u->modules, cap * sizeof(*grown));
-
-		if (!grown)
-			return NULL;
-		u->modules = grown;
-		u->cap_modules = cap;
-	}
+	if (!ps_array_reserve((void **)&u->modules, &u->cap_modules, u->nr_modules + 1,
+	                      sizeof(*u->modules), 16))
+		return NULL;
 	struct ps_unwind_module *m = &u->modules[u->nr_modules];
 	*m = (struct ps_unwind_module){ .base = base, .low = map->start, .high = map->end };
 	m->path = strdup(map->path);

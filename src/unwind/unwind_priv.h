@@ -7,6 +7,8 @@
 
 #include <elfutils/libdwfl.h>
 
+#include "base/message.h"
+
 #define PS_UNWIND_NR_DWARF_REGS 17 /* x86-64: rax..r15, rip */
 #define PS_UNWIND_DWARF_SP 7
 #define PS_UNWIND_DWARF_IP 16
@@ -138,7 +140,7 @@ struct ps_unwinder {
 	uint64_t prev_pc, prev_sp;
 
 	struct ps_unwind_stats stats;
-	char errmsg[256];
+	char errmsg[PS_MSG_MAX];
 };
 
 /* The bookkeeping of a walk, which the frame callback (unwinder.c) and

@@ -2,6 +2,7 @@
  * registers, running dwfl_getthread_frames() and turning libdwfl's frames
  * into the PCs perf prints (callers decremented, libunwind quirks on demand).
  */
+#include "base/message.h"
 #include "base/opts.h"
 #include "unwind/unwind_priv.h"
 
@@ -96,31 +97,21 @@ const struct ps_unwind_stats *ps_unwinder_stats(const struct ps_unwinder *u)
 	return u ? &u->stats : NULL;
 }
 
-static int fail(struct ps_unwinder *u, int err, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-static int fail(struct ps_unwinder *u, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(u->errmsg, sizeof(u->errmsg), fmt, ap);
-	va_end(ap);
-	return err;
-}
-
 /* Check the sample and load its registers in DWARF order. */
 static int load_sample(struct ps_unwinder *u, const struct ps_unwind_sample *s)
 {
 	if (s->regs_abi == PS_REGS_ABI_32)
-		return fail(u, -EOPNOTSUPP, "32-bit user registers are not supported");
+		return ps_fail(u->errmsg, sizeof(u->errmsg), -EOPNOTSUPP,
+		               "32-bit user registers are not supported");
 	if (s->regs_abi != PS_REGS_ABI_64)
-		return fail(u, -EINVAL, "unknown user register ABI %llu",
-		            (unsigned long long)s->regs_abi);
+		return ps_fail(u->errmsg, sizeof(u->errmsg), -EINVAL,
+		               "unknown user register ABI %llu", (unsigned long long)s->regs_abi);
 	if ((size_t)__builtin_popcountll(s->regs_mask) > s->nr_regs || (s->nr_regs && !s->regs))
-		return fail(u, -EINVAL, "%zu register values for mask %#llx", s->nr_regs,
-		            (unsigned long long)s->regs_mask);
+		return ps_fail(u->errmsg, sizeof(u->errmsg), -EINVAL,
+		               "%zu register values for mask %#llx", s->nr_regs,
+		               (unsigned long long)s->regs_mask);
 	if (!s->stack)
-		return fail(u, -EINVAL, "no stack data");
+		return ps_fail(u->errmsg, sizeof(u->errmsg), -EINVAL, "no stack data");
 
 	u->sample_regs_present = 0;
 	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++) {
@@ -134,12 +125,14 @@ static int load_sample(struct ps_unwinder *u, const struct ps_unwind_sample *s)
 	}
 	const uint32_t needed = 1u << PS_UNWIND_DWARF_SP | 1u << PS_UNWIND_DWARF_IP;
 	if ((u->sample_regs_present & needed) != needed)
-		return fail(u, -EINVAL, "user registers lack IP or SP (mask %#llx)",
-		            (unsigned long long)s->regs_mask);
+		return ps_fail(u->errmsg, sizeof(u->errmsg), -EINVAL,
+		               "user registers lack IP or SP (mask %#llx)",
+		               (unsigned long long)s->regs_mask);
 
 	u->sp = u->sample_regs[PS_UNWIND_DWARF_SP];
 	if (s->stack_size > UINT64_MAX - u->sp)
-		return fail(u, -EINVAL, "stack copy wraps around the address space");
+		return ps_fail(u->errmsg, sizeof(u->errmsg), -EINVAL,
+		               "stack copy wraps around the address space");
 	u->stack_end = u->sp + s->stack_size;
 	u->sample = s;
 	return 0;
@@ -370,7 +363,7 @@ int ps_unwinder_unwind(struct ps_unwinder *u, const struct ps_unwind_sample *sam
 	if (!u)
 		return -EINVAL;
 	if (!sample || !pcs || !cap)
-		return fail(u, -EINVAL, "invalid arguments");
+		return ps_fail(u->errmsg, sizeof(u->errmsg), -EINVAL, "invalid arguments");
 	u->errmsg[0] = '\0';
 	/* perf unwinds nothing without registers or stack bytes */
 	if (sample->regs_abi == 0 || sample->stack_size == 0) {

@@ -58,6 +58,7 @@ struct ps_frame_name resolve_plain(struct ps_dso *dso, uint64_t addr);
 Suite *suite_symtab(void);
 Suite *suite_lookup(void);
 Suite *suite_inline(void);
+Suite *suite_addr2line(void);
 Suite *suite_names(void);
 Suite *suite_damage(void);
 Suite *suite_kallsyms(void);
