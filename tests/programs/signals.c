@@ -64,8 +64,8 @@ static NOINLINE void run(double seconds)
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 0.4;
-	struct itimerval timer = {{0, 1000}, {0, 1000}};
-	struct itimerval off = {{0, 0}, {0, 0}};
+	struct itimerval timer = { { 0, 1000 }, { 0, 1000 } };
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
 	struct sigaction action;
 
 	if (seconds < 0) {

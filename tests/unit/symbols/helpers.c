@@ -64,7 +64,8 @@ static bool read_build_id(const char *path, uint8_t *out, size_t *size)
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
 			continue;
 		data = elf_getdata(scn, NULL);
-		while (data && (offset = gelf_getnote(data, offset, &nhdr, &name_off, &desc_off)) > 0) {
+		while (data &&
+		       (offset = gelf_getnote(data, offset, &nhdr, &name_off, &desc_off)) > 0) {
 			if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_descsz <= 20) {
 				memcpy(out, (char *)data->d_buf + desc_off, nhdr.n_descsz);
 				*size = nhdr.n_descsz;
@@ -94,13 +95,13 @@ bool fixture_build(struct fixture *f)
 	fmt(f->stripped, sizeof(f->stripped), "%s/libfixture.stripped.so", f->dir);
 	fmt(f->debug, sizeof(f->debug), "%s/libfixture.debug", f->dir);
 	fmt(command, sizeof(command),
-		 "%s -O2 -g -fPIC -shared -nostdlib -Wl,--build-id=sha1 -o %s %s/fixture.c", cc,
-		 f->so, PS_TEST_SRCDIR);
+	    "%s -O2 -g -fPIC -shared -nostdlib -Wl,--build-id=sha1 -o %s %s/fixture.c", cc, f->so,
+	    PS_TEST_SRCDIR);
 	if (!run(f, command))
 		return false;
 	fmt(command, sizeof(command),
-		 "objcopy --only-keep-debug %s %s && objcopy --strip-all %s %s", f->so,
-		 f->debug, f->so, f->stripped);
+	    "objcopy --only-keep-debug %s %s && objcopy --strip-all %s %s", f->so, f->debug, f->so,
+	    f->stripped);
 	if (!run(f, command))
 		return false;
 	if (!read_build_id(f->so, f->build_id, &f->build_id_size)) {
@@ -157,10 +158,12 @@ uint64_t fixture_symbol(const char *name, uint64_t *size)
 				for (size_t p = 0; p < phnum; p++) {
 					GElf_Phdr phdr;
 
-					if (gelf_getphdr(elf, (int)p, &phdr) && phdr.p_type == PT_LOAD &&
+					if (gelf_getphdr(elf, (int)p, &phdr) &&
+					    phdr.p_type == PT_LOAD &&
 					    sym.st_value >= phdr.p_vaddr &&
 					    sym.st_value < phdr.p_vaddr + phdr.p_memsz) {
-						result = sym.st_value - (phdr.p_vaddr - phdr.p_offset);
+						result = sym.st_value -
+						         (phdr.p_vaddr - phdr.p_offset);
 						break;
 					}
 				}
@@ -174,7 +177,7 @@ uint64_t fixture_symbol(const char *name, uint64_t *size)
 }
 
 bool elf_section(const char *path, const char *name, uint64_t *offset, uint64_t *size,
-		 uint64_t *entsize)
+                 uint64_t *entsize)
 {
 	int fd = open(path, O_RDONLY);
 	Elf_Scn *scn = NULL;
@@ -221,8 +224,7 @@ void copy_file(const char *from, const char *to)
 {
 	char command[2048];
 
-	fmt(command, sizeof(command), "mkdir -p \"$(dirname '%s')\" && cp '%s' '%s'", to,
-		 from, to);
+	fmt(command, sizeof(command), "mkdir -p \"$(dirname '%s')\" && cp '%s' '%s'", to, from, to);
 	ck_assert_int_eq(system(command), 0);
 }
 

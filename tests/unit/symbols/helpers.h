@@ -12,14 +12,14 @@
 #include "symbols/symbols.h"
 
 struct fixture {
-	char dir[256];		/* temporary directory of this run */
-	char so[512];		/* the fixture, unstripped, with DWARF */
-	char stripped[512];	/* the same, stripped (.dynsym only) */
-	char debug[512];	/* objcopy --only-keep-debug of it */
+	char dir[256]; /* temporary directory of this run */
+	char so[512]; /* the fixture, unstripped, with DWARF */
+	char stripped[512]; /* the same, stripped (.dynsym only) */
+	char debug[512]; /* objcopy --only-keep-debug of it */
 	uint8_t build_id[20];
 	size_t build_id_size;
 	bool ok;
-	char why[512];		/* what failed when !ok */
+	char why[512]; /* what failed when !ok */
 };
 
 /* Built by main() before the suites run (the forked tests share it). */
@@ -33,7 +33,7 @@ void fixture_remove(struct fixture *f);
 uint64_t fixture_symbol(const char *name, uint64_t *size);
 /* File offset and size of a section of path. */
 bool elf_section(const char *path, const char *name, uint64_t *offset, uint64_t *size,
-		 uint64_t *entsize);
+                 uint64_t *entsize);
 
 /* snprintf that fails the test (or the fixture build) on truncation. */
 void fmt(char *buf, size_t size, const char *format, ...) __attribute__((format(printf, 3, 4)));

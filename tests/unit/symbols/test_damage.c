@@ -11,8 +11,12 @@
 
 static struct ps_symbols *open_root(const char *root, struct log_capture *log)
 {
-	struct ps_symbols_opts opts = {.sz = sizeof(opts), .symfs = root, .buildid_dir = "/nonexistent",
-				       .srcline = true, .log = capture_log, .log_ctx = log};
+	struct ps_symbols_opts opts = { .sz = sizeof(opts),
+		                        .symfs = root,
+		                        .buildid_dir = "/nonexistent",
+		                        .srcline = true,
+		                        .log = capture_log,
+		                        .log_ctx = log };
 	struct ps_symbols *symbols;
 
 	ck_assert_msg(fixture.ok, "fixture: %s", fixture.why);
@@ -37,7 +41,7 @@ static void resolve_all(struct ps_dso *dso)
 
 START_TEST(test_truncated)
 {
-	struct log_capture log = {0};
+	struct log_capture log = { 0 };
 	char root[512], path[1024];
 	struct ps_symbols *symbols;
 	struct ps_dso *dso;
@@ -53,7 +57,7 @@ START_TEST(test_truncated)
 	resolve_all(dso);
 	ck_assert_ptr_null(resolve_plain(dso, fixture_symbol("after_gap", NULL)).sym);
 	ck_assert_msg(strstr(ps_dso_errmsg(dso), path) && strstr(ps_dso_errmsg(dso), "truncated"),
-		      "message: %s", ps_dso_errmsg(dso));
+	              "message: %s", ps_dso_errmsg(dso));
 	ck_assert_msg(strstr(log.all, path), "log: %s", log.all);
 	ps_symbols_free(symbols);
 }
@@ -61,7 +65,7 @@ END_TEST
 
 START_TEST(test_not_elf)
 {
-	struct log_capture log = {0};
+	struct log_capture log = { 0 };
 	char root[512], path[1024];
 	struct ps_symbols *symbols;
 	struct ps_dso *dso;
@@ -74,7 +78,7 @@ START_TEST(test_not_elf)
 	dso = ps_symbols_dso(symbols, "/lib/libtext.so", NULL, 0);
 	ck_assert_ptr_null(resolve_plain(dso, 0x10).sym);
 	ck_assert_msg(strstr(ps_dso_errmsg(dso), "not an ELF file"), "message: %s",
-		      ps_dso_errmsg(dso));
+	              ps_dso_errmsg(dso));
 	ps_symbols_free(symbols);
 }
 END_TEST
@@ -91,7 +95,7 @@ START_TEST(test_corrupted_bytes)
 	fmt(path, sizeof(path), "%s/lib/libcorrupt.so", root);
 	ck_assert_int_eq(stat(fixture.so, &st), 0);
 	for (int round = 0; round < 60; round++) {
-		struct log_capture log = {0};
+		struct log_capture log = { 0 };
 		struct ps_symbols *symbols;
 		int fd;
 

@@ -11,8 +11,10 @@
 
 static struct ps_symbols *open_symbols(bool srcline, bool no_inline)
 {
-	struct ps_symbols_opts opts = {.sz = sizeof(opts), .buildid_dir = "/nonexistent",
-				       .srcline = srcline, .no_inline = no_inline};
+	struct ps_symbols_opts opts = { .sz = sizeof(opts),
+		                        .buildid_dir = "/nonexistent",
+		                        .srcline = srcline,
+		                        .no_inline = no_inline };
 	struct ps_symbols *symbols;
 
 	ck_assert_msg(fixture.ok, "fixture: %s", fixture.why);
@@ -57,7 +59,7 @@ START_TEST(test_inline_chain)
 			ck_assert(f[1].inlined);
 			for (size_t i = 0; i < n; i++)
 				ck_assert_msg(matches(f[i].srcline, "^fixture\\.c:[0-9]+$"),
-					      "srcline %s", f[i].srcline ? f[i].srcline : "(null)");
+				              "srcline %s", f[i].srcline ? f[i].srcline : "(null)");
 			seen_chain = true;
 		}
 	}

@@ -10,29 +10,28 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char kallsyms_text[] =
-	"ffffffff81000000 T _stext\n"
-	"ffffffff81000000 T _text\n"
-	"ffffffff81000800 D data_obj\n"
-	"ffffffff81001000 T func_a\n"
-	"ffffffff81001000 t local_alias\n"
-	"ffffffff81001040 T SyS_foo\n"
-	"ffffffff81001040 T sys_foo\n"
-	"ffffffff81001080 W weak_thing\n"
-	"ffffffff81001080 T strong_thing\n"
-	"ffffffff810010a0 T __entry_SYSCALL_64_trampoline\n"
-	"ffffffff810010c0 r rodata_sym\n"
-	"ffffffff810010c8 T $x_mapping\n"
-	"ffffffff810010d0 T last_kernel\n"
-	"garbage line\n"
-	"ffffffff8100zz00 T bad_hex\n"
-	"ffffffff81002000 T\n"
-	"ffffffff81002000\n"
-	"12345678901234567890 T too_many_digits\n"
-	"\n"
-	"ffffffffc0001000 t mod_func\t[mymod]\n"
-	"ffffffffc0001100 t mod_other\t[mymod]\n"
-	"ffffffffc0002000 t other_func\t[other_mod]\n";
+static const char kallsyms_text[] = "ffffffff81000000 T _stext\n"
+                                    "ffffffff81000000 T _text\n"
+                                    "ffffffff81000800 D data_obj\n"
+                                    "ffffffff81001000 T func_a\n"
+                                    "ffffffff81001000 t local_alias\n"
+                                    "ffffffff81001040 T SyS_foo\n"
+                                    "ffffffff81001040 T sys_foo\n"
+                                    "ffffffff81001080 W weak_thing\n"
+                                    "ffffffff81001080 T strong_thing\n"
+                                    "ffffffff810010a0 T __entry_SYSCALL_64_trampoline\n"
+                                    "ffffffff810010c0 r rodata_sym\n"
+                                    "ffffffff810010c8 T $x_mapping\n"
+                                    "ffffffff810010d0 T last_kernel\n"
+                                    "garbage line\n"
+                                    "ffffffff8100zz00 T bad_hex\n"
+                                    "ffffffff81002000 T\n"
+                                    "ffffffff81002000\n"
+                                    "12345678901234567890 T too_many_digits\n"
+                                    "\n"
+                                    "ffffffffc0001000 t mod_func\t[mymod]\n"
+                                    "ffffffffc0001100 t mod_other\t[mymod]\n"
+                                    "ffffffffc0002000 t other_func\t[other_mod]\n";
 
 static char path[1024];
 static struct log_capture log_state;
@@ -40,8 +39,11 @@ static struct ps_symbols *symbols;
 
 static void setup(void)
 {
-	struct ps_symbols_opts opts = {.sz = sizeof(opts), .kallsyms = path, .srcline = true,
-				       .log = capture_log, .log_ctx = &log_state};
+	struct ps_symbols_opts opts = { .sz = sizeof(opts),
+		                        .kallsyms = path,
+		                        .srcline = true,
+		                        .log = capture_log,
+		                        .log_ctx = &log_state };
 
 	ck_assert_msg(fixture.ok, "fixture: %s", fixture.why);
 	fmt(path, sizeof(path), "%s/kallsyms", fixture.dir);
@@ -61,12 +63,12 @@ static void expect(const char *dso_name, uint64_t addr, const char *want, uint64
 	struct ps_frame_name f = resolve_plain(dso, addr);
 
 	if (!want) {
-		ck_assert_msg(f.sym == NULL, "%llx: want [unknown], got %s", (unsigned long long)addr,
-			      f.sym);
+		ck_assert_msg(f.sym == NULL, "%llx: want [unknown], got %s",
+		              (unsigned long long)addr, f.sym);
 		return;
 	}
 	ck_assert_msg(f.sym && strcmp(f.sym, want) == 0, "%llx: want %s, got %s",
-		      (unsigned long long)addr, want, f.sym ? f.sym : "[unknown]");
+	              (unsigned long long)addr, want, f.sym ? f.sym : "[unknown]");
 	ck_assert_uint_eq(f.offset, offset);
 }
 
@@ -120,7 +122,7 @@ START_TEST(test_kernel_srcline)
 	struct ps_dso *dso = ps_symbols_dso(symbols, "[kernel.kallsyms]", NULL, 0);
 
 	ck_assert_str_eq(resolve_plain(dso, 0xffffffff81001019).srcline,
-			 "[kernel.kallsyms][ffffffff81001019]");
+	                 "[kernel.kallsyms][ffffffff81001019]");
 }
 END_TEST
 
@@ -128,8 +130,8 @@ START_TEST(test_long_line_and_restricted)
 {
 	char long_path[1024], zero_path[1024];
 	static char text[20000];
-	struct log_capture log = {0};
-	struct ps_symbols_opts opts = {.sz = sizeof(opts), .log = capture_log, .log_ctx = &log};
+	struct log_capture log = { 0 };
+	struct ps_symbols_opts opts = { .sz = sizeof(opts), .log = capture_log, .log_ctx = &log };
 	struct ps_symbols *s;
 
 	fmt(long_path, sizeof(long_path), "%s/kallsyms.long", fixture.dir);
@@ -138,8 +140,10 @@ START_TEST(test_long_line_and_restricted)
 	write_file(long_path, text);
 	opts.kallsyms = long_path;
 	ck_assert_int_eq(ps_symbols_new(&opts, &s), 0);
-	ck_assert_str_eq(resolve_plain(ps_symbols_dso(s, "[kernel.kallsyms]", NULL, 0),
-				       0xffffffff81000004).sym, "ok_symbol");
+	ck_assert_str_eq(
+	        resolve_plain(ps_symbols_dso(s, "[kernel.kallsyms]", NULL, 0), 0xffffffff81000004)
+	                .sym,
+	        "ok_symbol");
 	ps_symbols_free(s);
 
 	fmt(zero_path, sizeof(zero_path), "%s/kallsyms.zero", fixture.dir);
@@ -172,15 +176,18 @@ static void count_used(void *ctx, const char *name, const char *file, enum ps_fi
 START_TEST(test_kallsyms_resolver)
 {
 	int used = 0;
-	struct ps_file_hooks files = {.resolve = resolve_proc, .resolve_ctx = path,
-				      .used = count_used, .used_ctx = &used};
+	struct ps_file_hooks files = {
+		.resolve = resolve_proc, .resolve_ctx = path, .used = count_used, .used_ctx = &used
+	};
 	struct ps_kernel_symbols *ks;
 	struct ps_kernel_load_result result;
 	uint64_t at;
 
-	ck_assert_int_eq(ps_kernel_symbols_read_kallsyms("/proc/kallsyms", &files, &ks, &result), 0);
+	ck_assert_int_eq(ps_kernel_symbols_read_kallsyms("/proc/kallsyms", &files, &ks, &result),
+	                 0);
 	ck_assert_int_eq(used, 1);
-	ck_assert_str_eq(ps_kernel_symbols_find(ks, NULL, 0xffffffff81001044, &at)->name, "sys_foo");
+	ck_assert_str_eq(ps_kernel_symbols_find(ks, NULL, 0xffffffff81001044, &at)->name,
+	                 "sys_foo");
 	ps_kernel_symbols_free(ks);
 	ck_assert_int_eq(ps_kernel_symbols_read_kallsyms(path, &files, &ks, &result), -ENOENT);
 	ck_assert_ptr_null(ks);

@@ -29,15 +29,18 @@ static void make_cache(const char *dir, const char *path, const char *file_name,
 	copy_file(from, target);
 	fmt(link, sizeof(link), "%s/.build-id/%.2s/%s", dir, hex, hex + 2);
 	fmt(command, sizeof(command), "mkdir -p \"$(dirname '%s')\" && ln -sfn '../..%s/%s' '%s'",
-		 link, path, hex, link);
+	    link, path, hex, link);
 	ck_assert_int_eq(system(command), 0);
 }
 
 static struct ps_symbols *open_symbols(const char *symfs, const char *buildid_dir,
-				       struct log_capture *log)
+                                       struct log_capture *log)
 {
-	struct ps_symbols_opts opts = {.sz = sizeof(opts), .symfs = symfs, .buildid_dir = buildid_dir,
-				       .log = capture_log, .log_ctx = log};
+	struct ps_symbols_opts opts = { .sz = sizeof(opts),
+		                        .symfs = symfs,
+		                        .buildid_dir = buildid_dir,
+		                        .log = capture_log,
+		                        .log_ctx = log };
 	struct ps_symbols *symbols;
 
 	ck_assert_int_eq(ps_symbols_new(&opts, &symbols), 0);
@@ -46,7 +49,7 @@ static struct ps_symbols *open_symbols(const char *symfs, const char *buildid_di
 
 START_TEST(test_build_id_cache)
 {
-	struct log_capture log = {0};
+	struct log_capture log = { 0 };
 	char cache[512], want[1024];
 	struct ps_symbols *symbols;
 	struct ps_dso *dso;
@@ -55,7 +58,7 @@ START_TEST(test_build_id_cache)
 	make_cache(cache, "/opt/gone/libfixture.so", "elf", fixture.so);
 	symbols = open_symbols(NULL, cache, &log);
 	dso = ps_symbols_dso(symbols, "/opt/gone/libfixture.so", fixture.build_id,
-			     fixture.build_id_size);
+	                     fixture.build_id_size);
 	fmt(want, sizeof(want), "%s/.build-id/%.2s/%s/elf", cache, hex, hex + 2);
 	ck_assert_str_eq(ps_dso_file(dso), want);
 	ck_assert_str_eq(ps_dso_symbol_file(dso), want);
@@ -67,7 +70,7 @@ END_TEST
 
 START_TEST(test_cache_before_symfs)
 {
-	struct log_capture log = {0};
+	struct log_capture log = { 0 };
 	char cache[512], root[512], in_root[1024], want[1024];
 	struct ps_symbols *symbols;
 	struct ps_dso *dso;
@@ -78,14 +81,16 @@ START_TEST(test_cache_before_symfs)
 	fmt(in_root, sizeof(in_root), "%s/lib/libfixture.so", root);
 	copy_file(fixture.so, in_root);
 	symbols = open_symbols(root, cache, &log);
-	dso = ps_symbols_dso(symbols, "/lib/libfixture.so", fixture.build_id, fixture.build_id_size);
+	dso = ps_symbols_dso(symbols, "/lib/libfixture.so", fixture.build_id,
+	                     fixture.build_id_size);
 	/* perf reads code from the build-id cache first, then --symfs */
 	fmt(want, sizeof(want), "%s/.build-id/%.2s/%s/elf", cache, hex, hex + 2);
 	ck_assert_str_eq(ps_dso_file(dso), want);
 	ps_symbols_free(symbols);
 
 	symbols = open_symbols(root, "/nonexistent", &log);
-	dso = ps_symbols_dso(symbols, "/lib/libfixture.so", fixture.build_id, fixture.build_id_size);
+	dso = ps_symbols_dso(symbols, "/lib/libfixture.so", fixture.build_id,
+	                     fixture.build_id_size);
 	ck_assert_str_eq(ps_dso_file(dso), in_root);
 	ck_assert_str_eq(ps_dso_symbol_file(dso), in_root);
 	ck_assert_int_eq(log.warnings, 0);
@@ -95,7 +100,7 @@ END_TEST
 
 START_TEST(test_debug_file_by_build_id)
 {
-	struct log_capture log = {0};
+	struct log_capture log = { 0 };
 	char root[512], binary[1024], debug[1024];
 	struct ps_symbols *symbols;
 	struct ps_dso *dso;
@@ -107,21 +112,22 @@ START_TEST(test_debug_file_by_build_id)
 	copy_file(fixture.debug, debug);
 	symbols = open_symbols(root, "/nonexistent", &log);
 	dso = ps_symbols_dso(symbols, "/usr/lib/libfixture.so", fixture.build_id,
-			     fixture.build_id_size);
+	                     fixture.build_id_size);
 	/* code from the stripped binary, .symtab from the debug file */
 	ck_assert_str_eq(ps_dso_file(dso), binary);
 	ck_assert_str_eq(ps_dso_symbol_file(dso), debug);
 	/* only the debug file has the local alias: the global still wins */
-	ck_assert_str_eq(resolve_plain(dso, fixture_symbol("pick_local_l", NULL)).sym, "pick_local_g");
+	ck_assert_str_eq(resolve_plain(dso, fixture_symbol("pick_local_l", NULL)).sym,
+	                 "pick_local_g");
 	ck_assert_str_eq(resolve_plain(dso, fixture_symbol("quirk_impl", NULL)).sym,
-			 "quirk_public_alias");
+	                 "quirk_public_alias");
 	ps_symbols_free(symbols);
 }
 END_TEST
 
 START_TEST(test_debuglink)
 {
-	struct log_capture log = {0};
+	struct log_capture log = { 0 };
 	char root[512], binary[1024], debug[1024], command[4096];
 	struct ps_symbols *symbols;
 	struct ps_dso *dso;
@@ -131,11 +137,11 @@ START_TEST(test_debuglink)
 	fmt(debug, sizeof(debug), "%s/usr/lib/.debug/libfixture.debug", root);
 	copy_file(fixture.debug, debug);
 	fmt(command, sizeof(command), "objcopy --add-gnu-debuglink='%s' '%s' '%s'", debug,
-		 fixture.stripped, binary);
+	    fixture.stripped, binary);
 	ck_assert_int_eq(system(command), 0);
 	symbols = open_symbols(root, "/nonexistent", &log);
 	dso = ps_symbols_dso(symbols, "/usr/lib/libfixture.so", fixture.build_id,
-			     fixture.build_id_size);
+	                     fixture.build_id_size);
 	ck_assert_str_eq(ps_dso_symbol_file(dso), debug);
 	ps_symbols_free(symbols);
 }
@@ -143,7 +149,7 @@ END_TEST
 
 START_TEST(test_vdso_from_cache)
 {
-	struct log_capture log = {0};
+	struct log_capture log = { 0 };
 	char cache[512], want[1024];
 	struct ps_symbols *symbols;
 	struct ps_dso *dso;
@@ -156,8 +162,8 @@ START_TEST(test_vdso_from_cache)
 	fmt(want, sizeof(want), "%s/.build-id/%.2s/%s/vdso", cache, hex, hex + 2);
 	ck_assert_str_eq(ps_dso_file(dso), want);
 	/* perf runs no addr2line on "[...]" names: no inline frames */
-	ck_assert_uint_eq(ps_dso_resolve(dso, fixture_symbol("inl_outer", NULL) + 8, true, frames, 4),
-			  1);
+	ck_assert_uint_eq(
+	        ps_dso_resolve(dso, fixture_symbol("inl_outer", NULL) + 8, true, frames, 4), 1);
 	ck_assert_str_eq(frames[0].sym, "inl_outer");
 	ps_symbols_free(symbols);
 }
@@ -167,7 +173,7 @@ END_TEST
  * so do we, from a private file removed by ps_symbols_free() */
 START_TEST(test_vdso_without_build_id)
 {
-	struct log_capture log = {0};
+	struct log_capture log = { 0 };
 	struct ps_symbols *symbols;
 	struct ps_dso *dso, *recorded;
 	char *file;
@@ -197,7 +203,7 @@ END_TEST
 
 START_TEST(test_build_id_mismatch_warns_once)
 {
-	struct log_capture log = {0};
+	struct log_capture log = { 0 };
 	uint8_t other[20];
 	char other_hex[41];
 	struct ps_symbols *symbols;
@@ -221,10 +227,12 @@ END_TEST
 
 START_TEST(test_same_dso_handle)
 {
-	struct log_capture log = {0};
+	struct log_capture log = { 0 };
 	struct ps_symbols *symbols = open_symbols(NULL, "/nonexistent", &log);
-	struct ps_dso *a = ps_symbols_dso(symbols, fixture.so, fixture.build_id, fixture.build_id_size);
-	struct ps_dso *b = ps_symbols_dso(symbols, fixture.so, fixture.build_id, fixture.build_id_size);
+	struct ps_dso *a =
+	        ps_symbols_dso(symbols, fixture.so, fixture.build_id, fixture.build_id_size);
+	struct ps_dso *b =
+	        ps_symbols_dso(symbols, fixture.so, fixture.build_id, fixture.build_id_size);
 	struct ps_dso *c = ps_symbols_dso(symbols, fixture.so, NULL, 0);
 
 	ck_assert_ptr_eq(a, b);
@@ -236,7 +244,7 @@ END_TEST
 
 START_TEST(test_no_file)
 {
-	struct log_capture log = {0};
+	struct log_capture log = { 0 };
 	struct ps_symbols *symbols = open_symbols(NULL, "/nonexistent", &log);
 	struct ps_dso *dso = ps_symbols_dso(symbols, "/nonexistent/libnothing.so", NULL, 0);
 	struct ps_dso *anon = ps_symbols_dso(symbols, "//anon", NULL, 0);
@@ -282,12 +290,16 @@ static void note_used(void *ctx, const char *path, const char *file, enum ps_fil
 
 START_TEST(test_resolver)
 {
-	struct log_capture log = {0};
-	struct resolver r = {.path = "/archived/libfixture.so", .file = fixture.so};
-	struct ps_symbols_opts opts = {.sz = sizeof(opts), .buildid_dir = "/nonexistent",
-				       .log = capture_log, .log_ctx = &log,
-				       .files = {.resolve = resolve, .resolve_ctx = &r,
-						 .used = note_used, .used_ctx = &r}};
+	struct log_capture log = { 0 };
+	struct resolver r = { .path = "/archived/libfixture.so", .file = fixture.so };
+	struct ps_symbols_opts opts = { .sz = sizeof(opts),
+		                        .buildid_dir = "/nonexistent",
+		                        .log = capture_log,
+		                        .log_ctx = &log,
+		                        .files = { .resolve = resolve,
+		                                   .resolve_ctx = &r,
+		                                   .used = note_used,
+		                                   .used_ctx = &r } };
 	struct ps_symbols *symbols;
 	struct ps_dso *dso, *on_disk;
 

@@ -52,11 +52,14 @@ static const char *archived(void *ctx, const char *path)
 }
 
 static struct ps_symbols *open_symbols(bool srcline, bool record, bool from_names,
-				       struct log_capture *log)
+                                       struct log_capture *log)
 {
-	struct ps_symbols_opts opts = {.sz = sizeof(opts), .symfs = root,
-				       .buildid_dir = "/nonexistent", .srcline = srcline,
-				       .log = capture_log, .log_ctx = log};
+	struct ps_symbols_opts opts = { .sz = sizeof(opts),
+		                        .symfs = root,
+		                        .buildid_dir = "/nonexistent",
+		                        .srcline = srcline,
+		                        .log = capture_log,
+		                        .log_ctx = log };
 	struct ps_symbols *symbols;
 
 	if (record) {
@@ -72,22 +75,22 @@ static struct ps_symbols *open_symbols(bool srcline, bool record, bool from_name
 static struct ps_dso *fixture_dso(struct ps_symbols *symbols)
 {
 	return ps_symbols_dso(symbols, "/usr/lib/libfixture.so", fixture.build_id,
-			      fixture.build_id_size);
+	                      fixture.build_id_size);
 }
 
 static void same_frames(const struct ps_frame_name *a, size_t na, const struct ps_frame_name *b,
-			size_t nb, uint64_t addr)
+                        size_t nb, uint64_t addr)
 {
 	ck_assert_msg(na == nb, "%#llx: %zu frames, then %zu", (unsigned long long)addr, na, nb);
 	for (size_t i = 0; i < na; i++) {
 		ck_assert_msg((a[i].sym == NULL) == (b[i].sym == NULL), "%#llx: frame %zu",
-			      (unsigned long long)addr, i);
+		              (unsigned long long)addr, i);
 		if (a[i].sym)
 			ck_assert_str_eq(a[i].sym, b[i].sym);
 		ck_assert_uint_eq(a[i].offset, b[i].offset);
 		ck_assert_int_eq(a[i].inlined, b[i].inlined);
-		ck_assert_msg((a[i].srcline == NULL) == (b[i].srcline == NULL), "%#llx: srcline %zu",
-			      (unsigned long long)addr, i);
+		ck_assert_msg((a[i].srcline == NULL) == (b[i].srcline == NULL),
+		              "%#llx: srcline %zu", (unsigned long long)addr, i);
 		if (a[i].srcline)
 			ck_assert_str_eq(a[i].srcline, b[i].srcline);
 	}
@@ -97,7 +100,7 @@ static void same_frames(const struct ps_frame_name *a, size_t na, const struct p
  * inline chain) on the debug file while recording, keep the table. */
 static void record_table(uint64_t *start, uint64_t *size)
 {
-	struct log_capture log = {0};
+	struct log_capture log = { 0 };
 	struct ps_symbols *symbols = open_symbols(false, true, false, &log);
 	struct ps_dso *dso = fixture_dso(symbols);
 	struct ps_strbuf text = PS_STRBUF_INIT;
@@ -121,7 +124,7 @@ START_TEST(test_names_same_frames)
 
 	record_table(&start, &size);
 	for (int srcline = 0; srcline < 2; srcline++) {
-		struct log_capture log = {0}, log2 = {0};
+		struct log_capture log = { 0 }, log2 = { 0 };
 		struct ps_symbols *direct = open_symbols(srcline, false, false, &log);
 		struct ps_symbols *from_names = open_symbols(srcline, false, true, &log2);
 		struct ps_dso *a = fixture_dso(direct), *b = fixture_dso(from_names);
@@ -158,8 +161,10 @@ END_TEST
  * as code (ELF) and packed whole, not replaced by its answers. */
 START_TEST(test_names_debug_frame_is_code)
 {
-	struct ps_symbols_opts opts = {.sz = sizeof(opts), .symfs = root,
-				       .buildid_dir = "/nonexistent", .record_names = true};
+	struct ps_symbols_opts opts = { .sz = sizeof(opts),
+		                        .symfs = root,
+		                        .buildid_dir = "/nonexistent",
+		                        .record_names = true };
 	struct ps_strbuf text = PS_STRBUF_INIT;
 	struct ps_symbols *symbols;
 	struct ps_frame_name f[4];
@@ -173,9 +178,9 @@ START_TEST(test_names_debug_frame_is_code)
 	opts.files.used = observed;
 	opts.files.used_ctx = &debug_kind;
 	ck_assert_int_eq(ps_symbols_new(&opts, &symbols), 0);
-	ck_assert_uint_ge(ps_dso_resolve(fixture_dso(symbols), fixture_symbol("inl_outer", NULL),
-					 true, f, 4),
-			  1);
+	ck_assert_uint_ge(
+	        ps_dso_resolve(fixture_dso(symbols), fixture_symbol("inl_outer", NULL), true, f, 4),
+	        1);
 	ck_assert_str_eq(f[0].sym, "inl_outer");
 	ck_assert_int_eq(debug_kind, PS_FILE_ELF);
 	ck_assert_int_eq(ps_symbols_recorded_names(symbols, debug, &text), 0);
@@ -186,7 +191,7 @@ END_TEST
 
 START_TEST(test_names_unrecorded)
 {
-	struct log_capture log = {0};
+	struct log_capture log = { 0 };
 	struct ps_symbols *symbols;
 	struct ps_frame_name f[4];
 	uint64_t start, size;
@@ -200,7 +205,8 @@ START_TEST(test_names_unrecorded)
 	ck_assert_str_eq(f[0].sym, "pick_local_g"); /* from .dynsym */
 	ck_assert_uint_eq(ps_dso_resolve(fixture_dso(symbols), addr + 1, true, f, 4), 1);
 	ck_assert_int_eq(log.warnings, 1);
-	ck_assert_msg(strstr(log.last, "was not reached when the archive was made"), "%s", log.last);
+	ck_assert_msg(strstr(log.last, "was not reached when the archive was made"), "%s",
+	              log.last);
 	ps_symbols_free(symbols);
 }
 END_TEST
@@ -208,31 +214,33 @@ END_TEST
 static const struct {
 	const char *text, *why;
 } bad_tables[] = {
-	{"pystitch-names 2\ndso -\nend\n", "offset 0: not a pystitch symbol answers file"},
-	{"pystitch-names 1\ndso -\n", "offset 23: cut short: no 'end' line"},
-	{"pystitch-names 1\nend\n", "offset 17: expected 'dso'"},
-	{"pystitch-names 1\ndso -\nend\na 1 0 0 -\n", "offset 27: text after 'end'"},
-	{"pystitch-names 1\ndso -\na 10 2 0 =f\nr 3 =g -\nend\n",
-	 "offset 44: fewer records than the address line says"},
-	{"pystitch-names 1\ndso -\na 10 1 0 =f\n", "offset 35: cut short in a record list"},
-	{"pystitch-names 1\ndso -\na 20 0 0 =f\na 10 0 0 =g\nend\n",
-	 "offset 35: addresses not in ascending order"},
-	{"pystitch-names 1\ndso -\na 10 0 0 =f\na 10 0 0 =g\nend\n",
-	 "offset 35: addresses not in ascending order"},
-	{"pystitch-names 1\ndso -\na 10 5000 0 =f\nend\n", "more records than an inline chain"},
-	{"pystitch-names 1\ndso -\na 0x10 0 0 =f\nend\n", "offset 23: bad number in an address line"},
-	{"pystitch-names 1\ndso -\na 10 0 0 =f%2\nend\n", "offset 23: bad %-escape"},
-	{"pystitch-names 1\ndso -\na 10 0 0 f\nend\n", "must start with '='"},
-	{"pystitch-names 1\ndso -\na 10 1 0 =f\nr 99999999999 =g -\nend\n", "bad line number"},
-	{"pystitch-names 1\ndso -\nb\nend\n", "not a line of a symbol answers file"},
-	{"pystitch-names 1\ndso -\nend", "no newline at the end"},
-	{"pystitch-names 1\ndso =a b\nend\n", "offset 17: expected 'dso'"},
-	{"pystitch-names 1\ndso =a%zz\nend\n", "offset 17: bad %-escape"},
-	{"pystitch-names 1\ndso -\na 10 0 11 =f\nend\n",
-	 "offset 23: a symbol that starts after the address"},
-	{"pystitch-names 1\ndso -\na 10 0 8 -\nend\n",
-	 "offset 23: a symbol that starts after the address"},
-	{"pystitch-names 1\ndso -\na 10 0 0 =f\0g\nend\n", "offset 23: no newline at the end, or a NUL"},
+	{ "pystitch-names 2\ndso -\nend\n", "offset 0: not a pystitch symbol answers file" },
+	{ "pystitch-names 1\ndso -\n", "offset 23: cut short: no 'end' line" },
+	{ "pystitch-names 1\nend\n", "offset 17: expected 'dso'" },
+	{ "pystitch-names 1\ndso -\nend\na 1 0 0 -\n", "offset 27: text after 'end'" },
+	{ "pystitch-names 1\ndso -\na 10 2 0 =f\nr 3 =g -\nend\n",
+	  "offset 44: fewer records than the address line says" },
+	{ "pystitch-names 1\ndso -\na 10 1 0 =f\n", "offset 35: cut short in a record list" },
+	{ "pystitch-names 1\ndso -\na 20 0 0 =f\na 10 0 0 =g\nend\n",
+	  "offset 35: addresses not in ascending order" },
+	{ "pystitch-names 1\ndso -\na 10 0 0 =f\na 10 0 0 =g\nend\n",
+	  "offset 35: addresses not in ascending order" },
+	{ "pystitch-names 1\ndso -\na 10 5000 0 =f\nend\n", "more records than an inline chain" },
+	{ "pystitch-names 1\ndso -\na 0x10 0 0 =f\nend\n",
+	  "offset 23: bad number in an address line" },
+	{ "pystitch-names 1\ndso -\na 10 0 0 =f%2\nend\n", "offset 23: bad %-escape" },
+	{ "pystitch-names 1\ndso -\na 10 0 0 f\nend\n", "must start with '='" },
+	{ "pystitch-names 1\ndso -\na 10 1 0 =f\nr 99999999999 =g -\nend\n", "bad line number" },
+	{ "pystitch-names 1\ndso -\nb\nend\n", "not a line of a symbol answers file" },
+	{ "pystitch-names 1\ndso -\nend", "no newline at the end" },
+	{ "pystitch-names 1\ndso =a b\nend\n", "offset 17: expected 'dso'" },
+	{ "pystitch-names 1\ndso =a%zz\nend\n", "offset 17: bad %-escape" },
+	{ "pystitch-names 1\ndso -\na 10 0 11 =f\nend\n",
+	  "offset 23: a symbol that starts after the address" },
+	{ "pystitch-names 1\ndso -\na 10 0 8 -\nend\n",
+	  "offset 23: a symbol that starts after the address" },
+	{ "pystitch-names 1\ndso -\na 10 0 0 =f\0g\nend\n",
+	  "offset 23: no newline at the end, or a NUL" },
 };
 
 START_TEST(test_names_damaged)
@@ -244,7 +252,7 @@ START_TEST(test_names_damaged)
 	ck_assert_int_eq(ps_names_load("T", names_file, &names, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_null(names);
 	ck_assert_msg(strncmp(err, "T: offset ", 10) == 0 && strstr(err, bad_tables[_i].why),
-		      "table %d: got '%s', want '%s'", _i, err, bad_tables[_i].why);
+	              "table %d: got '%s', want '%s'", _i, err, bad_tables[_i].why);
 }
 END_TEST
 
@@ -272,8 +280,8 @@ START_TEST(test_names_good)
 	const struct ps_names_entry *e;
 
 	write_file(names_file, "pystitch-names 1\ndso =/usr/lib/x%20y.so\n"
-			       "a 10 2 8 =outer\nr 7 =inner =/src/a.c\nr 0 - -\n"
-			       "a ff 0 0 -\nend\n");
+	                       "a 10 2 8 =outer\nr 7 =inner =/src/a.c\nr 0 - -\n"
+	                       "a ff 0 0 -\nend\n");
 	ck_assert_int_eq(ps_names_load("T", names_file, &names, err, sizeof(err)), 0);
 	ck_assert_uint_eq(ps_names_count(names), 2);
 	e = ps_names_find(names, 0x10);

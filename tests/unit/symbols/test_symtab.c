@@ -11,7 +11,7 @@ static struct ps_dso *dso;
 
 static void setup(void)
 {
-	struct ps_symbols_opts opts = {.sz = sizeof(opts), .buildid_dir = "/nonexistent"};
+	struct ps_symbols_opts opts = { .sz = sizeof(opts), .buildid_dir = "/nonexistent" };
 
 	ck_assert_msg(fixture.ok, "fixture: %s", fixture.why);
 	ck_assert_int_eq(ps_symbols_new(&opts, &symbols), 0);
@@ -33,7 +33,7 @@ static void expect_at(const char *group, uint64_t delta, const char *want, uint6
 	ck_assert_msg(start != UINT64_MAX, "%s not in the fixture", group);
 	f = resolve_plain(dso, start + delta);
 	ck_assert_msg(f.sym && strcmp(f.sym, want) == 0, "%s+%llu: want %s, got %s", group,
-		      (unsigned long long)delta, want, f.sym ? f.sym : "[unknown]");
+	              (unsigned long long)delta, want, f.sym ? f.sym : "[unknown]");
 	ck_assert_uint_eq(f.offset, offset);
 	ck_assert(!f.inlined);
 }
@@ -117,7 +117,7 @@ END_TEST
 
 START_TEST(test_stripped_uses_dynsym)
 {
-	struct ps_symbols_opts opts = {.sz = sizeof(opts), .buildid_dir = "/nonexistent"};
+	struct ps_symbols_opts opts = { .sz = sizeof(opts), .buildid_dir = "/nonexistent" };
 	struct ps_symbols *s;
 	struct ps_dso *d;
 	uint64_t start = fixture_symbol("pick_weak_g", NULL);
