@@ -5,6 +5,12 @@
  * leaves the cursor marked as failed; later reads keep failing, so a parser
  * can do a run of reads and check once. Multi-byte values are converted
  * from the file's byte order (swap) to the host's.
+ *
+ * Fields whose place is computed rather than reached in order (an id at a
+ * position counted from a record's end, the bytes a symbol's address
+ * points to in an ELF file) are read with the peek readers: each checks
+ * its own offset against the cursor's bounds and neither moves the cursor
+ * nor marks it failed, so a bad offset is refused at the read that uses it.
  */
 #ifndef PS_BASE_CURSOR_H
 #define PS_BASE_CURSOR_H
@@ -149,6 +155,62 @@ static inline const char *ps_cursor_string(struct ps_cursor *c, size_t limit, bo
 	s = (const char *)c->p;
 	c->p = fixed ? c->p + limit : nul + 1;
 	return s;
+}
+
+/* ---- peeking at an offset from the cursor's start ------------------ */
+
+/* The whole span the cursor was made over. */
+static inline size_t ps_cursor_size(const struct ps_cursor *c)
+{
+	return (size_t)(c->end - c->start);
+}
+
+/* n bytes at offset from the start, or NULL when they are not all inside
+ * (written so that offset + n cannot wrap). */
+static inline const uint8_t *ps_cursor_peek(const struct ps_cursor *c, size_t offset, size_t n)
+{
+	size_t size = ps_cursor_size(c);
+
+	if (offset > size || n > size - offset)
+		return NULL;
+	return offset ? c->start + offset : c->start; /* NULL + 0 is undefined */
+}
+
+/* A cursor over n bytes at offset, with the same byte order; false (and
+ * *out untouched) when they are not all inside. */
+static inline bool ps_cursor_peek_cursor(const struct ps_cursor *c, size_t offset, size_t n,
+                                         struct ps_cursor *out)
+{
+	const uint8_t *at = ps_cursor_peek(c, offset, n);
+
+	if (!at)
+		return false;
+	*out = ps_cursor_make(at, n, c->swap);
+	return true;
+}
+
+static inline bool ps_cursor_peek_u32(const struct ps_cursor *c, size_t offset, uint32_t *out)
+{
+	const uint8_t *at = ps_cursor_peek(c, offset, 4);
+	uint32_t v;
+
+	if (!at)
+		return false;
+	memcpy(&v, at, 4);
+	*out = c->swap ? __builtin_bswap32(v) : v;
+	return true;
+}
+
+static inline bool ps_cursor_peek_u64(const struct ps_cursor *c, size_t offset, uint64_t *out)
+{
+	const uint8_t *at = ps_cursor_peek(c, offset, 8);
+	uint64_t v;
+
+	if (!at)
+		return false;
+	memcpy(&v, at, 8);
+	*out = c->swap ? __builtin_bswap64(v) : v;
+	return true;
 }
 
 #endif /* PS_BASE_CURSOR_H */

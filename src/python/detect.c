@@ -1,17 +1,16 @@
 /* CPython detection: whether an ELF file is the interpreter (it defines
  * _PyEval_EvalFrameDefault), its version, and the -X perf trampoline
- * template; cached per path. */
+ * template; cached per file. The file is the symbols module's handle
+ * (symbols/symbols.h), opened once per feed: nothing here opens,
+ * maps or parses ELF headers itself. */
 #include "python/python_priv.h"
 
+#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/hash.h"
 #include "base/message.h"
@@ -134,151 +133,45 @@ static bool valid_hex(uint64_t hex)
 	return hex >> 32 == 0 && (hex >> 24) == 3 && level >= 0xA;
 }
 
-/* ---- ELF access ------------------------------------------------------ */
+/* ---- the file -------------------------------------------------------- */
 
-struct elf_file {
-	const char *path;
-	Elf *elf;
-	const uint8_t *image;
-	size_t size;
-	bool little;
-	size_t nr_sections;
-	GElf_Shdr *sections;
-	const char **section_names;
-	size_t nr_segments;
-	GElf_Phdr *segments;
+/* One file being examined: read through the symbols module's handle (the
+ * DSO's, opened once per feed), every byte through a cursor. */
+struct examined {
+	const struct ps_elf *elf;
+	const char *file; /* what was read, for messages and the name's X.Y */
 	char *err; /* PS_MSG_MAX bytes */
 };
 
-static int fail(struct elf_file *f, int rc, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
+static int fail(struct examined *f, int rc, uint64_t offset, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 
-static int fail(struct elf_file *f, int rc, const char *fmt, ...)
+/* "FILE: offset 0x...: what", the project's one-line form. */
+static int fail(struct examined *f, int rc, uint64_t offset, const char *fmt, ...)
 {
 	char prefix[PS_MSG_MAX];
 	va_list ap;
 
-	snprintf(prefix, sizeof(prefix), "%s: ", f->path);
+	snprintf(prefix, sizeof(prefix), "%s: offset 0x%llx: ", f->file,
+	         (unsigned long long)offset);
 	va_start(ap, fmt);
 	ps_vfail(f->err, PS_MSG_MAX, rc, prefix, fmt, ap);
 	va_end(ap);
 	return rc;
 }
 
-static bool in_file(const struct elf_file *f, uint64_t offset, uint64_t size)
-{
-	return offset <= f->size && size <= f->size - offset;
-}
-
-static uint64_t read_uint(const struct elf_file *f, const uint8_t *at, size_t size)
-{
-	uint64_t value = 0;
-
-	for (size_t i = 0; i < size; i++) {
-		size_t byte = f->little ? size - 1 - i : i;
-
-		value = value << 8 | at[byte];
-	}
-	return value;
-}
-
-static int read_headers(struct elf_file *f)
-{
-	GElf_Ehdr ehdr;
-	size_t count = 0, names = 0;
-
-	if (!gelf_getehdr(f->elf, &ehdr))
-		return fail(f, -EINVAL, "cannot read the ELF header");
-	f->little = ehdr.e_ident[EI_DATA] == ELFDATA2LSB;
-	/* libelf quietly sees no sections when their headers are cut off */
-	if (ehdr.e_shoff != 0 &&
-	    !in_file(f, ehdr.e_shoff,
-	             (uint64_t)(ehdr.e_shnum ? ehdr.e_shnum : 1) * ehdr.e_shentsize))
-		return fail(f, -EINVAL,
-		            "section headers extend past the end of the file (truncated?)");
-	if (elf_getshdrnum(f->elf, &count) != 0)
-		return fail(f, -EINVAL, "cannot read the section count");
-	if (count &&
-	    (ehdr.e_shoff == 0 || !in_file(f, ehdr.e_shoff, (uint64_t)count * ehdr.e_shentsize)))
-		return fail(f, -EINVAL, "section headers extend past the end of the file");
-	if (count > 65536)
-		return fail(f, -EINVAL, "%zu sections", count);
-	if (elf_getshdrstrndx(f->elf, &names) != 0)
-		names = SIZE_MAX;
-	f->sections = calloc(count ? count : 1, sizeof(*f->sections));
-	f->section_names = calloc(count ? count : 1, sizeof(*f->section_names));
-	if (!f->sections || !f->section_names)
-		return fail(f, -ENOMEM, "out of memory");
-	f->nr_sections = count;
-	for (size_t i = 0; i < count; i++) {
-		Elf_Scn *scn = elf_getscn(f->elf, i);
-		const char *name;
-
-		if (!scn || !gelf_getshdr(scn, &f->sections[i]))
-			return fail(f, -EINVAL, "cannot read section header %zu", i);
-		name = names == SIZE_MAX ? NULL : elf_strptr(f->elf, names, f->sections[i].sh_name);
-		f->section_names[i] = name ? name : "";
-	}
-	if (elf_getphdrnum(f->elf, &count) != 0)
-		count = 0;
-	if (count && !in_file(f, ehdr.e_phoff, (uint64_t)count * ehdr.e_phentsize))
-		return fail(f, -EINVAL, "program headers extend past the end of the file");
-	f->segments = calloc(count ? count : 1, sizeof(*f->segments));
-	if (!f->segments)
-		return fail(f, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < count; i++) {
-		if (!gelf_getphdr(f->elf, (int)i, &f->segments[f->nr_segments]))
-			return fail(f, -EINVAL, "cannot read program header %zu", i);
-		if (f->segments[f->nr_segments].p_type == PT_LOAD)
-			f->nr_segments++;
-	}
-	return 0;
-}
-
-/* The file offset of vaddr with size bytes readable from the file there:
- * through the section the symbol names, else the PT_LOAD segments. */
-static bool file_offset(const struct elf_file *f, size_t section, uint64_t vaddr, uint64_t size,
-                        uint64_t *offset)
-{
-	if (section < f->nr_sections) {
-		const GElf_Shdr *sec = &f->sections[section];
-
-		if (sec->sh_type != SHT_NOBITS && vaddr >= sec->sh_addr &&
-		    vaddr - sec->sh_addr <= sec->sh_size &&
-		    size <= sec->sh_size - (vaddr - sec->sh_addr)) {
-			*offset = sec->sh_offset + (vaddr - sec->sh_addr);
-			return in_file(f, *offset, size);
-		}
-	}
-	for (size_t i = 0; i < f->nr_segments; i++) {
-		const GElf_Phdr *seg = &f->segments[i];
-
-		if (vaddr >= seg->p_vaddr && vaddr - seg->p_vaddr <= seg->p_filesz &&
-		    size <= seg->p_filesz - (vaddr - seg->p_vaddr)) {
-			*offset = seg->p_offset + (vaddr - seg->p_vaddr);
-			return in_file(f, *offset, size);
-		}
-	}
-	return false;
-}
-
 /* A NUL-terminated PY_VERSION at vaddr (it may be the tail of a longer
  * string: linkers merge string suffixes, so "3.8.18" can end
  * "/usr/local/3.8.18"). */
-static uint32_t version_at(const struct elf_file *f, uint64_t vaddr)
+static uint32_t version_at(const struct examined *f, uint64_t vaddr)
 {
-	uint64_t offset;
-	size_t len = 0;
+	struct ps_cursor c;
 	const char *text;
 
-	if (!file_offset(f, SIZE_MAX, vaddr, 1, &offset))
+	if (!ps_elf_vaddr_cursor(f->elf, SIZE_MAX, vaddr, 1, &c))
 		return 0;
-	text = (const char *)f->image + offset;
-	while (len < MAX_VERSION_TEXT && offset + len < f->size && text[len])
-		len++;
-	if (offset + len >= f->size || text[len])
-		return 0;
-	return ps_py_parse_version(text, len);
+	text = ps_cursor_string(&c, MAX_VERSION_TEXT + 1, false);
+	return text ? ps_py_parse_version(text, strlen(text)) : 0;
 }
 
 /* ---- symbols --------------------------------------------------------- */
@@ -296,51 +189,44 @@ struct found {
 	uint64_t runtime_addr; /* _PyRuntime, 0 when absent */
 };
 
-typedef void (*symbol_fn)(struct elf_file *f, const GElf_Sym *sym, const char *name, bool dynsym,
-                          void *ctx);
+typedef void (*symbol_fn)(const struct ps_elf_sym *sym, bool dynsym, void *ctx);
 
-static int for_each_symbol(struct elf_file *f, symbol_fn fn, void *ctx)
+/* Every named, defined symbol of every symbol table (SHT_SYMTAB and
+ * SHT_DYNSYM, whatever their names). */
+static int for_each_symbol(struct examined *f, symbol_fn fn, void *ctx)
 {
-	size_t sym_size = gelf_fsize(f->elf, ELF_T_SYM, 1, EV_CURRENT);
+	for (size_t i = 0; i < ps_elf_nr_sections(f->elf); i++) {
+		const struct ps_elf_section *sec = ps_elf_section(f->elf, i);
+		struct ps_elf_symtab table;
 
-	for (size_t i = 0; i < f->nr_sections; i++) {
-		const GElf_Shdr *sec = &f->sections[i];
-		Elf_Data *data;
-		size_t count;
-
-		if (sec->sh_type != SHT_SYMTAB && sec->sh_type != SHT_DYNSYM)
+		if (sec->type != SHT_SYMTAB && sec->type != SHT_DYNSYM)
 			continue;
-		if (!sym_size || !in_file(f, sec->sh_offset, sec->sh_size) ||
-		    sec->sh_link >= f->nr_sections)
-			return fail(f, -EINVAL, "symbol table %s is damaged", f->section_names[i]);
-		data = elf_getdata(elf_getscn(f->elf, i), NULL);
-		if (!data)
-			return fail(f, -EINVAL, "cannot read symbol table %s", f->section_names[i]);
-		count = data->d_size / sym_size;
-		if (count > MAX_SYMBOLS)
-			return fail(f, -EINVAL, "symbol table %s has %zu entries",
-			            f->section_names[i], count);
-		for (size_t k = 1; k < count; k++) {
-			GElf_Sym sym;
-			const char *name;
+		if (!ps_elf_symtab_open(f->elf, (int)i, &table))
+			return fail(f, -EINVAL, sec->offset,
+			            "symbol table %s (or its strings) is not in the file",
+			            sec->name);
+		if (table.count > MAX_SYMBOLS)
+			return fail(f, -EINVAL, sec->offset, "symbol table %s has %zu entries",
+			            sec->name, table.count);
+		for (size_t k = 1; k < table.count; k++) {
+			struct ps_elf_sym sym;
 
-			if (!gelf_getsym(data, (int)k, &sym))
-				break;
-			if (sym.st_shndx == SHN_UNDEF || sym.st_name == 0)
+			/* an entry whose name is outside the strings is skipped */
+			if (!ps_elf_symtab_get(&table, k, &sym))
 				continue;
-			name = elf_strptr(f->elf, sec->sh_link, sym.st_name);
-			if (name)
-				fn(f, &sym, name, sec->sh_type == SHT_DYNSYM, ctx);
+			if (sym.shndx == SHN_UNDEF || !sym.name[0])
+				continue;
+			fn(&sym, sec->type == SHT_DYNSYM, ctx);
 		}
 	}
 	return 0;
 }
 
-static void note_symbol(struct elf_file *f, const GElf_Sym *sym, const char *name, bool dynsym,
-                        void *ctx)
+static void note_symbol(const struct ps_elf_sym *sym, bool dynsym, void *ctx)
 {
 	struct found *found = ctx;
 	struct ps_py_interp *info = found->info;
+	const char *name = sym->name;
 	enum ps_py_eval_kind kind;
 
 	if (name[0] != '_' && name[0] != 'P')
@@ -351,24 +237,24 @@ static void note_symbol(struct elf_file *f, const GElf_Sym *sym, const char *nam
 			found->eval_in_dynsym |= dynsym;
 			found->eval_in_symtab |= !dynsym;
 		}
-	} else if (!strcmp(name, "Py_Version") && (sym->st_size == 4 || sym->st_size == 8)) {
+	} else if (!strcmp(name, "Py_Version") && (sym->size == 4 || sym->size == 8)) {
 		found->has_py_version = true;
-		found->py_version_addr = sym->st_value;
-		found->py_version_size = sym->st_size;
-		found->py_version_section = sym->st_shndx;
+		found->py_version_addr = sym->value;
+		found->py_version_size = sym->size;
+		found->py_version_section = sym->shndx;
 	} else if (!strcmp(name, "Py_GetVersion")) {
 		found->has_get_version = true;
-		found->get_version_addr = sym->st_value;
-		found->get_version_size = sym->st_size;
-		found->get_version_section = sym->st_shndx;
+		found->get_version_addr = sym->value;
+		found->get_version_size = sym->size;
+		found->get_version_section = sym->shndx;
 	} else if (!strcmp(name, "_PyRuntime")) {
-		found->runtime_addr = sym->st_value;
+		found->runtime_addr = sym->value;
 	} else if (!strcmp(name, "_Py_trampoline_func_start")) {
 		info->has_trampoline = true;
-		info->trampoline_start = sym->st_value;
+		info->trampoline_start = sym->value;
 	} else if (!strcmp(name, "_Py_trampoline_func_end")) {
 		found->has_trampoline_end = true;
-		info->trampoline_end = sym->st_value;
+		info->trampoline_end = sym->value;
 	}
 }
 
@@ -376,28 +262,27 @@ static void note_symbol(struct elf_file *f, const GElf_Sym *sym, const char *nam
 
 /* The PY_VERSION_HEX _Py_DebugOffsets carries at the start of .PyRuntime
  * (3.13+), or 0. */
-static uint64_t debug_offsets_version(struct elf_file *f, const struct found *found_symbols)
+static uint64_t debug_offsets_version(const struct examined *f, const struct found *found_symbols)
 {
-	uint64_t offset = 0, version;
+	struct ps_cursor runtime;
+	const uint8_t *magic;
+	uint64_t version;
 	bool found = false;
-	const uint8_t *at;
 
-	for (size_t i = 0; i < f->nr_sections && !found; i++) {
-		if (!strcmp(f->section_names[i], ".PyRuntime") &&
-		    f->sections[i].sh_type != SHT_NOBITS && f->sections[i].sh_size >= 24 &&
-		    in_file(f, f->sections[i].sh_offset, 24)) {
-			offset = f->sections[i].sh_offset;
-			found = true;
-		}
+	for (size_t i = 0; i < ps_elf_nr_sections(f->elf) && !found; i++) {
+		const struct ps_elf_section *sec = ps_elf_section(f->elf, i);
+
+		found = !strcmp(sec->name, ".PyRuntime") && sec->size >= 24 &&
+		        ps_elf_section_cursor(f->elf, i, &runtime);
 	}
 	if (!found && found_symbols->runtime_addr)
-		found = file_offset(f, SIZE_MAX, found_symbols->runtime_addr, 24, &offset);
+		found = ps_elf_vaddr_cursor(f->elf, SIZE_MAX, found_symbols->runtime_addr, 24,
+		                            &runtime);
 	if (!found)
 		return 0;
-	at = f->image + offset;
-	if (memcmp(at, "xdebugpy", 8))
+	magic = ps_cursor_peek(&runtime, 0, 8);
+	if (!magic || memcmp(magic, "xdebugpy", 8) || !ps_cursor_peek_u64(&runtime, 8, &version))
 		return 0;
-	version = read_uint(f, at + 8, 8);
 	return valid_hex(version) ? version : 0;
 }
 
@@ -405,33 +290,40 @@ static uint64_t debug_offsets_version(struct elf_file *f, const struct found *fo
  * one of them is PY_VERSION, the first argument after the format. Each
  * candidate is checked to be a version string, so a mis-decoded byte costs
  * nothing. */
-static uint32_t version_from_code(struct elf_file *f, const struct found *found)
+static uint32_t version_from_code(const struct examined *f, const struct found *found)
 {
-	uint64_t size = found->get_version_size, offset;
+	uint64_t size = found->get_version_size;
+	struct ps_cursor c;
 	const uint8_t *code;
 
 	if (size == 0 || size > MAX_SCANNED_CODE)
 		size = MAX_SCANNED_CODE;
-	while (size &&
-	       !file_offset(f, found->get_version_section, found->get_version_addr, size, &offset))
+	/* the symbol's size may overstate what the file holds there */
+	while (size && !ps_elf_vaddr_cursor(f->elf, found->get_version_section,
+	                                    found->get_version_addr, size, &c))
 		size /= 2;
 	if (!size)
 		return 0;
-	code = f->image + offset;
+	/* every index below stays under size, which the cursor holds */
+	code = ps_cursor_peek(&c, 0, size);
+	if (!code)
+		return 0;
 	for (uint64_t i = 0; i + 5 <= size; i++) {
 		uint64_t target = 0;
+		uint32_t imm = 0;
 		uint32_t hex;
 
 		if (i + 7 <= size && (code[i] == 0x48 || code[i] == 0x4c) && code[i + 1] == 0x8d &&
 		    (code[i + 2] & 0xc7) == 0x05) {
-			int32_t disp = (int32_t)(uint32_t)read_uint(f, code + i + 3, 4);
-
-			target = found->get_version_addr + i + 7 + (uint64_t)(int64_t)disp;
+			ps_cursor_peek_u32(&c, i + 3, &imm);
+			target = found->get_version_addr + i + 7 + (uint64_t)(int64_t)(int32_t)imm;
 		} else if (code[i] >= 0xb8 && code[i] <= 0xbf) {
-			target = read_uint(f, code + i + 1, 4);
+			ps_cursor_peek_u32(&c, i + 1, &imm);
+			target = imm;
 		} else if (i + 6 <= size && code[i] == 0x41 && code[i + 1] >= 0xb8 &&
 		           code[i + 1] <= 0xbf) {
-			target = read_uint(f, code + i + 2, 4);
+			ps_cursor_peek_u32(&c, i + 2, &imm);
+			target = imm;
 		} else {
 			continue;
 		}
@@ -458,22 +350,28 @@ static bool version_in_name(const char *path, unsigned *major, unsigned *minor)
 
 /* Last resort: PY_VERSION-like strings in .rodata. The interpreter's own is
  * the one whose X.Y the file name carries, or the only candidate. */
-static uint32_t version_from_rodata(struct elf_file *f)
+static uint32_t version_from_rodata(const struct examined *f)
 {
 	unsigned name_major = 0, name_minor = 0;
-	bool named = version_in_name(f->path, &name_major, &name_minor);
+	bool named = version_in_name(f->file, &name_major, &name_minor);
 	uint32_t only = 0, matching = 0;
 	size_t nr_candidates = 0;
 
-	for (size_t i = 0; i < f->nr_sections; i++) {
-		const GElf_Shdr *sec = &f->sections[i];
+	for (size_t i = 0; i < ps_elf_nr_sections(f->elf); i++) {
+		const struct ps_elf_section *sec = ps_elf_section(f->elf, i);
+		struct ps_cursor rodata;
 		const char *text;
+		size_t size;
 
-		if (strcmp(f->section_names[i], ".rodata") || sec->sh_type == SHT_NOBITS ||
-		    !in_file(f, sec->sh_offset, sec->sh_size))
+		if (strcmp(sec->name, ".rodata") || !ps_elf_section_cursor(f->elf, i, &rodata))
 			continue;
-		text = (const char *)f->image + sec->sh_offset;
-		for (size_t end = 0; end < sec->sh_size; end++) {
+		/* the scan looks back from each NUL: every index stays in
+		 * [0, size), the span the cursor holds */
+		size = ps_cursor_size(&rodata);
+		text = (const char *)ps_cursor_peek(&rodata, 0, size);
+		if (!text)
+			continue;
+		for (size_t end = 0; end < size; end++) {
 			size_t start = end;
 			uint32_t hex;
 
@@ -514,17 +412,24 @@ static void set_version(struct ps_py_interp *info, uint32_t hex, enum ps_py_vers
 	info->version_source = source;
 }
 
-static void find_version(struct elf_file *f, const struct found *found, struct ps_py_interp *info)
+static void find_version(const struct examined *f, const struct found *found,
+                         struct ps_py_interp *info)
 {
 	uint64_t debug = debug_offsets_version(f, found);
 	uint32_t hex = 0;
 
 	if (found->has_py_version) {
-		uint64_t offset;
+		struct ps_cursor c;
+		uint64_t wide = 0;
 
-		if (file_offset(f, found->py_version_section, found->py_version_addr,
-		                found->py_version_size, &offset))
-			hex = (uint32_t)read_uint(f, f->image + offset, found->py_version_size);
+		/* a 4- or 8-byte variable holding PY_VERSION_HEX */
+		if (ps_elf_vaddr_cursor(f->elf, found->py_version_section, found->py_version_addr,
+		                        found->py_version_size, &c)) {
+			if (found->py_version_size == 4)
+				ps_cursor_peek_u32(&c, 0, &hex);
+			else if (ps_cursor_peek_u64(&c, 0, &wide))
+				hex = (uint32_t)wide;
+		}
 		if (valid_hex(hex))
 			set_version(info, hex, PS_PY_VERSION_SYMBOL);
 	}
@@ -545,14 +450,11 @@ static void find_version(struct elf_file *f, const struct found *found, struct p
 
 /* ---- one file -------------------------------------------------------- */
 
-static int examine(struct elf_file *f, struct ps_py_interp *info)
+static int examine(struct examined *f, struct ps_py_interp *info)
 {
 	struct found found = { .info = info };
 	int rc;
 
-	rc = read_headers(f);
-	if (rc < 0)
-		return rc;
 	rc = for_each_symbol(f, note_symbol, &found);
 	if (rc < 0)
 		return rc;
@@ -575,44 +477,6 @@ static int examine(struct elf_file *f, struct ps_py_interp *info)
 	info->dynsym_only = !found.eval_in_symtab;
 	find_version(f, &found, info);
 	return 1;
-}
-
-static int detect_file(const char *path, struct ps_py_interp *info, char *err)
-{
-	struct elf_file f = { .path = path, .err = err };
-	struct stat st;
-	int fd, rc;
-
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return fail(&f, -EINVAL, "libelf is too old");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		return fail(&f, rc, "cannot open: %s", strerror(-rc));
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return fail(&f, -EINVAL, "not a regular file");
-	}
-	f.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!f.elf || elf_kind(f.elf) != ELF_K_ELF) {
-		rc = fail(&f, -ENOEXEC, "not an ELF file");
-		goto out;
-	}
-	f.image = (const uint8_t *)elf_rawfile(f.elf, &f.size);
-	if (!f.image || f.size != (size_t)st.st_size) {
-		rc = fail(&f, -EINVAL, "cannot map the file");
-		goto out;
-	}
-	rc = examine(&f, info);
-out:
-	free(f.sections);
-	free(f.section_names);
-	free(f.segments);
-	if (f.elf)
-		elf_end(f.elf);
-	close(fd);
-	return rc;
 }
 
 /* ---- registry -------------------------------------------------------- */
@@ -664,16 +528,18 @@ static size_t hash_path(const char *path)
 	return (size_t)(ps_hash_string(path, 0) % NR_BUCKETS);
 }
 
-int ps_py_registry_detect(struct ps_py_registry *registry, const char *path,
+int ps_py_registry_detect(struct ps_py_registry *registry, const struct ps_elf *elf,
                           const struct ps_py_interp **out)
 {
 	struct registry_entry *entry;
 	char err[PS_MSG_MAX] = "";
+	const char *path;
 	size_t bucket, len;
 
-	if (!registry || !path || !out)
+	if (!registry || !elf || !out)
 		return -EINVAL;
 	*out = NULL;
+	path = ps_elf_file(elf);
 	bucket = hash_path(path);
 	for (entry = registry->buckets[bucket]; entry; entry = entry->next)
 		if (!strcmp(entry->path, path))
@@ -687,7 +553,11 @@ int ps_py_registry_detect(struct ps_py_registry *registry, const char *path,
 		}
 		memcpy(entry->path, path, len + 1);
 		entry->info.path = entry->path;
-		entry->rc = detect_file(entry->path, &entry->info, err);
+		{
+			struct examined f = { .elf = elf, .file = entry->path, .err = err };
+
+			entry->rc = examine(&f, &entry->info);
+		}
 		if (entry->rc < 0) {
 			memset(&entry->info, 0, sizeof(entry->info));
 			entry->info.path = entry->path;

@@ -32,8 +32,10 @@ struct python_process *ps_python_process(struct ps_process *process)
 	return state;
 }
 
-static const struct ps_trampoline *decoded_template(struct ps_python *python, const char *path)
+static const struct ps_trampoline *decoded_template(struct ps_python *python,
+                                                    const struct ps_elf *elf)
 {
+	const char *path = ps_elf_file(elf);
 	struct python_trampoline *e;
 	char err[PS_MSG_MAX] = "";
 
@@ -48,7 +50,7 @@ static const struct ps_trampoline *decoded_template(struct ps_python *python, co
 	if (!e->path)
 		return NULL;
 	python->nr_trampolines++;
-	e->rc = ps_trampoline_from_elf(path, &e->trampoline, err, sizeof(err));
+	e->rc = ps_trampoline_from_elf(elf, &e->trampoline, err, sizeof(err));
 	if (e->rc)
 		ps_python_say(python, PS_LOG_WARN,
 		              "%s: cannot use the -X perf trampoline template: %s", path,
@@ -93,7 +95,7 @@ void ps_python_find_interpreter(struct ps_python *python, struct python_process 
 	for (const struct ps_map *map = ps_process_next_map(p, NULL);
 	     map && !(state->interp && state->template_object); map = ps_process_next_map(p, map)) {
 		const struct ps_py_interp *interp;
-		const char *path;
+		const struct ps_elf *elf;
 		struct ps_dso *dso;
 		int rc;
 
@@ -103,8 +105,9 @@ void ps_python_find_interpreter(struct ps_python *python, struct python_process 
 			continue; /* one file, several mappings */
 		last = map->object;
 		dso = ps_pipeline_object_dso(python->pipeline, map->object);
-		path = dso ? ps_dso_file(dso) : NULL;
-		if (!path || (rc = ps_py_registry_detect(python->registry, path, &interp)) < 0)
+		/* the DSO's own handle: each file is opened once per feed */
+		elf = dso ? ps_dso_elf(dso) : NULL;
+		if (!elf || (rc = ps_py_registry_detect(python->registry, elf, &interp)) < 0)
 			continue;
 		if (rc == 1 && !state->interp) {
 			state->interp_object = map->object;
@@ -114,7 +117,7 @@ void ps_python_find_interpreter(struct ps_python *python, struct python_process 
 		if (interp->has_trampoline && !state->template_object) {
 			state->template_object = map->object;
 			state->template_map_start = map->start;
-			state->trampoline = decoded_template(python, path);
+			state->trampoline = decoded_template(python, elf);
 		}
 	}
 }

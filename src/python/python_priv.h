@@ -232,15 +232,15 @@ struct ps_trampoline {
  * unbalanced stack at the ret. */
 int ps_trampoline_decode(const uint8_t *code, size_t size, struct ps_trampoline *out, char *errmsg,
                          size_t errmsg_size);
-/* Copy the template's bytes out of an interpreter's ELF file (symbols from
- * .symtab, else .dynsym; bytes from the section or PT_LOAD segment holding
- * them). -ENOENT: no such symbols; -EOPNOTSUPP: not x86-64; -EINVAL: a
- * template that is empty, larger than cap or PS_TRAMPOLINE_MAX_SIZE, or not
- * in the file; -errno of open(). */
-int ps_trampoline_read_template(const char *path, uint8_t *buf, size_t cap, size_t *size,
+/* Copy the template's bytes out of an interpreter's ELF file, the symbols
+ * module's handle (symbols from .symtab, else .dynsym; bytes from the
+ * section or PT_LOAD segment holding them). -ENOENT: no such symbols;
+ * -EOPNOTSUPP: not x86-64; -EINVAL: a template that is empty, larger than
+ * cap or PS_TRAMPOLINE_MAX_SIZE, or not in the file. */
+int ps_trampoline_read_template(const struct ps_elf *elf, uint8_t *buf, size_t cap, size_t *size,
                                 char *errmsg, size_t errmsg_size);
-/* Both: read the template of the interpreter at path and decode it. */
-int ps_trampoline_from_elf(const char *path, struct ps_trampoline *out, char *errmsg,
+/* Both: read the template of the interpreter in elf and decode it. */
+int ps_trampoline_from_elf(const struct ps_elf *elf, struct ps_trampoline *out, char *errmsg,
                            size_t errmsg_size);
 /* The rule at offset (pc - trampoline start): at the return site for a
  * caller frame, at any instruction for the sample's leaf. false for an
@@ -271,9 +271,9 @@ int ps_eh_frame_rule(const uint8_t *eh_frame, size_t size, uint64_t code_start, 
 /* -- detection (detect.c) --------------------------------------------
  * Whether an ELF file (a mapped DSO: libpython or a static interpreter)
  * is CPython, its version, and the -X perf trampoline template it holds.
- * Read once per path with libelf (bounded; a damaged file is an error
- * naming it) and kept in a registry. Addresses are ELF virtual addresses
- * (vaddr). */
+ * Read once per file through the symbols module's handle (the DSO's, see
+ * ps_dso_elf(); bounded; a damaged file is an error naming it) and kept in
+ * a registry. Addresses are ELF virtual addresses (vaddr). */
 
 /* How a symbol name relates to the eval loop. */
 enum ps_py_eval_kind {
@@ -309,13 +309,15 @@ struct ps_py_registry;
 /* Returns 0 or -ENOMEM. */
 int ps_py_registry_new(struct ps_py_registry **out);
 void ps_py_registry_free(struct ps_py_registry *registry);
-/* Examine the ELF file at path, or return the cached answer for it.
+/* Examine an opened ELF file, or return the cached answer for the file it
+ * was read from (ps_elf_file(), which becomes info->path).
  * 1: CPython (*out filled), 0: an ELF file that is not CPython (*out
- * filled, is_python false), negative errno: unreadable or damaged
- * (-ENOENT, -EACCES, -ENOEXEC not ELF, -EINVAL damaged, -ENOMEM);
- * ps_py_registry_errmsg() says why, naming the file. *out stays valid
+ * filled, is_python false), negative errno: damaged (-EINVAL: a symbol
+ * table not in the file; -ENOMEM); ps_py_registry_errmsg() says why, in
+ * one line naming the file and the offset. Opening the file (missing,
+ * not ELF, truncated headers) is ps_elf_open()'s part. *out stays valid
  * until ps_py_registry_free(). */
-int ps_py_registry_detect(struct ps_py_registry *registry, const char *path,
+int ps_py_registry_detect(struct ps_py_registry *registry, const struct ps_elf *elf,
                           const struct ps_py_interp **out);
 const char *ps_py_registry_errmsg(const struct ps_py_registry *registry);
 

@@ -1,19 +1,18 @@
 /* CPython's perf trampoline (-X perf, 3.12+): reading the template between
  * _Py_trampoline_func_start and _Py_trampoline_func_end from the
- * interpreter's ELF file, and deriving its unwind rules by decoding it with
+ * interpreter's ELF file (the symbols module's handle, opened once per
+ * feed), and deriving its unwind rules by decoding it with
  * capstone and simulating what it does to rsp and rbp, so that no version's
  * rule is hard-coded.
  */
 #include "python/python_priv.h"
 
 #include <capstone/capstone.h>
+#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/message.h"
 
@@ -24,141 +23,94 @@
 
 /* ---- the template's bytes in the ELF file ----------------------------- */
 
+struct template_symbols {
+	uint64_t start, end;
+	size_t start_section;
+};
+
 /* Look both symbols up in one symbol table (.symtab, else .dynsym). */
-static bool find_symbols(Elf *elf, Elf_Scn *table, uint64_t *start, uint64_t *end)
+static bool find_symbols(const struct ps_elf *elf, int index, struct template_symbols *out)
 {
-	GElf_Shdr shdr;
-	Elf_Data *data = elf_getdata(table, NULL);
+	struct ps_elf_symtab table;
 	bool have_start = false, have_end = false;
 
-	if (!gelf_getshdr(table, &shdr) || !data || shdr.sh_entsize == 0)
+	if (index < 0 || !ps_elf_symtab_open(elf, index, &table))
 		return false;
-	size_t count = data->d_size / shdr.sh_entsize;
-	for (size_t i = 0; i < count && !(have_start && have_end); i++) {
-		GElf_Sym sym;
+	for (size_t i = 0; i < table.count && !(have_start && have_end); i++) {
+		struct ps_elf_sym sym;
 
-		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+		if (!ps_elf_symtab_get(&table, i, &sym) || sym.shndx == SHN_UNDEF)
 			continue;
-		const char *name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-		if (!name)
-			continue;
-		if (!have_start && strcmp(name, START_SYMBOL) == 0) {
-			*start = sym.st_value;
+		if (!have_start && strcmp(sym.name, START_SYMBOL) == 0) {
+			out->start = sym.value;
+			out->start_section = sym.shndx;
 			have_start = true;
-		} else if (!have_end && strcmp(name, END_SYMBOL) == 0) {
-			*end = sym.st_value;
+		} else if (!have_end && strcmp(sym.name, END_SYMBOL) == 0) {
+			out->end = sym.value;
 			have_end = true;
 		}
 	}
 	return have_start && have_end;
 }
 
-/* Copy [start, start + size) of the file's address space: from the section
- * holding it, else from the PT_LOAD segment holding it. */
-static bool copy_code(Elf *elf, uint64_t start, size_t size, uint8_t *buf)
+/* The bytes [start, start + size) of the file's address space: from the
+ * first allocated section holding them, else from the PT_LOAD segment
+ * holding them. */
+static bool template_bytes(const struct ps_elf *elf, uint64_t start, size_t size,
+                           struct ps_cursor *out)
 {
-	Elf_Scn *scn = NULL;
+	size_t section = SIZE_MAX;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
+	for (size_t i = 0; i < ps_elf_nr_sections(elf) && section == SIZE_MAX; i++) {
+		const struct ps_elf_section *sec = ps_elf_section(elf, i);
 
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS ||
-		    !(shdr.sh_flags & SHF_ALLOC) || start < shdr.sh_addr ||
-		    start - shdr.sh_addr >= shdr.sh_size ||
-		    size > shdr.sh_size - (start - shdr.sh_addr))
-			continue;
-		Elf_Data *data = elf_rawdata(scn, NULL);
-		uint64_t at = start - shdr.sh_addr;
-		if (!data || !data->d_buf || at > data->d_size || size > data->d_size - at)
-			return false;
-		memcpy(buf, (const uint8_t *)data->d_buf + at, size);
-		return true;
+		if (sec->type != SHT_NOBITS && (sec->flags & SHF_ALLOC) && start >= sec->addr &&
+		    start - sec->addr < sec->size && size <= sec->size - (start - sec->addr))
+			section = i;
 	}
-
-	size_t phnum, file_size;
-	const char *image = elf_rawfile(elf, &file_size);
-	if (!image || elf_getphdrnum(elf, &phnum) != 0)
-		return false;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr phdr;
-
-		if (!gelf_getphdr(elf, (int)i, &phdr) || phdr.p_type != PT_LOAD ||
-		    start < phdr.p_vaddr || start - phdr.p_vaddr >= phdr.p_filesz ||
-		    size > phdr.p_filesz - (start - phdr.p_vaddr))
-			continue;
-		uint64_t offset = phdr.p_offset + (start - phdr.p_vaddr);
-		if (offset < phdr.p_offset || offset > file_size || size > file_size - offset)
-			return false;
-		memcpy(buf, image + offset, size);
-		return true;
-	}
-	return false;
+	return ps_elf_vaddr_cursor(elf, section, start, size, out);
 }
 
-static int read_template_elf(Elf *elf, const char *path, uint8_t *buf, size_t cap, size_t *size,
-                             char *errmsg, size_t errmsg_size)
+int ps_trampoline_read_template(const struct ps_elf *elf, uint8_t *buf, size_t cap, size_t *size,
+                                char *errmsg, size_t errmsg_size)
 {
-	GElf_Ehdr ehdr;
-	Elf_Scn *symtab = NULL, *dynsym = NULL, *scn = NULL;
-	uint64_t start = 0, end = 0;
+	struct template_symbols symbols = { 0 };
+	struct ps_cursor bytes;
+	const uint8_t *code;
+	const char *path;
 
-	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr))
-		return ps_fail(errmsg, errmsg_size, -EINVAL, "%s: not an ELF file", path);
-	if (ehdr.e_machine != EM_X86_64 || ehdr.e_ident[EI_CLASS] != ELFCLASS64)
+	if (!elf || !buf || !size)
+		return ps_fail(errmsg, errmsg_size, -EINVAL, "invalid arguments");
+	*size = 0;
+	path = ps_elf_file(elf);
+	if (ps_elf_machine(elf) != EM_X86_64 || !ps_elf_is64(elf))
 		return ps_fail(errmsg, errmsg_size, -EOPNOTSUPP,
 		               "%s: not an x86-64 file: trampolines are decoded for x86-64 only",
 		               path);
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-
-		if (!gelf_getshdr(scn, &shdr))
-			continue;
-		if (shdr.sh_type == SHT_SYMTAB && !symtab)
-			symtab = scn;
-		else if (shdr.sh_type == SHT_DYNSYM && !dynsym)
-			dynsym = scn;
-	}
-	if (!(symtab && find_symbols(elf, symtab, &start, &end)) &&
-	    !(dynsym && find_symbols(elf, dynsym, &start, &end)))
+	if (!find_symbols(elf, ps_elf_symbol_table(elf, false), &symbols) &&
+	    !find_symbols(elf, ps_elf_symbol_table(elf, true), &symbols))
 		return ps_fail(
 		        errmsg, errmsg_size, -ENOENT,
 		        "%s: no " START_SYMBOL "/" END_SYMBOL
 		        " symbols (not a CPython 3.12+ interpreter built with perf trampolines)",
 		        path);
-	if (end <= start || end - start > cap || end - start > PS_TRAMPOLINE_MAX_SIZE)
+	if (symbols.end <= symbols.start || symbols.end - symbols.start > cap ||
+	    symbols.end - symbols.start > PS_TRAMPOLINE_MAX_SIZE)
 		return ps_fail(errmsg, errmsg_size, -EINVAL,
 		               "%s: the trampoline template spans %#llx..%#llx, not 1 to %d bytes",
-		               path, (unsigned long long)start, (unsigned long long)end,
-		               PS_TRAMPOLINE_MAX_SIZE);
-	*size = (size_t)(end - start);
-	if (!copy_code(elf, start, *size, buf))
+		               path, (unsigned long long)symbols.start,
+		               (unsigned long long)symbols.end, PS_TRAMPOLINE_MAX_SIZE);
+	*size = (size_t)(symbols.end - symbols.start);
+	code = template_bytes(elf, symbols.start, *size, &bytes) ? ps_cursor_peek(&bytes, 0, *size)
+	                                                         : NULL;
+	if (!code) {
+		*size = 0;
 		return ps_fail(errmsg, errmsg_size, -EINVAL,
 		               "%s: the trampoline template at %#llx is not in the file", path,
-		               (unsigned long long)start);
-	return 0;
-}
-
-int ps_trampoline_read_template(const char *path, uint8_t *buf, size_t cap, size_t *size,
-                                char *errmsg, size_t errmsg_size)
-{
-	if (!path || !buf || !size)
-		return ps_fail(errmsg, errmsg_size, -EINVAL, "invalid arguments");
-	*size = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int err = errno;
-		return ps_fail(errmsg, errmsg_size, -err, "%s: %s", path, strerror(err));
+		               (unsigned long long)symbols.start);
 	}
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int rc;
-	if (!elf)
-		rc = ps_fail(errmsg, errmsg_size, -EINVAL, "%s: %s", path, elf_errmsg(-1));
-	else
-		rc = read_template_elf(elf, path, buf, cap, size, errmsg, errmsg_size);
-	elf_end(elf);
-	close(fd);
-	return rc;
+	memcpy(buf, code, *size);
+	return 0;
 }
 
 /* ---- decoding and simulation ------------------------------------------ */
@@ -480,16 +432,16 @@ int ps_trampoline_decode(const uint8_t *code, size_t size, struct ps_trampoline 
 	return rc;
 }
 
-int ps_trampoline_from_elf(const char *path, struct ps_trampoline *out, char *errmsg,
+int ps_trampoline_from_elf(const struct ps_elf *elf, struct ps_trampoline *out, char *errmsg,
                            size_t errmsg_size)
 {
 	uint8_t code[PS_TRAMPOLINE_MAX_SIZE];
 	size_t size;
 
-	if (!out)
+	if (!out || !elf)
 		return ps_fail(errmsg, errmsg_size, -EINVAL, "invalid arguments");
 	memset(out, 0, sizeof(*out));
-	int rc = ps_trampoline_read_template(path, code, sizeof(code), &size, errmsg, errmsg_size);
+	int rc = ps_trampoline_read_template(elf, code, sizeof(code), &size, errmsg, errmsg_size);
 	if (rc)
 		return rc;
 	rc = ps_trampoline_decode(code, size, out, errmsg, errmsg_size);
@@ -497,7 +449,7 @@ int ps_trampoline_from_elf(const char *path, struct ps_trampoline *out, char *er
 		/* say which file */
 		char detail[PS_MSG_MAX];
 		snprintf(detail, sizeof(detail), "%s", errmsg);
-		ps_fail(errmsg, errmsg_size, rc, "%s: %s", path, detail);
+		snprintf(errmsg, errmsg_size, "%s: %s", ps_elf_file(elf), detail);
 	}
 	return rc;
 }

@@ -46,9 +46,16 @@ int ps_attr_parse(struct ps_reader *r, const uint8_t *data, size_t size, uint64_
 		                         "attr: size %u larger than the %zu bytes that hold it",
 		                         attr_size, size);
 	/* copy what this reader knows; newer fields stay zero, unknown
-	 * trailing fields are skipped */
+	 * trailing fields are skipped. The bytes are the cursor's: attr_size
+	 * was checked against size above, and the peek checks it again. */
 	memset(known, 0, sizeof(known));
-	memcpy(known, data, attr_size < sizeof(known) ? attr_size : sizeof(known));
+	{
+		size_t copied = attr_size < sizeof(known) ? attr_size : sizeof(known);
+		const uint8_t *bytes = ps_cursor_peek(&c, 0, copied);
+
+		if (bytes)
+			memcpy(known, bytes, copied);
+	}
 	c = ps_cursor_make(known, sizeof(known), r->swap);
 
 	out->type = ps_cursor_u32(&c);
@@ -319,16 +326,10 @@ void ps_attrs_free(struct ps_reader *r)
 	r->nr_attrs = r->cap_attrs = 0;
 }
 
-static uint64_t read_u64_at(const struct ps_reader *r, const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return r->swap ? __builtin_bswap64(v) : v;
-}
-
 /* Which attr a sample belongs to: the id at id_pos, as perf finds it. */
 const struct ps_attr *ps_attr_for_sample(const struct ps_reader *r, const uint8_t *raw, size_t size)
 {
+	struct ps_cursor record = ps_cursor_make(raw, size, r->swap);
 	size_t n = (size - 8) / 8;
 	uint64_t id;
 
@@ -336,9 +337,9 @@ const struct ps_attr *ps_attr_for_sample(const struct ps_reader *r, const uint8_
 		return NULL;
 	if (r->nr_attrs == 1)
 		return &r->attrs[0];
-	if (r->common_id_pos == SIZE_MAX || r->common_id_pos >= n)
+	if (r->common_id_pos == SIZE_MAX || r->common_id_pos >= n ||
+	    !ps_cursor_peek_u64(&record, 8 + r->common_id_pos * 8, &id))
 		return NULL;
-	id = read_u64_at(r, raw + 8 + r->common_id_pos * 8);
 	if (id == 0) /* synthesized records carry id 0 */
 		return &r->attrs[0];
 	return ps_attrs_find_id(r, id);
@@ -348,6 +349,7 @@ const struct ps_attr *ps_attr_for_sample(const struct ps_reader *r, const uint8_
 const struct ps_attr *ps_attr_for_trailer(const struct ps_reader *r, const uint8_t *raw,
                                           size_t size)
 {
+	struct ps_cursor record = ps_cursor_make(raw, size, r->swap);
 	size_t n = (size - 8) / 8;
 	uint64_t id;
 
@@ -357,9 +359,9 @@ const struct ps_attr *ps_attr_for_trailer(const struct ps_reader *r, const uint8
 		return &r->attrs[0];
 	if (r->common_is_pos == SIZE_MAX)
 		return &r->attrs[0];
-	if (r->common_is_pos > n)
+	if (r->common_is_pos > n ||
+	    !ps_cursor_peek_u64(&record, 8 + (n - r->common_is_pos) * 8, &id))
 		return NULL;
-	id = read_u64_at(r, raw + 8 + (n - r->common_is_pos) * 8);
 	/* Synthesized records carry id 0. An id no attr lists still has a
 	 * trailer of the common layout (perf requires one), so read it with
 	 * the first attr rather than drop the record. */

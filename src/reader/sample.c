@@ -287,14 +287,12 @@ int ps_sample_id_parse(struct ps_reader *r, const struct ps_attr *attr, const ui
  * Reads only what it needs; a record too short for it has none. */
 uint64_t ps_record_timestamp(const struct ps_reader *r, const uint8_t *raw, size_t size)
 {
+	struct ps_cursor record = ps_cursor_make(raw, size, r->swap);
 	uint32_t type;
 	const struct ps_attr *attr;
 	uint64_t v;
 
-	memcpy(&type, raw, 4);
-	if (r->swap)
-		type = __builtin_bswap32(type);
-	if (type >= PS_RECORD_HEADER_ATTR)
+	if (!ps_cursor_peek_u32(&record, 0, &type) || type >= PS_RECORD_HEADER_ATTR)
 		return UINT64_MAX;
 	if (type == PERF_RECORD_SAMPLE) {
 		attr = ps_attr_for_sample(r, raw, size);
@@ -303,16 +301,12 @@ uint64_t ps_record_timestamp(const struct ps_reader *r, const uint8_t *raw, size
 		uint64_t t = attr->sample_type;
 		size_t pos = 8 + 8 * (!!(t & PERF_SAMPLE_IDENTIFIER) + !!(t & PERF_SAMPLE_IP) +
 		                      !!(t & PERF_SAMPLE_TID));
-		if (pos + 8 > size)
-			return UINT64_MAX;
-		memcpy(&v, raw + pos, 8);
-		return r->swap ? __builtin_bswap64(v) : v;
+		return ps_cursor_peek_u64(&record, pos, &v) ? v : UINT64_MAX;
 	}
 	attr = ps_attr_for_trailer(r, raw, size);
 	if (!attr || !(attr->flags & PS_ATTR_SAMPLE_ID_ALL) ||
 	    !(attr->sample_type & PERF_SAMPLE_TIME) || attr->id_hdr_size > size - 8)
 		return UINT64_MAX;
 	size_t pos = size - attr->id_hdr_size + ((attr->sample_type & PERF_SAMPLE_TID) ? 8 : 0);
-	memcpy(&v, raw + pos, 8);
-	return r->swap ? __builtin_bswap64(v) : v;
+	return ps_cursor_peek_u64(&record, pos, &v) ? v : UINT64_MAX;
 }

@@ -229,6 +229,12 @@ const char *ps_dso_file(struct ps_dso *dso)
 	return dso->data ? dso->data->file : NULL;
 }
 
+const struct ps_elf *ps_dso_elf(struct ps_dso *dso)
+{
+	ps_dso_locate(dso);
+	return dso->data;
+}
+
 const char *ps_dso_symbol_file(struct ps_dso *dso)
 {
 	ps_dso_locate(dso);

@@ -1,6 +1,8 @@
-/* One ELF file opened for symbols: headers read through libelf and checked
- * against the file's size, section contents read through bounds-checked
- * cursors, the GNU build-id note, .gnu_debuglink, and lazily its DWARF. */
+/* One ELF file: headers read through libelf and checked against the
+ * file's size, section contents and the bytes at an address read through
+ * bounds-checked cursors, the GNU build-id note, .gnu_debuglink, and lazily
+ * its DWARF. The library's one ELF reader: the Python side reads CPython's
+ * version and trampoline template through the same handle (symbols.h). */
 #include "symbols/symbols_priv.h"
 
 #include <errno.h>
@@ -397,4 +399,86 @@ bool ps_elf_symtab_get(const struct ps_elf_symtab *tab, size_t i, struct ps_elf_
 	out->type = GELF_ST_TYPE(info);
 	out->visibility = GELF_ST_VISIBILITY(other);
 	return true;
+}
+
+/* ---- the interface other modules read files through (symbols.h) ---- */
+
+const char *ps_elf_path(const struct ps_elf *elf)
+{
+	return elf->path;
+}
+
+const char *ps_elf_file(const struct ps_elf *elf)
+{
+	return elf->file;
+}
+
+uint16_t ps_elf_machine(const struct ps_elf *elf)
+{
+	return elf->machine;
+}
+
+bool ps_elf_is64(const struct ps_elf *elf)
+{
+	return elf->is64;
+}
+
+size_t ps_elf_nr_sections(const struct ps_elf *elf)
+{
+	return elf->nr_sections;
+}
+
+const struct ps_elf_section *ps_elf_section(const struct ps_elf *elf, size_t index)
+{
+	return index < elf->nr_sections ? &elf->sections[index] : NULL;
+}
+
+int ps_elf_symbol_table(const struct ps_elf *elf, bool dynamic)
+{
+	return dynamic ? elf->dynsym_index : elf->symtab_index;
+}
+
+/* A cursor over the bytes at base + delta, as many as the headers say are
+ * there (avail) and the file holds; false when fewer than size are. */
+static bool file_cursor(const struct ps_elf *elf, uint64_t base, uint64_t delta, uint64_t avail,
+                        uint64_t size, struct ps_cursor *out)
+{
+	struct ps_cursor image = ps_cursor_make(elf->image, elf->image_size, elf->swap);
+	uint64_t offset, left;
+
+	if (base > elf->image_size || delta > elf->image_size - base)
+		return false;
+	offset = base + delta;
+	left = elf->image_size - offset;
+	if (avail > left)
+		avail = left;
+	if (size > avail)
+		return false;
+	return ps_cursor_peek_cursor(&image, (size_t)offset, (size_t)avail, out);
+}
+
+bool ps_elf_vaddr_cursor(const struct ps_elf *elf, size_t section, uint64_t vaddr, uint64_t size,
+                         struct ps_cursor *out)
+{
+	if (section < elf->nr_sections) {
+		const struct ps_elf_section *sec = &elf->sections[section];
+
+		/* the section decides when it holds the range, in the file or
+		 * not: its bytes are the symbol's */
+		if (sec->type != SHT_NOBITS && vaddr >= sec->addr &&
+		    vaddr - sec->addr <= sec->size && size <= sec->size - (vaddr - sec->addr))
+			return file_cursor(elf, sec->offset, vaddr - sec->addr,
+			                   sec->size - (vaddr - sec->addr), size, out);
+	}
+	for (size_t i = 0; i < elf->nr_segments; i++) {
+		const struct ps_elf_segment *seg = &elf->segments[i];
+
+		if (seg->type != PT_LOAD)
+			continue;
+		if (vaddr >= seg->vaddr && vaddr - seg->vaddr <= seg->filesz &&
+		    size <= seg->filesz - (vaddr - seg->vaddr))
+			return file_cursor(elf, seg->offset, vaddr - seg->vaddr,
+			                   seg->filesz - (vaddr - seg->vaddr), size, out);
+	}
+	return false;
 }

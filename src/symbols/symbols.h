@@ -38,11 +38,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/cursor.h"
 #include "base/file_hooks.h"
 #include "pystitch/pystitch.h"
 
 struct ps_symbols;
 struct ps_dso;
+struct ps_elf;
 
 struct ps_symbols_opts {
 	size_t sz; /* sizeof(struct ps_symbols_opts) */
@@ -138,5 +140,80 @@ int ps_symbols_kernel_reloc(struct ps_symbols *symbols, const char *ref_name, ui
 struct ps_strbuf;
 int ps_symbols_recorded_names(struct ps_symbols *symbols, const char *debug_path,
                               struct ps_strbuf *out);
+
+/* ---- ELF files ------------------------------------------------------
+ * The library's one reader of ELF files. Each DSO's files are opened once
+ * per struct ps_symbols (one per pipeline, so one per feed) and kept
+ * (ps_dso_elf()); other modules that need more of a
+ * file than its symbols (the Python side: CPython's version, the
+ * trampoline template) read it through this handle rather than opening it
+ * again. Headers are checked against the file's size when it is opened;
+ * contents are read through bounds-checked cursors (base/cursor.h). */
+
+/* Opens and checks path. On failure returns a negative errno and writes a
+ * one-line message naming the file to err (when errsz > 0). */
+int ps_elf_open(const char *path, struct ps_elf **out, char *err, size_t errsz);
+void ps_elf_close(struct ps_elf *elf);
+
+/* The opened ELF file ps_dso_file() names, or NULL when it has none. Owned
+ * by the DSO; valid until ps_symbols_free(). */
+const struct ps_elf *ps_dso_elf(struct ps_dso *dso);
+
+/* The path as looked up (for messages), and the file read (the path, or
+ * an archive's copy of it; what ps_dso_file() returns). */
+const char *ps_elf_path(const struct ps_elf *elf);
+const char *ps_elf_file(const struct ps_elf *elf);
+uint16_t ps_elf_machine(const struct ps_elf *elf); /* e_machine */
+bool ps_elf_is64(const struct ps_elf *elf); /* ELFCLASS64 */
+
+struct ps_elf_section {
+	const char *name; /* "" when the name is missing or out of bounds */
+	uint32_t type, link, info;
+	uint64_t flags, addr, offset, size, entsize;
+	bool in_file; /* has contents (not NOBITS) inside the file */
+};
+
+size_t ps_elf_nr_sections(const struct ps_elf *elf);
+/* Section index (0 is the null section), or NULL past the last. */
+const struct ps_elf_section *ps_elf_section(const struct ps_elf *elf, size_t index);
+/* Index of the first section with this name, or -1 (perf's
+ * elf_section_by_name). */
+int ps_elf_section_by_name(const struct ps_elf *elf, const char *name);
+/* A cursor over a section's contents; false when it has none in the file. */
+bool ps_elf_section_cursor(const struct ps_elf *elf, size_t index, struct ps_cursor *out);
+/* The bytes at virtual address vaddr, at least size of them: through
+ * section when it is a section index holding the whole range, else
+ * through the PT_LOAD segment that holds it in the file. The cursor starts
+ * at vaddr and ends where the section's (or segment's) bytes end; false
+ * when the range is not in the file. */
+bool ps_elf_vaddr_cursor(const struct ps_elf *elf, size_t section, uint64_t vaddr, uint64_t size,
+                         struct ps_cursor *out);
+
+/* The index of .symtab (dynamic false) or .dynsym, or -1. */
+int ps_elf_symbol_table(const struct ps_elf *elf, bool dynamic);
+
+struct ps_elf_sym {
+	const char *name; /* NUL-terminated inside the string table */
+	uint64_t value, size;
+	uint16_t shndx;
+	uint8_t binding, type, visibility;
+};
+
+/* Random access to a symbol table section. */
+struct ps_elf_symtab {
+	const struct ps_elf *elf;
+	struct ps_cursor syms;
+	const char *strings;
+	size_t strings_size;
+	size_t count; /* sh_size / sh_entsize, as perf counts */
+	size_t stride; /* the native Elf32_Sym / Elf64_Sym size */
+};
+
+/* false when index is not a section whose entries and string table (its
+ * sh_link) are both in the file. */
+bool ps_elf_symtab_open(const struct ps_elf *elf, int index, struct ps_elf_symtab *out);
+/* False for an entry outside the section or with a name outside the
+ * string table. */
+bool ps_elf_symtab_get(const struct ps_elf_symtab *tab, size_t i, struct ps_elf_sym *out);
 
 #endif /* PS_SYMBOLS_SYMBOLS_H */

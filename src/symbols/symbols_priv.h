@@ -22,13 +22,6 @@
 /* ------------------------------------------------------------------ */
 /* elf_file.c: one opened ELF file, its headers checked against its size */
 
-struct ps_elf_section {
-	const char *name; /* "" when the name is missing or out of bounds */
-	uint32_t type, link, info;
-	uint64_t flags, addr, offset, size, entsize;
-	bool in_file; /* has contents (not NOBITS) inside the file */
-};
-
 struct ps_elf_segment {
 	uint32_t type;
 	uint64_t vaddr, offset, filesz, memsz;
@@ -56,18 +49,10 @@ struct ps_elf {
 	bool dwarf_tried;
 };
 
-/* Opens and checks path. On failure returns a negative errno and writes a
- * message naming the file to err (when errsz > 0). */
-int ps_elf_open(const char *path, struct ps_elf **out, char *err, size_t errsz);
-/* Same, reading the contents from file (an archive's copy of path). */
+/* Same as ps_elf_open(), reading the contents from file (an archive's copy
+ * of path). */
 int ps_elf_open_file(const char *path, const char *file, struct ps_elf **out, char *err,
                      size_t errsz);
-void ps_elf_close(struct ps_elf *elf);
-/* Index of the first section with this name, or -1 (perf's
- * elf_section_by_name). */
-int ps_elf_section_by_name(const struct ps_elf *elf, const char *name);
-/* A cursor over a section's contents; false when it has none in the file. */
-bool ps_elf_section_cursor(const struct ps_elf *elf, size_t index, struct ps_cursor *out);
 /* A cursor over a section's contents, decompressed when SHF_COMPRESSED
  * (through libelf; the bytes stay valid while the file is open). */
 bool ps_elf_section_contents(struct ps_elf *elf, const char *name, struct ps_cursor *out);
@@ -75,28 +60,6 @@ bool ps_elf_section_contents(struct ps_elf *elf, const char *name, struct ps_cur
 Dwarf *ps_elf_dwarf(struct ps_elf *elf);
 /* The file named in .gnu_debuglink, into buf; false when there is none. */
 bool ps_elf_debuglink(const struct ps_elf *elf, char *buf, size_t size);
-
-struct ps_elf_sym {
-	const char *name; /* NUL-terminated inside the string table */
-	uint64_t value, size;
-	uint16_t shndx;
-	uint8_t binding, type, visibility;
-};
-
-/* Random access to a symbol table section. */
-struct ps_elf_symtab {
-	const struct ps_elf *elf;
-	struct ps_cursor syms;
-	const char *strings;
-	size_t strings_size;
-	size_t count; /* sh_size / sh_entsize, as perf counts */
-	size_t stride; /* the native Elf32_Sym / Elf64_Sym size */
-};
-
-bool ps_elf_symtab_open(const struct ps_elf *elf, int index, struct ps_elf_symtab *out);
-/* False for an entry outside the section or with a name outside the
- * string table. */
-bool ps_elf_symtab_get(const struct ps_elf_symtab *tab, size_t i, struct ps_elf_sym *out);
 
 /* ------------------------------------------------------------------ */
 /* symtab.c: a symbol table with perf's rules */

@@ -1,6 +1,15 @@
 /* What libdwfl sees of the sampled process: its registers (from
  * PERF_SAMPLE_REGS_USER) and its memory (the stack copy, else the contents
  * of the mapped file through a small page cache), as Dwfl_Thread_Callbacks.
+ *
+ * The one exception to the rule that untrusted bytes are read through a
+ * ps_cursor (base/cursor.h): reads here are keyed by the sampled process's
+ * addresses, which a CFI program or the unwinder computes, not by a
+ * position in a buffer being parsed, and each is one word. Every read
+ * checks its own address against the range that holds it instead: the
+ * stack copy as [sp, stack_end) in ps_unwind_access_mem(), a mapped file's
+ * page by its length in ps_unwind_read_file_word(). Nothing else is read
+ * from either.
  */
 #include "unwind/unwind_priv.h"
 

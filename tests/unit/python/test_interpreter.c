@@ -216,10 +216,14 @@ static void remove_fixtures(void)
 		fprintf(stderr, "cannot remove %s\n", fixture_dir);
 }
 
+/* A fixture opened as the symbols module opens a DSO's file, then
+ * examined; a file the open refuses never reaches detection. */
 struct detected {
+	struct ps_elf *elf;
 	struct ps_py_registry *registry;
 	const struct ps_py_interp *interp;
 	int rc;
+	char open_err[512];
 };
 
 static void detect(struct detected *d, const char *name)
@@ -228,13 +232,23 @@ static void detect(struct detected *d, const char *name)
 
 	ck_assert_msg(have_fixtures, "no fixtures: %s", fixture_why);
 	snprintf(path, sizeof(path), "%s/%s", fixture_dir, name);
+	memset(d, 0, sizeof(*d));
 	ck_assert_int_eq(ps_py_registry_new(&d->registry), 0);
-	d->rc = ps_py_registry_detect(d->registry, path, &d->interp);
+	d->rc = ps_elf_open(path, &d->elf, d->open_err, sizeof(d->open_err));
+	if (d->rc == 0)
+		d->rc = ps_py_registry_detect(d->registry, d->elf, &d->interp);
+}
+
+/* Why detection failed: the open's message, else the registry's. */
+static const char *detected_why(const struct detected *d)
+{
+	return d->elf ? ps_py_registry_errmsg(d->registry) : d->open_err;
 }
 
 static void detected_free(struct detected *d)
 {
 	ps_py_registry_free(d->registry);
+	ps_elf_close(d->elf);
 }
 
 START_TEST(test_detect_312)
@@ -373,7 +387,7 @@ START_TEST(test_detect_errors)
 		{ "truncated.so", -EINVAL, "past the end of the file" },
 		{ "text.so", -ENOEXEC, "not an ELF file" },
 		{ "empty.so", -ENOEXEC, "not an ELF file" },
-		{ "missing.so", -ENOENT, "cannot open" },
+		{ "missing.so", -ENOENT, "No such file" },
 		{ ".", -EINVAL, "not a regular file" },
 	};
 
@@ -384,7 +398,7 @@ START_TEST(test_detect_errors)
 		detect(&d, broken[i].name);
 		ck_assert_int_eq(d.rc, broken[i].rc);
 		ck_assert_ptr_null(d.interp);
-		message = ps_py_registry_errmsg(d.registry);
+		message = detected_why(&d);
 		ck_assert_ptr_nonnull(message);
 		ck_assert_msg(strstr(message, broken[i].name) && strstr(message, broken[i].says),
 		              "%s", message);
@@ -432,8 +446,17 @@ START_TEST(test_detect_damaged_symbols)
 	ck_assert_int_eq(fclose(f), 0);
 	free(image);
 
+	/* the symbols module opens it (it reads the string tables only when
+	 * asked); detection finds the symbol tables' strings nowhere */
 	detect(&d, "damaged.so");
+	ck_assert_ptr_nonnull(d.elf);
 	ck_assert_int_eq(d.rc, -EINVAL);
+	ck_assert_ptr_nonnull(strstr(detected_why(&d), "damaged.so: offset 0x"));
+	ck_assert_ptr_nonnull(strstr(detected_why(&d), "symbol table"));
+	ck_assert(!strchr(detected_why(&d), '\n'));
+	/* the failure is remembered with its message */
+	ck_assert_int_eq(ps_py_registry_detect(d.registry, d.elf, &d.interp), -EINVAL);
+	ck_assert_ptr_null(d.interp);
 	ck_assert_ptr_nonnull(strstr(ps_py_registry_errmsg(d.registry), "damaged.so"));
 	detected_free(&d);
 }
@@ -443,26 +466,31 @@ START_TEST(test_registry_cache)
 {
 	struct ps_py_registry *registry;
 	const struct ps_py_interp *first, *again;
-	char good[1024], bad[1024];
+	struct ps_elf *good, *good_again, *other;
+	char path[1024], other_path[1024], err[512];
 
 	ck_assert_msg(have_fixtures, "no fixtures: %s", fixture_why);
-	snprintf(good, sizeof(good), "%s/libpython3.12.so", fixture_dir);
-	snprintf(bad, sizeof(bad), "%s/text.so", fixture_dir);
+	snprintf(path, sizeof(path), "%s/libpython3.12.so", fixture_dir);
+	snprintf(other_path, sizeof(other_path), "%s/ext.so", fixture_dir);
+	ck_assert_int_eq(ps_elf_open(path, &good, err, sizeof(err)), 0);
+	ck_assert_int_eq(ps_elf_open(path, &good_again, err, sizeof(err)), 0);
+	ck_assert_int_eq(ps_elf_open(other_path, &other, err, sizeof(err)), 0);
 	ck_assert_int_eq(ps_py_registry_new(&registry), 0);
 	ck_assert_int_eq(ps_py_registry_detect(registry, good, &first), 1);
-	ck_assert_int_eq(ps_py_registry_detect(registry, bad, &again), -ENOEXEC);
-	ck_assert_ptr_nonnull(ps_py_registry_errmsg(registry));
-	ck_assert_int_eq(ps_py_registry_detect(registry, good, &again), 1);
+	ck_assert_int_eq(ps_py_registry_detect(registry, other, &again), 0);
+	ck_assert_ptr_ne(first, again);
+	/* one answer per file, whichever handle asks */
+	ck_assert_int_eq(ps_py_registry_detect(registry, good_again, &again), 1);
 	ck_assert_ptr_eq(first, again);
 	ck_assert_ptr_null(ps_py_registry_errmsg(registry));
-	ck_assert_str_eq(first->path, good);
-	/* the failure is remembered with its message */
-	ck_assert_int_eq(ps_py_registry_detect(registry, bad, &again), -ENOEXEC);
-	ck_assert_ptr_nonnull(strstr(ps_py_registry_errmsg(registry), "text.so"));
+	ck_assert_str_eq(first->path, path);
 	ck_assert_int_eq(ps_py_registry_detect(registry, NULL, &again), -EINVAL);
 	ck_assert_int_eq(ps_py_registry_detect(NULL, good, &again), -EINVAL);
 	ps_py_registry_free(registry);
 	ps_py_registry_free(NULL);
+	ps_elf_close(good);
+	ps_elf_close(good_again);
+	ps_elf_close(other);
 }
 END_TEST
 
@@ -473,6 +501,8 @@ START_TEST(test_detect_real_interpreters)
 	const char *root = getenv("PYENV_ROOT");
 	char versions[512], path[1024];
 	struct ps_py_registry *registry;
+	struct ps_symbols_opts symbols_opts = { .sz = sizeof(symbols_opts) };
+	struct ps_symbols *symbols;
 	struct dirent *entry;
 	size_t checked = 0;
 	DIR *dir;
@@ -486,6 +516,7 @@ START_TEST(test_detect_real_interpreters)
 	if (!dir)
 		return;
 	ck_assert_int_eq(ps_py_registry_new(&registry), 0);
+	ck_assert_int_eq(ps_symbols_new(&symbols_opts, &symbols), 0);
 	while ((entry = readdir(dir))) {
 		unsigned major, minor, micro;
 		const struct ps_py_interp *p;
@@ -498,7 +529,14 @@ START_TEST(test_detect_real_interpreters)
 		         entry->d_name, major, minor);
 		if (access(path, R_OK) != 0)
 			continue;
-		rc = ps_py_registry_detect(registry, path, &p);
+		{
+			/* through the DSO's handle, as a session reads it */
+			struct ps_dso *dso = ps_symbols_dso(symbols, path, NULL, 0);
+			const struct ps_elf *elf = dso ? ps_dso_elf(dso) : NULL;
+
+			ck_assert_msg(elf, "%s: %s", path, dso ? ps_dso_errmsg(dso) : "no DSO");
+			rc = ps_py_registry_detect(registry, elf, &p);
+		}
 		ck_assert_msg(rc == 1, "%s: %d %s", path, rc, ps_py_registry_errmsg(registry));
 		ck_assert_msg(p->major == (int)major && p->minor == (int)minor &&
 		                      p->micro == (int)micro,
@@ -510,6 +548,7 @@ START_TEST(test_detect_real_interpreters)
 	}
 	closedir(dir);
 	ps_py_registry_free(registry);
+	ps_symbols_free(symbols);
 	if (!checked)
 		fprintf(stderr, "test_detect_real_interpreters: none found under %s\n", versions);
 }

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,6 +307,16 @@ END_TEST
 
 /* ---- the template in ELF files ------------------------------------------ */
 
+/* The symbols module's handle on path, as the DSO registry opens it. */
+static struct ps_elf *open_elf(const char *path)
+{
+	char errmsg[ERRMSG_SIZE] = "";
+	struct ps_elf *elf = NULL;
+
+	ck_assert_msg(ps_elf_open(path, &elf, errmsg, sizeof(errmsg)) == 0, "%s", errmsg);
+	return elf;
+}
+
 START_TEST(test_elf_self)
 {
 	struct ps_trampoline t;
@@ -313,20 +324,23 @@ START_TEST(test_elf_self)
 	uint8_t code[PS_TRAMPOLINE_MAX_SIZE];
 	size_t size;
 
+	struct ps_elf *elf = open_elf("/proc/self/exe");
+
 	/* this program carries a template between the two symbols */
-	ck_assert_int_eq(ps_trampoline_read_template("/proc/self/exe", code, sizeof(code), &size,
-	                                             errmsg, sizeof(errmsg)),
+	ck_assert_int_eq(ps_trampoline_read_template(elf, code, sizeof(code), &size, errmsg,
+	                                             sizeof(errmsg)),
 	                 0);
 	ck_assert_uint_eq(size, sizeof(template_312));
 	ck_assert_mem_eq(code, template_312, size);
-	ck_assert_int_eq(ps_trampoline_from_elf("/proc/self/exe", &t, errmsg, sizeof(errmsg)), 0);
+	ck_assert_int_eq(ps_trampoline_from_elf(elf, &t, errmsg, sizeof(errmsg)), 0);
 	ck_assert_uint_eq(t.return_offset, 6);
 	assert_rule(&t.return_rule, 16, false);
 
 	/* a buffer too small for it */
-	ck_assert_int_eq(ps_trampoline_read_template("/proc/self/exe", code, 4, &size, errmsg,
-	                                             sizeof(errmsg)),
+	ck_assert_int_eq(ps_trampoline_read_template(elf, code, 4, &size, errmsg, sizeof(errmsg)),
 	                 -EINVAL);
+	ck_assert_uint_eq(size, 0);
+	ps_elf_close(elf);
 }
 END_TEST
 
@@ -336,20 +350,53 @@ START_TEST(test_elf_errors)
 	char errmsg[ERRMSG_SIZE] = "";
 	Dl_info info;
 
-	ck_assert_int_eq(
-	        ps_trampoline_from_elf("/nonexistent/libpython3.12.so", &t, errmsg, sizeof(errmsg)),
-	        -ENOENT);
+	struct ps_elf *elf = NULL;
+
+	/* a file that is missing or not ELF is refused by the open, which
+	 * the trampoline reader never sees */
+	ck_assert_int_eq(ps_elf_open("/nonexistent/libpython3.12.so", &elf, errmsg, sizeof(errmsg)),
+	                 -ENOENT);
+	ck_assert_ptr_null(elf);
 	ck_assert_ptr_nonnull(strstr(errmsg, "/nonexistent/libpython3.12.so"));
-	/* not ELF */
-	ck_assert_int_eq(ps_trampoline_from_elf("/proc/self/maps", &t, errmsg, sizeof(errmsg)),
-	                 -EINVAL);
+	ck_assert_int_lt(ps_elf_open("/proc/self/maps", &elf, errmsg, sizeof(errmsg)), 0);
+	ck_assert_ptr_null(elf);
 	/* an ELF file without the symbols: the capstone library */
 	ck_assert(dladdr((void *)cs_open, &info) && info.dli_fname);
-	ck_assert_int_eq(ps_trampoline_from_elf(info.dli_fname, &t, errmsg, sizeof(errmsg)),
-	                 -ENOENT);
+	elf = open_elf(info.dli_fname);
+	ck_assert_int_eq(ps_trampoline_from_elf(elf, &t, errmsg, sizeof(errmsg)), -ENOENT);
 	ck_assert_ptr_nonnull(strstr(errmsg, "_Py_trampoline_func_start"));
+	ck_assert_ptr_nonnull(strstr(errmsg, info.dli_fname));
+	ck_assert(!strchr(errmsg, '\n'));
 	ck_assert_int_eq(ps_trampoline_from_elf(NULL, &t, NULL, 0), -EINVAL);
-	ck_assert_int_eq(ps_trampoline_from_elf("/proc/self/exe", NULL, NULL, 0), -EINVAL);
+	ck_assert_int_eq(ps_trampoline_from_elf(elf, NULL, NULL, 0), -EINVAL);
+	ps_elf_close(elf);
+}
+END_TEST
+
+/* A copy of this program claiming another machine: refused before any
+ * symbol is looked at. */
+START_TEST(test_elf_other_machine)
+{
+	char copy[] = "/tmp/pystitch-test-trampoline-XXXXXX";
+	char command[512], errmsg[ERRMSG_SIZE] = "";
+	struct ps_trampoline t;
+	uint16_t machine = EM_AARCH64;
+	struct ps_elf *elf;
+	int fd = mkstemp(copy);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	snprintf(command, sizeof(command), "cp /proc/%d/exe %s", (int)getpid(), copy);
+	ck_assert_int_eq(system(command), 0);
+	fd = open(copy, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, &machine, 2, offsetof(Elf64_Ehdr, e_machine)), 2);
+	close(fd);
+	elf = open_elf(copy);
+	unlink(copy);
+	ck_assert_int_eq(ps_trampoline_from_elf(elf, &t, errmsg, sizeof(errmsg)), -EOPNOTSUPP);
+	ck_assert_ptr_nonnull(strstr(errmsg, "not an x86-64 file"));
+	ps_elf_close(elf);
 }
 END_TEST
 
@@ -396,8 +443,10 @@ START_TEST(test_elf_segments)
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	ck_assert(copy_without_alloc_sections(copy));
-	int rc = ps_trampoline_read_template(copy, code, sizeof(code), &size, errmsg,
+	struct ps_elf *elf = open_elf(copy);
+	int rc = ps_trampoline_read_template(elf, code, sizeof(code), &size, errmsg,
 	                                     sizeof(errmsg));
+	ps_elf_close(elf);
 	unlink(copy);
 	ck_assert_msg(rc == 0, "%s", errmsg);
 	ck_assert_uint_eq(size, sizeof(template_312));
@@ -444,10 +493,35 @@ static void assert_dynsym_only(const char *path, const struct ps_trampoline *exp
 		fprintf(stderr, "SKIPPED the .dynsym check: objcopy --strip-all failed\n");
 		return;
 	}
-	int rc = ps_trampoline_from_elf(copy, &t, errmsg, sizeof(errmsg));
+	struct ps_elf *elf = open_elf(copy);
+	int rc = ps_trampoline_from_elf(elf, &t, errmsg, sizeof(errmsg));
+	ps_elf_close(elf);
 	unlink(copy);
 	ck_assert_msg(rc == 0, "%s", errmsg);
 	ck_assert_mem_eq(&t, expected, sizeof(t));
+}
+
+/* The production path: the DSO's own handle (opened once by the symbols
+ * module) gives the same template as a handle of one's own. */
+static void assert_through_dso(const char *path, const struct ps_trampoline *expected)
+{
+	struct ps_symbols_opts opts = { .sz = sizeof(opts) };
+	struct ps_symbols *symbols;
+	const struct ps_elf *elf;
+	struct ps_trampoline t;
+	char errmsg[ERRMSG_SIZE] = "";
+	struct ps_dso *dso;
+
+	ck_assert_int_eq(ps_symbols_new(&opts, &symbols), 0);
+	dso = ps_symbols_dso(symbols, path, NULL, 0);
+	ck_assert_ptr_nonnull(dso);
+	elf = ps_dso_elf(dso);
+	ck_assert_ptr_nonnull(elf);
+	ck_assert_ptr_eq(ps_dso_elf(dso), elf);
+	ck_assert_str_eq(ps_elf_file(elf), ps_dso_file(dso));
+	ck_assert_int_eq(ps_trampoline_from_elf(elf, &t, errmsg, sizeof(errmsg)), 0);
+	ck_assert_mem_eq(&t, expected, sizeof(t));
+	ps_symbols_free(symbols);
 }
 
 START_TEST(test_real_libpython)
@@ -471,10 +545,12 @@ START_TEST(test_real_libpython)
 
 		/* the .so symlink and the file itself are the same */
 		int minor = atoi(name + strlen("libpython3."));
-		int rc = ps_trampoline_from_elf(path, &t, errmsg, sizeof(errmsg));
+		struct ps_elf *elf = open_elf(path);
+		int rc = ps_trampoline_from_elf(elf, &t, errmsg, sizeof(errmsg));
 		ck_assert_msg(rc == 0, "%s: %s", path, errmsg);
-		ck_assert_int_eq(
-		        ps_trampoline_read_template(path, code, sizeof(code), &size, NULL, 0), 0);
+		ck_assert_int_eq(ps_trampoline_read_template(elf, code, sizeof(code), &size, NULL, 0),
+		                 0);
+		ps_elf_close(elf);
 		bool endbr = size >= 4 && memcmp(code, endbr64, sizeof(endbr64)) == 0;
 		uint64_t base = endbr ? 4 : 0;
 		fprintf(stderr,
@@ -485,8 +561,10 @@ START_TEST(test_real_libpython)
 		ck_assert_uint_eq(t.return_offset, base + 6);
 		/* 3.14 switched to a frame-pointer template */
 		assert_rule(&t.return_rule, 16, minor >= 14);
-		if (tested++ == 0)
+		if (tested++ == 0) {
 			assert_dynsym_only(path, &t);
+			assert_through_dso(path, &t);
+		}
 	}
 	globfree(&found);
 	if (tested == 0) {
@@ -930,6 +1008,7 @@ static Suite *suite_trampoline(void)
 	tcase_add_test(tc, test_elf_self);
 	tcase_add_test(tc, test_elf_segments);
 	tcase_add_test(tc, test_elf_errors);
+	tcase_add_test(tc, test_elf_other_machine);
 	tcase_add_test(tc, test_real_libpython);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);

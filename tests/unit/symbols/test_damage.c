@@ -120,6 +120,64 @@ START_TEST(test_corrupted_bytes)
 }
 END_TEST
 
+/* The bytes at an address, as the Python side reads them: a range the
+ * section or a PT_LOAD segment holds is given, anything else refused. */
+START_TEST(test_vaddr_cursor)
+{
+	const struct ps_elf_section *text;
+	struct ps_cursor c, in_section;
+	struct ps_elf *elf;
+	char err[512];
+	int index;
+
+	ck_assert_msg(fixture.ok, "fixture: %s", fixture.why);
+	ck_assert_int_eq(ps_elf_open(fixture.so, &elf, err, sizeof(err)), 0);
+	index = ps_elf_section_by_name(elf, ".text");
+	ck_assert_int_gt(index, 0);
+	text = ps_elf_section(elf, (size_t)index);
+	ck_assert_ptr_nonnull(text);
+	ck_assert(ps_elf_section_cursor(elf, (size_t)index, &in_section));
+	/* through the section: the cursor starts at the address and ends with
+	 * the section */
+	ck_assert(ps_elf_vaddr_cursor(elf, (size_t)index, text->addr + 4, 4, &c));
+	ck_assert_ptr_eq(c.start, in_section.start + 4);
+	ck_assert_uint_eq(ps_cursor_size(&c), text->size - 4);
+	/* without a section: through the PT_LOAD segment, the same bytes */
+	ck_assert(ps_elf_vaddr_cursor(elf, SIZE_MAX, text->addr + 4, 4, &c));
+	ck_assert_ptr_eq(c.start, in_section.start + 4);
+	ck_assert_uint_ge(ps_cursor_size(&c), text->size - 4);
+	/* ranges nothing holds, and ranges whose end wraps */
+	ck_assert(!ps_elf_vaddr_cursor(elf, SIZE_MAX, UINT64_MAX - 3, 8, &c));
+	ck_assert(!ps_elf_vaddr_cursor(elf, (size_t)index, text->addr, UINT64_MAX, &c));
+	ck_assert(!ps_elf_vaddr_cursor(elf, SIZE_MAX, text->addr, UINT64_MAX - text->addr, &c));
+	ck_assert_ptr_null(ps_elf_section(elf, ps_elf_nr_sections(elf)));
+	ps_elf_close(elf);
+}
+END_TEST
+
+/* The DSO's handle is the one ELF file opened for it, every time. */
+START_TEST(test_dso_elf)
+{
+	struct log_capture log = {0};
+	struct ps_symbols_opts opts = {.sz = sizeof(opts), .buildid_dir = "/nonexistent",
+				       .log = capture_log, .log_ctx = &log};
+	struct ps_symbols *symbols;
+	const struct ps_elf *elf;
+	struct ps_dso *dso;
+
+	ck_assert_msg(fixture.ok, "fixture: %s", fixture.why);
+	ck_assert_int_eq(ps_symbols_new(&opts, &symbols), 0);
+	dso = ps_symbols_dso(symbols, fixture.so, NULL, 0);
+	elf = ps_dso_elf(dso);
+	ck_assert_ptr_nonnull(elf);
+	ck_assert_ptr_eq(ps_dso_elf(dso), elf);
+	ck_assert_str_eq(ps_elf_file(elf), ps_dso_file(dso));
+	ck_assert_str_eq(ps_elf_path(elf), fixture.so);
+	ck_assert_ptr_null(ps_dso_elf(ps_symbols_dso(symbols, "/nonexistent/lib.so", NULL, 0)));
+	ps_symbols_free(symbols);
+}
+END_TEST
+
 Suite *suite_damage(void)
 {
 	Suite *s = suite_create("damage");
@@ -129,6 +187,8 @@ Suite *suite_damage(void)
 	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_not_elf);
 	tcase_add_test(tc, test_corrupted_bytes);
+	tcase_add_test(tc, test_vaddr_cursor);
+	tcase_add_test(tc, test_dso_elf);
 	suite_add_tcase(s, tc);
 	return s;
 }
