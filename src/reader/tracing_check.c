@@ -294,6 +294,43 @@ static bool starts_operand(const struct print_parser *pp)
 	       is_op(pp, "&") || is_op(pp, "+");
 }
 
+/* libtraceevent divides as it parses and prints, by whatever the divisor
+ * evaluates to: a divisor of 0 (a word, "0x0", "08") stops the program
+ * with SIGFPE. Every kernel divides by a number or a sizeof(TYPE) that
+ * ends its operand ("/ 1000L,", "% 64)", "/ sizeof(u64)"), which is all
+ * that is let through. pp is at the divisor and does not move. */
+static bool constant_divisor(struct print_parser *pp)
+{
+	struct print_parser after = *pp;
+	char digits[32];
+
+	if (pp->tok.kind == TOK_NUMBER) {
+		if (pp->tok.len >= sizeof(digits))
+			return fail_at(pp, "a divisor other than a nonzero constant");
+		memcpy(digits, pp->tok.p, pp->tok.len);
+		digits[pp->tok.len] = 0;
+		/* read as libtraceevent reads it */
+		if (strtoull(digits, NULL, 0) == 0)
+			return fail_at(pp, "a division by zero");
+		advance(&after);
+	} else if (pp->tok.kind == TOK_IDENT && pp->tok.len == 6 &&
+	           memcmp(pp->tok.p, "sizeof", 6) == 0) {
+		/* sizeof(REC->field) would be the field's size, maybe 0 */
+		advance(&after);
+		if (!is_op(&after, "(") || (advance(&after), after.tok.kind != TOK_IDENT) ||
+		    (after.tok.len == 3 && memcmp(after.tok.p, "REC", 3) == 0) ||
+		    !type_name(&after, ")"))
+			return fail_at(pp, "a divisor other than a nonzero constant");
+		advance(&after);
+	} else {
+		return fail_at(pp, "a divisor other than a nonzero constant");
+	}
+	if (is_binary_op(&after) || is_op(&after, "(") || is_op(&after, "[") ||
+	    is_op(&after, "->") || is_op(&after, "."))
+		return fail_at(pp, "a divisor that does not end its operand");
+	return true;
+}
+
 static bool primary(struct print_parser *pp);
 
 /* GNU C's "({ int x = (REC->a); x < 8 ? x : 8; })", which kernels write
@@ -320,6 +357,12 @@ static bool statement_expression(struct print_parser *pp)
 			if (!depth || open[depth - 1] != want)
 				return fail_at(pp, "a bracket that closes nothing open");
 			depth--;
+		}
+		if (is_op(pp, "/") || is_op(pp, "%")) {
+			advance(pp);
+			if (!constant_divisor(pp))
+				return false;
+			continue;
 		}
 		advance(pp);
 	} while (depth);
@@ -435,8 +478,10 @@ static bool conditional(struct print_parser *pp)
 	if (!unary(pp))
 		return false;
 	while (is_binary_op(pp)) {
+		bool divides = is_op(pp, "/") || is_op(pp, "%");
+
 		advance(pp);
-		if (!unary(pp))
+		if ((divides && !constant_divisor(pp)) || !unary(pp))
 			return false;
 	}
 	if (is_op(pp, "?")) {

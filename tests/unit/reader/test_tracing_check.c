@@ -84,6 +84,10 @@ START_TEST(test_kernel_shapes)
 	expect_ok(fields, "\"%s %c\", REC->ptr ?: \"none\", 'x'");
 	expect_ok(fields, "\"%d\", ((struct foo *)REC->ptr)->bar");
 	expect_ok(fields, "\"no args\"");
+	/* every kernel's divisors: itimer_state, writeback, xfs, dma */
+	expect_ok(fields, "\"%lu %lu\", REC->full / 1000L, (jiffies - REC->full) / 250");
+	expect_ok(fields, "\"%lu\", REC->full % 64");
+	expect_ok(fields, "\"%d\", ({ int x = REC->full / 8; x; })");
 	/* no signed: before 2.6.32; ftrace's own fields may have a '.' */
 	expect_ok("\tfield:int old;\toffset:8;\tsize:4;\n", "\"%d\", REC->old");
 	const char dotted[] = "name: x\nID: 2\nformat:\n\tfield:unsigned long a.b;\toffset:0;"
@@ -123,6 +127,19 @@ START_TEST(test_damage_refused)
 	expect_refused(fields, "\"%d\", ({ int x = 1; x; )", "a bracket that closes nothing open");
 	expect_refused(fields, "\"%d\", ({ int x = 1; x; }", "')' expected after a statement");
 	expect_refused(fields, "\"%d\", REC->missing", "print fmt uses field 'missing'");
+	/* libtraceevent divides by these as it parses or prints: SIGFPE
+	 * (fuzz_tracing: 0x000%d00010 in sched_switch's mask) */
+	expect_refused(fields, "\"%d\", 0x000%d00010", "a divisor other than a nonzero constant");
+	expect_refused(fields, "\"%d\", 10 / 0x0", "a division by zero");
+	expect_refused(fields, "\"%d\", 10 % 08", "a division by zero");
+	expect_refused(fields, "\"%d\", REC->full / REC->prev_state",
+	               "a divisor other than a nonzero constant");
+	expect_refused(fields, "\"%d\", REC->full / sizeof(REC->full)",
+	               "a divisor other than a nonzero constant");
+	expect_refused(fields, "\"%d\", REC->full / 2 * 0", "a divisor that does not end");
+	expect_refused(fields, "\"%d\", REC->full / -1", "a divisor other than a nonzero");
+	expect_refused(fields, "\"%d\", ({ int x = REC->full % zero; x; })",
+	               "a divisor other than a nonzero constant");
 	/* nesting past what any kernel writes */
 	char deep[400] = "\"%d\", ";
 	for (int i = 0; i < 100; i++)
