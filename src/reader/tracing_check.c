@@ -608,6 +608,24 @@ static int check_references(const char *text, const char *print, const char *end
 	return err;
 }
 
+/* Whether [p, eol) (past its indentation) is one of the lines a kernel
+ * writes before "print fmt:": empty, "name: ", "ID: ", "format:" or a field
+ * line. libtraceevent reads a format as tokens, whatever the spacing, so
+ * "print\tfmt :" or "field :" are the print format and a field to it
+ * while the checks here, which go by line, would not see them. */
+static bool is_kernel_header_line(const char *p, const char *eol)
+{
+	static const char *const starts[] = { "name: ", "ID: ", "format:", "field:" };
+
+	if (p == eol)
+		return true;
+	for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++)
+		if ((size_t)(eol - p) >= strlen(starts[i]) &&
+		    memcmp(p, starts[i], strlen(starts[i])) == 0)
+			return true;
+	return false;
+}
+
 int ps_tracing_check_format(const char *text, size_t size, bool ftrace, char *out, size_t outsz)
 {
 	const char *end = text + size, *print = NULL;
@@ -623,16 +641,21 @@ int ps_tracing_check_format(const char *text, size_t size, bool ftrace, char *ou
 	if (line_number)
 		return why(out, outsz, "line %zu is not a field declaration of the kernel's form",
 		           line_number);
+	line_number = 0;
 	for (const char *line = text; line < end && !print;) {
 		const char *eol = memchr(line, '\n', (size_t)(end - line));
 		const char *p = line;
 
 		if (!eol)
 			eol = end;
+		line_number++;
 		while (p < eol && (*p == ' ' || *p == '\t'))
 			p++;
 		if (eol - p >= 10 && memcmp(p, "print fmt:", 10) == 0)
 			print = p + 10;
+		else if (!is_kernel_header_line(p, eol))
+			return why(out, outsz, "line %zu is not a line of a kernel event format",
+			           line_number);
 		line = eol + 1;
 	}
 	if (!print)

@@ -145,6 +145,25 @@ START_TEST(test_damage_refused)
 	for (int i = 0; i < 100; i++)
 		strcat(deep, "(");
 	expect_refused(fields, deep, "nested too deeply");
+	/* what libtraceevent reads as the print format or a field whatever the
+	 * spacing, where the checks by line would not see it (fuzz_tracing:
+	 * a __print_flags() of a field not declared, behind "print fmt\t:") */
+	static const char *const spaced[] = {
+		"name: x\nID: 1\nformat:\n\tfield:int a;\toffset:0;\tsize:4;\tsigned:1;\n"
+		"print fmt\t: \"%d\", __print_flags(REC->b, \"|\", { 1, \"S\" })\n",
+		"name: x\nID: 1\nformat:\n\tfield:int a;\toffset:0;\tsize:4;\tsigned:1;\n"
+		"print\nfmt: \"%d\", REC->a\n",
+		"name: x\nID: 1\nformat:\n\tfield :int a;\toffset:0;\tsize:4;\tsigned:1;\n"
+		"print fmt: \"%d\", REC->a\n",
+	};
+	for (size_t i = 0; i < sizeof(spaced) / sizeof(spaced[0]); i++) {
+		char reason[160] = "";
+		ck_assert_int_ne(ps_tracing_check_format(spaced[i], strlen(spaced[i]), false,
+		                                         reason, sizeof(reason)),
+		                 0);
+		ck_assert_msg(strstr(reason, "is not a line of a kernel event format"), "%s",
+		              reason);
+	}
 	char text[] = "name: x\nID: 1\nformat:\n\tfield:int a;\toffset:0;\tsize:4;\tsigned:1;\n"
 	              "print fmt: \"%d\", REC->a\n";
 	char why[160];
