@@ -99,10 +99,9 @@ e2e_record "$py_data" -F 199 --call-graph dwarf,4096 -- \
 pid=$(e2e_python_pid "$py_data")
 [ -n "$pid" ] || e2e_fail "no sample of the Python process"
 e2e_python_forget "$pid"
+# e2e_record keeps the map beside the capture
 map=$E2E_TMP/python/perf-$pid.map
-# (e2e_record keeps the maps beside the capture where it does that)
-[ -f "$map" ] || cp "/tmp/perf-$pid.map" "$map" 2>/dev/null ||
-	e2e_fail "CPython 3.12 -X perf wrote no /tmp/perf-$pid.map"
+[ -f "$map" ] || e2e_fail "CPython 3.12 -X perf wrote no perf-$pid.map"
 # kernel symbols: those the captures' kernel frames resolve to, so that
 # every run does not read all of /proc/kallsyms
 # shellcheck disable=SC2016 # an awk program
