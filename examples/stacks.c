@@ -11,12 +11,14 @@
 
 #include <pystitch/pystitch.h>
 
-/* The library never prints: warnings reach the program through this
- * callback, and the program decides where they go. */
-static void log_warning(void *ctx, enum ps_log_level level, const char *msg)
+/* The library never prints: warnings, and why an open failed, reach the
+ * program through this callback, and the program decides where they go. */
+static void log_message(void *ctx, enum ps_log_level level, const char *msg)
 {
 	(void)ctx;
-	if (level == PS_LOG_WARN)
+	if (level == PS_LOG_ERROR)
+		fprintf(stderr, "stacks: %s\n", msg);
+	else if (level == PS_LOG_WARN)
 		fprintf(stderr, "stacks: warning: %s\n", msg);
 }
 
@@ -30,6 +32,7 @@ static void report(const struct ps_session *session, int err)
 
 static void print_stack(const struct ps_stack *stack)
 {
+	const struct ps_sample *sample = &stack->event->u.sample;
 	size_t nr_python = 0;
 
 	for (size_t i = 0; i < stack->nr_frames; i++)
@@ -37,7 +40,7 @@ static void print_stack(const struct ps_stack *stack)
 			nr_python++;
 	/* comm is the thread's name at the sample's time; the pointer, like
 	 * the frames, stays valid only until the next ps_session_next() */
-	printf("%u/%u %s: %zu frames, %zu Python\n", stack->sample->pid, stack->sample->tid,
+	printf("%u/%u %s: %zu frames, %zu Python\n", sample->pid, sample->tid,
 	       stack->comm ? stack->comm : "[unknown]", stack->nr_frames, nr_python);
 
 	/* frames are stored leaf first: walk backwards to print from the root */
@@ -52,14 +55,11 @@ int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : "perf.data";
 	/* Options start with their own size, so that a program built against
-	 * this header keeps working with a later library. Fields left zero
-	 * take their defaults: all samples, perf's limits, and Python frames
-	 * merged in place of the interpreter frames that ran them. */
-	struct ps_session_opts opts = {
-		.sz = sizeof(opts),
-		.python = PS_PYTHON_MERGED,
-		.log = log_warning,
-	};
+	 * this header keeps working with a later library: PS_OPTS() sets it.
+	 * Fields left zero take their defaults: all samples, perf's limits,
+	 * and Python frames merged in place of the interpreter frames that ran
+	 * them. */
+	PS_OPTS(ps_session_opts, opts, .python = PS_PYTHON_MERGED, .log = log_message);
 	struct ps_session *session;
 	const struct ps_stack *stack;
 	int err;
@@ -69,14 +69,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	/* On failure the handle (if it could be allocated) still holds the
-	 * message, so it is read before the handle is closed. */
+	/* On failure there is no handle: the log callback was told why. */
 	err = ps_session_open(path, &opts, &session);
-	if (err < 0) {
-		report(session, err);
-		ps_session_close(session);
+	if (err < 0)
 		return 1;
-	}
 
 	/* 1: a sample, 0: the end of the capture, < 0: a negative errno */
 	while ((err = ps_session_next(session, &stack)) > 0)

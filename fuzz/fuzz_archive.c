@@ -21,7 +21,7 @@
 
 static void read_capture(const char *path)
 {
-	struct ps_reader_opts opts = { .sz = sizeof(opts), .order = PS_ORDER_TIME };
+	PS_OPTS(ps_reader_opts, opts, .order = PS_ORDER_TIME);
 	struct ps_reader *reader = NULL;
 	const struct ps_event *event;
 

@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "python/python.h"
+#include "python/python_priv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

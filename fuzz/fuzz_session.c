@@ -29,16 +29,9 @@ static char symfs[4096], kallsyms[4096];
 
 static void run(const char *path, enum ps_python_mode mode, bool srcline)
 {
-	struct ps_session_opts opts = {
-		.sz = sizeof(opts),
-		.force = true,
-		.symfs = symfs,
-		.buildid_dir = "/nonexistent/pystitch-fuzz",
-		.kallsyms = kallsyms,
-		.srcline = srcline,
-		.python = mode,
-		.perf_map_dir = session_dir,
-	};
+	PS_OPTS(ps_session_opts, opts, .force = true, .symfs = symfs,
+	        .buildid_dir = "/nonexistent/pystitch-fuzz", .kallsyms = kallsyms,
+	        .srcline = srcline, .python = mode, .perf_map_dir = session_dir);
 	struct ps_session *session = NULL;
 	const struct ps_stack *stack;
 	struct ps_script_format fmt;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "archive/archive.h"
+#include "archive/archive_priv.h"
 #include "symbols/symbols.h"
 #include "symbols/symbols_priv.h"
 

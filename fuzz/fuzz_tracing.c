@@ -51,8 +51,9 @@ static void print_event(const struct ps_script_format *fmt, struct tep_handle *t
                         size_t raw_size)
 {
 	struct ps_attr attr = { .type = PERF_TYPE_TRACEPOINT, .name = "fuzz:fuzz" };
-	struct ps_sample sample = { .sample_type = PERF_SAMPLE_RAW, .pid = 1, .tid = 1 };
-	struct ps_stack stack = { .sample = &sample, .attr = &attr, .comm = "fuzz" };
+	struct ps_event record = { .type = PERF_RECORD_SAMPLE, .attr = &attr };
+	struct ps_sample *sample = &record.u.sample;
+	struct ps_stack stack = { .event = &record, .comm = "fuzz" };
 	struct ps_strbuf out = PS_STRBUF_INIT;
 	/* exactly raw_size bytes, so a read past them is caught */
 	uint8_t *raw = malloc(raw_size);
@@ -67,8 +68,10 @@ static void print_event(const struct ps_script_format *fmt, struct tep_handle *t
 	if (tep_is_file_bigendian(tep) != tep_is_bigendian())
 		type = (uint16_t)(type >> 8 | type << 8);
 	memcpy(raw, &type, sizeof(type));
-	sample.raw = raw;
-	sample.raw_size = (uint32_t)raw_size;
+	sample->sample_type = PERF_SAMPLE_RAW;
+	sample->pid = sample->tid = 1;
+	sample->raw = raw;
+	sample->raw_size = (uint32_t)raw_size;
 	ps_script_print(&out, fmt, &stack);
 	ps_strbuf_release(&out);
 	free(raw);
@@ -76,7 +79,7 @@ static void print_event(const struct ps_script_format *fmt, struct tep_handle *t
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ps_reader_opts opts = { .sz = sizeof(opts), .order = PS_ORDER_TIME };
+	PS_OPTS(ps_reader_opts, opts, .order = PS_ORDER_TIME);
 	struct ps_reader *reader = NULL;
 	const struct ps_event *event;
 	struct ps_script_format fmt;

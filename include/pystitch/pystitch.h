@@ -2,11 +2,21 @@
  *
  * Public API. Conventions (after libbpf):
  *  - every name starts with ps_; handles are opaque;
- *  - options structs start with their own size (set .sz = sizeof(opts)) so
- *    the ABI can grow;
+ *  - options structs start with their own size so the ABI can grow (new
+ *    fields are only ever added at the end): make them with PS_OPTS(), or
+ *    zero them with memset() and set .sz = sizeof(opts). Every function
+ *    taking one checks it alike: NULL means the defaults; a size smaller
+ *    than the sz field itself (0 included) is -EINVAL; a struct smaller
+ *    than this library's has its missing fields read as zero; a larger
+ *    one (from a newer header) is taken only when every byte past the
+ *    fields this library knows is zero, else -EINVAL (it asks for an
+ *    option this build does not have);
  *  - functions return 0 or a positive count on success and a negative errno
  *    value on failure; the handle keeps a one-line message describing the
  *    last failure (ps_reader_errmsg(), ps_session_errmsg());
+ *  - an *_open() that fails returns a negative errno, leaves *out NULL (no
+ *    handle to close) and says why in one line through the log callback of
+ *    its options, at PS_LOG_ERROR;
  *  - the library never prints and never exits; diagnostics go through the
  *    log callback given in the options;
  *  - a handle comes from *_open() and is freed by *_close(), which takes
@@ -22,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h> /* memset, for PS_OPTS() */
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,7 +46,27 @@ extern "C" {
 #define PS_API
 #endif
 
+/* Declare NAME, an options struct of TYPE (ps_reader_opts,
+ * ps_session_opts), with its size set, the fields given set and every
+ * other byte zero, padding included (which is what lets a struct from a
+ * newer or older header pass the size check):
+ *   PS_OPTS(ps_session_opts, opts, .jobs = 2, .log = my_log);
+ *   opts.no_inline = true; */
+#ifdef __GNUC__
+#define PS_OPTS(TYPE, NAME, ...)                                                                   \
+	struct TYPE NAME = ({                                                                      \
+		memset(&NAME, 0, sizeof(struct TYPE));                                             \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };                           \
+	})
+#else
+/* padding is not cleared: zero the struct with memset() before use */
+#define PS_OPTS(TYPE, NAME, ...) struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+#endif
+
 enum ps_log_level {
+	/* Why a call failed where no handle is left to ask (an *_open()):
+	 * the message ps_*_errmsg() would have given. */
+	PS_LOG_ERROR = -1,
 	PS_LOG_WARN = 0,
 	PS_LOG_INFO = 1,
 	PS_LOG_DEBUG = 2,
@@ -63,7 +94,7 @@ enum ps_order {
 };
 
 struct ps_reader_opts {
-	size_t sz; /* sizeof(struct ps_reader_opts) */
+	size_t sz; /* sizeof(struct ps_reader_opts): see PS_OPTS() */
 	enum ps_order order;
 	/* Stop at a damaged record without failing: everything before it
 	 * is delivered and ps_reader_next() returns 0 (a warning is logged
@@ -82,11 +113,12 @@ struct ps_reader_opts {
  * read by ps_reader_next(). opts may be NULL (defaults); it is copied, so
  * it need not outlive the call. Returns 0 and sets *out, which the caller
  * frees with ps_reader_close().
- * On failure the return value is a negative errno and *out still holds a
- * handle whose ps_reader_errmsg() says what went wrong (or NULL when even
- * that could not be allocated); close it with ps_reader_close(). Errors:
- *   -EINVAL     path is NULL, not a perf.data file, or a damaged or
- *               truncated header, attr or feature section;
+ * On failure the return value is a negative errno, *out is NULL and
+ * opts->log is told what went wrong at PS_LOG_ERROR: one line starting
+ * with the path ("perf.data: offset 0x1a0: ..."). Errors:
+ *   -EINVAL     bad options (see PS_OPTS()), path is NULL, not a perf.data
+ *               file, or a damaged or truncated header, attr or feature
+ *               section;
  *   -ENOTSUP    a version 1 (PERFFILE) capture;
  *   -ESPIPE     a file-mode capture given through a pipe;
  *   -ENOMEM     out of memory;
@@ -760,6 +792,30 @@ enum ps_python_mode {
 	PS_PYTHON_ONLY,
 };
 
+/* Which perf's stacks a session reproduces when it unwinds DWARF stacks
+ * (--call-graph dwarf). The two perf builds print the same frames but at
+ * stacks cut off by the stack-copy limit, and in a few frames without
+ * .eh_frame (see the libunwind quirks in src/unwind/unwind.h). */
+enum ps_unwind_style {
+	/* Debian's perf, linked with libunwind: at a stack cut off by the
+	 * stack-copy limit it adds a bogus ffffffffffffffff frame and loses
+	 * the last real one. The default. */
+	PS_UNWIND_PERF_LIBUNWIND = 0,
+	/* perf built with libdw (NO_LIBUNWIND=1). */
+	PS_UNWIND_PERF_LIBDW,
+};
+
+/* How DWARF stacks are walked. The stacks are the same either way. */
+enum ps_unwind_engine {
+	/* A table of CFI rows compiled from libdw walks what its simple
+	 * rules express and leaves the other frames to libdwfl. The default,
+	 * and the faster. */
+	PS_UNWIND_ENGINE_TABLE = 0,
+	/* libdwfl alone: the reference the table is checked against, and a
+	 * way out should they ever differ. */
+	PS_UNWIND_ENGINE_LIBDWFL,
+};
+
 /* Kinds of files a session reads besides the capture. */
 enum ps_file_kind {
 	PS_FILE_ELF = 0, /* an object's code and symbols (incl. the build-id cache) */
@@ -781,7 +837,7 @@ typedef void (*ps_file_used_fn)(void *ctx, const char *path, const char *file,
                                 enum ps_file_kind kind);
 
 struct ps_session_opts {
-	size_t sz; /* sizeof(struct ps_session_opts) */
+	size_t sz; /* sizeof(struct ps_session_opts): see PS_OPTS() */
 	bool force; /* see ps_reader_opts.force */
 	const char *symfs; /* look up every recorded path under this directory */
 	const char *buildid_dir; /* perf's build-id cache; NULL: $HOME/.debug */
@@ -789,10 +845,10 @@ struct ps_session_opts {
 	const char *vmlinux; /* kernel symbols from this ELF */
 	bool no_inline; /* no inline frames */
 	bool srcline; /* fill ps_frame.srcline */
-	/* Unwind as perf built with libdw does instead of matching Debian's
-	 * perf (libunwind), which at stacks cut off by the stack-copy limit
-	 * adds a bogus ffffffffffffffff frame and loses the last real one. */
-	bool libdw_unwind;
+	/* Which perf's stacks DWARF unwinding gives (what the stacks are),
+	 * and how it walks them (the stacks are the same either way). */
+	enum ps_unwind_style unwind_style;
+	enum ps_unwind_engine unwind_engine;
 	unsigned max_stack; /* frames per stack part; 0: 127 as perf */
 	bool no_callchain; /* only the sampled IP (perf script -G) */
 	/* Which samples to deliver; empty lists and a zero range select all.
@@ -835,11 +891,6 @@ struct ps_session_opts {
 	 * every worker meets is passed on as often as one session would pass
 	 * it on. At most 64. */
 	unsigned jobs;
-	/* Unwind DWARF stacks with libdwfl alone instead of the compiled CFI
-	 * table, which walks what it can express and leaves the other frames
-	 * to libdwfl. The output is the same; this is the reference the
-	 * table is checked against, and a way out should they ever differ. */
-	bool unwind_libdwfl_only;
 };
 
 struct ps_frame {
@@ -847,6 +898,12 @@ struct ps_frame {
 	 * file for user code (a return address minus one for callers in
 	 * DWARF mode), the raw address for kernel and unmapped code. */
 	uint64_t addr;
+	/* The address in the process as the frame was looked up: the sampled
+	 * IP, a callchain entry, or an unwound PC (a return address minus one
+	 * for callers in DWARF mode); the same for every inlined frame of one
+	 * address; 0 for the "[truncated]" marker. To resymbolise, find the
+	 * mapping that held it at the sample's time. */
+	uint64_t ip;
 	const char *sym; /* NULL: [unknown] */
 	uint64_t symoff;
 	const char *dso; /* NULL: [unknown] */
@@ -861,9 +918,9 @@ struct ps_frame {
 };
 
 struct ps_stack {
-	const struct ps_event *event; /* the PERF_RECORD_SAMPLE */
-	const struct ps_sample *sample;
-	const struct ps_attr *attr;
+	/* The PERF_RECORD_SAMPLE: its sample is event->u.sample, its attr
+	 * (event name, sample type) event->attr. */
+	const struct ps_event *event;
 	const char *comm; /* the thread's name at the sample's time */
 	/* The event records call chains (PERF_SAMPLE_CALLCHAIN): frames is
 	 * the stack, leaf first. Otherwise frames[0] is the sampled IP
@@ -875,9 +932,10 @@ struct ps_stack {
 
 /* Open a capture for stacks. Same conventions as ps_reader_open(): 0 and
  * *out, which the caller frees with ps_session_close(), or a negative
- * errno with *out still to be closed (NULL when even the handle could not
- * be allocated) and the reason in ps_session_errmsg(). Errors are those of
- * ps_reader_open(), and -ENOMEM.
+ * errno with *out NULL and the reason told to opts->log at PS_LOG_ERROR.
+ * Errors are those of ps_reader_open(), -EINVAL for a --time percentage
+ * the capture cannot take, -ENOMEM, and the errno of starting the
+ * workers (opts.jobs).
  * opts may be NULL (defaults). The struct is copied, but not the strings
  * and arrays it points to (symfs, pids, comms, ...): keep those valid
  * until ps_session_close(). Files named by opts are opened only when
@@ -892,8 +950,9 @@ PS_API int ps_session_open(const char *path, const struct ps_session_opts *opts,
 /* Free the session, its reader and everything they returned. NULL is a
  * no-op. */
 PS_API void ps_session_close(struct ps_session *session);
-/* The last failure as one line (a reader failure starts with the path),
- * "" before any failure, "out of memory" for a NULL session. Owned by the
+/* The last failure of ps_session_next() and the other calls on an open
+ * session as one line (a reader failure starts with the path), "" before
+ * any failure, "out of memory" for a NULL session. Owned by the
  * session, valid until ps_session_close(); a later failure rewrites it. */
 PS_API const char *ps_session_errmsg(const struct ps_session *session);
 /* The reader underneath (header facts, features, stats). Owned by the
@@ -947,17 +1006,28 @@ struct ps_python_process {
  * must outlive it. */
 typedef void (*ps_python_process_fn)(void *ctx, const struct ps_python_process *process);
 
-/* Read the rest of the capture, keeping track of processes without
- * building stacks, then call fn for every process that mapped a CPython
- * interpreter or JIT code, in pid order. 0, or a negative errno when a
- * record could not be read (ps_session_errmsg() says why; processes seen
- * before it are still reported), or -ENOMEM. The capture is consumed:
- * ps_session_next() returns 0 (or the error) afterwards. */
+/* Call fn for every process the session has seen so far that mapped a
+ * CPython interpreter or JIT code, in pid order: what the records read by
+ * ps_session_next() (or ps_session_read_to_end()) say. A query: it reads
+ * nothing and changes nothing; once ps_session_next() has returned 0 it
+ * covers the whole capture. 0 or -ENOMEM. */
 PS_API int ps_session_python_processes(struct ps_session *session, ps_python_process_fn fn,
                                        void *ctx);
+
+/* Read the rest of the capture without building stacks: its records keep
+ * the session's model of the processes up to date, its samples are
+ * passed over, so that ps_session_python_processes() then covers the whole
+ * capture without the cost of unwinding (`pystitch info`). Afterwards
+ * ps_session_next() returns 0. 0, or a negative errno when a record could
+ * not be read (ps_session_errmsg() says why). */
+PS_API int ps_session_read_to_end(struct ps_session *session);
 
 #ifdef __cplusplus
 }
 #endif
+
+/* The output formats (script text, folded stacks, flame graphs, pprof,
+ * archives, ...) and output files. */
+#include <pystitch/output.h>
 
 #endif /* PYSTITCH_PYSTITCH_H */

@@ -8,6 +8,8 @@
  *  - manifest.c: the manifest's text format (parse, validate, write);
  *  - extract.c: checking and unpacking an archive, and looking paths up;
  *  - write.c: writing one.
+ * This is the module's interface to the others; what its files share is in
+ * archive_priv.h.
  */
 #ifndef PS_ARCHIVE_ARCHIVE_H
 #define PS_ARCHIVE_ARCHIVE_H
@@ -21,9 +23,7 @@
 /* 2 added the "names" kind */
 #define PS_ARCHIVE_FORMAT_VERSION 2
 #define PS_ARCHIVE_MANIFEST_NAME "MANIFEST"
-#define PS_ARCHIVE_MANIFEST_MAX (16u << 20)
 #define PS_ARCHIVE_SHA256_SIZE 32
-#define PS_ARCHIVE_HEX_SIZE (2 * PS_ARCHIVE_SHA256_SIZE)
 #define PS_ARCHIVE_ERRMSG_MAX 512
 
 /* Default limits when reading an archive. */
@@ -68,25 +68,12 @@ struct ps_archive_limits {
 	uint64_t max_total; /* bytes of all files; 0: PS_ARCHIVE_MAX_TOTAL */
 };
 
-/* Write the message to err (errsz bytes) and return rc: the errors of
- * this module are a negative errno and one line. */
-int ps_archive_fail(char *err, size_t errsz, int rc, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
 /* "elf", "perf-map", ...; NULL for an unknown kind. */
 const char *ps_archive_kind_name(enum ps_archive_kind kind);
 void ps_manifest_release(struct ps_manifest *manifest);
 /* Append a file (path copied; size and digest filled in later). 0 or
  * -ENOMEM. */
 int ps_manifest_add(struct ps_manifest *manifest, enum ps_archive_kind kind, const char *path);
-/* The manifest as text. NULL when out of memory; free() it. */
-char *ps_manifest_format(const struct ps_manifest *manifest, size_t *len);
-/* Parse and validate text: the version, every line, kinds, sizes within
- * the limits (one file, and the sum of distinct contents), one perf.data,
- * at most one kernel symbols file, no path twice, one size per digest.
- * 0, or -EINVAL/-EFBIG/-ENOMEM with a one-line reason in err. */
-int ps_manifest_parse(const char *text, size_t len, const struct ps_archive_limits *limits,
-                      struct ps_manifest *out, char *err, size_t errsz);
-void ps_archive_hex(const uint8_t *sha256, char *hex /* PS_ARCHIVE_HEX_SIZE + 1 */);
 
 /* ---- reading ------------------------------------------------------- */
 

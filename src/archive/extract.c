@@ -12,7 +12,7 @@
  * all members are in.
  */
 #define _GNU_SOURCE 1 /* O_TMPFILE */
-#include "archive/archive.h"
+#include "archive/archive_priv.h"
 
 #include <archive.h>
 #include <archive_entry.h>

@@ -12,7 +12,7 @@
  * byte outside [A-Za-z0-9/._+,:@~[]-] written as %XX, so paths with spaces
  * or newlines survive and a line is always split by single spaces.
  */
-#include "archive/archive.h"
+#include "archive/archive_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -350,7 +350,7 @@ int ps_manifest_parse(const char *text, size_t len, const struct ps_archive_limi
 		for (const char *c = text; c < nul; c++)
 			p.line += *c == '\n';
 		snprintf(what, sizeof(what), "NUL byte at byte %zu", (size_t)(nul - text));
-		return parse_fail(&p, -EINVAL, what);
+		return parse_fail(&p, -EINVAL, "%s", what);
 	}
 	copy = malloc(len + 1);
 	if (!copy)

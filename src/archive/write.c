@@ -3,8 +3,7 @@
  * everything that follows), once to store it; a file that changes in
  * between fails the archive rather than giving it a wrong digest.
  */
-#include "archive/archive.h"
-#include "base/output_file.h"
+#include "archive/archive_priv.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -230,7 +229,7 @@ static int write_members(struct archive *ar, struct ps_manifest *m, const char *
 int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *const *files,
                      const struct ps_archive_blob *blobs, char *err, size_t errsz)
 {
-	struct ps_output_file out;
+	struct ps_output_file *out;
 	struct archive *ar;
 	int rc = measure(m, files, blobs, err, errsz);
 
@@ -238,12 +237,12 @@ int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *co
 		return rc;
 	/* a regular file is replaced only once the archive is whole, so a
 	 * failure never leaves a partial archive (or clobbers an old one) */
-	rc = ps_output_file_open(&out, out_path);
+	rc = ps_output_file_open(out_path, &out);
 	if (rc)
 		return ps_archive_fail(err, errsz, rc, "%s: %s", out_path, strerror(-rc));
 	ar = archive_write_new();
 	if (!ar) {
-		ps_output_file_abort(&out);
+		ps_output_file_abort(out);
 		return ps_archive_fail(err, errsz, -ENOMEM, "out of memory");
 	}
 	if (archive_write_set_format_pax_restricted(ar) != ARCHIVE_OK ||
@@ -253,7 +252,7 @@ int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *co
 		                     archive_error_string(ar));
 		goto out;
 	}
-	if (archive_write_open_fd(ar, out.fd) != ARCHIVE_OK) {
+	if (archive_write_open_fd(ar, ps_output_file_fd(out)) != ARCHIVE_OK) {
 		rc = ps_archive_fail(err, errsz, -EIO, "%s: %s", out_path,
 		                     archive_error_string(ar));
 		goto out;
@@ -265,10 +264,10 @@ int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *co
 out:
 	archive_write_free(ar);
 	if (rc) {
-		ps_output_file_abort(&out);
+		ps_output_file_abort(out);
 		return rc;
 	}
-	rc = ps_output_file_commit(&out);
+	rc = ps_output_file_commit(out);
 	if (rc)
 		return ps_archive_fail(err, errsz, rc, "%s: %s", out_path, strerror(-rc));
 	return 0;

@@ -1,10 +1,10 @@
-/* Output files written without harming what their path names (see
- * output_file.h): symbolic links followed, regular files replaced through
- * an unnamed file linked into place at the end, everything else written
- * through.
+/* Output files written without harming what their path names (the
+ * public ps_output_file_*, pystitch/output.h): symbolic links followed,
+ * regular files replaced through an unnamed file linked into place at the
+ * end, everything else written through.
  */
 #define _GNU_SOURCE 1 /* O_TMPFILE, AT_EMPTY_PATH */
-#include "base/output_file.h"
+#include "pystitch/output.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +19,17 @@
 #define MAX_LINKS 40
 /* tries at a fresh temporary name before giving up */
 #define MAX_NAME_TRIES 100
+
+struct ps_output_file {
+	int fd; /* write here; -1 when closed */
+	bool own_fd; /* false: the caller's descriptor (ps_output_file_open_fd) */
+	/* commit links the written file to target (a regular file, or a
+	 * path that did not exist) */
+	bool replace;
+	char *target; /* path with its symbolic links resolved */
+	char *temporary; /* the named temporary, without unnamed files */
+	int error; /* of the first failed write */
+};
 
 static char *join(const char *a, size_t alen, const char *b)
 {
@@ -223,16 +234,35 @@ static int open_replacement(struct ps_output_file *of, const struct stat *old, b
 	return 0;
 }
 
-int ps_output_file_open(struct ps_output_file *of, const char *path)
+/* Close the descriptor and remove what was not kept. */
+static void release(struct ps_output_file *of)
 {
+	if (of->fd >= 0 && of->own_fd)
+		close(of->fd);
+	if (of->temporary)
+		unlink(of->temporary);
+	free(of->temporary);
+	free(of->target);
+	free(of);
+}
+
+int ps_output_file_open(const char *path, struct ps_output_file **out)
+{
+	struct ps_output_file *of = calloc(1, sizeof(*of));
 	struct stat st;
 	bool exists = false;
 	int err;
 
-	*of = (struct ps_output_file){ .fd = -1 };
+	*out = NULL;
+	if (!of)
+		return -ENOMEM;
+	of->fd = -1;
+	of->own_fd = true;
 	err = resolve_links(path, &of->target, &st, &exists);
-	if (err)
+	if (err) {
+		release(of);
 		return err;
+	}
 	if (exists && S_ISDIR(st.st_mode))
 		err = -EISDIR;
 	else if (!exists || S_ISREG(st.st_mode))
@@ -242,9 +272,52 @@ int ps_output_file_open(struct ps_output_file *of, const char *path)
 		of->fd = open(of->target, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 		err = of->fd < 0 ? -errno : 0;
 	}
-	if (err)
-		ps_output_file_abort(of);
-	return err;
+	if (err) {
+		release(of);
+		return err;
+	}
+	*out = of;
+	return 0;
+}
+
+int ps_output_file_open_fd(int fd, struct ps_output_file **out)
+{
+	struct ps_output_file *of;
+
+	*out = NULL;
+	if (fd < 0 || fcntl(fd, F_GETFD) < 0)
+		return -EBADF;
+	of = calloc(1, sizeof(*of));
+	if (!of)
+		return -ENOMEM;
+	of->fd = fd;
+	*out = of;
+	return 0;
+}
+
+int ps_output_file_write(void *file, const void *data, size_t size)
+{
+	struct ps_output_file *of = file;
+	const char *p = data;
+
+	while (size && !of->error) {
+		ssize_t n = write(of->fd, p, size);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			of->error = n < 0 ? -errno : -EIO;
+			break;
+		}
+		p += n;
+		size -= (size_t)n;
+	}
+	return of->error;
+}
+
+int ps_output_file_fd(const struct ps_output_file *file)
+{
+	return file->fd;
 }
 
 /* Give the unnamed file a name: the path of its descriptor in /proc, or
@@ -285,13 +358,11 @@ static int link_temporary(struct ps_output_file *of)
 
 int ps_output_file_commit(struct ps_output_file *of)
 {
-	int err = 0;
+	int err = of->error;
 
-	if (of->fd < 0)
-		return -EBADF;
-	if (of->replace && !of->temporary)
+	if (!err && of->replace && !of->temporary)
 		err = link_temporary(of);
-	if (close(of->fd) != 0 && !err)
+	if (of->own_fd && close(of->fd) != 0 && !err)
 		err = -errno;
 	of->fd = -1;
 	if (!err && of->temporary && rename(of->temporary, of->target) != 0)
@@ -300,20 +371,12 @@ int ps_output_file_commit(struct ps_output_file *of)
 		free(of->temporary);
 		of->temporary = NULL; /* renamed: nothing to remove */
 	}
-	ps_output_file_abort(of);
+	release(of);
 	return err;
 }
 
 void ps_output_file_abort(struct ps_output_file *of)
 {
-	if (of->fd >= 0)
-		close(of->fd);
-	of->fd = -1;
-	if (of->temporary)
-		unlink(of->temporary);
-	free(of->temporary);
-	free(of->target);
-	of->temporary = NULL;
-	of->target = NULL;
-	of->replace = false;
+	if (of)
+		release(of);
 }

@@ -1,14 +1,16 @@
-/* The pystitch program: sub-commands and what they share. */
+/* The pystitch program: a client of the public API (pystitch/pystitch.h
+ * and pystitch/output.h) and of nothing else of the library. What its
+ * commands share: the command table, the parser of the options several
+ * commands take, messages, output files and the progress line. */
 #ifndef PS_CLI_CLI_H
 #define PS_CLI_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdint.h>
+#include <stdio.h>
 
-#include "base/output_file.h"
-#include "output/output.h"
-#include "pystitch/pystitch.h"
+#include <pystitch/pystitch.h>
 
 /* Exit statuses */
 #define PS_EXIT_OK 0
@@ -24,7 +26,8 @@ struct ps_progress {
 };
 
 struct ps_cli {
-	const char *program; /* "pystitch" or "perf-pystitch" */
+	const char *program; /* "pystitch" or "perf pystitch" */
+	const char *command; /* the command's name, for messages */
 	const char *input; /* -i; default perf.data */
 	bool force;
 	bool quiet; /* -q: no progress line, no warnings */
@@ -34,62 +37,79 @@ struct ps_cli {
 	struct ps_progress *progress;
 };
 
-/* Log callback the program installs in the library. */
-void ps_cli_log(void *ctx, enum ps_log_level level, const char *msg);
-/* Print "pystitch: <msg>" on stderr. */
-void ps_cli_error(const struct ps_cli *cli, const char *fmt, ...)
-        __attribute__((format(printf, 2, 3)));
-/* Open the capture named by cli->input with the given order; prints the
- * error and returns NULL on failure (then *status is set). */
-struct ps_reader *ps_cli_open(const struct ps_cli *cli, enum ps_order order, int *status);
-/* Start again with glibc's heap on transparent huge pages, where the
- * kernel gives them only on request (hugepages.c); returns when it does
- * not. */
-void ps_cli_use_huge_pages(char **argv);
-/* Map a library error to an exit status. */
-int ps_cli_status(int err);
+/* ---- the commands (commands.c) ---------------------------------------- */
 
-/* ---- options several commands share (options.c) ---------------------- */
-
-/* Session options: sample filters, where symbols come from, Python frames,
- * threads. A command lists PS_CLI_SESSION_OPTIONS in its getopt_long table
- * (and "c:C:j:k:" in its short options) and passes every option it does not know
- * itself to ps_cli_session_option(). The lists the filters point to are
- * owned here: ps_cli_session_args_release() frees them. */
+/* The options several commands take, as a command's table entry names
+ * them; -i, -f, -q, -v and -h every command takes. */
 enum {
-	PS_OPT_NO_INLINE = 256,
-	PS_OPT_PID,
-	PS_OPT_TID,
-	PS_OPT_COMM,
-	PS_OPT_TIME,
-	PS_OPT_SYMFS,
-	PS_OPT_BUILDID_DIR,
-	PS_OPT_KALLSYMS,
-	PS_OPT_PYTHON,
-	PS_OPT_PERF_MAP_DIR,
-	PS_OPT_UNWINDER,
-	PS_OPT_COMMAND_FIRST = 300, /* a command's own long options start here */
+	PS_CLI_TAKES_SYMBOLS = 1u << 0, /* --symfs, --buildid-dir */
+	PS_CLI_TAKES_KERNEL = 1u << 1, /* -k/--vmlinux, --kallsyms */
+	PS_CLI_TAKES_PERF_MAPS = 1u << 2, /* --perf-map-dir */
+	/* --no-inline, --python, --unwinder, -j/--jobs */
+	PS_CLI_TAKES_STACKS = 1u << 3,
+	/* --pid, --tid, -c/--comm/--comms, -C/--cpu, --time */
+	PS_CLI_TAKES_FILTERS = 1u << 4,
+	PS_CLI_TAKES_SESSION = PS_CLI_TAKES_SYMBOLS | PS_CLI_TAKES_KERNEL | PS_CLI_TAKES_PERF_MAPS |
+	                       PS_CLI_TAKES_STACKS | PS_CLI_TAKES_FILTERS,
 };
 
+/* What the shared options set: the session's options, and the lists its
+ * filters point to (owned here). */
+struct ps_cli_args {
+	struct ps_session_opts opts;
+	int32_t *pids, *tids, *cpus;
+	char *comm_text;
+	const char **comms;
+};
+
+/* A command's own long options take values from here up, so that they
+ * never meet the shared ones (parse.c). */
+#define PS_OPT_COMMAND_FIRST 300
+
+/* One entry of the command table. The parser (parse.c) reads the shared
+ * options the command takes into struct ps_cli_args and hands its own to
+ * option(); then run() runs it. state is the command's own options:
+ * state_size bytes, zeroed, then init() (may be NULL). */
+struct ps_cli_command {
+	const char *name;
+	/* its lines in `pystitch --help`, continuation lines indented */
+	const char *summary;
+	/* `pystitch NAME --help`; the first line is its usage line */
+	const char *help;
+	unsigned takes; /* PS_CLI_TAKES_* */
+	/* its own options: long ones (ending with a zero entry; NULL: none)
+	 * and short ones as getopt spells them ("F:G"; NULL: none) */
+	const struct option *options;
+	const char *short_options;
+	size_t state_size;
+	void (*init)(void *state);
+	/* one of its own options: 0, or an exit status (after a message) */
+	int (*option)(struct ps_cli *cli, struct ps_cli_args *args, void *state, int opt,
+	              const char *arg);
+	int (*run)(struct ps_cli *cli, struct ps_cli_args *args, void *state);
+};
+
+extern const struct ps_cli_command ps_cmd_script, ps_cmd_collapse, ps_cmd_flamegraph, ps_cmd_pprof,
+        ps_cmd_archive, ps_cmd_info, ps_cmd_dump;
+
+/* The program: picks the command from argv and runs it. */
+int ps_cli_main(int argc, char **argv);
+
+/* ---- the option parser (parse.c) ------------------------------------- */
+
+/* Parse argv (argv[0] is the command's name) for command into cli, args
+ * and state. 0: run it; -1: --help was printed; else an exit status
+ * (the message printed). */
+int ps_cli_parse(struct ps_cli *cli, const struct ps_cli_command *command, int argc, char **argv,
+                 struct ps_cli_args *args, void *state);
+void ps_cli_args_release(struct ps_cli_args *args);
+/* "pystitch: COMMAND: bad value 'VALUE' for OPTION (see --help)"; returns
+ * PS_EXIT_USAGE. */
+int ps_cli_bad_value(const struct ps_cli *cli, const char *option, const char *value);
+
+/* The --help lines of the shared options, for the commands that take
+ * them all as `script` does (collapse, flamegraph, pprof). */
 /* clang-format off */
-#define PS_CLI_SESSION_OPTIONS \
-	{ "no-inline", no_argument, NULL, PS_OPT_NO_INLINE }, \
-	{ "pid", required_argument, NULL, PS_OPT_PID }, \
-	{ "tid", required_argument, NULL, PS_OPT_TID }, \
-	{ "comm", required_argument, NULL, PS_OPT_COMM }, \
-	{ "comms", required_argument, NULL, 'c' }, \
-	{ "cpu", required_argument, NULL, 'C' }, \
-	{ "time", required_argument, NULL, PS_OPT_TIME }, \
-	{ "symfs", required_argument, NULL, PS_OPT_SYMFS }, \
-	{ "buildid-dir", required_argument, NULL, PS_OPT_BUILDID_DIR }, \
-	{ "vmlinux", required_argument, NULL, 'k' }, \
-	{ "kallsyms", required_argument, NULL, PS_OPT_KALLSYMS }, \
-	{ "python", required_argument, NULL, PS_OPT_PYTHON }, \
-	{ "perf-map-dir", required_argument, NULL, PS_OPT_PERF_MAP_DIR }, \
-	{ "unwinder", required_argument, NULL, PS_OPT_UNWINDER }, \
-	{ "jobs", required_argument, NULL, 'j' }
-/* Their lines in the --help of the commands that take them all as
- * `script` does (collapse, flamegraph, pprof). */
 #define PS_CLI_SESSION_HELP \
 	"      --no-inline       no frames for inlined functions\n" \
 	"      --pid LIST        only these process ids (comma-separated)\n" \
@@ -117,63 +137,77 @@ enum {
 #define PS_CLI_JOBS_HELP \
 	"  -j, --jobs N          use N threads: N - 1 unwind (default: the online\n" \
 	"                        CPUs, at most 16); the output is the same for any N\n"
+/* -f, -q, -v and -h as most commands say them */
+#define PS_CLI_COMMON_HELP \
+	"  -f, --force           stop quietly at a damaged record\n" \
+	"  -q, --quiet           no progress line and no warnings on stderr\n" \
+	"  -v, --verbose         more messages on stderr\n" \
+	"  -h, --help            this text\n"
 /* clang-format on */
 
-struct ps_cli_session_args {
-	struct ps_session_opts opts;
-	int32_t *pids, *tids, *cpus;
-	char *comm_text;
-	const char **comms;
-};
+/* collapse's and flamegraph's --per and --weight (samples: false, period:
+ * true); -EINVAL for anything else. */
+int ps_cli_parse_per(const char *text, enum ps_collapse_per *out);
+int ps_cli_parse_weight(const char *text, bool *period);
 
-/* Apply opt (with its argument) to a->opts. 1: it was a session option;
- * 0: it is not one; -1: bad value (the message, naming command, is
- * printed). */
-int ps_cli_session_option(const struct ps_cli *cli, const char *command,
-                          struct ps_cli_session_args *a, int opt, const char *arg);
-void ps_cli_session_args_release(struct ps_cli_session_args *a);
+/* ---- running a session (session.c) ------------------------------------ */
+
 /* Defaults that depend on the machine, before ps_session_open(): --jobs
  * (the online CPUs, at most PS_CLI_MAX_DEFAULT_JOBS). */
-void ps_cli_session_defaults(struct ps_cli_session_args *a);
+void ps_cli_session_defaults(struct ps_cli_args *args);
 /* Every worker keeps its own address-space model and unwind caches, so
  * memory grows with them: the default stops here. */
 #define PS_CLI_MAX_DEFAULT_JOBS 16
-/* Open cli->input with a's options (after ps_cli_session_defaults) into
- * *session, and hand every stack to add(ctx, stack) with the progress line
- * drawn; add returns 0, or -ENOMEM to stop ("COMMAND: out of memory").
- * *status is the exit status: PS_EXIT_OK, or that of the first error,
- * which is printed. Returns whether what was added may be written: also
- * for a capture damaged part-way (its readable part was added, and
- * commands write it as script prints it); not when it could not be
- * opened or add failed. The caller closes *session (set even then). */
-bool ps_cli_session_run(struct ps_cli *cli, const char *command, struct ps_cli_session_args *a,
+/* Open cli->input with args' options (after ps_cli_session_defaults)
+ * into *session, and hand every stack to add(ctx, stack) with the
+ * progress line drawn; add returns 0, or -ENOMEM to stop ("COMMAND: out
+ * of memory"). *status is the exit status: PS_EXIT_OK, or that of the
+ * first error, which is printed. Returns whether what was added may be
+ * written: also for a capture damaged part-way (its readable part was
+ * added, and commands write it as script prints it); not when it could
+ * not be opened or add failed. The caller closes *session (NULL when it
+ * was not opened). */
+bool ps_cli_session_run(struct ps_cli *cli, struct ps_cli_args *args,
                         int (*add)(void *ctx, const struct ps_stack *stack), void *ctx,
                         struct ps_session **session, int *status);
-/* "pystitch: COMMAND: bad value 'VALUE' for OPTION (see --help)"; returns
- * PS_EXIT_USAGE. */
-int ps_cli_bad_value(const struct ps_cli *cli, const char *command, const char *option,
-                     const char *value);
+/* Open cli->input with args' options and the program's log; prints the
+ * error and returns its exit status, or 0. */
+int ps_cli_session_open(struct ps_cli *cli, struct ps_cli_args *args, struct ps_session **session);
+
+/* ---- messages and exit statuses (messages.c) -------------------------- */
+
+/* Log callback the program installs in the library. */
+void ps_cli_log(void *ctx, enum ps_log_level level, const char *msg);
+/* Print "pystitch: <msg>" on stderr. */
+void ps_cli_error(const struct ps_cli *cli, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+/* Print "pystitch: COMMAND: <msg>" on stderr. */
+void ps_cli_command_error(const struct ps_cli *cli, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+/* Map a library error to an exit status. */
+int ps_cli_status(int err);
+/* "COMMAND: out of memory"; returns PS_EXIT_USAGE. */
+int ps_cli_out_of_memory(const struct ps_cli *cli);
 
 /* ---- files written with -o (output_file.c) ---------------------------- */
 
-/* An output file being written (base/output_file.h: a regular file is
- * replaced by ps_cli_output_close(keep = true), anything else written
- * through), or standard output. */
+/* Where a command's output goes: the file -o names (a regular file is
+ * replaced only when ps_cli_output_close() keeps it, anything else
+ * written through), or standard output. */
 struct ps_cli_output {
-	const char *path; /* NULL: standard output */
-	struct ps_output_file target;
-	FILE *file;
-	int error; /* errno of the first failed write */
+	const char *name; /* the path, or "standard output" */
+	bool is_stdout;
+	struct ps_output_file *file;
 };
 
 /* Start writing path (NULL or "-": standard output). 0 or -errno. Call
  * it before reading the capture, so that a bad name fails at once. */
-int ps_cli_output_open(struct ps_cli_output *o, const char *path);
-/* false once a write has failed (o->error says why). */
-bool ps_cli_output_write(struct ps_cli_output *o, const void *data, size_t len);
+int ps_cli_output_open(struct ps_cli_output *output, const char *path);
+/* Whether output goes to a terminal. */
+bool ps_cli_output_is_terminal(const struct ps_cli_output *output);
 /* Finish: keep puts the file into place, else it is dropped. 0 or
  * -errno of the first failure. Safe to call again. */
-int ps_cli_output_close(struct ps_cli_output *o, bool keep);
+int ps_cli_output_close(struct ps_cli_output *output, bool keep);
 
 /* ---- progress on long runs (progress.c) ------------------------------ */
 
@@ -187,17 +221,9 @@ void ps_progress_clear(struct ps_progress *p);
 /* Erase it for good: the run is over. */
 void ps_progress_end(struct ps_progress *p);
 
-/* collapse's and flamegraph's --per (enum ps_collapse_per) and --weight
- * (samples: false, period: true); -EINVAL for anything else. */
-int ps_cli_parse_per(const char *text, enum ps_collapse_per *out);
-int ps_cli_parse_weight(const char *text, bool *period);
-
-int ps_cmd_script(struct ps_cli *cli, int argc, char **argv);
-int ps_cmd_dump(struct ps_cli *cli, int argc, char **argv);
-int ps_cmd_info(struct ps_cli *cli, int argc, char **argv);
-int ps_cmd_collapse(struct ps_cli *cli, int argc, char **argv);
-int ps_cmd_pprof(struct ps_cli *cli, int argc, char **argv);
-int ps_cmd_flamegraph(struct ps_cli *cli, int argc, char **argv);
-int ps_cmd_archive(struct ps_cli *cli, int argc, char **argv);
+/* Start again with glibc's heap on transparent huge pages, where the
+ * kernel gives them only on request (hugepages.c); returns when it does
+ * not. */
+void ps_cli_use_huge_pages(char **argv);
 
 #endif /* PS_CLI_CLI_H */

@@ -1,37 +1,41 @@
 /* `pystitch collapse`: folded stacks, one line per unique stack with its
- * count, root first and sorted, as `stackcollapse-perf.pl | sort` writes
- * them for flamegraph.pl, inferno and speedscope. */
+ * weight, root first and sorted, in the format `stackcollapse-perf.pl |
+ * sort` writes for flamegraph.pl, inferno and speedscope, and with its
+ * default weight (the periods). */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "cli/cli.h"
-#include "output/output.h"
+#include "cli.h"
 
 /* clang-format off */
 static const char collapse_usage[] =
-        "usage: pystitch collapse [-i FILE] [options]\n"
+        "usage: pystitch collapse [-i FILE] [-o FILE] [options]\n"
         "\n"
         "Print the folded stacks of a perf.data capture: one line per unique\n"
-        "stack, its frames from the root down separated by ';', then its count,\n"
-        "sorted; what stackcollapse-perf.pl makes of perf script's output, and\n"
-        "what flamegraph.pl, inferno and speedscope read. Python frames are\n"
-        "stitched in as by `pystitch script`. Each line starts with the thread's\n"
-        "name (spaces become '_'); ';' in names becomes ':'.\n"
+        "stack, its frames from the root down separated by ';', then its weight,\n"
+        "sorted; the format stackcollapse-perf.pl writes from perf script's\n"
+        "output, and what flamegraph.pl, inferno and speedscope read. Frames are\n"
+        "named as `pystitch script` prints them, Python frames stitched in\n"
+        "(stackcollapse-perf.pl also shortens some names, and names unknown\n"
+        "frames after their DSO); samples of all events count together (it\n"
+        "keeps the first event's). Each line starts with the thread's name\n"
+        "(spaces become '_'); ';' in names becomes ':'.\n"
         "\n"
         "  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
-        "      --weight WHAT     samples (default: count 1 per sample) or period\n"
-        "                        (sum the samples' periods)\n"
+        "  -o, --output FILE     where to write the stacks (default, or -: stdout);\n"
+        "                        a regular file is replaced once complete\n"
+        "      --weight WHAT     period (default, as stackcollapse-perf.pl: sum\n"
+        "                        the samples' periods) or samples (count 1 per\n"
+        "                        sample)\n"
         "      --per WHAT        what starts each stack: comm (default), pid\n"
         "                        (comm-PID), tid (comm-PID/TID) or none\n"
-        "      --annotate        '_[k]' after kernel frames and '_[i]' after\n"
-        "                        inlined ones (as stackcollapse-perf.pl --all)\n"
+        "      --annotate        mark frames as stackcollapse-perf.pl --all does:\n"
+        "                        '_[k]' after kernel frames, '_[j]' after frames\n"
+        "                        of perf maps (Python and other JIT code)\n"
         PS_CLI_SESSION_HELP
-        "  -f, --force           stop quietly at a damaged record\n"
-        "  -q, --quiet           no progress line and no warnings on stderr\n"
-        "  -v, --verbose         more messages on stderr\n"
-        "  -h, --help            this text\n";
+        PS_CLI_COMMON_HELP;
 /* clang-format on */
 
 enum {
@@ -40,70 +44,39 @@ enum {
 	OPT_ANNOTATE,
 };
 
-struct collapse_args {
-	struct ps_cli_session_args session;
+struct collapse_state {
 	struct ps_collapse_opts collapse;
+	const char *output;
 };
 
-/* 0, -1 after --help, or an exit status */
-static int parse_args(struct ps_cli *cli, int argc, char **argv, struct collapse_args *a)
+static void collapse_init(void *state)
 {
-	static const struct option options[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "weight", required_argument, NULL, OPT_WEIGHT },
-		{ "per", required_argument, NULL, OPT_PER },
-		{ "annotate", no_argument, NULL, OPT_ANNOTATE },
-		PS_CLI_SESSION_OPTIONS,
-		{ "force", no_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt, shared;
+	struct collapse_state *st = state;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:c:C:j:k:fqvh", options, NULL)) != -1) {
-		shared = ps_cli_session_option(cli, "collapse", &a->session, opt, optarg);
-		if (shared < 0)
-			return PS_EXIT_USAGE;
-		if (shared)
-			continue;
-		switch (opt) {
-		case 'i':
-			cli->input = optarg;
-			break;
-		case OPT_WEIGHT:
-			if (ps_cli_parse_weight(optarg, &a->collapse.period))
-				return ps_cli_bad_value(cli, "collapse", "--weight", optarg);
-			break;
-		case OPT_PER:
-			if (ps_cli_parse_per(optarg, &a->collapse.per))
-				return ps_cli_bad_value(cli, "collapse", "--per", optarg);
-			break;
-		case OPT_ANNOTATE:
-			a->collapse.annotate = true;
-			break;
-		case 'f':
-			a->session.opts.force = cli->force = true;
-			break;
-		case 'q':
-			cli->quiet = true;
-			break;
-		case 'v':
-			cli->verbose++;
-			break;
-		case 'h':
-			fputs(collapse_usage, stdout);
-			return -1;
-		default:
-			fputs(collapse_usage, stderr);
-			return PS_EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		ps_cli_error(cli, "collapse: unexpected argument '%s'", argv[optind]);
-		return PS_EXIT_USAGE;
+	/* stackcollapse-perf.pl weighs each sample by its period */
+	st->collapse = (struct ps_collapse_opts){ .sz = sizeof(st->collapse), .period = true };
+}
+
+static int collapse_option(struct ps_cli *cli, struct ps_cli_args *args, void *state, int opt,
+                           const char *arg)
+{
+	struct collapse_state *st = state;
+
+	switch (opt) {
+	case 'o':
+		st->output = arg;
+		break;
+	case OPT_WEIGHT:
+		if (ps_cli_parse_weight(arg, &st->collapse.period))
+			return ps_cli_bad_value(cli, "--weight", arg);
+		break;
+	case OPT_PER:
+		if (ps_cli_parse_per(arg, &st->collapse.per))
+			return ps_cli_bad_value(cli, "--per", arg);
+		break;
+	case OPT_ANNOTATE:
+		st->collapse.annotate = true;
+		break;
 	}
 	return 0;
 }
@@ -113,48 +86,64 @@ static int add_stack(void *collapse, const struct ps_stack *stack)
 	return ps_collapse_add(collapse, stack);
 }
 
-int ps_cmd_collapse(struct ps_cli *cli, int argc, char **argv)
+static int collapse_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 {
-	struct collapse_args a = { .session = { .opts = { .sz = sizeof(a.session.opts) } } };
-	struct ps_strbuf out = PS_STRBUF_INIT;
+	struct collapse_state *st = state;
+	struct ps_cli_output output = { 0 };
 	struct ps_collapse *collapse = NULL;
 	struct ps_session *session = NULL;
-	int64_t nr_lines;
-	int status;
+	int64_t written;
+	int status, ret;
 
-	status = parse_args(cli, argc, argv, &a);
-	if (status) {
-		status = status < 0 ? PS_EXIT_OK : status;
-		goto out;
-	}
-	collapse = ps_collapse_new(&a.collapse);
-	if (!collapse) {
-		ps_cli_error(cli, "collapse: out of memory");
+	if (ps_collapse_open(&st->collapse, &collapse))
+		return ps_cli_out_of_memory(cli);
+	/* before the capture is read, so a bad name fails at once */
+	ret = ps_cli_output_open(&output, st->output);
+	if (ret) {
+		ps_cli_command_error(cli, "cannot create %s: %s", output.name, strerror(-ret));
 		status = PS_EXIT_USAGE;
 		goto out;
 	}
-	if (!ps_cli_session_run(cli, "collapse", &a.session, add_stack, collapse, &session,
-	                        &status))
+	if (!ps_cli_session_run(cli, args, add_stack, collapse, &session, &status))
 		goto out;
-	nr_lines = ps_collapse_sort(collapse);
-	if (nr_lines < 0) {
-		ps_cli_error(cli, "collapse: out of memory");
+	written = ps_collapse_write(collapse, ps_output_file_write, output.file);
+	if (written == -ENOMEM) {
+		status = ps_cli_out_of_memory(cli);
+		goto out;
+	}
+	ret = written < 0 ? (int)written : ps_cli_output_close(&output, true);
+	if (ret && output.is_stdout) {
+		ps_cli_command_error(cli, "cannot write output");
 		status = PS_EXIT_USAGE;
-		goto out;
-	}
-	for (int64_t i = 0; i < nr_lines; i++) {
-		ps_collapse_print_line(&out, collapse, (size_t)i);
-		if (out.len > (1u << 16) && !ps_strbuf_flush(&out, stdout))
-			break;
-	}
-	if (!ps_strbuf_flush(&out, stdout) || fflush(stdout) != 0) {
-		ps_cli_error(cli, "collapse: cannot write output");
+	} else if (ret) {
+		ps_cli_command_error(cli, "cannot write %s: %s", output.name, strerror(-ret));
 		status = PS_EXIT_USAGE;
 	}
 out:
-	ps_strbuf_release(&out);
-	ps_collapse_free(collapse);
+	ps_cli_output_close(&output, false);
+	ps_collapse_close(collapse);
 	ps_session_close(session);
-	ps_cli_session_args_release(&a.session);
 	return status;
 }
+
+static const struct option collapse_options[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "weight", required_argument, NULL, OPT_WEIGHT },
+	{ "per", required_argument, NULL, OPT_PER },
+	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct ps_cli_command ps_cmd_collapse = {
+	.name = "collapse",
+	.summary = "print folded stacks, one line per unique stack with its count,\n"
+	           "              for flame graphs (flamegraph.pl, inferno, speedscope)\n",
+	.help = collapse_usage,
+	.takes = PS_CLI_TAKES_SESSION,
+	.options = collapse_options,
+	.short_options = "o:",
+	.state_size = sizeof(struct collapse_state),
+	.init = collapse_init,
+	.option = collapse_option,
+	.run = collapse_run,
+};

@@ -1,11 +1,11 @@
 /* `pystitch dump`: every record of a capture, decoded, then the counts per
  * record type (the counterpart of `perf report -D`). */
-#include <getopt.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "cli/cli.h"
-#include "output/output.h"
+#include "cli.h"
 
 static const char dump_usage[] =
         "usage: pystitch dump [-i FILE] [--file-order] [--force] [-v]\n"
@@ -24,78 +24,97 @@ static const char dump_usage[] =
         "  -v, --verbose     more messages on stderr\n"
         "  -h, --help        this text\n";
 
-int ps_cmd_dump(struct ps_cli *cli, int argc, char **argv)
-{
-	static const struct option options[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "file-order", no_argument, NULL, 'O' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	enum ps_order order = PS_ORDER_TIME;
-	struct ps_strbuf out = PS_STRBUF_INIT;
-	struct ps_dump_state state;
-	struct ps_reader *reader;
-	const struct ps_event *event;
-	int status = PS_EXIT_OK, opt, ret;
+enum {
+	OPT_FILE_ORDER = PS_OPT_COMMAND_FIRST,
+};
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:fqvh", options, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			cli->input = optarg;
-			break;
-		case 'O':
-			order = PS_ORDER_FILE;
-			break;
-		case 'f':
-			cli->force = true;
-			break;
-		case 'q':
-			cli->quiet = true;
-			break;
-		case 'v':
-			cli->verbose++;
-			break;
-		case 'h':
-			fputs(dump_usage, stdout);
-			return PS_EXIT_OK;
-		default:
-			fputs(dump_usage, stderr);
-			return PS_EXIT_USAGE;
-		}
+struct dump_state {
+	enum ps_order order;
+};
+
+static void dump_init(void *state)
+{
+	struct dump_state *st = state;
+
+	st->order = PS_ORDER_TIME;
+}
+
+static int dump_option(struct ps_cli *cli, struct ps_cli_args *args, void *state, int opt,
+                       const char *arg)
+{
+	struct dump_state *st = state;
+
+	if (opt == OPT_FILE_ORDER)
+		st->order = PS_ORDER_FILE;
+	return 0;
+}
+
+static int dump_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
+{
+	struct dump_state *st = state;
+	struct ps_reader_opts opts = {
+		.sz = sizeof(opts),
+		.order = st->order,
+		.force = cli->force,
+		.log = ps_cli_log,
+		.log_ctx = cli,
+	};
+	struct ps_output_file *out = NULL;
+	struct ps_reader *reader = NULL;
+	struct ps_dump *dump = NULL;
+	const struct ps_event *event;
+	int status = PS_EXIT_OK, ret, err = 0;
+
+	ret = ps_reader_open(cli->input, &opts, &reader);
+	if (ret)
+		return ps_cli_status(ret); /* ps_cli_log said why */
+	if (ps_output_file_open_fd(STDOUT_FILENO, &out) ||
+	    ps_dump_open(reader,
+	                 &(struct ps_dump_opts){ .sz = sizeof(struct ps_dump_opts),
+	                                         .write = ps_output_file_write,
+	                                         .write_ctx = out },
+	                 &dump)) {
+		status = ps_cli_out_of_memory(cli);
+		goto out;
 	}
-	if (optind < argc) {
-		ps_cli_error(cli, "dump: unexpected argument '%s'", argv[optind]);
-		return PS_EXIT_USAGE;
-	}
-	reader = ps_cli_open(cli, order, &status);
-	if (!reader)
-		return status;
-	ps_dump_state_init(&state);
 	ps_progress_start(cli->progress, "records", cli->quiet, true);
 	while ((ret = ps_reader_next(reader, &event)) > 0) {
 		ps_progress_tick(cli->progress, reader);
-		ps_dump_event(&out, &state, reader, event);
-		if (out.len > (1u << 16) && !ps_strbuf_flush(&out, stdout))
+		err = ps_dump_write(dump, event);
+		if (err)
 			break;
 	}
 	ps_progress_end(cli->progress);
-	if (ret == 0)
-		ps_dump_stats(&out, &state, reader);
-	if (!ps_strbuf_flush(&out, stdout) || fflush(stdout) != 0) {
-		ps_cli_error(cli, "dump: cannot write output");
+	if (!err)
+		err = ret == 0 ? ps_dump_finish(dump) : ps_dump_flush(dump);
+	if (err) {
+		ps_cli_command_error(cli, "cannot write output");
 		status = PS_EXIT_USAGE;
 	}
 	if (ret < 0) {
 		ps_cli_error(cli, "%s", ps_reader_errmsg(reader));
 		status = ps_cli_status(ret);
 	}
-	ps_dump_state_release(&state);
-	ps_strbuf_release(&out);
+out:
+	ps_dump_close(dump);
+	ps_output_file_abort(out);
 	ps_reader_close(reader);
 	return status;
 }
+
+static const struct option dump_options[] = {
+	{ "file-order", no_argument, NULL, OPT_FILE_ORDER },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct ps_cli_command ps_cmd_dump = {
+	.name = "dump",
+	.summary = "print every record (like perf report -D), then counts per\n"
+	           "              record type\n",
+	.help = dump_usage,
+	.options = dump_options,
+	.state_size = sizeof(struct dump_state),
+	.init = dump_init,
+	.option = dump_option,
+	.run = dump_run,
+};

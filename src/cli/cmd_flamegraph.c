@@ -3,15 +3,11 @@
  * the SVG is complete (base/output_file.h); devices and FIFOs are written
  * through. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "cli/cli.h"
-#include "output/output.h"
+#include "cli.h"
 
 /* clang-format off */
 static const char flamegraph_usage[] =
@@ -31,8 +27,9 @@ static const char flamegraph_usage[] =
         "collapse`.\n"
         "\n"
         "  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
-        "  -o, --output FILE     where to write the SVG (default, or -: stdout);\n"
-        "                        a regular file is replaced once complete\n"
+        "  -o, --output FILE     where to write the SVG (default, or -: stdout,\n"
+        "                        unless it is a terminal); a regular file is\n"
+        "                        replaced once complete\n"
         "      --title TEXT      title above the graph (default \"Flame Graph\",\n"
         "                        \"Icicle Graph\" with --icicle)\n"
         "      --width PX        width of the image in pixels (default 1200;\n"
@@ -47,10 +44,7 @@ static const char flamegraph_usage[] =
         "                        (default), pid (comm-PID), tid (comm-PID/TID) or\n"
         "                        none (stacks start at their root)\n"
         PS_CLI_SESSION_HELP
-        "  -f, --force           stop quietly at a damaged record\n"
-        "  -q, --quiet           no progress line and no warnings on stderr\n"
-        "  -v, --verbose         more messages on stderr\n"
-        "  -h, --help            this text\n";
+        PS_CLI_COMMON_HELP;
 /* clang-format on */
 
 enum {
@@ -62,11 +56,17 @@ enum {
 	OPT_MINWIDTH,
 };
 
-struct flamegraph_args {
-	struct ps_cli_session_args session;
+struct flamegraph_state {
 	struct ps_flamegraph_opts flame;
 	const char *output;
 };
+
+static void flamegraph_init(void *state)
+{
+	struct flamegraph_state *st = state;
+
+	st->flame = (struct ps_flamegraph_opts){ .sz = sizeof(st->flame), .min_width = 0.1 };
+}
 
 /* A number of pixels in [min, max]. */
 static int parse_pixels(const char *text, double min, double max, double *out)
@@ -82,96 +82,41 @@ static int parse_pixels(const char *text, double min, double max, double *out)
 	return 0;
 }
 
-/* 0, -1 after --help, or an exit status */
-static int parse_args(struct ps_cli *cli, int argc, char **argv, struct flamegraph_args *a)
+static int flamegraph_option(struct ps_cli *cli, struct ps_cli_args *args, void *state, int opt,
+                             const char *arg)
 {
-	static const struct option options[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "title", required_argument, NULL, OPT_TITLE },
-		{ "width", required_argument, NULL, OPT_WIDTH },
-		{ "minwidth", required_argument, NULL, OPT_MINWIDTH },
-		{ "icicle", no_argument, NULL, OPT_ICICLE },
-		{ "weight", required_argument, NULL, OPT_WEIGHT },
-		{ "per", required_argument, NULL, OPT_PER },
-		PS_CLI_SESSION_OPTIONS,
-		{ "force", no_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct flamegraph_state *st = state;
 	double pixels;
-	int opt, shared;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:o:c:C:j:k:fqvh", options, NULL)) != -1) {
-		shared = ps_cli_session_option(cli, "flamegraph", &a->session, opt, optarg);
-		if (shared < 0)
-			return PS_EXIT_USAGE;
-		if (shared)
-			continue;
-		switch (opt) {
-		case 'i':
-			cli->input = optarg;
-			break;
-		case 'o':
-			a->output = optarg;
-			break;
-		case OPT_TITLE:
-			a->flame.title = optarg;
-			break;
-		case OPT_WIDTH:
-			if (parse_pixels(optarg, 120, 100000, &pixels) ||
-			    pixels != (unsigned)pixels)
-				return ps_cli_bad_value(cli, "flamegraph", "--width", optarg);
-			a->flame.width = (unsigned)pixels;
-			break;
-		case OPT_MINWIDTH:
-			if (parse_pixels(optarg, 0, 100000, &a->flame.min_width))
-				return ps_cli_bad_value(cli, "flamegraph", "--minwidth", optarg);
-			break;
-		case OPT_ICICLE:
-			a->flame.icicle = true;
-			break;
-		case OPT_WEIGHT:
-			if (ps_cli_parse_weight(optarg, &a->flame.period))
-				return ps_cli_bad_value(cli, "flamegraph", "--weight", optarg);
-			break;
-		case OPT_PER:
-			if (ps_cli_parse_per(optarg, &a->flame.per))
-				return ps_cli_bad_value(cli, "flamegraph", "--per", optarg);
-			break;
-		case 'f':
-			a->session.opts.force = cli->force = true;
-			break;
-		case 'q':
-			cli->quiet = true;
-			break;
-		case 'v':
-			cli->verbose++;
-			break;
-		case 'h':
-			fputs(flamegraph_usage, stdout);
-			return -1;
-		default:
-			fputs(flamegraph_usage, stderr);
-			return PS_EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		ps_cli_error(cli, "flamegraph: unexpected argument '%s'", argv[optind]);
-		return PS_EXIT_USAGE;
+	switch (opt) {
+	case 'o':
+		st->output = arg;
+		break;
+	case OPT_TITLE:
+		st->flame.title = arg;
+		break;
+	case OPT_WIDTH:
+		if (parse_pixels(arg, 120, 100000, &pixels) || pixels != (unsigned)pixels)
+			return ps_cli_bad_value(cli, "--width", arg);
+		st->flame.width = (unsigned)pixels;
+		break;
+	case OPT_MINWIDTH:
+		if (parse_pixels(arg, 0, 100000, &st->flame.min_width))
+			return ps_cli_bad_value(cli, "--minwidth", arg);
+		break;
+	case OPT_ICICLE:
+		st->flame.icicle = true;
+		break;
+	case OPT_WEIGHT:
+		if (ps_cli_parse_weight(arg, &st->flame.period))
+			return ps_cli_bad_value(cli, "--weight", arg);
+		break;
+	case OPT_PER:
+		if (ps_cli_parse_per(arg, &st->flame.per))
+			return ps_cli_bad_value(cli, "--per", arg);
+		break;
 	}
 	return 0;
-}
-
-static bool output_drain(void *ctx, struct ps_strbuf *out)
-{
-	if (!ps_cli_output_write(ctx, out->buf, out->len))
-		return false;
-	ps_strbuf_reset(out);
-	return true;
 }
 
 static int add_stack(void *fg, const struct ps_stack *stack)
@@ -179,59 +124,75 @@ static int add_stack(void *fg, const struct ps_stack *stack)
 	return ps_flamegraph_add(fg, stack);
 }
 
-int ps_cmd_flamegraph(struct ps_cli *cli, int argc, char **argv)
+static int flamegraph_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 {
-	struct flamegraph_args a = { .session = { .opts = { .sz = sizeof(a.session.opts) } },
-		                     .flame = { .min_width = 0.1 } };
-	struct ps_strbuf out = PS_STRBUF_INIT;
+	struct flamegraph_state *st = state;
 	struct ps_flamegraph *fg = NULL;
 	struct ps_session *session = NULL;
 	struct ps_cli_output output = { 0 };
-	const char *name;
 	int status, ret;
 
-	status = parse_args(cli, argc, argv, &a);
-	if (status) {
-		status = status < 0 ? PS_EXIT_OK : status;
-		goto out;
-	}
-	name = a.output && strcmp(a.output, "-") != 0 ? a.output : "standard output";
-	fg = ps_flamegraph_new(&a.flame);
-	if (!fg) {
-		ps_cli_error(cli, "flamegraph: out of memory");
-		status = PS_EXIT_USAGE;
-		goto out;
-	}
+	if (ps_flamegraph_open(&st->flame, &fg))
+		return ps_cli_out_of_memory(cli);
 	/* before the capture is read, so a bad name fails at once */
-	ret = ps_cli_output_open(&output, a.output);
+	ret = ps_cli_output_open(&output, st->output);
 	if (ret) {
-		ps_cli_error(cli, "flamegraph: cannot create %s: %s", name, strerror(-ret));
+		ps_cli_command_error(cli, "cannot create %s: %s", output.name, strerror(-ret));
 		status = PS_EXIT_USAGE;
 		goto out;
 	}
-	if (!ps_cli_session_run(cli, "flamegraph", &a.session, add_stack, fg, &session, &status))
+	if (output.is_stdout && ps_cli_output_is_terminal(&output)) {
+		ps_cli_command_error(cli, "not writing SVG to a terminal: give -o FILE.svg, or "
+		                          "redirect standard output");
+		status = PS_EXIT_USAGE;
 		goto out;
-	ret = ps_flamegraph_svg(fg, &out, output_drain, &output);
+	}
+	if (!ps_cli_session_run(cli, args, add_stack, fg, &session, &status))
+		goto out;
+	ret = ps_flamegraph_write(fg, ps_output_file_write, output.file);
 	if (ret == -ENOMEM) {
-		ps_cli_error(cli, "flamegraph: out of memory");
-		status = PS_EXIT_USAGE;
+		status = ps_cli_out_of_memory(cli);
 		goto out;
 	}
-	ret = ps_cli_output_close(&output, ret == 0);
+	if (!ret)
+		ret = ps_cli_output_close(&output, true);
 	if (ret) {
-		ps_cli_error(cli, "flamegraph: cannot write %s: %s", name, strerror(-ret));
+		ps_cli_command_error(cli, "cannot write %s: %s", output.name, strerror(-ret));
 		status = PS_EXIT_USAGE;
 	} else if (cli->verbose) {
 		fprintf(stderr, "%s: flamegraph: %zu call-tree nodes, %llu %s, in %s\n",
 		        cli->program, ps_flamegraph_nr_nodes(fg),
 		        (unsigned long long)ps_flamegraph_total(fg),
-		        a.flame.period ? "period" : "samples", name);
+		        st->flame.period ? "period" : "samples", output.name);
 	}
 out:
 	ps_cli_output_close(&output, false);
-	ps_strbuf_release(&out);
-	ps_flamegraph_free(fg);
+	ps_flamegraph_close(fg);
 	ps_session_close(session);
-	ps_cli_session_args_release(&a.session);
 	return status;
 }
+
+static const struct option flamegraph_options[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "title", required_argument, NULL, OPT_TITLE },
+	{ "width", required_argument, NULL, OPT_WIDTH },
+	{ "minwidth", required_argument, NULL, OPT_MINWIDTH },
+	{ "icicle", no_argument, NULL, OPT_ICICLE },
+	{ "weight", required_argument, NULL, OPT_WEIGHT },
+	{ "per", required_argument, NULL, OPT_PER },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct ps_cli_command ps_cmd_flamegraph = {
+	.name = "flamegraph",
+	.summary = "write an interactive SVG flame graph (-o out.svg): click\n"
+	           "              to zoom, search, Python/native/CPython/kernel colours\n",
+	.help = flamegraph_usage,
+	.takes = PS_CLI_TAKES_SESSION,
+	.options = flamegraph_options,
+	.short_options = "o:",
+	.state_size = sizeof(struct flamegraph_state),
+	.init = flamegraph_init,
+	.option = flamegraph_option,
+	.run = flamegraph_run,
+};

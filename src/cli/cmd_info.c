@@ -1,16 +1,16 @@
 /* `pystitch info`: the capture's header and features (the counterpart of
  * `perf report --header-only`). */
-#include <getopt.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
+#include <unistd.h>
 
-#include "cli/cli.h"
-#include "output/output.h"
+#include "cli.h"
 
 static const char info_usage[] =
-        "usage: pystitch info [-i FILE] [options]\n"
+        "usage: pystitch info [-i FILE] [-I] [options]\n"
         "\n"
         "Print the header of a perf.data capture: where and how it was recorded,\n"
         "its events, and the features perf stored with it. Then, for every\n"
@@ -20,6 +20,10 @@ static const char info_usage[] =
         "an error, after the header is printed; -f reads past it).\n"
         "\n"
         "  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
+        "  -I, --show-info       what perf shows only with -I: the CPU topology's\n"
+        "                        sibling lists in place of its \"use -I\" hint\n"
+        "                        (NUMA, cache, memory and hybrid topology are\n"
+        "                        named, as pystitch does not decode them)\n"
         "      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n"
         "                        then next to the capture, then in /tmp\n"
         "      --symfs DIR       look for the recorded files under DIR\n"
@@ -29,104 +33,127 @@ static const char info_usage[] =
         "  -v, --verbose         more messages on stderr\n"
         "  -h, --help            this text\n";
 
+/* The Python section, kept until the header is written (which in pipe
+ * mode is complete only after the whole capture has been read). */
 struct python_lines {
-	struct ps_strbuf *out;
+	FILE *text;
 	size_t nr;
+	int error;
 };
+
+static int append(void *ctx, const void *data, size_t size)
+{
+	return fwrite(data, 1, size, ctx) == size ? 0 : -ENOMEM;
+}
 
 static void add_python_process(void *ctx, const struct ps_python_process *process)
 {
 	struct python_lines *lines = ctx;
 
-	ps_info_print_python(lines->out, process, lines->nr++ == 0);
+	if (!lines->error)
+		lines->error = ps_info_write_python(process, lines->nr++ == 0, append, lines->text);
 }
 
-int ps_cmd_info(struct ps_cli *cli, int argc, char **argv)
+/* What perf prints as "captured on": the file's modification time. */
+static int64_t captured_on(const struct ps_cli *cli, struct ps_session *session)
 {
-	enum { OPT_PERF_MAP_DIR = 256, OPT_SYMFS, OPT_BUILDID_DIR };
-	static const struct option options[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "perf-map-dir", required_argument, NULL, OPT_PERF_MAP_DIR },
-		{ "symfs", required_argument, NULL, OPT_SYMFS },
-		{ "buildid-dir", required_argument, NULL, OPT_BUILDID_DIR },
-		{ "force", no_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct ps_session_opts opts = { .sz = sizeof(opts), .log = ps_cli_log, .log_ctx = cli };
-	struct ps_strbuf out = PS_STRBUF_INIT, python = PS_STRBUF_INIT;
-	struct python_lines lines = { .out = &python };
-	struct ps_session *session = NULL;
-	int status = PS_EXIT_OK, opt, ret;
-
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:fqvh", options, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			cli->input = optarg;
-			break;
-		case OPT_PERF_MAP_DIR:
-			opts.perf_map_dir = optarg;
-			break;
-		case OPT_SYMFS:
-			opts.symfs = optarg;
-			break;
-		case OPT_BUILDID_DIR:
-			opts.buildid_dir = optarg;
-			break;
-		case 'f':
-			opts.force = cli->force = true;
-			break;
-		case 'q':
-			cli->quiet = true;
-			break;
-		case 'v':
-			cli->verbose++;
-			break;
-		case 'h':
-			fputs(info_usage, stdout);
-			return PS_EXIT_OK;
-		default:
-			fputs(info_usage, stderr);
-			return PS_EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		ps_cli_error(cli, "info: unexpected argument '%s'", argv[optind]);
-		return PS_EXIT_USAGE;
-	}
-	ret = ps_session_open(cli->input, &opts, &session);
-	if (ret) {
-		ps_cli_error(cli, "%s", ps_session_errmsg(session));
-		ps_session_close(session);
-		return ps_cli_status(ret);
-	}
-	/* reads every record: a pipe capture's features arrive as records,
-	 * and the processes are known only at the end */
-	ret = ps_session_python_processes(session, add_python_process, &lines);
-	/* perf shows the file's modification time as "captured on" */
-	struct stat st;
-	time_t captured_on = 0;
 	int64_t archived_mtime;
+	struct stat st;
+
 	if (ps_reader_is_archive(ps_session_reader(session), &archived_mtime))
-		captured_on = (time_t)archived_mtime; /* the perf.data's, kept in the archive */
-	else if (strcmp(cli->input, "-") == 0 ? fstat(0, &st) == 0 : stat(cli->input, &st) == 0)
-		captured_on = st.st_mtime;
-	ps_info_print(&out, ps_session_reader(session), captured_on);
-	if (python.len)
-		ps_strbuf_add(&out, python.buf, python.len);
-	if (!ps_strbuf_flush(&out, stdout) || fflush(stdout) != 0) {
-		ps_cli_error(cli, "info: cannot write output");
+		return archived_mtime; /* the perf.data's, kept in the archive */
+	if (strcmp(cli->input, "-") == 0 ? fstat(0, &st) == 0 : stat(cli->input, &st) == 0)
+		return st.st_mtime;
+	return 0;
+}
+
+enum {
+	OPT_SHOW_INFO = 'I',
+};
+
+struct info_state {
+	bool show_info;
+};
+
+static int info_option(struct ps_cli *cli, struct ps_cli_args *args, void *state, int opt,
+                       const char *arg)
+{
+	struct info_state *st = state;
+
+	if (opt == OPT_SHOW_INFO)
+		st->show_info = true;
+	return 0;
+}
+
+static int info_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
+{
+	const struct info_state *st = state;
+	struct python_lines lines = { 0 };
+	struct ps_output_file *out = NULL;
+	struct ps_session *session = NULL;
+	char *python = NULL;
+	size_t python_len = 0;
+	int status, ret, err;
+
+	status = ps_cli_session_open(cli, args, &session);
+	if (status)
+		return status;
+	lines.text = open_memstream(&python, &python_len);
+	if (!lines.text || ps_output_file_open_fd(STDOUT_FILENO, &out)) {
+		if (lines.text)
+			fclose(lines.text);
+		free(python);
+		ps_session_close(session);
+		return ps_cli_out_of_memory(cli);
+	}
+	/* every record: a pipe capture's features arrive as records, and the
+	 * processes are known only at the end */
+	ret = ps_session_read_to_end(session);
+	if (ps_session_python_processes(session, add_python_process, &lines) < 0 && !lines.error)
+		lines.error = -ENOMEM;
+	if (fclose(lines.text) != 0 && !lines.error)
+		lines.error = -ENOMEM;
+	err = lines.error;
+	if (!err)
+		err = ps_info_write(ps_session_reader(session),
+		                    &(struct ps_info_opts){
+		                            .sz = sizeof(struct ps_info_opts),
+		                            .captured_on = captured_on(cli, session),
+		                            .show_info = st->show_info,
+		                    },
+		                    ps_output_file_write, out);
+	if (!err && python_len)
+		err = ps_output_file_write(out, python, python_len);
+	if (err == -ENOMEM) {
+		status = ps_cli_out_of_memory(cli);
+	} else if (err) {
+		ps_cli_command_error(cli, "cannot write output");
 		status = PS_EXIT_USAGE;
 	}
 	if (ret < 0) {
 		ps_cli_error(cli, "%s", ps_session_errmsg(session));
 		status = ps_cli_status(ret);
 	}
-	ps_strbuf_release(&out);
-	ps_strbuf_release(&python);
+	free(python);
+	ps_output_file_abort(out);
 	ps_session_close(session);
 	return status;
 }
+
+static const struct option info_options[] = {
+	{ "show-info", no_argument, NULL, OPT_SHOW_INFO },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct ps_cli_command ps_cmd_info = {
+	.name = "info",
+	.summary = "print the capture's header and features (like perf report\n"
+	           "              --header-only)\n",
+	.help = info_usage,
+	.takes = PS_CLI_TAKES_SYMBOLS | PS_CLI_TAKES_PERF_MAPS,
+	.options = info_options,
+	.short_options = "I",
+	.state_size = sizeof(struct info_state),
+	.option = info_option,
+	.run = info_run,
+};

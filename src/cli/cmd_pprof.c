@@ -2,13 +2,11 @@
  * profile (profile.proto), for pprof, Grafana Pyroscope, Parca and other
  * profiling back ends. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/cli.h"
-#include "output/output.h"
+#include "cli.h"
 
 /* clang-format off */
 static const char pprof_usage[] =
@@ -26,10 +24,11 @@ static const char pprof_usage[] =
         "them, and raw addresses for the kernel.\n"
         "\n"
         "  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
-        "  -o, --output FILE     profile to write (default profile.pb.gz; - for\n"
-        "                        stdout); written once the capture is read (of a\n"
-        "                        damaged capture: what came before the damage,\n"
-        "                        and exit status 2)\n"
+        "  -o, --output FILE     profile to write (default profile.pb.gz, named on\n"
+        "                        stderr when written; - for stdout, unless it is\n"
+        "                        a terminal); written once the capture is read\n"
+        "                        (of a damaged capture: what came before the\n"
+        "                        damage, and exit status 2)\n"
         "      --srcline         source file names and line numbers of native\n"
         "                        functions (slower); without it a native\n"
         "                        function's file is its DSO\n"
@@ -44,67 +43,35 @@ enum {
 	OPT_SRCLINE = PS_OPT_COMMAND_FIRST,
 };
 
-struct pprof_args {
-	struct ps_cli_session_args session;
+struct pprof_state {
 	struct ps_pprof_opts pprof;
 	const char *output;
+	bool output_given; /* -o: else the default name, said when written */
 };
 
-/* 0, -1 after --help, or an exit status */
-static int parse_args(struct ps_cli *cli, int argc, char **argv, struct pprof_args *a)
+static void pprof_init(void *state)
 {
-	static const struct option options[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "srcline", no_argument, NULL, OPT_SRCLINE },
-		PS_CLI_SESSION_OPTIONS,
-		{ "force", no_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt, shared;
+	struct pprof_state *st = state;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:o:c:C:j:k:fqvh", options, NULL)) != -1) {
-		shared = ps_cli_session_option(cli, "pprof", &a->session, opt, optarg);
-		if (shared < 0)
-			return PS_EXIT_USAGE;
-		if (shared)
-			continue;
-		switch (opt) {
-		case 'i':
-			cli->input = optarg;
-			break;
-		case 'o':
-			if (!*optarg)
-				return ps_cli_bad_value(cli, "pprof", "--output", optarg);
-			a->output = optarg;
-			break;
-		case OPT_SRCLINE:
-			a->pprof.srcline = a->session.opts.srcline = true;
-			break;
-		case 'f':
-			a->session.opts.force = cli->force = true;
-			break;
-		case 'q':
-			cli->quiet = true;
-			break;
-		case 'v':
-			cli->verbose++;
-			break;
-		case 'h':
-			fputs(pprof_usage, stdout);
-			return -1;
-		default:
-			fputs(pprof_usage, stderr);
-			return PS_EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		ps_cli_error(cli, "pprof: unexpected argument '%s'", argv[optind]);
-		return PS_EXIT_USAGE;
+	st->pprof.sz = sizeof(st->pprof);
+	st->output = "profile.pb.gz";
+}
+
+static int pprof_option(struct ps_cli *cli, struct ps_cli_args *args, void *state, int opt,
+                        const char *arg)
+{
+	struct pprof_state *st = state;
+
+	switch (opt) {
+	case 'o':
+		if (!*arg)
+			return ps_cli_bad_value(cli, "--output", arg);
+		st->output = arg;
+		st->output_given = true;
+		break;
+	case OPT_SRCLINE:
+		st->pprof.srcline = args->opts.srcline = true;
+		break;
 	}
 	return 0;
 }
@@ -138,68 +105,88 @@ static int add_stack(void *pprof, const struct ps_stack *stack)
 	return ps_pprof_add(pprof, stack);
 }
 
-int ps_cmd_pprof(struct ps_cli *cli, int argc, char **argv)
+static int pprof_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 {
-	struct pprof_args a = { .session = { .opts = { .sz = sizeof(a.session.opts) } },
-		                .output = "profile.pb.gz" };
-	struct ps_strbuf out = PS_STRBUF_INIT;
+	struct pprof_state *st = state;
 	struct ps_pprof *pprof = NULL;
 	struct ps_session *session = NULL;
 	const struct ps_features *features;
-	struct ps_pprof_info info;
 	struct ps_cli_output output = { 0 };
+	int64_t written;
 	int status, ret;
 
-	status = parse_args(cli, argc, argv, &a);
-	if (status) {
-		status = status < 0 ? PS_EXIT_OK : status;
-		goto out;
-	}
-	pprof = ps_pprof_new(&a.pprof);
-	if (!pprof) {
-		ps_cli_error(cli, "pprof: out of memory");
-		status = PS_EXIT_USAGE;
-		goto out;
-	}
+	if (ps_pprof_open(&st->pprof, &pprof))
+		return ps_cli_out_of_memory(cli);
 	/* before the capture is read, so a bad name fails at once; the file
 	 * appears only when the whole profile is written */
-	ret = ps_cli_output_open(&output, a.output);
+	ret = ps_cli_output_open(&output, st->output);
 	if (ret) {
-		ps_cli_error(cli, "pprof: %s: cannot create: %s", a.output, strerror(-ret));
+		ps_cli_command_error(cli, "%s: cannot create: %s", st->output, strerror(-ret));
 		status = PS_EXIT_USAGE;
 		goto out;
 	}
-	if (!ps_cli_session_run(cli, "pprof", &a.session, add_stack, pprof, &session, &status))
+	if (output.is_stdout && ps_cli_output_is_terminal(&output)) {
+		ps_cli_command_error(cli, "not writing a gzipped profile to a terminal: give -o "
+		                          "FILE, or redirect standard output");
+		status = PS_EXIT_USAGE;
+		goto out;
+	}
+	if (!ps_cli_session_run(cli, args, add_stack, pprof, &session, &status))
 		goto out;
 	features = ps_reader_features(ps_session_reader(session));
-	info = (struct ps_pprof_info){
-		.time_nanos = start_time(cli, session, pprof),
-		.nr_build_ids = features->nr_build_ids,
-		.build_ids = features->build_ids,
-	};
-	if (ps_pprof_write(pprof, &info, &out)) {
-		ps_cli_error(cli, "pprof: out of memory");
-		status = PS_EXIT_USAGE;
+	written = ps_pprof_write(pprof,
+	                         &(struct ps_pprof_write_opts){
+	                                 .sz = sizeof(struct ps_pprof_write_opts),
+	                                 .time_nanos = start_time(cli, session, pprof),
+	                                 .nr_build_ids = features->nr_build_ids,
+	                                 .build_ids = features->build_ids,
+	                         },
+	                         ps_output_file_write, output.file);
+	if (written == -ENOMEM) {
+		status = ps_cli_out_of_memory(cli);
 		goto out;
 	}
-	ps_cli_output_write(&output, out.buf, out.len);
-	ret = ps_cli_output_close(&output, true);
+	ret = written < 0 ? (int)written : ps_cli_output_close(&output, true);
 	if (ret) {
-		ps_cli_error(cli, "pprof: %s: cannot write: %s", a.output, strerror(-ret));
+		ps_cli_command_error(cli, "%s: cannot write: %s", st->output, strerror(-ret));
 		status = PS_EXIT_USAGE;
 	} else if (cli->verbose) {
 		const struct ps_pprof_stats *stats = ps_pprof_stats(pprof);
-		ps_cli_error(cli,
-		             "pprof: %s: %llu samples as %zu stacks, %zu locations, %zu functions, "
-		             "%zu mappings, %zu bytes",
-		             a.output, (unsigned long long)stats->nr_added, stats->samples,
-		             stats->locations, stats->functions, stats->mappings, out.len);
+		ps_cli_command_error(
+		        cli,
+		        "%s: %llu samples as %zu stacks, %zu locations, %zu functions, "
+		        "%zu mappings, %lld bytes",
+		        st->output, (unsigned long long)stats->nr_added, stats->samples,
+		        stats->locations, stats->functions, stats->mappings, (long long)written);
+	} else if (!st->output_given && !cli->quiet) {
+		/* a file the user did not name: say where it went */
+		ps_cli_command_error(cli, "wrote %s (%llu samples, %lld bytes)", st->output,
+		                     (unsigned long long)ps_pprof_stats(pprof)->nr_added,
+		                     (long long)written);
 	}
 out:
 	ps_cli_output_close(&output, false);
-	ps_strbuf_release(&out);
-	ps_pprof_free(pprof);
+	ps_pprof_close(pprof);
 	ps_session_close(session);
-	ps_cli_session_args_release(&a.session);
 	return status;
 }
+
+static const struct option pprof_options[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "srcline", no_argument, NULL, OPT_SRCLINE },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct ps_cli_command ps_cmd_pprof = {
+	.name = "pprof",
+	.summary = "write a gzipped pprof profile (-o FILE) for pprof, Grafana\n"
+	           "              Pyroscope, Parca\n",
+	.help = pprof_usage,
+	.takes = PS_CLI_TAKES_SESSION,
+	.options = pprof_options,
+	.short_options = "o:",
+	.state_size = sizeof(struct pprof_state),
+	.init = pprof_init,
+	.option = pprof_option,
+	.run = pprof_run,
+};

@@ -1,13 +1,12 @@
 /* `pystitch script` (the default command): every sample with its stack,
- * as `perf script` prints it. Parses perf script's options, the filters
- * among them, and streams the text out in large blocks. */
-#include <getopt.h>
+ * as `perf script` prints it, streamed out in large blocks. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "output/output.h"
+#include "cli.h"
 
 static const char script_usage[] =
         "usage: pystitch [script] [-i FILE] [options]\n"
@@ -63,135 +62,90 @@ enum {
 	OPT_LIBDW,
 };
 
-struct script_args {
-	struct ps_cli_session_args session;
+struct script_state {
 	const char *fields;
 	bool ns;
 };
 
-static int parse_args(struct ps_cli *cli, int argc, char **argv, struct script_args *a)
+static int script_option(struct ps_cli *cli, struct ps_cli_args *args, void *state, int opt,
+                         const char *arg)
 {
-	static const struct option options[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "fields", required_argument, NULL, 'F' },
-		{ "hide-call-graph", no_argument, NULL, 'G' },
-		{ "ns", no_argument, NULL, OPT_NS },
-		{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
-		{ "libdw-unwind", no_argument, NULL, OPT_LIBDW },
-		PS_CLI_SESSION_OPTIONS,
-		{ "force", no_argument, NULL, 'f' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct ps_session_opts *o = &a->session.opts;
-	int opt, shared;
+	struct script_state *st = state;
+	struct ps_session_opts *o = &args->opts;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:F:Gc:C:j:k:fqvh", options, NULL)) != -1) {
-		shared = ps_cli_session_option(cli, "script", &a->session, opt, optarg);
-		if (shared < 0)
-			return PS_EXIT_USAGE;
-		if (shared)
-			continue;
-		switch (opt) {
-		case 'i':
-			cli->input = optarg;
-			break;
-		case 'F':
-			a->fields = optarg;
-			break;
-		case 'G':
-			o->no_callchain = true;
-			break;
-		case OPT_NS:
-			a->ns = true;
-			break;
-		case OPT_MAX_STACK: {
-			char *end;
-			long n = strtol(optarg, &end, 10);
-			if (*end || n < 1 || n > 254)
-				return ps_cli_bad_value(cli, "script", "--max-stack", optarg);
-			o->max_stack = (unsigned)n;
-			break;
-		}
-		case OPT_LIBDW:
-			o->libdw_unwind = true;
-			break;
-		case 'f':
-			o->force = cli->force = true;
-			break;
-		case 'q':
-			cli->quiet = true;
-			break;
-		case 'v':
-			cli->verbose++;
-			break;
-		case 'h':
-			fputs(script_usage, stdout);
-			return -1;
-		default:
-			fputs(script_usage, stderr);
-			return PS_EXIT_USAGE;
-		}
+	switch (opt) {
+	case 'F':
+		st->fields = arg;
+		break;
+	case 'G':
+		o->no_callchain = true;
+		break;
+	case OPT_NS:
+		st->ns = true;
+		break;
+	case OPT_MAX_STACK: {
+		char *end;
+		long n = strtol(arg, &end, 10);
+		if (*end || n < 1 || n > 254)
+			return ps_cli_bad_value(cli, "--max-stack", arg);
+		o->max_stack = (unsigned)n;
+		break;
 	}
-	if (optind < argc) {
-		ps_cli_error(cli, "script: unexpected argument '%s'", argv[optind]);
-		return PS_EXIT_USAGE;
+	case OPT_LIBDW:
+		o->unwind_style = PS_UNWIND_PERF_LIBDW;
+		break;
 	}
-	/* source lines cost a DWARF line lookup per frame: only on request */
-	o->srcline = a->fields && strstr(a->fields, "srcline");
 	return 0;
 }
 
-int ps_cmd_script(struct ps_cli *cli, int argc, char **argv)
+static int write_stdout(void *ctx, const void *data, size_t size)
 {
-	struct script_args a = { .session = { .opts = { .sz = sizeof(a.session.opts) } } };
-	struct ps_session_opts *opts = &a.session.opts;
-	struct ps_strbuf out = PS_STRBUF_INIT;
-	struct ps_script_format fmt;
-	struct ps_session *session = NULL;
-	const struct ps_stack *stack;
-	bool format_ready = false;
-	char err[256];
-	int status, ret;
+	return ps_output_file_write(ctx, data, size);
+}
 
-	status = parse_args(cli, argc, argv, &a);
-	if (status) {
-		status = status < 0 ? PS_EXIT_OK : status;
-		goto out;
-	}
-	opts->log = ps_cli_log;
-	opts->log_ctx = cli;
-	ps_cli_session_defaults(&a.session);
-	ret = ps_session_open(cli->input, opts, &session);
-	if (ret) {
-		ps_cli_error(cli, "%s", ps_session_errmsg(session));
-		status = ps_cli_status(ret);
+static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
+{
+	struct script_state *st = state;
+	struct ps_session_opts *opts = &args->opts;
+	struct ps_output_file *out = NULL;
+	struct ps_session *session = NULL;
+	struct ps_script *script = NULL;
+	const struct ps_stack *stack;
+	int status, ret, err = 0;
+
+	/* source lines cost a DWARF line lookup per frame: only on request */
+	opts->srcline = ps_script_fields_need_srcline(st->fields);
+	ps_cli_session_defaults(args);
+	status = ps_cli_session_open(cli, args, &session);
+	if (status)
+		return status;
+	if (ps_output_file_open_fd(STDOUT_FILENO, &out) ||
+	    ps_script_open(ps_session_reader(session),
+	                   &(struct ps_script_opts){ .sz = sizeof(struct ps_script_opts),
+	                                             .fields = st->fields,
+	                                             .hide_call_graph = opts->no_callchain,
+	                                             .ns = st->ns,
+	                                             .write = write_stdout,
+	                                             .write_ctx = out },
+	                   &script)) {
+		status = ps_cli_out_of_memory(cli);
 		goto out;
 	}
 	ps_progress_start(cli->progress, "samples", cli->quiet, true);
 	while ((ret = ps_session_next(session, &stack)) > 0) {
 		ps_progress_tick(cli->progress, ps_session_reader(session));
-		if (!format_ready) {
-			/* in pipe mode the events are known only once records
-			 * have arrived, so the format waits for the first sample */
-			if (ps_script_format_init(&fmt, ps_session_reader(session), a.fields,
-			                          !opts->no_callchain, a.ns, err, sizeof(err))) {
-				ps_cli_error(cli, "script: %s", err);
-				status = PS_EXIT_USAGE;
-				goto out;
-			}
-			format_ready = true;
-		}
-		ps_script_print(&out, &fmt, stack);
-		if (out.len > (1u << 16) && !ps_strbuf_flush(&out, stdout))
+		err = ps_script_write(script, stack);
+		if (err)
 			break;
 	}
 	ps_progress_end(cli->progress);
-	if (!ps_strbuf_flush(&out, stdout) || fflush(stdout) != 0) {
-		ps_cli_error(cli, "script: cannot write output");
+	if (err == -EINVAL) {
+		ps_cli_command_error(cli, "%s", ps_script_errmsg(script));
+		status = PS_EXIT_USAGE;
+		goto out;
+	}
+	if (err || ps_script_flush(script)) {
+		ps_cli_command_error(cli, "cannot write output");
 		status = PS_EXIT_USAGE;
 	}
 	if (ret < 0) {
@@ -199,8 +153,31 @@ int ps_cmd_script(struct ps_cli *cli, int argc, char **argv)
 		status = ps_cli_status(ret);
 	}
 out:
-	ps_strbuf_release(&out);
+	ps_script_close(script);
+	ps_output_file_abort(out);
 	ps_session_close(session);
-	ps_cli_session_args_release(&a.session);
 	return status;
 }
+
+static const struct option script_options[] = {
+	{ "fields", required_argument, NULL, 'F' },
+	{ "hide-call-graph", no_argument, NULL, 'G' },
+	{ "ns", no_argument, NULL, OPT_NS },
+	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+	{ "libdw-unwind", no_argument, NULL, OPT_LIBDW },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct ps_cli_command ps_cmd_script = {
+	.name = "script",
+	.summary = "print every sample with its stack, as perf script does (the\n"
+	           "              default: `pystitch -i perf.data` is `pystitch script -i "
+	           "perf.data`)\n",
+	.help = script_usage,
+	.takes = PS_CLI_TAKES_SESSION,
+	.options = script_options,
+	.short_options = "F:G",
+	.state_size = sizeof(struct script_state),
+	.option = script_option,
+	.run = script_run,
+};

@@ -17,7 +17,12 @@
  * the program was started by naming the dynamic loader (its own path is
  * then the loader's); a marker in the environment makes the restart
  * happen once whatever the child sees. If the exec fails it goes on as it
- * is. The output is the same either way. */
+ * is. The output is the same either way.
+ *
+ * The restart execs the path the program was started by (AT_EXECFN) when
+ * that is still the running file, so that it keeps its name in ps, top
+ * and perf's own captures (exec'ing /proc/self/exe would name it "exe");
+ * otherwise /proc/self/exe, and the name is put back with PR_SET_NAME. */
 #include <stdio.h>
 #ifdef __GLIBC__ /* defined by the headers above */
 #include <gnu/libc-version.h>
@@ -25,9 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 #define TUNABLE "glibc.malloc.hugetlb"
 #define THP_SETTING "/sys/kernel/mm/transparent_hugepage/enabled"
@@ -60,16 +67,34 @@ static bool thp_on_request(void)
 	return yes;
 }
 
+/* The file to exec again: the one the program was started by, when it
+ * still is the running file. */
+static const char *own_path(void)
+{
+	const char *started = (const char *)getauxval(AT_EXECFN);
+	struct stat running, named;
+
+	if (started && stat("/proc/self/exe", &running) == 0 && stat(started, &named) == 0 &&
+	    running.st_dev == named.st_dev && running.st_ino == named.st_ino)
+		return started;
+	return "/proc/self/exe";
+}
+
 void ps_cli_use_huge_pages(char **argv)
 {
 	const char *tunables = getenv("GLIBC_TUNABLES");
 	const char *setting = getenv("PYSTITCH_HUGEPAGES");
 	const char *preload = getenv("LD_PRELOAD");
+	const char *restarted = getenv(RESTARTED);
+	char name[16] = ""; /* a comm is at most 15 bytes */
 	char *value;
 	size_t len;
 
-	if (getenv(RESTARTED)) {
-		unsetenv(RESTARTED); /* this is the restart */
+	if (restarted) {
+		/* this is the restart: the marker holds the name it had */
+		if (*restarted)
+			prctl(PR_SET_NAME, restarted, 0, 0, 0);
+		unsetenv(RESTARTED);
 		return;
 	}
 	if ((setting && strcmp(setting, "0") == 0) || (tunables && strstr(tunables, TUNABLE)) ||
@@ -83,8 +108,9 @@ void ps_cli_use_huge_pages(char **argv)
 	snprintf(value, len, "%s%s" TUNABLE "=1", tunables ? tunables : "", tunables ? ":" : "");
 	/* the part before the ':' is the old value, to put back */
 	if (setenv("GLIBC_TUNABLES", value, 1) == 0) {
-		if (setenv(RESTARTED, "1", 1) == 0) {
-			execv("/proc/self/exe", argv);
+		prctl(PR_GET_NAME, name, 0, 0, 0);
+		if (setenv(RESTARTED, name, 1) == 0) {
+			execv(own_path(), argv);
 			unsetenv(RESTARTED);
 		}
 		/* still here: go on without */

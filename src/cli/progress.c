@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 #define PROGRESS_DELAY_NS 1000000000ull /* nothing for runs shorter than this */
 /* PYSTITCH_PROGRESS_DELAY_MS overrides the delay (the tests set 0) */

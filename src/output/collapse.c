@@ -10,7 +10,9 @@
 #include "base/arena.h"
 #include "base/array.h"
 #include "base/hash_slots.h"
+#include "base/opts.h"
 #include "output/output.h"
+#include "output/sink.h"
 
 struct collapse_entry {
 	uint64_t hash;
@@ -31,23 +33,28 @@ struct ps_collapse {
 	size_t *order; /* entry indexes, sorted by ps_collapse_sort() */
 };
 
-struct ps_collapse *ps_collapse_new(const struct ps_collapse_opts *opts)
+int ps_collapse_open(const struct ps_collapse_opts *opts, struct ps_collapse **out)
 {
 	struct ps_collapse *collapse = calloc(1, sizeof(*collapse));
 
+	*out = NULL;
 	if (!collapse)
-		return NULL;
-	collapse->opts = *opts;
+		return -ENOMEM;
+	if (ps_opts_copy(&collapse->opts, sizeof(collapse->opts), opts)) {
+		free(collapse);
+		return -EINVAL;
+	}
 	collapse->nr_slots = 1024;
 	collapse->slots = calloc(collapse->nr_slots, sizeof(*collapse->slots));
 	if (!collapse->slots) {
 		free(collapse);
-		return NULL;
+		return -ENOMEM;
 	}
-	return collapse;
+	*out = collapse;
+	return 0;
 }
 
-void ps_collapse_free(struct ps_collapse *collapse)
+void ps_collapse_close(struct ps_collapse *collapse)
 {
 	if (!collapse)
 		return;
@@ -94,6 +101,44 @@ static void add_name(struct ps_strbuf *key, const char *name, bool process_name)
 	}
 }
 
+/* The frame's DSO as perf script prints it, and what stackcollapse-perf.pl
+ * reads from there. */
+static const char *printed_dso(const struct ps_frame *f)
+{
+	return f->inlined ? "inlined" : f->dso ? f->dso : "[unknown]";
+}
+
+/* "/tmp/perf-PID.map" anywhere in dso: where JIT frames come from */
+static bool is_perf_map(const char *dso)
+{
+	for (const char *p = strstr(dso, "/tmp/perf-"); p; p = strstr(p + 1, "/tmp/perf-")) {
+		const char *digits = p + 10, *end = digits;
+
+		while (*end >= '0' && *end <= '9')
+			end++;
+		if (end > digits && strncmp(end, ".map", 4) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* stackcollapse-perf.pl --all's mark for a frame, from its DSO: "_[k]"
+ * for a DSO in brackets or a vmlinux (but not [unknown]), else "_[j]" for
+ * a perf map unless the name has one already; NULL for none. Inlined
+ * frames print "(inlined)" in place of the DSO, so they get neither. */
+static const char *annotation(const struct ps_frame *f, const char *name)
+{
+	const char *dso = printed_dso(f);
+	size_t len = strlen(dso);
+
+	if ((dso[0] == '[' || (len >= 7 && strcmp(dso + len - 7, "vmlinux") == 0)) &&
+	    !strstr(dso, "unknown"))
+		return "_[k]";
+	if (is_perf_map(dso) && !strstr(name, "_[j]"))
+		return "_[j]";
+	return NULL;
+}
+
 static void build_key(struct ps_collapse *collapse, const struct ps_stack *stack)
 {
 	struct ps_strbuf *key = &collapse->key;
@@ -104,11 +149,11 @@ static void build_key(struct ps_collapse *collapse, const struct ps_stack *stack
 		add_name(key, stack->comm ? stack->comm : "[unknown]", true);
 		if (collapse->opts.per != PS_COLLAPSE_PER_COMM) {
 			ps_strbuf_addch(key, '-');
-			ps_strbuf_add_int(key, (int32_t)stack->sample->pid, 0, false);
+			ps_strbuf_add_int(key, (int32_t)stack->event->u.sample.pid, 0, false);
 		}
 		if (collapse->opts.per == PS_COLLAPSE_PER_TID) {
 			ps_strbuf_addch(key, '/');
-			ps_strbuf_add_int(key, (int32_t)stack->sample->tid, 0, false);
+			ps_strbuf_add_int(key, (int32_t)stack->event->u.sample.tid, 0, false);
 		}
 	}
 	/* without a call chain, frames[0] is the sampled IP and the rest is
@@ -119,13 +164,12 @@ static void build_key(struct ps_collapse *collapse, const struct ps_stack *stack
 		const struct ps_frame *f = &stack->frames[i];
 		if (key->len)
 			ps_strbuf_addch(key, ';');
-		add_name(key, f->sym ? f->sym : "[unknown]", false);
-		if (collapse->opts.annotate) {
-			if (f->inlined)
-				ps_strbuf_add(key, "_[i]", 4);
-			else if (f->kernel)
-				ps_strbuf_add(key, "_[k]", 4);
-		}
+		const char *name = f->sym ? f->sym : "[unknown]";
+		const char *mark = collapse->opts.annotate ? annotation(f, name) : NULL;
+
+		add_name(key, name, false);
+		if (mark)
+			ps_strbuf_add(key, mark, 4);
 	}
 	if (!key->len)
 		ps_strbuf_addstr(key, "[unknown]");
@@ -134,7 +178,7 @@ static void build_key(struct ps_collapse *collapse, const struct ps_stack *stack
 int ps_collapse_add(struct ps_collapse *collapse, const struct ps_stack *stack)
 {
 	struct ps_strbuf *key = &collapse->key;
-	uint64_t weight = collapse->opts.period ? stack->sample->period : 1;
+	uint64_t weight = collapse->opts.period ? stack->event->u.sample.period : 1;
 	struct collapse_entry *entry;
 	size_t mask = collapse->nr_slots - 1, slot;
 	uint64_t hash;
@@ -233,7 +277,9 @@ static int compare_lines(const void *left, const void *right)
 	}
 }
 
-int64_t ps_collapse_sort(struct ps_collapse *collapse)
+/* Sort the lines as `LC_ALL=C sort` sorts the output: how many there are,
+ * or -ENOMEM. */
+static int64_t sort_lines(struct ps_collapse *collapse)
 {
 	size_t nr = collapse->nr_entries;
 	struct sort_item *items;
@@ -259,12 +305,26 @@ int64_t ps_collapse_sort(struct ps_collapse *collapse)
 	return (int64_t)nr;
 }
 
-void ps_collapse_print_line(struct ps_strbuf *out, const struct ps_collapse *collapse, size_t index)
+int64_t ps_collapse_write(struct ps_collapse *collapse, ps_write_fn write, void *ctx)
 {
-	const struct collapse_entry *entry = &collapse->entries[collapse->order[index]];
+	int64_t nr_lines = sort_lines(collapse);
+	struct ps_sink sink;
+	int err = 0;
 
-	ps_strbuf_add(out, entry->text, entry->len);
-	ps_strbuf_addch(out, ' ');
-	ps_strbuf_add_uint(out, entry->weight, 0, false);
-	ps_strbuf_addch(out, '\n');
+	if (nr_lines < 0)
+		return nr_lines;
+	ps_sink_init(&sink, write, ctx);
+	for (int64_t i = 0; i < nr_lines && !err; i++) {
+		const struct collapse_entry *entry = &collapse->entries[collapse->order[i]];
+
+		ps_strbuf_add(&sink.text, entry->text, entry->len);
+		ps_strbuf_addch(&sink.text, ' ');
+		ps_strbuf_add_uint(&sink.text, entry->weight, 0, false);
+		ps_strbuf_addch(&sink.text, '\n');
+		err = ps_sink_maybe_drain(&sink);
+	}
+	if (!err)
+		err = ps_sink_drain(&sink);
+	ps_sink_release(&sink);
+	return err ? err : nr_lines;
 }

@@ -3,10 +3,14 @@
  * printed by dump_sample.c. */
 #include "output/dump_priv.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/opts.h"
+#include "output/sink.h"
 
 /* ------------------------------------------------------------------ */
 /* state: per-event sample counts                                      */
@@ -708,4 +712,63 @@ void ps_dump_stats(struct ps_strbuf *out, const struct ps_dump_state *st,
 		ps_strbuf_addf(out, "%s stats:\n%16s events: %10" PRIu64 "\n", attr->name, "SAMPLE",
 		               n);
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* the public writer (pystitch/output.h)                               */
+/* ------------------------------------------------------------------ */
+
+struct ps_dump {
+	struct ps_dump_opts opts;
+	const struct ps_reader *reader;
+	struct ps_dump_state state;
+	struct ps_sink sink;
+};
+
+int ps_dump_open(const struct ps_reader *reader, const struct ps_dump_opts *opts,
+                 struct ps_dump **out)
+{
+	struct ps_dump *dump;
+
+	*out = NULL;
+	if (!reader || !opts || !opts->write)
+		return -EINVAL;
+	dump = calloc(1, sizeof(*dump));
+	if (!dump)
+		return -ENOMEM;
+	if (ps_opts_copy(&dump->opts, sizeof(dump->opts), opts)) {
+		free(dump);
+		return -EINVAL;
+	}
+	dump->reader = reader;
+	ps_dump_state_init(&dump->state);
+	ps_sink_init(&dump->sink, dump->opts.write, dump->opts.write_ctx);
+	*out = dump;
+	return 0;
+}
+
+void ps_dump_close(struct ps_dump *dump)
+{
+	if (!dump)
+		return;
+	ps_dump_state_release(&dump->state);
+	ps_sink_release(&dump->sink);
+	free(dump);
+}
+
+int ps_dump_write(struct ps_dump *dump, const struct ps_event *event)
+{
+	ps_dump_event(&dump->sink.text, &dump->state, dump->reader, event);
+	return ps_sink_maybe_drain(&dump->sink);
+}
+
+int ps_dump_finish(struct ps_dump *dump)
+{
+	ps_dump_stats(&dump->sink.text, &dump->state, dump->reader);
+	return ps_sink_drain(&dump->sink);
+}
+
+int ps_dump_flush(struct ps_dump *dump)
+{
+	return ps_sink_drain(&dump->sink);
 }

@@ -10,6 +10,7 @@
 
 #include "base/array.h"
 #include "base/hash_slots.h"
+#include "base/opts.h"
 #include "output/flamegraph_priv.h"
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -21,27 +22,33 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
  * before that, at a size no flame graph could show anyway. */
 #define FLAME_MAX_NODES (UINT32_MAX / 4)
 
-struct ps_flamegraph *ps_flamegraph_new(const struct ps_flamegraph_opts *opts)
+int ps_flamegraph_open(const struct ps_flamegraph_opts *opts, struct ps_flamegraph **out)
 {
 	struct ps_flamegraph *fg = calloc(1, sizeof(*fg));
 
+	*out = NULL;
 	if (!fg)
-		return NULL;
-	fg->opts = *opts;
+		return -ENOMEM;
+	if (ps_opts_copy(&fg->opts, sizeof(fg->opts), opts)) {
+		free(fg);
+		return -EINVAL;
+	}
 	fg->nr_slots = 1024;
 	fg->slots = calloc(fg->nr_slots, sizeof(*fg->slots));
 	if (!fg->slots ||
 	    !ps_array_reserve((void **)&fg->nodes, &fg->nodes_cap, 1, sizeof(*fg->nodes), 1024)) {
 		free(fg->slots);
+		free(fg->nodes);
 		free(fg);
-		return NULL;
+		return -ENOMEM;
 	}
 	fg->nodes[0] = (struct flame_node){ .name = "all", .name_len = 3, .kind = PS_FLAME_ROOT };
 	fg->nr_nodes = 1;
-	return fg;
+	*out = fg;
+	return 0;
 }
 
-void ps_flamegraph_free(struct ps_flamegraph *fg)
+void ps_flamegraph_close(struct ps_flamegraph *fg)
 {
 	if (!fg)
 		return;
@@ -157,17 +164,17 @@ static void build_label(struct ps_flamegraph *fg, const struct ps_stack *stack)
 	ps_strbuf_addstr(label, stack->comm ? stack->comm : "[unknown]");
 	if (fg->opts.per != PS_COLLAPSE_PER_COMM) {
 		ps_strbuf_addch(label, '-');
-		ps_strbuf_add_int(label, (int32_t)stack->sample->pid, 0, false);
+		ps_strbuf_add_int(label, (int32_t)stack->event->u.sample.pid, 0, false);
 	}
 	if (fg->opts.per == PS_COLLAPSE_PER_TID) {
 		ps_strbuf_addch(label, '/');
-		ps_strbuf_add_int(label, (int32_t)stack->sample->tid, 0, false);
+		ps_strbuf_add_int(label, (int32_t)stack->event->u.sample.tid, 0, false);
 	}
 }
 
 int ps_flamegraph_add(struct ps_flamegraph *fg, const struct ps_stack *stack)
 {
-	uint64_t weight = fg->opts.period ? stack->sample->period : 1;
+	uint64_t weight = fg->opts.period ? stack->event->u.sample.period : 1;
 	size_t nr = stack->nr_frames;
 	uint32_t node = 0;
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "output/flamegraph_priv.h"
+#include "output/sink.h"
 
 #define FRAME_HEIGHT 16
 #define FONT_SIZE 12
@@ -16,7 +17,6 @@
 #define PAD_X 10
 #define PAD_TOP 64
 #define PAD_BOTTOM 32
-#define DRAIN_SIZE (1u << 16)
 
 struct palette {
 	const char *class_name, *legend;
@@ -168,10 +168,8 @@ static void add_xml_text(struct ps_strbuf *out, const char *text, size_t len, si
 
 struct writer {
 	struct ps_flamegraph *fg;
-	struct ps_strbuf *out;
-	ps_flame_drain_fn drain;
-	void *ctx;
-	bool drain_failed;
+	struct ps_sink *sink;
+	struct ps_strbuf *out; /* the sink's text */
 	double graph_width; /* pixels */
 	double scale; /* pixels per unit of weight */
 	unsigned max_depth;
@@ -190,10 +188,7 @@ struct visit {
 
 static void drain_if_full(struct writer *w)
 {
-	if (w->out->len < DRAIN_SIZE || w->drain_failed || ps_strbuf_failed(w->out))
-		return;
-	if (!w->drain(w->ctx, w->out))
-		w->drain_failed = true;
+	ps_sink_maybe_drain(w->sink);
 }
 
 /* One element per frame, and a <text> only where the name fits: the
@@ -254,7 +249,7 @@ static int walk(struct writer *w, bool write)
 		return -ENOMEM;
 	stack[0] = (struct visit){ .node = 0 };
 	nr_pending = 1;
-	while (nr_pending && !w->drain_failed) {
+	while (nr_pending && !w->sink->error) {
 		struct visit v = stack[--nr_pending];
 		const struct flame_node *node = &fg->nodes[v.node];
 		uint32_t first = fg->first_child[v.node], end = fg->first_child[v.node + 1];
@@ -343,10 +338,11 @@ static void write_header(struct writer *w)
 	               w->image_height - 10);
 }
 
-int ps_flamegraph_svg(struct ps_flamegraph *fg, struct ps_strbuf *out, ps_flame_drain_fn drain,
-                      void *ctx)
+/* The document, through the sink. 0 or the first failure. */
+static int write_svg(struct ps_flamegraph *fg, struct ps_sink *sink)
 {
-	struct writer w = { .fg = fg, .out = out, .drain = drain, .ctx = ctx };
+	struct ps_strbuf *out = &sink->text;
+	struct writer w = { .fg = fg, .sink = sink, .out = out };
 	unsigned width = fg->opts.width ? fg->opts.width : 1200;
 	uint64_t total;
 	int ret;
@@ -384,9 +380,16 @@ int ps_flamegraph_svg(struct ps_flamegraph *fg, struct ps_strbuf *out, ps_flame_
 	/* last, so the elements it looks up exist when it runs */
 	ps_strbuf_addf(out, "</g>\n<script><![CDATA[\n%s]]></script>\n</svg>\n",
 	               ps_flamegraph_script);
-	if (ps_strbuf_failed(out))
-		return -ENOMEM;
-	if (w.drain_failed || !drain(ctx, out))
-		return -EIO;
-	return 0;
+	return ps_sink_drain(sink);
+}
+
+int ps_flamegraph_write(struct ps_flamegraph *fg, ps_write_fn write, void *ctx)
+{
+	struct ps_sink sink;
+	int err;
+
+	ps_sink_init(&sink, write, ctx);
+	err = write_svg(fg, &sink);
+	ps_sink_release(&sink);
+	return err;
 }

@@ -3,11 +3,15 @@
  * elsewhere or not at all. */
 #include "output/output.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+
+#include "base/opts.h"
+#include "output/sink.h"
 
 static bool has_feat(const struct ps_features *f, unsigned bit)
 {
@@ -312,8 +316,21 @@ static void print_clock_data(struct ps_strbuf *out, const struct ps_features *f)
 	               clockid_name(f->clock_data_clockid));
 }
 
+/* CPU_TOPOLOGY with -I: the sibling lists the reader keeps (perf also
+ * prints the die siblings and each CPU's core, die and socket ids, which
+ * it does not). */
+static void print_cpu_topology(struct ps_strbuf *out, const struct ps_features *f)
+{
+	for (size_t i = 0; i < f->cpu_topology_sibling_cores.nr; i++)
+		ps_strbuf_addf(out, "# sibling sockets : %s\n",
+		               f->cpu_topology_sibling_cores.items[i]);
+	for (size_t i = 0; i < f->cpu_topology_sibling_threads.nr; i++)
+		ps_strbuf_addf(out, "# sibling threads : %s\n",
+		               f->cpu_topology_sibling_threads.items[i]);
+}
+
 static void print_feature(struct ps_strbuf *out, const struct ps_reader *reader,
-                          const struct ps_features *f, unsigned bit)
+                          const struct ps_features *f, unsigned bit, bool show_info)
 {
 	switch (bit) {
 	case PS_FEAT_HOSTNAME:
@@ -349,11 +366,20 @@ static void print_feature(struct ps_strbuf *out, const struct ps_reader *reader,
 		break;
 	/* perf prints these only with -I; without it, this line */
 	case PS_FEAT_CPU_TOPOLOGY:
+		if (show_info) {
+			print_cpu_topology(out, f);
+			break;
+		}
+		ps_strbuf_addf(out, "# %s info available, use -I to display\n",
+		               ps_feature_name(bit));
+		break;
 	case PS_FEAT_NUMA_TOPOLOGY:
 	case PS_FEAT_CACHE:
 	case PS_FEAT_MEM_TOPOLOGY:
 	case PS_FEAT_HYBRID_TOPOLOGY:
-		ps_strbuf_addf(out, "# %s info available, use -I to display\n",
+		ps_strbuf_addf(out,
+		               show_info ? "# %s info available, not decoded by pystitch\n"
+		                         : "# %s info available, use -I to display\n",
 		               ps_feature_name(bit));
 		break;
 	case PS_FEAT_BRANCH_STACK:
@@ -417,7 +443,8 @@ static void print_extras(struct ps_strbuf *out, const struct ps_features *f)
 	}
 }
 
-void ps_info_print(struct ps_strbuf *out, const struct ps_reader *reader, time_t captured_on)
+void ps_info_print(struct ps_strbuf *out, const struct ps_reader *reader, time_t captured_on,
+                   bool show_info)
 {
 	const struct ps_features *f = ps_reader_features(reader);
 	bool pipe = ps_reader_is_pipe(reader);
@@ -443,7 +470,7 @@ void ps_info_print(struct ps_strbuf *out, const struct ps_reader *reader, time_t
 		/* a damaged feature was warned about and is left out */
 		for (unsigned bit = 1; bit < PS_FEAT_LAST; bit++)
 			if (has_feat(f, bit) && !((f->damaged[bit / 64] >> (bit % 64)) & 1))
-				print_feature(out, reader, f, bit);
+				print_feature(out, reader, f, bit, show_info);
 		print_extras(out, f);
 	}
 	if (pipe)
@@ -493,4 +520,35 @@ void ps_info_print_python(struct ps_strbuf *out, const struct ps_python_process 
 		ps_strbuf_addf(out, "#   Python frames stay unnamed: %s\n", p->missing);
 	if (p->error)
 		ps_strbuf_addf(out, "#   error: %s\n", p->error);
+}
+
+/* ---- the public writers (pystitch/output.h) ------------------------ */
+
+int ps_info_write(const struct ps_reader *reader, const struct ps_info_opts *opts,
+                  ps_write_fn write, void *ctx)
+{
+	struct ps_info_opts o;
+	struct ps_sink sink;
+	int err;
+
+	if (ps_opts_copy(&o, sizeof(o), opts))
+		return -EINVAL;
+	ps_sink_init(&sink, write, ctx);
+	ps_info_print(&sink.text, reader, (time_t)o.captured_on, o.show_info);
+	err = ps_sink_drain(&sink);
+	ps_sink_release(&sink);
+	return err;
+}
+
+int ps_info_write_python(const struct ps_python_process *process, bool heading, ps_write_fn write,
+                         void *ctx)
+{
+	struct ps_sink sink;
+	int err;
+
+	ps_sink_init(&sink, write, ctx);
+	ps_info_print_python(&sink.text, process, heading);
+	err = ps_sink_drain(&sink);
+	ps_sink_release(&sink);
+	return err;
 }

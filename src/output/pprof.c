@@ -13,6 +13,7 @@
 #include "base/arena.h"
 #include "base/array.h"
 #include "base/hash_slots.h"
+#include "base/opts.h"
 #include "output/pprof_priv.h"
 
 /* saturating at what pprof's int64 values can hold: a hostile capture's
@@ -95,23 +96,27 @@ int64_t ps_pprof_string(struct ps_pprof *pprof, const char *text)
 	return ps_pprof_string_len(pprof, text ? text : "", text ? strlen(text) : 0);
 }
 
-struct ps_pprof *ps_pprof_new(const struct ps_pprof_opts *opts)
+int ps_pprof_open(const struct ps_pprof_opts *opts, struct ps_pprof **out)
 {
 	struct ps_pprof *pprof = calloc(1, sizeof(*pprof));
 
+	*out = NULL;
 	if (!pprof)
-		return NULL;
-	if (opts)
-		pprof->opts = *opts;
+		return -ENOMEM;
+	if (ps_opts_copy(&pprof->opts, sizeof(pprof->opts), opts)) {
+		free(pprof);
+		return -EINVAL;
+	}
 	/* string 0 is the empty string, as the format requires */
 	if (ps_pprof_string(pprof, "") != 0) {
-		ps_pprof_free(pprof);
-		return NULL;
+		ps_pprof_close(pprof);
+		return -ENOMEM;
 	}
-	return pprof;
+	*out = pprof;
+	return 0;
 }
 
-void ps_pprof_free(struct ps_pprof *pprof)
+void ps_pprof_close(struct ps_pprof *pprof)
 {
 	if (!pprof)
 		return;
@@ -315,7 +320,7 @@ static int64_t event_string(struct ps_pprof *pprof, const struct ps_attr *attr)
 
 static void note_event(struct ps_pprof *pprof, const struct ps_stack *stack, int64_t event)
 {
-	const struct ps_attr *attr = stack->attr;
+	const struct ps_attr *attr = stack->event->attr;
 
 	if (!pprof->have_event) {
 		pprof->have_event = true;
@@ -327,8 +332,8 @@ static void note_event(struct ps_pprof *pprof, const struct ps_stack *stack, int
 	} else if (event != pprof->event_name) {
 		pprof->mixed_events = true;
 	}
-	if (stack->sample->sample_type & PERF_SAMPLE_TIME) {
-		uint64_t time = stack->sample->time;
+	if (stack->event->u.sample.sample_type & PERF_SAMPLE_TIME) {
+		uint64_t time = stack->event->u.sample.time;
 		if (!pprof->have_time || time < pprof->first_time)
 			pprof->first_time = time;
 		if (!pprof->have_time || time > pprof->last_time)
@@ -339,10 +344,10 @@ static void note_event(struct ps_pprof *pprof, const struct ps_stack *stack, int
 
 int ps_pprof_add(struct ps_pprof *pprof, const struct ps_stack *stack)
 {
-	const struct ps_sample *sample = stack->sample;
+	const struct ps_sample *sample = &stack->event->u.sample;
 	size_t nr = stack->nr_frames, nr_locations = 0, words;
 	int64_t comm = ps_pprof_string(pprof, stack->comm ? stack->comm : "[unknown]");
-	int64_t event = event_string(pprof, stack->attr), index;
+	int64_t event = event_string(pprof, stack->event->attr), index;
 
 	if (comm < 0 || event < 0)
 		return -ENOMEM;

@@ -9,16 +9,19 @@
 #include <zlib.h>
 
 #include "base/arena.h"
+#include "base/opts.h"
 #include "output/pprof_priv.h"
 #include "output/profile.pb-c.h"
+#include "output/sink.h"
 
 /* protobuf-c hands the packed message over piece by piece; each piece
- * goes straight through deflate, so the uncompressed profile is never
- * held in memory. */
+ * goes straight through deflate and on to the caller, so neither the
+ * uncompressed nor the compressed profile is ever held in memory whole. */
 struct gzip_sink {
 	ProtobufCBuffer base; /* first: protobuf-c calls back with &base */
 	z_stream stream;
-	struct ps_strbuf *out;
+	struct ps_sink *sink;
+	uint64_t written; /* compressed bytes */
 	bool failed;
 };
 
@@ -27,7 +30,7 @@ static void gzip_run(struct gzip_sink *sink, int flush)
 	z_stream *stream = &sink->stream;
 
 	while (!sink->failed) {
-		struct ps_strbuf *out = sink->out;
+		struct ps_strbuf *out = &sink->sink->text;
 		size_t room;
 		int ret;
 		if (!ps_strbuf_reserve(out, 65536)) {
@@ -42,6 +45,11 @@ static void gzip_run(struct gzip_sink *sink, int flush)
 		ret = deflate(stream, flush);
 		out->len += room - stream->avail_out;
 		out->buf[out->len] = 0;
+		sink->written += room - stream->avail_out;
+		if (ps_sink_maybe_drain(sink->sink)) {
+			sink->failed = true;
+			return;
+		}
 		if (ret == Z_STREAM_END)
 			return;
 		if (ret != Z_OK && ret != Z_BUF_ERROR) {
@@ -99,7 +107,7 @@ static int sample_types(struct ps_pprof *pprof, struct sample_types *types)
 }
 
 /* Lowercase hexadecimal, as pprof shows build ids. */
-static int64_t build_id_string(struct ps_pprof *pprof, const struct ps_pprof_info *info,
+static int64_t build_id_string(struct ps_pprof *pprof, const struct ps_pprof_write_opts *info,
                                const char *filename)
 {
 	static const char digits[] = "0123456789abcdef";
@@ -129,7 +137,7 @@ static void *alloc_array(struct ps_arena *arena, size_t nr, size_t size)
 	return ps_arena_alloc(arena, nr * size);
 }
 
-static int build_mappings(struct ps_pprof *pprof, const struct ps_pprof_info *info,
+static int build_mappings(struct ps_pprof *pprof, const struct ps_pprof_write_opts *info,
                           struct ps_arena *arena, Perftools__Profiles__Profile *profile)
 {
 	size_t nr = pprof->mappings.nr;
@@ -275,7 +283,7 @@ static int build_samples(struct ps_pprof *pprof, const struct label_keys *keys,
 	return 0;
 }
 
-static int build_profile(struct ps_pprof *pprof, const struct ps_pprof_info *info,
+static int build_profile(struct ps_pprof *pprof, const struct ps_pprof_write_opts *info,
                          struct ps_arena *arena, Perftools__Profiles__Profile *profile,
                          Perftools__Profiles__ValueType types[3])
 {
@@ -333,14 +341,21 @@ static int build_profile(struct ps_pprof *pprof, const struct ps_pprof_info *inf
 	return 0;
 }
 
-int ps_pprof_write(struct ps_pprof *pprof, const struct ps_pprof_info *info, struct ps_strbuf *out)
+int64_t ps_pprof_write(struct ps_pprof *pprof, const struct ps_pprof_write_opts *opts,
+                       ps_write_fn write, void *ctx)
 {
 	Perftools__Profiles__Profile profile = PERFTOOLS__PROFILES__PROFILE__INIT;
 	Perftools__Profiles__ValueType types[3];
-	struct gzip_sink sink = { .base = { .append = gzip_append }, .out = out };
+	struct ps_pprof_write_opts info;
+	struct ps_sink out;
+	struct gzip_sink sink = { .base = { .append = gzip_append }, .sink = &out };
 	struct ps_arena arena = { 0 };
-	int err = build_profile(pprof, info, &arena, &profile, types);
+	int err;
 
+	if (ps_opts_copy(&info, sizeof(info), opts))
+		return -EINVAL;
+	ps_sink_init(&out, write, ctx);
+	err = build_profile(pprof, &info, &arena, &profile, types);
 	if (err)
 		goto out;
 	/* windowBits 15 + 16: a gzip stream, not a bare zlib one */
@@ -354,9 +369,11 @@ int ps_pprof_write(struct ps_pprof *pprof, const struct ps_pprof_info *info, str
 	sink.stream.avail_in = 0;
 	gzip_run(&sink, Z_FINISH);
 	deflateEnd(&sink.stream);
-	if (sink.failed || ps_strbuf_failed(out))
+	err = ps_sink_drain(&out);
+	if (!err && sink.failed)
 		err = -ENOMEM;
 out:
+	ps_sink_release(&out);
 	ps_arena_free(&arena);
-	return err;
+	return err ? err : (int64_t)sink.written;
 }

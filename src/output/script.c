@@ -11,7 +11,9 @@
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 
+#include "base/opts.h"
 #include "output/output.h"
+#include "output/sink.h"
 
 static const struct {
 	const char *name;
@@ -390,8 +392,8 @@ out:
 void ps_script_print(struct ps_strbuf *out, const struct ps_script_format *fmt,
                      const struct ps_stack *stack)
 {
-	const struct ps_sample *s = stack->sample;
-	int type = ps_output_type(stack->attr->type);
+	const struct ps_sample *s = &stack->event->u.sample;
+	int type = ps_output_type(stack->event->attr->type);
 	uint32_t fields = fmt->fields[type];
 	bool callchain = stack->has_callchain && fmt->use_callchain;
 
@@ -452,8 +454,8 @@ void ps_script_print(struct ps_strbuf *out, const struct ps_script_format *fmt,
 	}
 	if (fields & PS_FIELD_EVENT) {
 		/* "%*s: " */
-		ps_strbuf_add_padded(out, stack->attr->name, strlen(stack->attr->name),
-		                     (int)fmt->name_width);
+		ps_strbuf_add_padded(out, stack->event->attr->name,
+		                     strlen(stack->event->attr->name), (int)fmt->name_width);
 		ps_strbuf_add(out, ": ", 2);
 	}
 	if (fields & PS_FIELD_TRACE)
@@ -480,4 +482,74 @@ void ps_script_print(struct ps_strbuf *out, const struct ps_script_format *fmt,
 		}
 	}
 	ps_strbuf_addch(out, '\n');
+}
+
+/* ---- the public writer (pystitch/output.h) ------------------------ */
+
+struct ps_script {
+	struct ps_script_opts opts;
+	const struct ps_reader *reader;
+	struct ps_script_format format;
+	bool format_ready;
+	struct ps_sink sink;
+	char errmsg[256];
+};
+
+int ps_script_open(const struct ps_reader *reader, const struct ps_script_opts *opts,
+                   struct ps_script **out)
+{
+	struct ps_script *script;
+
+	*out = NULL;
+	if (!reader || !opts || !opts->write)
+		return -EINVAL;
+	script = calloc(1, sizeof(*script));
+	if (!script)
+		return -ENOMEM;
+	if (ps_opts_copy(&script->opts, sizeof(script->opts), opts)) {
+		free(script);
+		return -EINVAL;
+	}
+	script->reader = reader;
+	ps_sink_init(&script->sink, script->opts.write, script->opts.write_ctx);
+	*out = script;
+	return 0;
+}
+
+void ps_script_close(struct ps_script *script)
+{
+	if (!script)
+		return;
+	ps_sink_release(&script->sink);
+	free(script);
+}
+
+int ps_script_write(struct ps_script *script, const struct ps_stack *stack)
+{
+	if (!script->format_ready) {
+		/* in pipe mode the events are known only once records have
+		 * arrived, so the format waits for the first sample */
+		if (ps_script_format_init(&script->format, script->reader, script->opts.fields,
+		                          !script->opts.hide_call_graph, script->opts.ns,
+		                          script->errmsg, sizeof(script->errmsg)))
+			return -EINVAL;
+		script->format_ready = true;
+	}
+	ps_script_print(&script->sink.text, &script->format, stack);
+	return ps_sink_maybe_drain(&script->sink);
+}
+
+int ps_script_flush(struct ps_script *script)
+{
+	return ps_sink_drain(&script->sink);
+}
+
+const char *ps_script_errmsg(const struct ps_script *script)
+{
+	return script ? script->errmsg : "out of memory";
+}
+
+bool ps_script_fields_need_srcline(const char *fields)
+{
+	return fields && strstr(fields, "srcline");
 }

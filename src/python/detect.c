@@ -1,7 +1,7 @@
 /* CPython detection: whether an ELF file is the interpreter (it defines
- * _PyEval_EvalFrameDefault), its version, the ranges of the eval loop and its
- * compiler clones, and the -X perf trampoline template; cached per path. */
-#include "python/python.h"
+ * _PyEval_EvalFrameDefault), its version, and the -X perf trampoline
+ * template; cached per path. */
+#include "python/python_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -292,6 +292,7 @@ struct found {
 	uint64_t get_version_addr, get_version_size;
 	size_t get_version_section;
 	bool has_trampoline_end;
+	uint64_t runtime_addr; /* _PyRuntime, 0 when absent */
 };
 
 typedef void (*symbol_fn)(struct elf_file *f, const GElf_Sym *sym, const char *name, bool dynsym,
@@ -334,33 +335,6 @@ static int for_each_symbol(struct elf_file *f, symbol_fn fn, void *ctx)
 	return 0;
 }
 
-static void add_eval_range(struct elf_file *f, struct ps_py_interp *info, const GElf_Sym *sym,
-                           enum ps_py_eval_kind kind)
-{
-	struct ps_py_range *range;
-	uint64_t offset;
-
-	for (size_t i = 0; i < info->nr_eval_ranges; i++) {
-		range = &info->eval_ranges[i];
-		if (range->start == sym->st_value) {
-			if (sym->st_value + sym->st_size > range->end)
-				range->end = sym->st_value + sym->st_size;
-			if (kind == PS_PY_EVAL_MAIN)
-				range->kind = kind;
-			return;
-		}
-	}
-	if (info->nr_eval_ranges == PS_PY_MAX_EVAL_RANGES)
-		return;
-	if (!file_offset(f, sym->st_shndx, sym->st_value, 0, &offset))
-		return;
-	range = &info->eval_ranges[info->nr_eval_ranges++];
-	range->start = sym->st_value;
-	range->end = sym->st_value + sym->st_size;
-	range->offset = offset;
-	range->kind = kind;
-}
-
 static void note_symbol(struct elf_file *f, const GElf_Sym *sym, const char *name, bool dynsym,
                         void *ctx)
 {
@@ -376,7 +350,6 @@ static void note_symbol(struct elf_file *f, const GElf_Sym *sym, const char *nam
 			found->eval_in_dynsym |= dynsym;
 			found->eval_in_symtab |= !dynsym;
 		}
-		add_eval_range(f, info, sym, kind);
 	} else if (!strcmp(name, "Py_Version") && (sym->st_size == 4 || sym->st_size == 8)) {
 		found->has_py_version = true;
 		found->py_version_addr = sym->st_value;
@@ -388,9 +361,7 @@ static void note_symbol(struct elf_file *f, const GElf_Sym *sym, const char *nam
 		found->get_version_size = sym->st_size;
 		found->get_version_section = sym->st_shndx;
 	} else if (!strcmp(name, "_PyRuntime")) {
-		info->runtime_addr = sym->st_value;
-	} else if (!strcmp(name, "_Py_NoneStruct")) {
-		info->none_addr = sym->st_value;
+		found->runtime_addr = sym->st_value;
 	} else if (!strcmp(name, "_Py_trampoline_func_start")) {
 		info->has_trampoline = true;
 		info->trampoline_start = sym->st_value;
@@ -400,50 +371,13 @@ static void note_symbol(struct elf_file *f, const GElf_Sym *sym, const char *nam
 	}
 }
 
-/* Zero-sized clones (hand-written or damaged symbols) end where the next
- * symbol of their section starts. */
-struct next_symbol {
-	uint64_t after, next;
-};
-
-static void note_next(struct elf_file *f, const GElf_Sym *sym, const char *name, bool dynsym,
-                      void *ctx)
-{
-	struct next_symbol *ns = ctx;
-
-	if (sym->st_value > ns->after && sym->st_value < ns->next)
-		ns->next = sym->st_value;
-}
-
-static int close_empty_ranges(struct elf_file *f, struct ps_py_interp *info)
-{
-	for (size_t i = 0; i < info->nr_eval_ranges; i++) {
-		struct ps_py_range *range = &info->eval_ranges[i];
-		struct next_symbol ns = { range->start, range->start + 4096 };
-		int rc;
-
-		if (range->end > range->start)
-			continue;
-		rc = for_each_symbol(f, note_next, &ns);
-		if (rc < 0)
-			return rc;
-		range->end = ns.next;
-	}
-	return 0;
-}
-
-static int compare_ranges(const void *a, const void *b)
-{
-	const struct ps_py_range *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 /* ---- version sources ------------------------------------------------- */
 
-static void read_debug_offsets(struct elf_file *f, struct ps_py_interp *info)
+/* The PY_VERSION_HEX _Py_DebugOffsets carries at the start of .PyRuntime
+ * (3.13+), or 0. */
+static uint64_t debug_offsets_version(struct elf_file *f, const struct found *found_symbols)
 {
-	uint64_t offset = 0;
+	uint64_t offset = 0, version;
 	bool found = false;
 	const uint8_t *at;
 
@@ -455,16 +389,15 @@ static void read_debug_offsets(struct elf_file *f, struct ps_py_interp *info)
 			found = true;
 		}
 	}
-	if (!found && info->runtime_addr)
-		found = file_offset(f, SIZE_MAX, info->runtime_addr, 24, &offset);
+	if (!found && found_symbols->runtime_addr)
+		found = file_offset(f, SIZE_MAX, found_symbols->runtime_addr, 24, &offset);
 	if (!found)
-		return;
+		return 0;
 	at = f->image + offset;
 	if (memcmp(at, "xdebugpy", 8))
-		return;
-	info->debug_offsets_version = read_uint(f, at + 8, 8);
-	info->free_threaded = read_uint(f, at + 16, 8) != 0;
-	info->has_debug_offsets = valid_hex(info->debug_offsets_version);
+		return 0;
+	version = read_uint(f, at + 8, 8);
+	return valid_hex(version) ? version : 0;
 }
 
 /* Addresses Py_GetVersion's x86-64 code loads (lea rel32(%rip), mov $imm32):
@@ -582,9 +515,9 @@ static void set_version(struct ps_py_interp *info, uint32_t hex, enum ps_py_vers
 
 static void find_version(struct elf_file *f, const struct found *found, struct ps_py_interp *info)
 {
+	uint64_t debug = debug_offsets_version(f, found);
 	uint32_t hex = 0;
 
-	read_debug_offsets(f, info);
 	if (found->has_py_version) {
 		uint64_t offset;
 
@@ -594,14 +527,9 @@ static void find_version(struct elf_file *f, const struct found *found, struct p
 		if (valid_hex(hex))
 			set_version(info, hex, PS_PY_VERSION_SYMBOL);
 	}
-	if (info->has_debug_offsets) {
-		uint64_t debug = info->debug_offsets_version;
-
-		if (!info->version_hex)
-			set_version(info, (uint32_t)debug, PS_PY_VERSION_DEBUG_OFFSETS);
-		else if ((debug >> 8) != (info->version_hex >> 8))
-			info->version_conflict = true;
-	}
+	/* Py_Version wins where both are there */
+	if (debug && !info->version_hex)
+		set_version(info, (uint32_t)debug, PS_PY_VERSION_DEBUG_OFFSETS);
 	if (!info->version_hex && found->has_get_version) {
 		hex = version_from_code(f, found);
 		if (hex)
@@ -644,11 +572,6 @@ static int examine(struct elf_file *f, struct ps_py_interp *info)
 		return 0;
 	}
 	info->dynsym_only = !found.eval_in_symtab;
-	rc = close_empty_ranges(f, info);
-	if (rc < 0)
-		return rc;
-	qsort(info->eval_ranges, info->nr_eval_ranges, sizeof(info->eval_ranges[0]),
-	      compare_ranges);
 	find_version(f, &found, info);
 	return 1;
 }
@@ -689,18 +612,6 @@ out:
 		elf_end(f.elf);
 	close(fd);
 	return rc;
-}
-
-enum ps_py_eval_kind ps_py_interp_eval_kind(const struct ps_py_interp *interp, uint64_t file_offset)
-{
-	for (size_t i = 0; interp && i < interp->nr_eval_ranges; i++) {
-		const struct ps_py_range *range = &interp->eval_ranges[i];
-
-		if (file_offset >= range->offset &&
-		    file_offset - range->offset < range->end - range->start)
-			return range->kind;
-	}
-	return PS_PY_EVAL_NONE;
 }
 
 /* ---- registry -------------------------------------------------------- */

@@ -4,7 +4,7 @@
  * read goes through a cursor over the blob, every instruction consumes
  * input, and anything it does not understand is rejected, never guessed.
  */
-#include "python/python.h"
+#include "python/python_priv.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* Jitdumps (jit-PID.dump, perf's binary format that CPython 3.13 writes for
  * -X perf_jit): code loads with their names and the .eh_frame of the
  * unwinding-info record before each, read through the bounds-checked cursor. */
-#include "python/python.h"
+#include "python/python_priv.h"
 
 #include "base/cursor.h"
 

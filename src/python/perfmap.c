@@ -1,9 +1,10 @@
 /* Perf maps (perf-PID.map: "START SIZE NAME" lines), read in chunks and
  * damage-tolerant; the sorted table of named code ranges that both readers
  * fill; ps_jit_names, which finds one process's files and merges them. */
-#include "python/python.h"
+#include "python/python_priv.h"
 
 #include "base/array.h"
+#include "base/opts.h"
 
 #include "base/strbuf.h"
 #include "base/textline.h"
@@ -603,17 +604,14 @@ static int add_dir(struct ps_jit_names *names, const char *dir, size_t len)
 
 int ps_jit_names_new(const struct ps_jit_names_opts *opts, int32_t pid, struct ps_jit_names **out)
 {
-	struct ps_jit_names_opts o = { 0 };
+	struct ps_jit_names_opts o;
 	struct ps_jit_names *names;
 	const char *data;
 	int err = 0;
 
 	*out = NULL;
-	if (pid < 0 || (opts && opts->sz < sizeof(size_t)))
+	if (pid < 0 || ps_opts_copy(&o, sizeof(o), opts))
 		return -EINVAL;
-	/* an older caller's smaller struct: the fields it lacks stay zero */
-	if (opts)
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	names = calloc(1, sizeof(*names));
 	if (!names)
 		return -ENOMEM;

@@ -1,536 +1,69 @@
-/* The python module: what pystitch knows about CPython processes.
- *  - frame-name sources written while the program ran: perf maps
- *    (perf-PID.map) and jitdumps (jit-PID.dump), with the unwind rules of
- *    the trampolines they describe;
- *  - CPython detection, version, per-version struct offsets, and the scan
- *    of a stack copy for the interpreter's entry/stub frames;
- *  - the merger of native and Python frames.
- * Each section below is owned by one part of the module.
+/* The Python side of one reading of a capture: CPython's frames in the
+ * pipeline's stacks.
+ *  - It plugs into the pipeline as its frame rules: a frame in JIT code
+ *    takes its name from the perf map (and, outside native mode, the
+ *    jitdump) of its process, and CPython's trampolines, which have no
+ *    CFI, get their unwind rule from the jitdump's .eh_frame or from the
+ *    interpreter's template;
+ *  - it merges each stack's native frames with its Python frames;
+ *  - it reports, per process, what it found (pystitch info).
+ * One per pipeline, used from that pipeline's thread.
+ *
+ * The interface of src/python to the other modules (see
+ * docs/architecture.md for the header rule).
  */
 #ifndef PS_PYTHON_PYTHON_H
 #define PS_PYTHON_PYTHON_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
 #include "base/file_hooks.h"
+#include "pipeline/pipeline.h"
 #include "pystitch/pystitch.h"
 
-/* ==== section: frame-name sources (perfmap.c, jitdump.c) ============ */
+struct ps_python;
 
-/* Names of JIT code ranges -- CPython's trampolines, "py::qualname:filename"
- * -- from the files a process wrote while it ran:
- *  - perf maps, perf-PID.map: text lines "START SIZE NAME" (hex without 0x,
- *    the name is the rest of the line), -X perf, 3.12+;
- *  - jitdumps, jit-PID.dump: perf's binary jitdump format, code loads and the
- *    .eh_frame of each trampoline, -X perf_jit, 3.13+.
- * Both are untrusted input: a damaged line or record is skipped and counted,
- * never trusted; files are streamed and memory is bounded by caps.
- *
- * Overlaps in one file: entries are sorted by start. Of entries with the same
- * start the one written last wins (CPython only appends, and reuses an
- * address only after freeing the arena that held it). An entry ends at the
- * latest where the next-starting entry begins. Between the two files of a
- * process the jitdump wins. Timestamps are not used: an answer holds for the
- * whole run.
- *
- * Not thread-safe (ps_jit_names loads lazily); strings and bytes handed out
- * stay valid until the table or ps_jit_names is freed. */
-
-enum ps_jit_source {
-	PS_JIT_SOURCE_MAP = 1, /* perf-PID.map */
-	PS_JIT_SOURCE_DUMP = 2, /* jit-PID.dump */
-};
-
-/* One named code range. */
-struct ps_jit_symbol {
-	const char *name;
-	uint64_t start, size; /* [start, start + size), after the overlap rule */
-	enum ps_jit_source source;
-	/* Jitdump only: the JIT_CODE_LOAD's code_index, and the unwinding
-	 * info of the JIT_CODE_UNWINDING_INFO record that preceded the load
-	 * (NULL/0 when there was none), bytes in the file's byte order:
-	 * .eh_frame (CIE + FDEs) and .eh_frame_hdr. eh_frame_addr is where
-	 * `perf inject --jit` places that .eh_frame (start + size rounded up
-	 * to 8), the base its pc-relative encodings assume. */
-	uint64_t code_index;
-	const uint8_t *eh_frame;
-	size_t eh_frame_size;
-	const uint8_t *eh_frame_hdr;
-	size_t eh_frame_hdr_size;
-	uint64_t eh_frame_addr;
-};
-
-/* Caps per file; 0 means the default. Lines or records past a cap are
- * dropped and counted in over_limit (unwind_dropped for unwinding info). */
-struct ps_jit_limits {
-	size_t max_entries; /* default 16 Mi */
-	size_t max_name_bytes; /* sum of name lengths + 1; default 256 MiB */
-	size_t max_unwind_bytes; /* jitdump unwinding data kept; default 64 MiB */
-};
-
-/* What reading one file skipped, for one-line notes from the CLI
- * ("perf-1234.map: 3 damaged lines skipped"). */
-struct ps_jit_file_stats {
-	size_t entries; /* ranges kept (after the overlap rule) */
-	size_t damaged; /* lines or records skipped as damaged */
-	size_t over_limit; /* valid lines or code loads dropped by the caps */
-	size_t unknown; /* jitdump records of unknown type, skipped */
-	size_t unwind_dropped; /* unwinding infos too large or over the cap */
-	uint64_t bytes_dropped; /* jitdump bytes after a record that could not be skipped */
-};
-
-/* A sorted table of named ranges read from one file. */
-struct ps_jit_table;
-
-/* Read one file. Returns 0 when the file was read, damaged parts skipped
- * (see ps_jit_table_stats()); a negative errno when it could not be read at
- * all: -ENOENT (no such file), -EINVAL (not a regular file, not a jitdump,
- * damaged jitdump header), -ENOTSUP (jitdump version), -ENOMEM, or the
- * errno of open/read. On failure *out still holds an empty table whose
- * ps_jit_table_errmsg() says what went wrong (NULL only on ENOMEM). */
-int ps_perf_map_read(const char *path, const struct ps_jit_limits *limits,
-                     struct ps_jit_table **out);
-int ps_jitdump_read(const char *path, const struct ps_jit_limits *limits,
-                    struct ps_jit_table **out);
-/* Same, reading the contents from file (an archive's copy of path). */
-int ps_perf_map_read_file(const char *path, const char *file, const struct ps_jit_limits *limits,
-                          struct ps_jit_table **out);
-int ps_jitdump_read_file(const char *path, const char *file, const struct ps_jit_limits *limits,
-                         struct ps_jit_table **out);
-void ps_jit_table_free(struct ps_jit_table *table);
-
-bool ps_jit_table_lookup(const struct ps_jit_table *table, uint64_t addr,
-                         struct ps_jit_symbol *out);
-/* Entries in address order, for listing and tests. */
-size_t ps_jit_table_count(const struct ps_jit_table *table);
-bool ps_jit_table_at(const struct ps_jit_table *table, size_t index, struct ps_jit_symbol *out);
-const char *ps_jit_table_path(const struct ps_jit_table *table);
-const struct ps_jit_file_stats *ps_jit_table_stats(const struct ps_jit_table *table);
-/* Why reading failed, else the first damage found ("PATH: line 17: bad
- * size", "PATH: offset 0x1a0: JIT_CODE_LOAD name without NUL"), else NULL. */
-const char *ps_jit_table_errmsg(const struct ps_jit_table *table);
-
-/* Building a table: for the two readers only (perfmap.c, jitdump.c). */
-#define PS_JIT_NO_UNWIND UINT32_MAX
-struct ps_jit_table *ps_jit_table_new(enum ps_jit_source source, const char *path,
-                                      const struct ps_jit_limits *limits);
-/* Keep eh_frame_size bytes of .eh_frame followed by hdr_size bytes of
- * .eh_frame_hdr; returns the id for ps_jit_table_add(), -ENOSPC over the
- * cap or -ENOMEM. */
-int64_t ps_jit_table_add_unwind(struct ps_jit_table *table, const uint8_t *data,
-                                size_t eh_frame_size, size_t hdr_size);
-/* order: position in the file (line number, record number); of entries
- * with the same start the greatest order wins. 0, -ENOSPC or -ENOMEM. */
-int ps_jit_table_add(struct ps_jit_table *table, uint64_t start, uint64_t size, const char *name,
-                     size_t name_len, uint32_t unwind, uint64_t code_index, uint64_t order);
-/* A JIT_CODE_MOVE: a range named like the entry with this code_index added
- * last (before any call here). 0, -ENOENT (no such entry), -ENOSPC, -ENOMEM. */
-int ps_jit_table_add_moved(struct ps_jit_table *table, uint64_t code_index, uint64_t start,
-                           uint64_t size, uint64_t order);
-/* Sort and apply the overlap rule; call once, after the last add. */
-void ps_jit_table_finish(struct ps_jit_table *table);
-struct ps_jit_file_stats *ps_jit_table_counters(struct ps_jit_table *table);
-/* Keep msg as the table's message unless one is already kept. */
-void ps_jit_table_note(struct ps_jit_table *table, const char *fmt, ...)
-        __attribute__((format(printf, 2, 3)));
-/* The file cannot be used: drop every entry, set the message (replacing
- * any) and return err. */
-int ps_jit_table_fail(struct ps_jit_table *table, int err, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-/* The frame-name sources of one process, found and loaded on first use. */
-struct ps_jit_names;
-
-struct ps_jit_names_opts {
-	size_t sz; /* sizeof(struct ps_jit_names_opts) */
-	const char *perf_map_dir; /* --perf-map-dir DIR: searched first; may be NULL */
-	const char *perf_data_path; /* the capture; its directory is searched
-	                             * second (NULL or "-": not searched) */
+struct ps_python_opts {
+	size_t sz; /* sizeof(struct ps_python_opts) */
+	enum ps_python_mode mode;
+	/* Where perf-PID.map and jit-PID.dump are searched first (NULL:
+	 * not), then the directory of the capture (NULL or "-": not), then
+	 * /tmp. */
+	const char *perf_map_dir;
+	const char *perf_data_path;
 	/* Where files are read from and who is told (may be NULL); must
-	 * outlive the names. */
+	 * outlive the handle. */
 	const struct ps_file_hooks *files;
-	struct ps_jit_limits limits;
+	ps_log_fn log; /* what loading the name sources found */
+	void *log_ctx;
 };
 
-/* Each file is searched for on its own: perf-PID.map and jit-PID.dump are
- * each taken from the first of perf_map_dir, the capture's directory and
- * /tmp where it exists. No file is touched until the first load or lookup.
- * 0, -EINVAL (pid < 0, opts) or -ENOMEM. */
-int ps_jit_names_new(const struct ps_jit_names_opts *opts, int32_t pid, struct ps_jit_names **out);
-void ps_jit_names_free(struct ps_jit_names *names);
-/* Load now (lookups do it on first use; later calls return the first
- * result). Returns how many of the two files were read (1 or 2; the other
- * may have failed, see ps_jit_names_errmsg()), -ENOENT when neither exists
- * (see ps_jit_names_where()), or the error of a file that exists but could
- * not be read. */
-int ps_jit_names_load(struct ps_jit_names *names);
-/* The jitdump's range containing addr, else the perf map's. */
-bool ps_jit_names_lookup(struct ps_jit_names *names, uint64_t addr, struct ps_jit_symbol *out);
-/* After a load that found neither file: "no perf-1234.map or jit-1234.dump
- * in /data, /tmp"; NULL when a file was found or before loading. */
-const char *ps_jit_names_where(const struct ps_jit_names *names);
-/* The first failure to read a file that exists, else NULL. Damage inside
- * files is in the tables' stats and messages. */
-const char *ps_jit_names_errmsg(const struct ps_jit_names *names);
-/* The table read from that source, or NULL (not found, failed, not loaded). */
-const struct ps_jit_table *ps_jit_names_table(const struct ps_jit_names *names,
-                                              enum ps_jit_source source);
+/* Make the Python side of pipeline and plug it in as the pipeline's
+ * frame rules (in native mode only JIT code is named, from perf maps
+ * alone, as perf does). The pipeline must outlive it. 0, -EINVAL or
+ * -ENOMEM. */
+int ps_python_new(const struct ps_python_opts *opts, struct ps_pipeline *pipeline,
+                  struct ps_python **out);
+void ps_python_free(struct ps_python *python);
 
-/* ==== end section: frame-name sources =============================== */
+/* Mark the user frames whose ELF symbol is named as CPython names Python
+ * frames ("py::", in the ELF files `perf inject --jit` makes of a
+ * jitdump) as Python frames. Whether the stack has a Python frame (those
+ * the rules named included). */
+bool ps_python_mark_frames(struct ps_frame *frames, size_t nr_frames);
 
-/* ==== section: trampolines (trampoline.c) =========================== */
+/* The frames of a stack (of a sample of process, which may be NULL) in the
+ * Python mode: in merged, all and only modes its user frames are replaced
+ * by the merge of native and Python frames; *frames then points into a
+ * buffer of the handle, valid until the next merge. 0 or -ENOMEM. */
+int ps_python_merge(struct ps_python *python, struct ps_process *process,
+                    const struct ps_pipeline_stack *stack, const struct ps_frame **frames,
+                    size_t *nr_frames);
 
-/* Unwind rules for CPython's trampolines, which have no CFI in memory:
- *  - -X perf (3.12+): every trampoline is a copy of the template between
- *    _Py_trampoline_func_start and _Py_trampoline_func_end in libpython
- *    (or a static interpreter). It is decoded with capstone and simulated,
- *    so the rule at each of its instructions is derived, not hard-coded
- *    per version (3.12/3.13: sub $8,%rsp; call *%rcx; add $8,%rsp; ret;
- *    3.14: push %rbp; mov %rsp,%rbp; call *%rcx; pop %rbp; ret; either
- *    may start with endbr64). x86-64 only.
- *  - -X perf_jit (3.13+): the jitdump carries an .eh_frame (one CIE, one
- *    FDE) per trampoline; ps_eh_frame_rule() runs its CFA program.
- * A rule is the unwinder's struct ps_unwind_rule, ready for
- * ps_unwind_callbacks.frame_rule. Errors are negative errno values; when
- * errmsg is not NULL it receives a one-line reason. */
-
-#include "unwind/unwind.h" /* struct ps_unwind_rule */
-
-/* Larger templates are rejected: CPython's is 8 to 15 bytes. */
-#define PS_TRAMPOLINE_MAX_SIZE 64
-
-/* The rule that holds just before the instruction at offset runs. */
-struct ps_trampoline_insn {
-	uint32_t offset;
-	struct ps_unwind_rule rule;
-};
-
-struct ps_trampoline {
-	uint32_t size; /* template bytes: _Py_trampoline_func_end - _start */
-	/* The return site: the instruction after the call, where the PC of
-	 * a trampoline frame that is not the sample's leaf points (perf
-	 * shows it as return_offset - 1), and the rule there. */
-	uint32_t return_offset;
-	struct ps_unwind_rule return_rule;
-	uint32_t code_end; /* past the ret; any bytes after it are padding */
-	uint32_t nr_insns; /* instructions up to and including the ret */
-	struct ps_trampoline_insn insns[PS_TRAMPOLINE_MAX_SIZE];
-};
-
-/* Decode and simulate size bytes of template code (offset 0 is the
- * entry). -EINVAL, with the instruction and the reason in errmsg, for
- * anything that is not understood: bytes that are not x86-64 code, jumps, a
- * second call, no ret, rsp changed other than by push/pop/add/sub/mov from
- * rbp/leave, rbp overwritten without being saved, stores to the stack, an
- * unbalanced stack at the ret. */
-int ps_trampoline_decode(const uint8_t *code, size_t size, struct ps_trampoline *out, char *errmsg,
-                         size_t errmsg_size);
-/* Copy the template's bytes out of an interpreter's ELF file (symbols from
- * .symtab, else .dynsym; bytes from the section or PT_LOAD segment holding
- * them). -ENOENT: no such symbols; -EOPNOTSUPP: not x86-64; -EINVAL: a
- * template that is empty, larger than cap or PS_TRAMPOLINE_MAX_SIZE, or not
- * in the file; -errno of open(). */
-int ps_trampoline_read_template(const char *path, uint8_t *buf, size_t cap, size_t *size,
-                                char *errmsg, size_t errmsg_size);
-/* Both: read the template of the interpreter at path and decode it. */
-int ps_trampoline_from_elf(const char *path, struct ps_trampoline *out, char *errmsg,
-                           size_t errmsg_size);
-/* The rule at offset (pc - trampoline start): at the return site for a
- * caller frame, at any instruction for the sample's leaf. false for an
- * offset that is not an instruction boundary before the end of the ret. */
-bool ps_trampoline_rule_at(const struct ps_trampoline *trampoline, uint64_t offset,
-                           struct ps_unwind_rule *out);
-
-/* The rule at pc of code that starts at code_start, from an .eh_frame blob
- * of CIEs and exactly one FDE (as CPython's perf_jit writes per
- * trampoline: the FDE's initial location is encoded relative to where
- * `perf inject` will put the section, so it is taken to be code_start and
- * only its length is used). Understands DW_CFA_advance_loc*, def_cfa*,
- * offset*, restore*, same_value, undefined (not for the return address),
- * remember/restore_state, GNU_args_size and nop, CIE augmentations z, R, P,
- * L and S; the CFA must be rsp or rbp plus an offset, the return address and
- * rbp saved at an offset from it, no other register saved. pc is where the
- * frame resumes (see ps_unwind_callbacks.frame_rule); the row holding pc is
- * used, which for a return address is the call's row unless the call ends
- * the code. -ERANGE: pc outside the FDE; -EINVAL: a malformed blob or
- * anything not understood. Reads stay within [eh_frame, eh_frame + size). */
-int ps_eh_frame_rule(const uint8_t *eh_frame, size_t size, uint64_t code_start, uint64_t pc,
-                     struct ps_unwind_rule *out, char *errmsg, size_t errmsg_size);
-
-/* ==== end section: trampolines ====================================== */
-
-/* ==== section: interpreter (detect.c, offsets.c, stubs.c, merge.c) == */
-
-/* -- detection (detect.c) --------------------------------------------
- * Whether an ELF file (a mapped DSO: libpython or a static interpreter)
- * is CPython, its version, and the addresses of its eval loop. Read once
- * per path with libelf (bounded; a damaged file is an error naming it) and
- * kept in a registry. Addresses are ELF virtual addresses (vaddr) and, for
- * classifying frames, file offsets: perf's file-relative address of a user
- * frame (ip - map.start + map.pgoff). */
-
-#define PS_PY_MAX_EVAL_RANGES 16
-
-/* How an address or a symbol name relates to the eval loop. */
-enum ps_py_eval_kind {
-	PS_PY_EVAL_NONE = 0,
-	PS_PY_EVAL_MAIN, /* _PyEval_EvalFrameDefault itself */
-	PS_PY_EVAL_CLONE, /* .cold, .part.N, .localalias, .constprop.N, .isra.N */
-};
-
-struct ps_py_range {
-	uint64_t start, end; /* [start, end), vaddr */
-	uint64_t offset; /* file offset of start */
-	enum ps_py_eval_kind kind;
-};
-
-enum ps_py_version_source {
-	PS_PY_VERSION_UNKNOWN = 0,
-	PS_PY_VERSION_SYMBOL, /* Py_Version (3.11+): PY_VERSION_HEX */
-	PS_PY_VERSION_DEBUG_OFFSETS, /* _Py_DebugOffsets.version (3.13+) */
-	PS_PY_VERSION_STRING, /* PY_VERSION, as Py_GetVersion uses it */
-	PS_PY_VERSION_RODATA, /* a PY_VERSION-like string in .rodata */
-};
-
-struct ps_py_interp {
-	const char *path;
-	bool is_python; /* defines _PyEval_EvalFrameDefault */
-	bool dynsym_only; /* found in .dynsym only (no .symtab, stripped) */
-	int major, minor, micro; /* 0 when unknown */
-	uint32_t version_hex; /* PY_VERSION_HEX, 0 when unknown */
-	enum ps_py_version_source version_source;
-	/* _Py_DebugOffsets at the start of .PyRuntime / _PyRuntime (3.13+) */
-	bool has_debug_offsets;
-	uint64_t debug_offsets_version; /* PY_VERSION_HEX it carries */
-	bool free_threaded;
-	/* Py_Version and _Py_DebugOffsets disagree (Py_Version is used). */
-	bool version_conflict;
-	/* _PyEval_EvalFrameDefault and its clones, sorted by start */
-	size_t nr_eval_ranges;
-	struct ps_py_range eval_ranges[PS_PY_MAX_EVAL_RANGES];
-	/* the -X perf trampoline template (3.12+), vaddr; 0 when absent.
-	 * Also filled for a file that is not CPython (is_python false) but
-	 * exports the template's symbols: the pystitch_perf module. */
-	bool has_trampoline;
-	uint64_t trampoline_start, trampoline_end;
-	/* vaddr of _PyRuntime and _Py_NoneStruct, 0 when absent */
-	uint64_t runtime_addr, none_addr;
-};
-
-struct ps_py_registry;
-
-/* Returns 0 or -ENOMEM. */
-int ps_py_registry_new(struct ps_py_registry **out);
-void ps_py_registry_free(struct ps_py_registry *registry);
-/* Examine the ELF file at path, or return the cached answer for it.
- * 1: CPython (*out filled), 0: an ELF file that is not CPython (*out
- * filled, is_python false), negative errno: unreadable or damaged
- * (-ENOENT, -EACCES, -ENOEXEC not ELF, -EINVAL damaged, -ENOMEM);
- * ps_py_registry_errmsg() says why, naming the file. *out stays valid
- * until ps_py_registry_free(). */
-int ps_py_registry_detect(struct ps_py_registry *registry, const char *path,
-                          const struct ps_py_interp **out);
-const char *ps_py_registry_errmsg(const struct ps_py_registry *registry);
-
-/* The eval kind of a file offset (perf's file-relative address). */
-enum ps_py_eval_kind ps_py_interp_eval_kind(const struct ps_py_interp *interp,
-                                            uint64_t file_offset);
-
-/* By name: "_PyEval_EvalFrameDefault" is MAIN, the name with the clone
- * suffixes gcc and clang emit is CLONE, anything else NONE. */
-enum ps_py_eval_kind ps_py_eval_name_kind(const char *name);
-
-/* Parse a PY_VERSION string ("3.12.1", "3.13.0rc2", "3.11.2+") into
- * PY_VERSION_HEX; 0 when it does not follow CPython's convention. */
-uint32_t ps_py_parse_version(const char *text, size_t len);
-
-/* -- struct offsets (offsets.c) -------------------------------------- */
-
-#define PS_PY_NO_OFFSET UINT16_MAX
-
-/* Byte offsets of the fields pystitch reads, x86-64, default (GIL,
- * release) builds. PS_PY_NO_OFFSET where the field does not exist. */
-struct ps_py_offsets {
-	uint8_t major, minor, micro; /* the release they were checked on */
-	const char *source; /* how they were checked */
-	/* _PyInterpreterFrame (3.11+) or PyFrameObject (<= 3.10) */
-	bool frame_is_object;
-	struct {
-		uint16_t code; /* f_code / f_executable */
-		uint16_t previous; /* previous / f_back */
-		uint16_t owner; /* char owner (3.11+) */
-		uint16_t is_entry; /* bool is_entry (3.11 only) */
-		uint16_t instr; /* prev_instr / instr_ptr */
-		uint16_t stacktop; /* int stacktop (3.11-3.13) */
-		uint16_t stackpointer; /* _PyStackRef *stackpointer (3.14) */
-		uint16_t return_offset; /* uint16_t (3.12+) */
-		uint16_t size; /* sizeof */
-	} frame;
-	bool code_tagged; /* f_executable is a _PyStackRef: mask ~3 */
-	/* owner values of the entry (stub) frame _PyEval_EvalFrameDefault
-	 * puts on the C stack: [min, max]; 0/0 before 3.12 */
-	uint8_t stub_owner_min, stub_owner_max;
-	uint16_t stub_size; /* bytes of the stub on the C stack (3.14: _PyEntryFrame) */
-	struct {
-		uint16_t use_tracing; /* uint8_t (3.11) */
-		uint16_t current_frame;
-		uint16_t previous;
-		uint16_t size; /* 0: no _PyCFrame */
-	} cframe;
-	struct {
-		uint16_t prev, next, interp;
-		uint16_t frame; /* PyFrameObject *frame (<= 3.10) */
-		uint16_t cframe; /* 3.11/3.12 */
-		uint16_t root_cframe; /* 3.11/3.12 */
-		uint16_t current_frame; /* 3.13+ */
-		uint16_t thread_id;
-		uint16_t native_thread_id; /* 3.11+ */
-		uint16_t datastack_chunk, datastack_top, datastack_limit; /* 3.11+ */
-	} tstate;
-	struct {
-		uint16_t filename, name, qualname, firstlineno;
-		uint16_t code_adaptive; /* co_code_adaptive (3.11+) */
-	} code;
-	struct {
-		uint16_t length, state;
-		uint16_t ascii_data; /* sizeof(PyASCIIObject): compact ASCII data */
-		uint8_t compact_bit, ascii_bit; /* bits of state */
-	} unicode;
-	uint16_t gen_iframe; /* PyGenObject.gi_iframe (3.11+) */
-};
-
-/* The table for (major, minor), the row of the patch release nearest to
- * micro (micro < 0: the newest row); NULL for versions it does not cover
- * (before 3.8, after 3.14). */
-const struct ps_py_offsets *ps_py_offsets_lookup(int major, int minor, int micro);
-/* The same choice over any table (sorted by version). */
-const struct ps_py_offsets *ps_py_offsets_nearest(const struct ps_py_offsets *table, size_t nr,
-                                                  int major, int minor, int micro);
-/* The built-in table. */
-const struct ps_py_offsets *ps_py_offsets_table(size_t *nr);
-
-/* -- stub scan (stubs.c) ----------------------------------------------
- * The frames _PyEval_EvalFrameDefault keeps on the C stack, found in a
- * sample's stack copy alone (no heap memory). Each eval activation holds
- * one: 3.12-3.14 an entry _PyInterpreterFrame (owner >= 3), 3.11 and 3.12
- * a _PyCFrame. Nothing before 3.11 (PyFrameObjects live on the heap). */
-
-enum ps_py_stub_kind {
-	PS_PY_STUB_ENTRY_FRAME = 0, /* 3.12+ entry _PyInterpreterFrame */
-	PS_PY_STUB_CFRAME, /* 3.11/3.12 _PyCFrame */
-};
-
-struct ps_py_stub {
-	enum ps_py_stub_kind kind;
-	size_t offset; /* from the start of the copy (the sampled SP) */
-	uint64_t addr; /* sp + offset */
-	uint64_t previous; /* entry frame: the caller's Python frame (0 at the root);
-	                      cframe: the previous _PyCFrame */
-	uint64_t code; /* entry frame: f_code/f_executable (untagged);
-	                  cframe: current_frame */
-	/* Confirmed by a relation no ordinary data meets (see stubs.c), not
-	 * only by plausible values. */
-	bool strong;
-};
-
-struct ps_py_stub_scan {
-	const uint8_t *stack; /* PERF_SAMPLE_STACK_USER data, from SP up */
-	size_t size; /* bytes copied (dyn_size) */
-	uint64_t sp; /* the user SP: the address of stack[0] */
-	const struct ps_py_offsets *offsets;
-	/* optional: the runtime address of _Py_NoneStruct, 0 if unknown;
-	 * makes 3.13/3.14 entry frames strong */
-	uint64_t none_addr;
-	/* optional (3.11): &tstate->root_cframe of the sampled thread, 0 if
-	 * unknown: the previous of the root-most strong cframe found in an
-	 * earlier sample of the thread. Makes lone cframes strong. */
-	uint64_t root_cframe;
-};
-
-/* Fills out[] with up to max stubs, leaf first (ascending addresses), and
- * returns how many were found (may exceed max), or -EINVAL. */
-int ps_py_scan_stubs(const struct ps_py_stub_scan *scan, struct ps_py_stub *out, size_t max);
-
-/* -- merger (merge.c) ---------------------------------------------------
- * Native frames and Python frames in, one frame list out. Pure data. */
-
-enum ps_py_mode {
-	PS_PY_MODE_MERGED = 0, /* Python frames replace their eval segments */
-	PS_PY_MODE_ALL, /* native frames plus Python frames */
-	PS_PY_MODE_NATIVE, /* the native frames unchanged */
-	PS_PY_MODE_ONLY, /* Python frames only */
-};
-
-/* Whether the stack copy showed an eval activation's stub: a stub from
- * ps_py_scan_stubs() inside the eval frame's [SP, CFA). ABSENT only when
- * that whole range was copied: a stack cut inside the frame hides it. */
-enum ps_py_stub_seen {
-	PS_PY_STUB_UNKNOWN = 0,
-	PS_PY_STUB_FOUND,
-	PS_PY_STUB_ABSENT,
-};
-
-struct ps_py_native_frame {
-	const char *sym; /* symbol name, NULL when unresolved */
-	const char *python_name; /* a -X perf trampoline: "py::qualname:file" */
-	enum ps_py_eval_kind eval; /* in an eval range or named like one */
-	bool in_interpreter; /* in libpython or the interpreter binary */
-	enum ps_py_stub_seen stub; /* eval frames only */
-};
-
-struct ps_py_python_frame {
-	const char *name; /* "py::qualname:filename" */
-	bool is_stub; /* 3.12+: an entry frame (owner >= 3); never printed */
-	bool is_entry; /* 3.11: the first frame of its eval call */
-};
-
-struct ps_py_merge_input {
-	const struct ps_py_native_frame *native; /* leaf first: user frames */
-	size_t nr_native;
-	const struct ps_py_python_frame *python; /* leaf first; may be empty */
-	size_t nr_python;
-	bool native_truncated; /* the unwind stopped at the end of the stack copy */
-	int major, minor; /* the interpreter's version */
-};
-
-enum ps_py_out_kind {
-	PS_PY_OUT_NATIVE = 0, /* native[index] */
-	PS_PY_OUT_PYTHON, /* python[index] */
-	PS_PY_OUT_TRUNCATED, /* the "[truncated]" marker */
-};
-
-struct ps_py_out_frame {
-	enum ps_py_out_kind kind;
-	size_t index;
-	const char *name; /* sym, Python name, or "[truncated]" */
-	bool is_python; /* a Python frame (python[] or a trampoline) */
-};
-
-struct ps_py_merge_result {
-	const struct ps_py_out_frame *frames; /* leaf first; valid until the next merge */
-	size_t nr_frames;
-	size_t nr_activations; /* eval activations in the native stack */
-	size_t nr_segments; /* Python segments */
-	size_t nr_matched; /* activations given their Python frames */
-	bool trampolines; /* Python frames came from -X perf trampolines */
-	bool unmatched; /* Python frames could not be placed by segments:
-	                   they lead the output (leafward of the native frames) */
-};
-
-struct ps_py_merger;
-
-int ps_py_merger_new(struct ps_py_merger **out);
-void ps_py_merger_free(struct ps_py_merger *merger);
-/* 0, -EINVAL (bad input) or -ENOMEM. */
-int ps_py_merge(struct ps_py_merger *merger, const struct ps_py_merge_input *input,
-                enum ps_py_mode mode, struct ps_py_merge_result *result);
-
-/* CPython-internal by name: the call machinery between Python frames
- * (_Py*, Py*, *Vectorcall*, py_trampoline_evaluator, cfunction_*, ...). */
-bool ps_py_is_internal_name(const char *name);
-
-/* ==== end section: interpreter ====================================== */
+/* Call fn for every process of the pipeline's machine model that mapped a
+ * CPython interpreter or JIT code, in pid order, with what was found to
+ * name its Python frames. Reads no records. 0 or -ENOMEM. */
+int ps_python_report(struct ps_python *python, ps_python_process_fn fn, void *ctx);
 
 #endif /* PS_PYTHON_PYTHON_H */

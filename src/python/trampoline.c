@@ -4,7 +4,7 @@
  * capstone and simulating what it does to rsp and rbp, so that no version's
  * rule is hard-coded.
  */
-#include "python/python.h"
+#include "python/python_priv.h"
 
 #include <capstone/capstone.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
  * the id -> attr map, and the id positions perf uses to tell which event
  * a record belongs to (evlist__event2evsel in perf).
  */
-#include "reader/reader.h"
+#include "reader/reader_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "base/cursor.h"
-#include "reader/perf_format.h"
+#include "reader/perf_format_priv.h"
 
 static uint8_t reverse_bits(uint8_t b)
 {

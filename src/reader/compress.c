@@ -2,7 +2,7 @@
  * A record may straddle two COMPRESSED records, so undelivered bytes stay
  * in the buffer and the next chunk is appended after them.
  */
-#include "reader/reader.h"
+#include "reader/reader_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "reader/perf_format.h"
+#include "reader/perf_format_priv.h"
 
 int ps_decompress_feed(struct ps_reader *r, const uint8_t *data, size_t size, uint64_t offset)
 {

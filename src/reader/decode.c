@@ -2,7 +2,7 @@
  * perf's own types 64+. Records the reader itself needs (attrs, features,
  * event names, compressed data) also update the reader's state here.
  */
-#include "reader/reader.h"
+#include "reader/reader_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "base/cursor.h"
-#include "reader/perf_format.h"
+#include "reader/perf_format_priv.h"
 
 #define MALFORMED(what)                                                                            \
 	return ps_reader_fail_at(r, -EINVAL, offset, ev->type, "%s (record size %u)", what,        \

@@ -5,7 +5,7 @@
  * before anything is allocated for it, so a damaged count is an error
  * naming the feature, never an allocation of its size.
  */
-#include "reader/feature_section.h"
+#include "reader/feature_section_priv.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Record type names, spelled as perf spells them in `perf report -D`. */
-#include "reader/reader.h"
+#include "reader/reader_priv.h"
 
 /* The names with their PERF_RECORD_ prefix, built once at compile time. */
 #define N(x) "PERF_RECORD_" x

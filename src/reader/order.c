@@ -4,7 +4,7 @@
  * record copies come from per-size free lists so that steady state does
  * not allocate.
  */
-#include "reader/reader.h"
+#include "reader/reader_priv.h"
 
 #include <errno.h>
 #include <stdlib.h>

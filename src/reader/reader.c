@@ -1,8 +1,8 @@
 /* The reader's front door: opening a capture (file or pipe format), the
- * file header and attrs section, errors and scratch buffers. Reading the
- * data section record by record is in stream.c.
+ * file header and attrs section. Reading the data section record by
+ * record is in stream.c, the reader's messages in messages.c.
  */
-#include "reader/reader.h"
+#include "reader/reader_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,111 +14,11 @@
 #include <unistd.h>
 
 #include "base/cursor.h"
-#include "reader/perf_format.h"
+#include "base/opts.h"
+#include "reader/perf_format_priv.h"
 
 #define PS_INPUT_BUFFER (1u << 20)
 #define PS_MAX_RECORD 65536
-
-/* ---- errors and logging ------------------------------------------ */
-
-static void vformat_error(struct ps_reader *r, const char *prefix, const char *fmt, va_list ap)
-{
-	size_t n = (size_t)snprintf(r->errmsg, sizeof(r->errmsg), "%s: %s",
-	                            r->path ? r->path : "(input)", prefix);
-	if (n < sizeof(r->errmsg))
-		vsnprintf(r->errmsg + n, sizeof(r->errmsg) - n, fmt, ap);
-	/* one line, whatever the input held, and no terminal control
-	 * sequences from names a hostile file carries */
-	for (char *p = r->errmsg; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = *p == '\n' || *p == '\r' || *p == '\t' ? ' ' : '?';
-}
-
-int ps_reader_fail(struct ps_reader *r, int err, const char *fmt, ...)
-{
-	va_list ap;
-	if (r->failed)
-		return err;
-	va_start(ap, fmt);
-	vformat_error(r, "", fmt, ap);
-	va_end(ap);
-	r->failed = true;
-	return err;
-}
-
-int ps_reader_fail_at(struct ps_reader *r, int err, uint64_t offset, uint32_t type, const char *fmt,
-                      ...)
-{
-	char prefix[96];
-	const char *name = type ? ps_record_type_name(type) : NULL;
-	va_list ap;
-
-	if (r->failed)
-		return err;
-	if (type && name)
-		snprintf(prefix, sizeof(prefix), "offset 0x%" PRIx64 ": %s: ", offset, name);
-	else if (type)
-		snprintf(prefix, sizeof(prefix), "offset 0x%" PRIx64 ": record type %u: ", offset,
-		         type);
-	else
-		snprintf(prefix, sizeof(prefix), "offset 0x%" PRIx64 ": ", offset);
-	va_start(ap, fmt);
-	vformat_error(r, prefix, fmt, ap);
-	va_end(ap);
-	r->failed = true;
-	return err;
-}
-
-void ps_reader_warn_failure(struct ps_reader *r, const char *consequence)
-{
-	size_t plen = r->path ? strlen(r->path) : 0;
-	const char *what = r->errmsg;
-
-	/* the message starts with the path, which the log says itself */
-	if (r->path && strncmp(what, r->path, plen) == 0 && strncmp(what + plen, ": ", 2) == 0)
-		what += plen + 2;
-	ps_reader_log(r, PS_LOG_WARN, "%s; %s", what, consequence);
-	r->failed = false;
-	r->errmsg[0] = '\0';
-}
-
-void ps_reader_log(struct ps_reader *r, enum ps_log_level level, const char *fmt, ...)
-{
-	char msg[512];
-	size_t n;
-	va_list ap;
-
-	if (!r->opts.log)
-		return;
-	n = (size_t)snprintf(msg, sizeof(msg), "%s: ", r->path ? r->path : "(input)");
-	va_start(ap, fmt);
-	if (n < sizeof(msg))
-		vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
-	va_end(ap);
-	r->opts.log(r->opts.log_ctx, level, msg);
-}
-
-void *ps_scratch_get(struct ps_scratch *s, size_t bytes)
-{
-	if (bytes > s->cap) {
-		size_t cap = s->cap ? s->cap : 256;
-		while (cap < bytes)
-			cap *= 2;
-		void *d = realloc(s->data, cap);
-		if (!d)
-			return NULL;
-		s->data = d;
-		s->cap = cap;
-	}
-	return s->data;
-}
-
-void ps_scratch_free(struct ps_scratch *s)
-{
-	free(s->data);
-	s->data = NULL;
-	s->cap = 0;
-}
 
 /* ---- file header -------------------------------------------------- */
 
@@ -351,22 +251,47 @@ static int reader_new(const char *name, const struct ps_reader_opts *opts, struc
 	*out = r;
 	if (!r)
 		return -ENOMEM;
-	if (opts) {
-		size_t n = opts->sz < sizeof(r->opts) ? opts->sz : sizeof(r->opts);
-		memcpy(&r->opts, opts, n);
-	}
-	r->opts.sz = sizeof(r->opts);
-	if (!r->opts.max_queue_bytes)
-		r->opts.max_queue_bytes = 256u << 20;
+	r->in.fd = -1;
 	r->path = strdup(name ? name : "(input)");
 	if (!r->path)
 		return -ENOMEM;
-	r->in.fd = -1;
+	if (ps_opts_copy(&r->opts, sizeof(r->opts), opts))
+		return ps_reader_fail(r, -EINVAL, PS_OPTS_ERRMSG);
+	if (!r->opts.max_queue_bytes)
+		r->opts.max_queue_bytes = 256u << 20;
 	return 0;
 }
 
-int ps_reader_open_fd(int fd, const char *name, const struct ps_reader_opts *opts,
-                      struct ps_reader **out)
+/* How an open ends: *out holds the reader, or on failure NULL, and the
+ * failure's message is said through the log at PS_LOG_ERROR or, when the
+ * caller says it itself, copied to errmsg. */
+static int finish_open(struct ps_reader *r, int err, const struct ps_reader_opts *opts,
+                       struct ps_reader **out, char *errmsg, size_t errmsg_size)
+{
+	const char *msg = r && r->errmsg[0] ? r->errmsg : "out of memory";
+	ps_log_fn log = NULL;
+	void *log_ctx = NULL;
+
+	*out = NULL;
+	if (!err) {
+		*out = r;
+		return 0;
+	}
+	if (errmsg) {
+		snprintf(errmsg, errmsg_size, "%s", msg);
+	} else if (opts && opts->sz >= offsetof(struct ps_reader_opts, log_ctx) + sizeof(void *)) {
+		/* the caller's log, even in options that failed the check */
+		log = opts->log;
+		log_ctx = opts->log_ctx;
+	}
+	if (log)
+		log(log_ctx, PS_LOG_ERROR, msg);
+	ps_reader_close(r);
+	return err;
+}
+
+static int open_fd(int fd, const char *name, const struct ps_reader_opts *opts,
+                   struct ps_reader **out)
 {
 	struct ps_reader *r;
 	int err = reader_new(name, opts, &r);
@@ -375,6 +300,15 @@ int ps_reader_open_fd(int fd, const char *name, const struct ps_reader_opts *opt
 		return err;
 	r->in.fd = fd;
 	return reader_start(r);
+}
+
+int ps_reader_open_fd(int fd, const char *name, const struct ps_reader_opts *opts,
+                      struct ps_reader **out)
+{
+	struct ps_reader *r;
+	int err = open_fd(fd, name, opts, &r);
+
+	return finish_open(r, err, opts, out, NULL, 0);
 }
 
 /* Unpack the archive at path and read its perf.data instead. */
@@ -401,7 +335,7 @@ static int open_archive(struct ps_reader *r, const char *path)
 	return 0;
 }
 
-int ps_reader_open(const char *path, const struct ps_reader_opts *opts, struct ps_reader **out)
+static int open_path(const char *path, const struct ps_reader_opts *opts, struct ps_reader **out)
 {
 	struct ps_reader *r;
 	bool is_stdin = path && strcmp(path, "-") == 0;
@@ -431,6 +365,23 @@ int ps_reader_open(const char *path, const struct ps_reader_opts *opts, struct p
 		}
 	}
 	return reader_start(r);
+}
+
+int ps_reader_open(const char *path, const struct ps_reader_opts *opts, struct ps_reader **out)
+{
+	struct ps_reader *r;
+	int err = open_path(path, opts, &r);
+
+	return finish_open(r, err, opts, out, NULL, 0);
+}
+
+int ps_reader_open_errmsg(const char *path, const struct ps_reader_opts *opts,
+                          struct ps_reader **out, char *errmsg, size_t errmsg_size)
+{
+	struct ps_reader *r;
+	int err = open_path(path, opts, &r);
+
+	return finish_open(r, err, opts, out, errmsg, errmsg_size);
 }
 
 void ps_reader_close(struct ps_reader *r)
@@ -473,6 +424,16 @@ const char *ps_reader_path(const struct ps_reader *r)
 struct ps_archive *ps_reader_archive(const struct ps_reader *r)
 {
 	return r->archive;
+}
+
+bool ps_reader_reads_file(const struct ps_reader *r, const char *path)
+{
+	struct stat st, mine;
+
+	if (r->archive || !path || strcmp(path, "-") == 0)
+		return false;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && fstat(r->in.fd, &mine) == 0 &&
+	       st.st_dev == mine.st_dev && st.st_ino == mine.st_ino && st.st_size == mine.st_size;
 }
 
 bool ps_reader_is_archive(const struct ps_reader *r, int64_t *perf_data_mtime)

@@ -2,7 +2,7 @@
  * values, and the sample_id trailer of other records. Arrays are converted
  * to host order into the reader's scratch buffers, reused record to record.
  */
-#include "reader/reader.h"
+#include "reader/reader_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "base/cursor.h"
-#include "reader/perf_format.h"
+#include "reader/perf_format_priv.h"
 
 #define FAIL(what)                                                                                 \
 	return ps_reader_fail_at(r, -EINVAL, offset + ps_cursor_pos(&c), PERF_RECORD_SAMPLE, "%s", \

@@ -2,7 +2,7 @@
  * the next record (from the input or from decompressed COMPRESSED data),
  * and delivering records in file order or in perf's time order.
  */
-#include "reader/reader.h"
+#include "reader/reader_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "base/cursor.h"
-#include "reader/perf_format.h"
+#include "reader/perf_format_priv.h"
 
 /* ---- buffered input ---------------------------------------------- */
 

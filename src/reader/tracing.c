@@ -4,9 +4,9 @@
  */
 /* cursor.h first: reader.h names struct ps_cursor without declaring it */
 #include "base/cursor.h"
-#include "reader/reader.h"
-#include "reader/perf_format.h"
-#include "reader/tracing_check.h"
+#include "reader/perf_format_priv.h"
+#include "reader/reader_priv.h"
+#include "reader/tracing_check_priv.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -13,7 +13,7 @@
  * is damaged and the capture is refused, in one line, instead of being
  * half parsed.
  */
-#include "reader/tracing_check.h"
+#include "reader/tracing_check_priv.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

@@ -1,468 +1,210 @@
-/* Threads, processes and their maps, updated from COMM/FORK/EXIT/MMAP/MMAP2
- * as perf's machine.c does: a thread seen first in a sample gets the comm
- * ":tid", threads share their process leader's address space, FORK of a
- * new process copies the parent's maps, and a new map cuts away what it
- * overlaps of older ones.
+/* The public stack API (ps_session_*): opens a reading of the capture
+ * (and the unwinding workers), and gives each sample that passes the
+ * filters its stack: the pipeline's named frames, the user part unwound
+ * here or taken from a worker, then merged with its Python frames. Also
+ * the per-process report of the Python side.
  */
-#include "session/session.h"
-
 #include <errno.h>
-#include <linux/perf_event.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
-#define BUCKETS 4096
+#include "base/opts.h"
+#include "reader/reader.h"
+#include "session/session_priv.h"
+#include "symbols/symbols.h"
 
-struct ps_machine {
-	struct ps_thread *threads[BUCKETS];
-	struct ps_process *processes[BUCKETS];
-	struct ps_mapped_object *objects[BUCKETS];
-	struct ps_process kernel;
-	const struct ps_features *features;
-};
-
-static size_t hash_int(int32_t v)
+/* Open the session (*s, which the caller closes either way). 0 or -errno
+ * with the reason in s->errmsg. */
+static int session_open(struct ps_session *s, const char *path, struct ps_session_opts *o,
+                        bool record_names)
 {
-	uint32_t x = (uint32_t)v * 2654435761u;
-	return (x >> 16) % BUCKETS;
-}
+	int err;
 
-static size_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ULL;
-	return (size_t)(h % BUCKETS);
-}
-
-int ps_machine_new(struct ps_machine **out)
-{
-	struct ps_machine *s = calloc(1, sizeof(*s));
-	*out = s;
-	if (!s)
-		return -ENOMEM;
-	s->kernel.pid = -1;
+	if (o->jobs > 1) {
+		err = ps_jobs_new(o, &s->jobs);
+		if (err)
+			return ps_feed_fail(&s->feed, err, "out of memory");
+	}
+	if (!o->max_stack)
+		o->max_stack = PS_UNWIND_DEFAULT_MAX_FRAMES;
+	if (o->max_stack > PS_PIPELINE_MAX_PCS)
+		o->max_stack = PS_PIPELINE_MAX_PCS;
+	err = ps_feed_open(&s->feed, path, o, record_names, s->errmsg, sizeof(s->errmsg));
+	if (err)
+		return err;
+	/* a capture that can be read once per worker (not an archive) and
+	 * has user stacks to unwind */
+	if (o->jobs > 1 && !ps_reader_archive(s->feed.reader) && ps_feed_has_user_stacks(&s->feed))
+		return ps_jobs_start(s->jobs, path, &s->feed, s->errmsg, sizeof(s->errmsg));
 	return 0;
 }
 
-void ps_machine_set_features(struct ps_machine *s, const struct ps_features *features)
+/* The open convention of the public header: the handle, or NULL and the
+ * reason told to the log at PS_LOG_ERROR. */
+static int open_session(const char *path, const struct ps_session_opts *opts, bool record_names,
+                        struct ps_session **out)
 {
-	s->features = features;
+	struct ps_session_opts o;
+	struct ps_session *s;
+	int err;
+
+	*out = NULL;
+	if (ps_opts_copy(&o, sizeof(o), opts)) {
+		/* the caller's log, if the struct is large enough to hold it */
+		if (opts->sz >= offsetof(struct ps_session_opts, log_ctx) + sizeof(void *) &&
+		    opts->log)
+			opts->log(opts->log_ctx, PS_LOG_ERROR, PS_OPTS_ERRMSG);
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		if (o.log)
+			o.log(o.log_ctx, PS_LOG_ERROR, "out of memory");
+		return -ENOMEM;
+	}
+	s->feed.errmsg = s->errmsg;
+	s->feed.errmsg_size = sizeof(s->errmsg);
+	err = session_open(s, path, &o, record_names);
+	if (err) {
+		/* o.log: through the jobs' log when there are jobs, which
+		 * passes on what the workers said first */
+		if (o.log)
+			o.log(o.log_ctx, PS_LOG_ERROR, s->errmsg[0] ? s->errmsg : "out of memory");
+		ps_session_close(s);
+		return err;
+	}
+	*out = s;
+	return 0;
 }
 
-static void process_free(struct ps_process *p)
+int ps_session_open(const char *path, const struct ps_session_opts *opts, struct ps_session **out)
 {
-	if (p->user && p->user_free)
-		p->user_free(p->user);
-	free(p->maps);
+	return open_session(path, opts, false, out);
 }
 
-void ps_machine_free(struct ps_machine *s)
+int ps_session_open_recording(const char *path, const struct ps_session_opts *opts,
+                              struct ps_session **out)
+{
+	return open_session(path, opts, true, out);
+}
+
+void ps_session_close(struct ps_session *s)
 {
 	if (!s)
 		return;
-	for (size_t b = 0; b < BUCKETS; b++) {
-		for (struct ps_thread *t = s->threads[b], *n; t; t = n) {
-			n = t->next;
-			free(t->comm);
-			free(t);
-		}
-		for (struct ps_process *p = s->processes[b], *n; p; p = n) {
-			n = p->next;
-			process_free(p);
-			free(p);
-		}
-		for (struct ps_mapped_object *o = s->objects[b], *n; o; o = n) {
-			n = o->next;
-			free(o->name);
-			free(o);
-		}
-	}
-	process_free(&s->kernel);
+	ps_feed_close(&s->feed);
+	/* last: the workers and everything above log through it */
+	ps_jobs_free(s->jobs);
 	free(s);
 }
 
-/* ---- objects ------------------------------------------------------ */
-
-static bool kernel_name(const char *name)
+const char *ps_session_errmsg(const struct ps_session *s)
 {
-	return name[0] == '[' && strcmp(name, "[vdso]") != 0 && strcmp(name, "[vsyscall]") != 0 &&
-	       strcmp(name, "[stack]") != 0 && strcmp(name, "[heap]") != 0 &&
-	       strcmp(name, "[vvar]") != 0 && strncmp(name, "[anon", 5) != 0;
+	return s ? s->errmsg : "out of memory";
 }
 
-struct ps_mapped_object *ps_machine_object(struct ps_machine *s, const char *name,
-                                           const uint8_t *build_id, uint8_t build_id_size)
+struct ps_reader *ps_session_reader(const struct ps_session *s)
 {
-	size_t b = hash_str(name);
-	struct ps_mapped_object *o;
+	return s->feed.reader;
+}
 
-	for (o = s->objects[b]; o; o = o->next) {
-		if (strcmp(o->name, name) != 0)
-			continue;
-		if (!build_id || (o->has_build_id && o->build_id_size == build_id_size &&
-		                  memcmp(o->build_id, build_id, build_id_size) == 0))
-			return o;
-		if (!o->has_build_id) {
-			/* first time we learn its id */
-			o->has_build_id = true;
-			o->build_id_size = build_id_size;
-			memcpy(o->build_id, build_id, build_id_size);
-			return o;
+int ps_session_recorded_names(struct ps_session *s, const char *debug_path, struct ps_strbuf *out)
+{
+	return ps_symbols_recorded_names(ps_pipeline_symbols(s->feed.pipeline), debug_path, out);
+}
+
+/* ---- stacks --------------------------------------------------------- */
+
+/* The user part of the stack: unwound by its worker, or here. */
+static int add_unwound(struct ps_session *s, const struct ps_feed_sample *sample)
+{
+	struct ps_pipeline *pipeline = s->feed.pipeline;
+	enum ps_unwind_stop stop;
+	int n;
+
+	if (ps_jobs_running(s->jobs)) {
+		int ret = ps_jobs_take(s->jobs, sample->seq, s->pcs, &n, &stop, s->errmsg,
+		                       sizeof(s->errmsg));
+
+		if (ret < 0) {
+			s->errmsg_set = true;
+			return ret;
 		}
-	}
-	o = calloc(1, sizeof(*o));
-	if (!o)
-		return NULL;
-	o->name = strdup(name);
-	if (!o->name) {
-		free(o);
-		return NULL;
-	}
-	o->kernel = kernel_name(name);
-	if (build_id && build_id_size <= 20) {
-		o->has_build_id = true;
-		o->build_id_size = build_id_size;
-		memcpy(o->build_id, build_id, build_id_size);
-	} else if (s->features) {
-		/* the BUILD_ID feature names the objects samples hit */
-		for (size_t i = 0; i < s->features->nr_build_ids; i++) {
-			const struct ps_build_id *bid = &s->features->build_ids[i];
-			if (bid->filename && strcmp(bid->filename, name) == 0 && bid->size <= 20) {
-				o->has_build_id = true;
-				o->build_id_size = bid->size;
-				memcpy(o->build_id, bid->id, bid->size);
-				break;
-			}
-		}
-	}
-	o->next = s->objects[b];
-	s->objects[b] = o;
-	return o;
-}
-
-void ps_machine_for_each_object(struct ps_machine *s,
-                                void (*fn)(void *ctx, struct ps_mapped_object *object), void *ctx)
-{
-	for (size_t b = 0; b < BUCKETS; b++)
-		for (struct ps_mapped_object *o = s->objects[b]; o; o = o->next)
-			fn(ctx, o);
-}
-
-void ps_machine_for_each_process(struct ps_machine *s,
-                                 void (*fn)(void *ctx, struct ps_process *process), void *ctx)
-{
-	for (size_t b = 0; b < BUCKETS; b++)
-		for (struct ps_process *p = s->processes[b]; p; p = p->next)
-			fn(ctx, p);
-}
-
-/* ---- processes and maps ------------------------------------------- */
-
-static struct ps_process *find_process(struct ps_machine *s, int32_t pid)
-{
-	for (struct ps_process *p = s->processes[hash_int(pid)]; p; p = p->next)
-		if (p->pid == pid)
-			return p;
-	return NULL;
-}
-
-struct ps_process *ps_machine_process(struct ps_machine *s, int32_t pid)
-{
-	struct ps_process *p;
-	if (pid == -1)
-		return &s->kernel;
-	p = find_process(s, pid);
-	if (p)
-		return p;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	p->next = s->processes[hash_int(pid)];
-	s->processes[hash_int(pid)] = p;
-	return p;
-}
-
-struct ps_process *ps_machine_kernel(struct ps_machine *s)
-{
-	return &s->kernel;
-}
-
-/* First map whose end is above addr. */
-static size_t lower_bound(const struct ps_process *p, uint64_t addr)
-{
-	size_t lo = 0, hi = p->nr_maps;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (p->maps[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-const struct ps_map *ps_process_find_map(const struct ps_process *p, uint64_t addr)
-{
-	size_t i = lower_bound(p, addr);
-	if (i < p->nr_maps && p->maps[i].start <= addr)
-		return &p->maps[i];
-	return NULL;
-}
-
-static int reserve_maps(struct ps_process *p, size_t extra)
-{
-	if (p->nr_maps + extra <= p->cap_maps)
-		return 0;
-	size_t cap = p->cap_maps ? p->cap_maps * 2 : 32;
-	while (cap < p->nr_maps + extra)
-		cap *= 2;
-	struct ps_map *m = realloc(p->maps, cap * sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	p->maps = m;
-	p->cap_maps = cap;
-	return 0;
-}
-
-/* Insert a map, cutting away what it overlaps of existing maps (perf's
- * maps__fixup_overlappings): an old map may lose its head, its tail, or be
- * split in two around the new one. */
-static int insert_map(struct ps_process *p, const struct ps_map *map)
-{
-	size_t i, j;
-	if (map->end <= map->start)
-		return 0;
-	if (reserve_maps(p, 2))
-		return -ENOMEM;
-	i = lower_bound(p, map->start);
-	/* maps [i, j) overlap the new one */
-	for (j = i; j < p->nr_maps && p->maps[j].start < map->end; j++)
-		;
-	struct ps_map before = { 0 }, after = { 0 };
-	bool keep_before = false, keep_after = false;
-	if (i < j && p->maps[i].start < map->start) {
-		before = p->maps[i];
-		before.end = map->start;
-		keep_before = true;
-	}
-	if (i < j && p->maps[j - 1].end > map->end) {
-		after = p->maps[j - 1];
-		after.pgoff += map->end - after.start;
-		after.start = map->end;
-		keep_after = true;
-	}
-	size_t add = 1 + keep_before + keep_after;
-	size_t removed = j - i;
-	memmove(&p->maps[i + add], &p->maps[j], (p->nr_maps - j) * sizeof(*p->maps));
-	p->nr_maps = p->nr_maps - removed + add;
-	size_t k = i;
-	if (keep_before)
-		p->maps[k++] = before;
-	p->maps[k++] = *map;
-	if (keep_after)
-		p->maps[k++] = after;
-	p->generation++;
-	return 0;
-}
-
-static int clone_maps(struct ps_process *to, const struct ps_process *from)
-{
-	if (to == from)
-		return 0;
-	to->nr_maps = 0;
-	if (reserve_maps(to, from->nr_maps))
-		return -ENOMEM;
-	memcpy(to->maps, from->maps, from->nr_maps * sizeof(*from->maps));
-	to->nr_maps = from->nr_maps;
-	to->generation++;
-	return 0;
-}
-
-/* ---- threads ------------------------------------------------------ */
-
-static struct ps_thread *find_thread(struct ps_machine *s, int32_t tid)
-{
-	for (struct ps_thread *t = s->threads[hash_int(tid)]; t; t = t->next)
-		if (t->tid == tid)
-			return t;
-	return NULL;
-}
-
-static int set_comm(struct ps_thread *t, const char *comm)
-{
-	char *c = strdup(comm);
-	if (!c)
-		return -ENOMEM;
-	free(t->comm);
-	t->comm = c;
-	t->comm_set = true;
-	return 0;
-}
-
-static struct ps_thread *new_thread(struct ps_machine *s, int32_t pid, int32_t tid)
-{
-	char name[16];
-	struct ps_thread *t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	snprintf(name, sizeof(name), ":%d", tid);
-	t->comm = strdup(name);
-	if (!t->comm) {
-		free(t);
-		return NULL;
-	}
-	t->pid = pid;
-	t->tid = tid;
-	t->ppid = -1;
-	t->next = s->threads[hash_int(tid)];
-	s->threads[hash_int(tid)] = t;
-	return t;
-}
-
-static void remove_thread(struct ps_machine *s, struct ps_thread *victim)
-{
-	struct ps_thread **pp = &s->threads[hash_int(victim->tid)];
-	while (*pp && *pp != victim)
-		pp = &(*pp)->next;
-	if (*pp)
-		*pp = victim->next;
-	free(victim->comm);
-	free(victim);
-}
-
-struct ps_thread *ps_machine_thread(struct ps_machine *s, int32_t pid, int32_t tid)
-{
-	struct ps_thread *t = find_thread(s, tid);
-	if (t) {
-		if (t->pid == -1 && pid != -1)
-			t->pid = pid;
-		return t;
-	}
-	t = new_thread(s, pid, tid);
-	if (t && pid != -1 && pid != tid && !find_thread(s, pid))
-		new_thread(s, pid, pid); /* perf creates the leader too */
-	return t;
-}
-
-static int process_fork(struct ps_machine *s, const struct ps_event *ev)
-{
-	const struct ps_record_fork *f = &ev->u.fork;
-	struct ps_thread *parent = ps_machine_thread(s, (int32_t)f->ppid, (int32_t)f->ptid);
-	struct ps_thread *old = find_thread(s, (int32_t)f->tid);
-	struct ps_thread *child;
-
-	if (!parent)
-		return -ENOMEM;
-	if (parent->pid != (int32_t)f->ppid) {
-		/* a stale thread under the parent's tid: start over, as perf does */
-		remove_thread(s, parent);
-		parent = ps_machine_thread(s, (int32_t)f->ppid, (int32_t)f->ptid);
-		if (!parent)
-			return -ENOMEM;
-	}
-	if (old && old != parent)
-		remove_thread(s, old);
-	child = new_thread(s, (int32_t)f->pid, (int32_t)f->tid);
-	if (!child)
-		return -ENOMEM;
-	child->ppid = parent->tid;
-	if (parent->comm_set && set_comm(child, parent->comm))
-		return -ENOMEM;
-	if ((int32_t)f->pid != parent->pid && !(ev->misc & PERF_RECORD_MISC_FORK_EXEC)) {
-		/* a new process starts with a copy of its parent's maps */
-		struct ps_process *to = ps_machine_process(s, (int32_t)f->pid);
-		struct ps_process *from = find_process(s, parent->pid);
-		if (!to)
-			return -ENOMEM;
-		if (from && clone_maps(to, from))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-static bool is_anon_memory(const char *name)
-{
-	return strcmp(name, "//anon") == 0 || strncmp(name, "/dev/zero", 9) == 0 ||
-	       strncmp(name, "/anon_hugepage", 14) == 0;
-}
-
-static bool is_no_dso_memory(const char *name)
-{
-	return strncmp(name, "[stack", 6) == 0 || strncmp(name, "/SYSV", 5) == 0 ||
-	       strcmp(name, "[heap]") == 0;
-}
-
-static int process_mmap(struct ps_machine *s, const struct ps_event *ev)
-{
-	const struct ps_record_mmap *m = &ev->u.mmap;
-	unsigned cpumode = ev->misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL;
-	struct ps_process *p;
-	struct ps_map map = { 0 };
-
-	if (!kernel && !ps_machine_thread(s, (int32_t)m->pid, (int32_t)m->tid))
-		return -ENOMEM;
-	p = kernel ? &s->kernel : ps_machine_process(s, (int32_t)m->pid);
-	if (!p)
-		return -ENOMEM;
-	const char *name = m->filename ? m->filename : "";
-	char perf_map[40];
-	uint32_t prot = ev->type == PERF_RECORD_MMAP2 ? m->prot : 0;
-	uint32_t flags = ev->type == PERF_RECORD_MMAP2 ? m->flags : 0;
-	map.identity = !kernel &&
-	               (is_anon_memory(name) || is_no_dso_memory(name) || (flags & MAP_HUGETLB));
-	if ((prot & PROT_EXEC) && map.identity) {
-		/* executable anonymous memory is JIT code: perf names it after
-		 * the perf map the JIT writes for it */
-		snprintf(perf_map, sizeof(perf_map), "/tmp/perf-%d.map", (int32_t)m->pid);
-		name = perf_map;
-	}
-	map.object = ps_machine_object(s, name, m->has_build_id ? m->build_id : NULL,
-	                               m->has_build_id ? m->build_id_size : 0);
-	if (!map.object)
-		return -ENOMEM;
-	if (kernel)
-		map.object->kernel = true;
-	if (name == perf_map)
-		map.object->jit_pid = (int32_t)m->pid;
-	map.start = m->start;
-	map.end = m->start + m->len;
-	if (map.end < map.start)
-		map.end = UINT64_MAX;
-	map.pgoff = m->pgoff;
-	if (ev->type == PERF_RECORD_MMAP2) {
-		map.prot = m->prot;
-		map.flags = m->flags;
+		if (ret > 0) /* the worker has no result: unwind here */
+			n = ps_pipeline_unwind(pipeline, sample->event, sample->process, s->pcs,
+			                       &stop);
 	} else {
-		/* MMAP has no prot: its data bit says whether it is executable */
-		map.prot = (ev->misc & PERF_RECORD_MISC_MMAP_DATA) ? 3 : 5;
+		n = ps_pipeline_unwind(pipeline, sample->event, sample->process, s->pcs, &stop);
 	}
-	return insert_map(p, &map);
+	if (n < 0)
+		return n;
+	return ps_pipeline_add_unwound(pipeline, sample->process, s->pcs, n, stop);
 }
 
-int ps_machine_process_event(struct ps_machine *s, const struct ps_event *ev)
+static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample)
 {
-	switch (ev->type) {
-	case PERF_RECORD_COMM: {
-		struct ps_thread *t =
-		        ps_machine_thread(s, (int32_t)ev->u.comm.pid, (int32_t)ev->u.comm.tid);
-		if (!t)
-			return -ENOMEM;
-		return set_comm(t, ev->u.comm.comm ? ev->u.comm.comm : "");
-	}
-	case PERF_RECORD_FORK:
-		return process_fork(s, ev);
-	case PERF_RECORD_EXIT:
-		/* perf keeps exited threads around for later samples */
+	struct ps_pipeline *pipeline = s->feed.pipeline;
+	const struct ps_event *ev = sample->event;
+	enum ps_python_mode mode = s->feed.opts.python;
+	struct ps_pipeline_stack *stack;
+	bool python;
+	int err;
+
+	err = ps_pipeline_begin_stack(pipeline, ev, sample->process);
+	stack = ps_pipeline_stack(pipeline);
+	if (!err && stack->has_callchain &&
+	    ps_pipeline_has_user_stack(pipeline, ev, sample->process))
+		err = add_unwound(s, sample);
+	if (err && s->errmsg_set)
+		return err; /* a worker failed: s->errmsg says how */
+	if (err)
+		return ps_feed_fail(&s->feed, err, "out of memory");
+	python = ps_python_mark_frames(stack->frames, stack->nr_frames);
+	s->stack.event = ev;
+	s->stack.comm = sample->thread->comm;
+	s->stack.has_callchain = stack->has_callchain;
+	s->stack.frames = stack->frames;
+	s->stack.nr_frames = stack->nr_frames;
+	if (mode == PS_PYTHON_NATIVE || !stack->has_callchain)
 		return 0;
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-		return process_mmap(s, ev);
-	default:
+	if (!python) {
+		if (mode == PS_PYTHON_ONLY)
+			s->stack.nr_frames = 0;
 		return 0;
 	}
+	err = ps_python_merge(s->feed.python, sample->process, stack, &s->stack.frames,
+	                      &s->stack.nr_frames);
+	if (err)
+		return ps_feed_fail(&s->feed, err, "out of memory");
+	return 0;
+}
+
+int ps_session_next(struct ps_session *s, const struct ps_stack **out)
+{
+	struct ps_feed_sample sample;
+	int ret;
+
+	*out = NULL;
+	ret = ps_feed_next(&s->feed, &sample);
+	if (ret <= 0)
+		return ret;
+	ret = build_stack(s, &sample);
+	if (ret)
+		return ret;
+	*out = &s->stack;
+	return 1;
+}
+
+/* ---- the per-process report ----------------------------------------- */
+
+int ps_session_python_processes(struct ps_session *s, ps_python_process_fn fn, void *ctx)
+{
+	int err = ps_python_report(s->feed.python, fn, ctx);
+
+	return err ? ps_feed_fail(&s->feed, err, "out of memory") : 0;
+}
+
+int ps_session_read_to_end(struct ps_session *s)
+{
+	return ps_feed_read_to_end(&s->feed);
 }

@@ -1,95 +1,25 @@
-/* Session model: the threads and address spaces of a capture, kept as
- * they were at the time of the event being processed. Events must be fed
- * in perf's delivery order (PS_ORDER_TIME). Follows perf's rules for
- * thread creation, comm inheritance and map overlap.
- */
+/* The session (ps_session_*, the public stack API of
+ * include/pystitch/pystitch.h) as the other modules see it, beyond the
+ * public API: what the archive writer (src/cli/cmd_archive.c) asks of it,
+ * the symbol answers of a separate debug file it leaves out, which the
+ * archive carries in its place. See docs/architecture.md for the header
+ * rule. */
 #ifndef PS_SESSION_SESSION_H
 #define PS_SESSION_SESSION_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
+#include "base/strbuf.h"
 #include "pystitch/pystitch.h"
 
-/* A mapped object, shared by every map of it. `user` lets the consumer
- * (symbols, unwinder) hang its own per-object state here. */
-struct ps_mapped_object {
-	char *name; /* as recorded: a path, "[vdso]", "//anon", ... */
-	bool has_build_id;
-	uint8_t build_id_size;
-	uint8_t build_id[20];
-	bool kernel; /* [kernel.kallsyms] and kernel modules */
-	/* > 0: executable anonymous memory (JIT code) of this process,
-	 * named "/tmp/perf-PID.map" after the perf map that names it */
-	int32_t jit_pid;
-	void *user;
-	struct ps_mapped_object *next; /* registry chain */
-};
+/* ps_session_open() for the archive writer: the session also keeps the
+ * answers of separate debug files, for ps_session_recorded_names(). */
+int ps_session_open_recording(const char *path, const struct ps_session_opts *opts,
+                              struct ps_session **out);
 
-struct ps_map {
-	uint64_t start, end; /* [start, end) */
-	uint64_t pgoff;
-	uint32_t prot, flags;
-	/* perf addresses anonymous memory ([stack], //anon, ...) by raw
-	 * address instead of by file offset */
-	bool identity;
-	struct ps_mapped_object *object;
-};
-
-/* The address space of one process: maps sorted by start, never
- * overlapping. `generation` changes whenever the set changes, so caches
- * keyed on it (the unwinder's Dwfl) know when to rebuild. */
-struct ps_process {
-	int32_t pid;
-	struct ps_map *maps;
-	size_t nr_maps, cap_maps;
-	uint64_t generation;
-	void *user; /* consumer state (unwinder) */
-	void (*user_free)(void *user);
-	struct ps_process *next;
-};
-
-struct ps_thread {
-	int32_t pid, tid, ppid;
-	char *comm; /* ":tid" until a COMM names it */
-	bool comm_set;
-	struct ps_thread *next;
-};
-
-struct ps_machine;
-
-int ps_machine_new(struct ps_machine **out);
-void ps_machine_free(struct ps_machine *session);
-
-/* Apply COMM, FORK, EXIT, MMAP, MMAP2 (other records are ignored).
- * Returns 0 or -ENOMEM. */
-int ps_machine_process_event(struct ps_machine *session, const struct ps_event *event);
-
-/* The thread perf would find for (pid, tid), created as perf creates it
- * when it has not been seen. NULL only when out of memory. */
-struct ps_thread *ps_machine_thread(struct ps_machine *session, int32_t pid, int32_t tid);
-/* The address space of a process (created empty when unknown). */
-struct ps_process *ps_machine_process(struct ps_machine *session, int32_t pid);
-/* The kernel's address space (maps recorded with pid -1). */
-struct ps_process *ps_machine_kernel(struct ps_machine *session);
-
-const struct ps_map *ps_process_find_map(const struct ps_process *process, uint64_t addr);
-
-/* Object registry: the same name and build-id give the same object. */
-struct ps_mapped_object *ps_machine_object(struct ps_machine *session, const char *name,
-                                           const uint8_t *build_id, uint8_t build_id_size);
-/* Walk every object, e.g. to free consumer state. */
-void ps_machine_for_each_object(struct ps_machine *session,
-                                void (*fn)(void *ctx, struct ps_mapped_object *object), void *ctx);
-/* Walk every process (not the kernel). */
-void ps_machine_for_each_process(struct ps_machine *session,
-                                 void (*fn)(void *ctx, struct ps_process *process), void *ctx);
-/* Build-ids recorded in the BUILD_ID feature, for objects whose MMAP2
- * carried none. The features must outlive the session. */
-void ps_machine_set_features(struct ps_machine *session, const struct ps_features *features);
-
-/* Lowest address of kernel space on x86-64. */
-#define PS_KERNEL_START 0xffff800000000000ULL
+/* The session must have been opened by ps_session_open_recording(), and
+ * have read the capture. Appends the
+ * answers the debug file at debug_path (as the observer was told it)
+ * gave, as text, to out. Returns the number of objects they cover (0: the
+ * file gave none) or -ENOMEM. See ps_symbols_recorded_names(). */
+int ps_session_recorded_names(struct ps_session *s, const char *debug_path, struct ps_strbuf *out);
 
 #endif /* PS_SESSION_SESSION_H */

@@ -2,6 +2,8 @@
  * behind ps_dso_resolve(); finding each DSO's files is dso_locate.c's. */
 #include "symbols/dso_priv.h"
 
+#include "base/opts.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -12,45 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void ps_symbols_log(const struct ps_symbols *symbols, enum ps_log_level level, const char *fmt, ...)
-{
-	char msg[PS_ERRMSG_MAX + 256];
-	va_list ap;
-
-	if (!symbols->log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	symbols->log(symbols->log_ctx, level, msg);
-}
-
-void ps_build_id_hex(const uint8_t *id, size_t size, char *buf)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < size; i++) {
-		buf[2 * i] = digits[id[i] >> 4];
-		buf[2 * i + 1] = digits[id[i] & 15];
-	}
-	buf[2 * size] = 0;
-}
-
-bool ps_build_id_equal(const uint8_t *recorded, size_t recorded_size, const uint8_t *file,
-                       size_t file_size)
-{
-	/* perf allows trailing zeros in a 20-byte recorded id */
-	if (recorded_size > file_size && recorded_size == PS_BUILD_ID_MAX) {
-		if (memcmp(recorded, file, file_size) != 0)
-			return false;
-		for (size_t i = file_size; i < recorded_size; i++)
-			if (recorded[i])
-				return false;
-		return true;
-	}
-	return recorded_size == file_size && memcmp(recorded, file, file_size) == 0;
-}
-
 static char *dup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;
@@ -59,15 +22,12 @@ static char *dup_or_null(const char *s)
 int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 {
 	struct ps_symbols *symbols;
-	struct ps_symbols_opts o = { 0 };
+	struct ps_symbols_opts o;
 	const char *home;
 
 	*out = NULL;
-	if (opts) {
-		if (opts->sz < sizeof(size_t))
-			return -EINVAL;
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-	}
+	if (ps_opts_copy(&o, sizeof(o), opts))
+		return -EINVAL;
 	symbols = calloc(1, sizeof(*symbols));
 	if (!symbols)
 		return -ENOMEM;

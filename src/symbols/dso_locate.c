@@ -98,10 +98,13 @@ static struct ps_elf *open_candidate_file(struct ps_dso *dso, const char *path, 
 		return NULL;
 	int rc = ps_elf_open_file(path, file, &elf, err, sizeof(err));
 	if (rc < 0) {
-		/* once per DSO; a mapped data file that is not ELF at all (a
-		 * locale archive, ld.so.cache) is normal and only said with -v */
+		/* once per DSO. A mapped data file that is not ELF at all (a
+		 * locale archive, ld.so.cache, gconv-modules.cache) is normal:
+		 * every mapping a process makes is looked up when it arrives,
+		 * for the unwinder to see what it replaces, so -v would list each
+		 * such file; it is said at -vv (debug) only */
 		if (!dso->errmsg[0]) {
-			ps_symbols_log(dso->owner, rc == -ENOEXEC ? PS_LOG_INFO : PS_LOG_WARN,
+			ps_symbols_log(dso->owner, rc == -ENOEXEC ? PS_LOG_DEBUG : PS_LOG_WARN,
 			               "symbols: %s", err);
 			snprintf(dso->errmsg, sizeof(dso->errmsg), "%s", err);
 		}

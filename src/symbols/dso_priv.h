@@ -4,6 +4,9 @@
 #ifndef PS_SYMBOLS_DSO_PRIV_H
 #define PS_SYMBOLS_DSO_PRIV_H
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "symbols/symbols_priv.h"
 
 enum dso_kind { DSO_USER, DSO_VDSO, DSO_KERNEL, DSO_MODULE, DSO_NONE };
@@ -74,8 +77,21 @@ struct ps_symbols {
 };
 
 /* A message through the session's log callback, when there is one. */
-void ps_symbols_log(const struct ps_symbols *symbols, enum ps_log_level level, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
+static inline void ps_symbols_log(const struct ps_symbols *symbols, enum ps_log_level level,
+                                  const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline void ps_symbols_log(const struct ps_symbols *symbols, enum ps_log_level level,
+                                  const char *fmt, ...)
+{
+	char msg[PS_ERRMSG_MAX + 256];
+	va_list ap;
+
+	if (!symbols->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	symbols->log(symbols->log_ctx, level, msg);
+}
 /* Find the DSO's files (once): its data, symbol and runtime files, its
  * symbol table, or why there are none (dso->errmsg). */
 void ps_dso_locate(struct ps_dso *dso);

@@ -331,7 +331,7 @@ const struct ps_sym *ps_kernel_symbols_find(const struct ps_kernel_symbols *ks, 
 int ps_kernel_symbols_reloc(struct ps_kernel_symbols *ks, const char *ref_name, uint64_t ref_addr);
 
 /* ------------------------------------------------------------------ */
-/* dso.c helpers used by the others */
+/* build_id.c */
 
 /* Lowercase hex of a build-id into buf (2 * size + 1 bytes). */
 void ps_build_id_hex(const uint8_t *id, size_t size, char *buf);

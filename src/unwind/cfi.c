@@ -17,8 +17,7 @@
  * binary search over .eh_frame_hdr can answer differently inside one row
  * when FDEs overlap, so only the address asked is known to get this row.
  */
-#define PS_UNWIND_INTERNAL
-#include "unwind/unwind.h"
+#include "unwind/unwind_priv.h"
 
 #include <dwarf.h>
 #include <stdlib.h>

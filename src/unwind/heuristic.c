@@ -8,8 +8,7 @@
  *    trampolines) for which the caller gives a ps_unwind_rule through
  *    callbacks.frame_rule.
  */
-#define PS_UNWIND_INTERNAL
-#include "unwind/unwind.h"
+#include "unwind/unwind_priv.h"
 
 #include <dwarf.h>
 #include <gelf.h>

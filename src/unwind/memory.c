@@ -2,8 +2,7 @@
  * PERF_SAMPLE_REGS_USER) and its memory (the stack copy, else the contents
  * of the mapped file through a small page cache), as Dwfl_Thread_Callbacks.
  */
-#define PS_UNWIND_INTERNAL
-#include "unwind/unwind.h"
+#include "unwind/unwind_priv.h"
 
 #include <dwarf.h>
 #include <errno.h>

@@ -2,8 +2,7 @@
  * a mapping's ELF file the first time a frame needs it, and noticing when
  * the reported modules no longer agree with the caller's mappings.
  */
-#define PS_UNWIND_INTERNAL
-#include "unwind/unwind.h"
+#include "unwind/unwind_priv.h"
 
 #include <errno.h>
 #include <gelf.h>

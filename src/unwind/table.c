@@ -15,8 +15,7 @@
  * walk when it comes first). Such frames are handed over from the frame
  * before them, whose row the table used.
  */
-#define PS_UNWIND_INTERNAL
-#include "unwind/unwind.h"
+#include "unwind/unwind_priv.h"
 
 #include <string.h>
 

@@ -2,8 +2,8 @@
  * registers, running dwfl_getthread_frames() and turning libdwfl's frames
  * into the PCs perf prints (callers decremented, libunwind quirks on demand).
  */
-#define PS_UNWIND_INTERNAL
-#include "unwind/unwind.h"
+#include "base/opts.h"
+#include "unwind/unwind_priv.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -47,8 +47,8 @@ int ps_unwinder_new(const struct ps_unwind_callbacks *callbacks, void *ctx,
 	*out = NULL;
 	if (!callbacks || !callbacks->find_map)
 		return -EINVAL;
-	if (opts &&
-	    opts->sz < offsetof(struct ps_unwind_opts, emulate_libunwind_quirks) + sizeof(bool))
+	struct ps_unwind_opts o;
+	if (ps_opts_copy(&o, sizeof(o), opts))
 		return -EINVAL;
 
 	struct ps_unwinder *u = calloc(1, sizeof(*u));
@@ -56,20 +56,11 @@ int ps_unwinder_new(const struct ps_unwind_callbacks *callbacks, void *ctx,
 		return -ENOMEM;
 	u->callbacks = *callbacks;
 	u->ctx = ctx;
-	u->max_frames = PS_UNWIND_DEFAULT_MAX_FRAMES;
-	u->table = true;
-	if (opts) {
-		/* fields past opts->sz keep their defaults */
-		if (opts->max_frames)
-			u->max_frames = opts->max_frames;
-		u->quirks = opts->emulate_libunwind_quirks;
-		if (opts->sz >= offsetof(struct ps_unwind_opts, log_ctx) + sizeof(void *)) {
-			u->log = opts->log;
-			u->log_ctx = opts->log_ctx;
-		}
-		if (opts->sz >= offsetof(struct ps_unwind_opts, libdwfl_only) + sizeof(bool))
-			u->table = !opts->libdwfl_only;
-	}
+	u->max_frames = o.max_frames ? o.max_frames : PS_UNWIND_DEFAULT_MAX_FRAMES;
+	u->quirks = o.style == PS_UNWIND_PERF_LIBUNWIND;
+	u->log = o.log;
+	u->log_ctx = o.log_ctx;
+	u->table = o.engine == PS_UNWIND_ENGINE_TABLE;
 	*out = u;
 	return 0;
 }
@@ -154,25 +145,10 @@ static int load_sample(struct ps_unwinder *u, const struct ps_unwind_sample *s)
 	return 0;
 }
 
-void ps_unwind_end_walk(struct ps_unwinder *u, enum ps_unwind_stop stop)
-{
-	u->stop = stop;
-	u->stopped = true;
-}
-
 static int end_walk(struct ps_unwinder *u, enum ps_unwind_stop stop)
 {
 	ps_unwind_end_walk(u, stop);
 	return DWARF_CB_ABORT;
-}
-
-/* Store one frame. perf skips frames whose PC is 0 but counts them
- * against --max-stack, and so does depth here. */
-bool ps_unwind_record(struct ps_unwinder *u, uint64_t pc)
-{
-	if (pc)
-		u->pcs[u->nr++] = pc;
-	return ++u->depth < u->max;
 }
 
 /* Quirk mode, a frame .eh_frame does not describe: continue with

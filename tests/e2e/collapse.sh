@@ -4,8 +4,10 @@
 # fold_script.awk: every line must be the same (same stacks, same counts,
 # the same sort order as `LC_ALL=C sort`), for each --per and --weight;
 # the counts add up to the number of samples, and with --weight period to
-# the sum of the periods `pystitch script -F period` prints. Also the
-# filters, --no-inline, --annotate, stdin and bad option values. Captures:
+# the sum of the periods `pystitch script -F period` prints. The default
+# weight is the period, as stackcollapse-perf.pl's. Also the filters,
+# --no-inline, --annotate (the marks of stackcollapse-perf.pl --all), -o,
+# stdin and bad option values. Captures:
 # a shell running tests/programs/deep and tests/programs/inlining under
 # --call-graph dwarf (three process names, inlined frames, stacks cut by
 # the stack copy), and tests/programs/pychains.py on the newest CPython
@@ -83,9 +85,17 @@ e2e_record "$data" -F 999 --call-graph dwarf -- /bin/sh -c \
 	"i=0; while [ \$i -lt 40000 ]; do i=\$((i + 1)); done; $(e2e_program_sequence 0.3 deep inlining)"
 check_folds native "$data"
 
-# the default is --per comm --weight samples
+# the default is --per comm --weight period (stackcollapse-perf.pl's)
 collapse default.txt -i "$data"
-expect_same "default options" collapse-native-comm-samples.txt default.txt
+expect_same "default options" collapse-native-comm-period.txt default.txt
+
+# -o: the same lines in a file (replaced only once complete), - is stdout
+collapse o-stdout.txt -o - -i "$data"
+expect_same "-o -" default.txt o-stdout.txt
+echo old >"$E2E_TMP/o-file.txt"
+collapse o-none.txt -o "$E2E_TMP/o-file.txt" -i "$data"
+[ -s "$E2E_TMP/o-none.txt" ] && e2e_fail "collapse -o FILE also wrote to stdout"
+expect_same "-o FILE" default.txt o-file.txt
 for program in deep inlining sh; do
 	grep -q "^$program;" "$E2E_TMP/default.txt" || e2e_fail "no stack of $program in the folded output"
 done
@@ -103,10 +113,10 @@ pid=$(sed -n 's/^deep-\([0-9]*\);.*/\1/p' "$E2E_TMP/collapse-native-pid-samples.
 [ -n "$pid" ] || e2e_fail "no deep-PID stack in --per pid output"
 collapse pid.txt --per pid --pid "$pid" -i "$data"
 # (the forked shell was named sh before it ran deep)
-grep "^[^;]*-$pid;" "$E2E_TMP/collapse-native-pid-samples.txt" >"$E2E_TMP/pid-expected.txt"
+grep "^[^;]*-$pid;" "$E2E_TMP/collapse-native-pid-period.txt" >"$E2E_TMP/pid-expected.txt"
 expect_same "--pid $pid" pid-expected.txt pid.txt
 collapse tid.txt --per tid --tid "$pid" -i "$data"
-grep "^[^;]*-$pid/$pid;" "$E2E_TMP/collapse-native-tid-samples.txt" >"$E2E_TMP/tid-expected.txt"
+grep "^[^;]*-$pid/$pid;" "$E2E_TMP/collapse-native-tid-period.txt" >"$E2E_TMP/tid-expected.txt"
 expect_same "--tid $pid" tid-expected.txt tid.txt
 
 # inlined frames: present by default, gone with --no-inline (as in script)
@@ -118,15 +128,14 @@ expect_same "--no-inline" noinline-expected.txt noinline.txt
 cmp -s "$E2E_TMP/noinline.txt" "$E2E_TMP/default.txt" &&
 	e2e_fail "--no-inline changed nothing"
 
-# --annotate: "_[i]" where script says (inlined); "_[k]" on kernel frames,
-# and without the annotations the stacks are the default ones
-"$AWK" -v annotate=1 -f "$fold" "$E2E_TMP/script-native.txt" |
-	sed 's/_\[k\]//g' | LC_ALL=C sort >"$E2E_TMP/annotate-expected.txt"
+# --annotate: stackcollapse-perf.pl --all's marks, from the DSO script
+# prints: "_[k]" on kernel frames, none on inlined ones
+e2e_pystitch_script script-dso.txt -F comm,pid,tid,period,ip,sym,dso -i "$data"
+"$AWK" -v dso=1 -v annotate=1 -f "$fold" "$E2E_TMP/script-dso.txt" |
+	LC_ALL=C sort >"$E2E_TMP/annotate-expected.txt"
 collapse annotate.txt --annotate -i "$data"
-sed 's/_\[k\]//g' "$E2E_TMP/annotate.txt" | "$AWK" '{ n = $NF; sub(/ [0-9]+$/, ""); c[$0] += n }
-	END { for (k in c) printf "%s %.0f\n", k, c[k] }' | LC_ALL=C sort >"$E2E_TMP/annotate-stripped.txt"
-expect_same "--annotate (without _[k])" annotate-expected.txt annotate-stripped.txt
-grep -q '_\[i\]' "$E2E_TMP/annotate.txt" || e2e_fail "--annotate: no _[i] frame"
+expect_same "--annotate" annotate-expected.txt annotate.txt
+! grep -q '_\[i\]' "$E2E_TMP/annotate.txt" || e2e_fail "--annotate marked inlined frames"
 if grep -q '^	 *ffffffff[89a-f]' "$E2E_TMP/script-native.txt"; then
 	grep -q '_\[k\]' "$E2E_TMP/annotate.txt" || e2e_fail "--annotate: kernel frames but no _[k]"
 	! grep -q '_\[k\]' "$E2E_TMP/default.txt" || e2e_fail "_[k] without --annotate"
@@ -143,7 +152,7 @@ for bad in "--per process" "--weight cycles" "--python nope" "--pid x"; do
 	fi
 done
 "$PYSTITCH" collapse --help | grep -q -- '--weight' || e2e_fail "collapse --help does not list --weight"
-[ "${PS_E2E_KEEP:-}" = 1 ] || rm -f "$data" "$E2E_TMP"/*native*.txt
+[ "${PS_E2E_KEEP:-}" = 1 ] || rm -f "$data" "$E2E_TMP"/*native*.txt "$E2E_TMP"/script-dso.txt
 
 # ---- Python capture -----------------------------------------------------
 python=$(e2e_newest_python 12) || {
@@ -165,5 +174,13 @@ for function in stage_a stage_b stage_c leaf_loop worker_outer worker_leaf; do
 		e2e_fail "python: no py::...$function frame in the folded stacks"
 done
 e2e_say "$e2e_name: python: $py_lines of $(wc -l <"$E2E_TMP/collapse-python-comm-samples.txt") stacks with Python frames"
+# --annotate marks Python frames (from the perf map) "_[j]", as
+# stackcollapse-perf.pl --all does on script's output
+e2e_pystitch_script script-python-dso.txt -F comm,pid,tid,period,ip,sym,dso -i "$E2E_TMP/python.data"
+"$AWK" -v dso=1 -v annotate=1 -f "$fold" "$E2E_TMP/script-python-dso.txt" |
+	LC_ALL=C sort >"$E2E_TMP/python-annotate-expected.txt"
+collapse python-annotate.txt --annotate -i "$E2E_TMP/python.data"
+expect_same "python --annotate" python-annotate-expected.txt python-annotate.txt
+grep -q 'py::[^;]*_\[j\]' "$E2E_TMP/python-annotate.txt" || e2e_fail "python: --annotate: no _[j] Python frame"
 check_folds python-only "$E2E_TMP/python.data" --python only
 exit $failed

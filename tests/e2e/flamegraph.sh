@@ -91,7 +91,7 @@ done
 # and straight against script's samples, folded by fold_script.awk
 # shellcheck disable=SC2086
 run script.txt script $cache -F comm,pid,tid,period,ip,sym -i "$data"
-"$AWK" -v per=none -f "$e2e_dir/fold_script.awk" "$E2E_TMP/script.txt" |
+"$AWK" -v per=none -v weight=samples -f "$e2e_dir/fold_script.awk" "$E2E_TMP/script.txt" |
 	LC_ALL=C sort >"$E2E_TMP/script-folded.txt"
 expect_same "script, folded (--per none)" script-folded.txt svg-none-samples.txt
 for function in stage_a stage_b stage_c leaf_loop worker_outer worker_leaf; do
@@ -153,5 +153,9 @@ status=$?
 for left in "$E2E_TMP"/missing.svg*; do
 	[ -e "$left" ] && e2e_fail "a failed flamegraph left $left behind"
 done
+# a terminal as standard output is refused, with one line (script(1)
+# gives the command a terminal); a pipe is written
+e2e_refuses_terminal 'flamegraph: not writing SVG to a terminal' "'$PYSTITCH' flamegraph -i '$data'"
+"$PYSTITCH" flamegraph -q -i "$data" | grep -q '^<svg' || e2e_fail "flamegraph to a pipe wrote no SVG"
 "$PYSTITCH" flamegraph --help | grep -q -- '--icicle' || e2e_fail "flamegraph --help does not list --icicle"
 exit $failed

@@ -1,12 +1,18 @@
 # fold_script.awk: folds `pystitch script -F comm,pid,tid,period,ip,sym`
-# output into folded stacks, independently of `pystitch collapse`, for
-# collapse.sh to compare with. Prints unsorted "stack count" lines.
+# (or ...,sym,dso) output into folded stacks, independently of `pystitch
+# collapse`, for collapse.sh to compare with. Prints unsorted "stack
+# count" lines.
 #
 # Variables (-v):
 #   per=comm|pid|tid|none   what starts each stack (default comm)
-#   weight=samples|period   count 1 per sample, or sum the periods
-#   annotate=1              "_[i]" after inlined frames (kernel frames
-#                           cannot be told from this output: not checked)
+#   weight=samples|period   count 1 per sample, or sum the periods (default,
+#                           as stackcollapse-perf.pl)
+#   dso=1                   frame lines end with " (DSO)" (-F ...,dso)
+#   annotate=1              with dso=1, stackcollapse-perf.pl --all's marks:
+#                           "_[k]" where the DSO is in brackets (but not
+#                           [unknown]) or a vmlinux, "_[j]" where it is a
+#                           perf map; inlined frames print "(inlined)" in
+#                           place of the DSO and get none
 # Only samples with call chains (header line, frame lines, blank line).
 
 function flush(   key, i) {
@@ -26,17 +32,24 @@ BEGIN {
 	if (per == "")
 		per = "comm"
 	if (weight == "")
-		weight = "samples"
+		weight = "period"
 }
 
 /^\t/ {
 	name = $0
 	sub(/^\t */, "", name)
 	sub(/^[0-9a-f]+ /, "", name)
-	inlined = sub(/ \(inlined\)$/, "", name)
+	module = ""
+	if (dso && match(name, / \([^()]*\)$/)) {
+		module = substr(name, RSTART + 2, RLENGTH - 3)
+		name = substr(name, 1, RSTART - 1)
+	} else
+		sub(/ \(inlined\)$/, "", name)
 	gsub(/;/, ":", name)
-	if (annotate && inlined)
-		name = name "_[i]"
+	if (annotate && module ~ /^\[|vmlinux$/ && module !~ /unknown/)
+		name = name "_[k]"
+	else if (annotate && module ~ /\/tmp\/perf-[0-9]+\.map/ && name !~ /_\[j\]/)
+		name = name "_[j]"
 	frame[++nframes] = name
 	next
 }

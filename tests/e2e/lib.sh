@@ -1,4 +1,5 @@
 # lib.sh: shared by the end-to-end tests in tests/e2e/ (POSIX sh; sourced).
+# shellcheck shell=sh
 #
 # A test records a capture of one of tests/programs/ with `perf record`,
 # then compares `pystitch dump` (or `pystitch info`) with perf's own view of
@@ -68,6 +69,20 @@ e2e_cleanup() {
 		e2e_say "kept the work directory $E2E_TMP"
 	else
 		rm -rf "$E2E_TMP"
+	fi
+}
+
+# e2e_refuses_terminal MESSAGE COMMAND: COMMAND (one string, for sh -c),
+# run with a terminal as standard output (script(1) gives it one), must
+# exit 1 printing one line that holds MESSAGE. Nothing to check without
+# script(1).
+e2e_refuses_terminal() {
+	command -v script >/dev/null 2>&1 || return 0
+	script -qec "$2" /dev/null >"$E2E_TMP/tty.txt" 2>&1
+	rt_status=$?
+	if [ $rt_status != 1 ] || ! grep -q -- "$1" "$E2E_TMP/tty.txt" ||
+		[ "$(wc -l <"$E2E_TMP/tty.txt")" != 1 ]; then
+		e2e_fail "$2, to a terminal: exit status $rt_status, $(cat "$E2E_TMP/tty.txt")"
 	fi
 }
 
@@ -230,10 +245,10 @@ e2e_check_stacks() {
 			sort "$E2E_TMP/check-$cs_run.err" >"$E2E_TMP/check-$cs_run.messages"
 		done
 		# a capture pystitch cannot read would compare nothing
-		[ "$(cat "$E2E_TMP/check-table-1.status")" = 0 ] && [ -s "$E2E_TMP/check-table-1.txt" ] || {
+		if [ "$(cat "$E2E_TMP/check-table-1.status")" != 0 ] || [ ! -s "$E2E_TMP/check-table-1.txt" ]; then
 			e2e_show "$E2E_TMP/check-table-1.err"
 			e2e_fail "stack check: pystitch script $cs_mode failed on $cs_data (set E2E_NO_STACK_CHECK if that is expected)"
-		}
+		fi
 		if [ $cs_dwarf = 1 ] && { ! cmp -s "$E2E_TMP/check-libdwfl-1.status" "$E2E_TMP/check-table-1.status" ||
 			! cmp -s "$E2E_TMP/check-libdwfl-1.txt" "$E2E_TMP/check-table-1.txt"; }; then
 			e2e_say "$cs_data $cs_mode: exit status $(cat "$E2E_TMP/check-libdwfl-1.status") with --unwinder=libdwfl, $(cat "$E2E_TMP/check-table-1.status") with the table; first differences (< libdwfl, > table):"

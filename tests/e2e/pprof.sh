@@ -167,6 +167,23 @@ e2e_run "$PYSTITCH" pprof --buildid-dir "$E2E_TMP/buildid-cache" -o - -i "$data"
 	>"$E2E_TMP/stdout.pb.gz" 2>"$E2E_TMP/stdout.err" || e2e_fail "pprof -o - failed"
 cmp -s "$E2E_TMP/stdout.pb.gz" "$E2E_TMP/python.pb.gz" || e2e_fail "-o - differs from -o FILE"
 
+# without -o: ./profile.pb.gz, and one line on stderr says so (not with -q)
+(cd "$E2E_TMP" && e2e_run "$PYSTITCH" pprof --buildid-dir "$E2E_TMP/buildid-cache" -i "$data" \
+	2>"$E2E_TMP/default.err") || e2e_fail "pprof without -o failed"
+cmp -s "$E2E_TMP/profile.pb.gz" "$E2E_TMP/python.pb.gz" || e2e_fail "the default profile.pb.gz differs from -o FILE"
+grep -q '^pystitch: pprof: wrote profile.pb.gz ([0-9]* samples, [0-9]* bytes)$' "$E2E_TMP/default.err" ||
+	e2e_fail "pprof without -o did not say what it wrote: $(cat "$E2E_TMP/default.err")"
+rm -f "$E2E_TMP/profile.pb.gz"
+(cd "$E2E_TMP" && e2e_run "$PYSTITCH" pprof -q --buildid-dir "$E2E_TMP/buildid-cache" -i "$data" \
+	2>"$E2E_TMP/quiet.err") || e2e_fail "pprof -q without -o failed"
+[ -s "$E2E_TMP/quiet.err" ] && e2e_fail "pprof -q printed: $(cat "$E2E_TMP/quiet.err")"
+rm -f "$E2E_TMP/profile.pb.gz"
+e2e_say "$e2e_name: without -o: profile.pb.gz, named on stderr"
+
+# a terminal as standard output is refused, with one line (script(1)
+# gives the command a terminal)
+e2e_refuses_terminal 'pprof: not writing a gzipped profile to a terminal' "'$PYSTITCH' pprof -o - -i '$data'"
+
 # errors: bad values, an output that cannot be created, a damaged capture
 for bad in "--python nope" "--pid x" "-o ''"; do
 	eval "set -- $bad"
@@ -179,8 +196,9 @@ for bad in "--python nope" "--pid x" "-o ''"; do
 done
 e2e_run "$PYSTITCH" pprof -o "$E2E_TMP/no/such/dir.pb.gz" -i "$data" 2>"$E2E_TMP/nodir.err"
 status=$?
-[ $status = 1 ] && grep -q 'no/such/dir.pb.gz: cannot create' "$E2E_TMP/nodir.err" ||
+if [ $status != 1 ] || ! grep -q 'no/such/dir.pb.gz: cannot create' "$E2E_TMP/nodir.err"; then
 	e2e_fail "pprof -o into a missing directory: exit status $status, $(cat "$E2E_TMP/nodir.err")"
+fi
 head -c 5000 "$data" >"$E2E_TMP/cut.data"
 e2e_run "$PYSTITCH" pprof -o "$E2E_TMP/cut.pb.gz" -i "$E2E_TMP/cut.data" 2>"$E2E_TMP/cut.err"
 status=$?

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "archive/archive.h"
+#include "archive/archive_priv.h"
 
 static char work[256], tmpdir[300];
 

@@ -3,15 +3,17 @@
  * table that grows far past its first size. Check's environment variables
  * pick what runs: CK_RUN_CASE, CK_VERBOSITY, CK_FORK=no. */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "output/output.h"
+#include "capture.h"
 
 struct fake {
-	struct ps_sample sample;
-	struct ps_frame frames[8];
+	struct ps_event event;
+	struct ps_frame frames[12];
 	struct ps_stack stack;
 };
 
@@ -21,12 +23,12 @@ static const struct ps_stack *make_stack(struct fake *f, const char *comm, uint3
                                          const char *const *names)
 {
 	memset(f, 0, sizeof(*f));
-	f->sample.pid = pid;
-	f->sample.tid = tid;
-	f->sample.period = period;
+	f->event.u.sample.pid = pid;
+	f->event.u.sample.tid = tid;
+	f->event.u.sample.period = period;
 	for (size_t i = 0; i < nr; i++)
 		f->frames[i].sym = names[i];
-	f->stack.sample = &f->sample;
+	f->stack.event = &f->event;
 	f->stack.comm = comm;
 	f->stack.has_callchain = true;
 	f->stack.nr_frames = nr;
@@ -34,24 +36,39 @@ static const struct ps_stack *make_stack(struct fake *f, const char *comm, uint3
 	return &f->stack;
 }
 
-/* The whole output of a collapse, for comparing as text. */
-static char *print_all(struct ps_collapse *collapse)
+static struct ps_collapse *open_collapse(struct ps_collapse_opts *opts)
+{
+	struct ps_collapse *collapse;
+
+	opts->sz = sizeof(*opts);
+	ck_assert_int_eq(ps_collapse_open(opts, &collapse), 0);
+	return collapse;
+}
+
+/* The whole output of a collapse, for comparing as text; *nr_lines (when
+ * not NULL) is how many lines it has. */
+static char *write_all(struct ps_collapse *collapse, int64_t *nr_lines)
 {
 	struct ps_strbuf out = PS_STRBUF_INIT;
-	int64_t nr = ps_collapse_sort(collapse);
+	int64_t nr = ps_collapse_write(collapse, capture_write, &out);
 
 	ck_assert_int_ge(nr, 0);
-	for (int64_t i = 0; i < nr; i++)
-		ps_collapse_print_line(&out, collapse, (size_t)i);
+	if (nr_lines)
+		*nr_lines = nr;
 	ps_strbuf_addstr(&out, "");
 	ck_assert(!ps_strbuf_failed(&out));
 	return out.buf;
 }
 
+static char *print_all(struct ps_collapse *collapse)
+{
+	return write_all(collapse, NULL);
+}
+
 START_TEST(counts_and_order)
 {
 	struct ps_collapse_opts opts = { .per = PS_COLLAPSE_PER_COMM };
-	struct ps_collapse *collapse = ps_collapse_new(&opts);
+	struct ps_collapse *collapse = open_collapse(&opts);
 	const char *ab[] = { "b", "a" }, *a[] = { "a" }, *ac[] = { "c", "a" };
 	struct fake f;
 	char *text;
@@ -65,7 +82,7 @@ START_TEST(counts_and_order)
 	text = print_all(collapse);
 	ck_assert_str_eq(text, "app;a 1\napp;a;b 3\napp;a;c 1\n");
 	free(text);
-	ps_collapse_free(collapse);
+	ps_collapse_close(collapse);
 }
 END_TEST
 
@@ -85,7 +102,7 @@ START_TEST(prefixes_and_weights)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct ps_collapse_opts opts = { .per = cases[i].per, .period = true };
-		struct ps_collapse *collapse = ps_collapse_new(&opts);
+		struct ps_collapse *collapse = open_collapse(&opts);
 		char *text;
 
 		ck_assert_int_eq(
@@ -97,7 +114,7 @@ START_TEST(prefixes_and_weights)
 		text = print_all(collapse);
 		ck_assert_str_eq(text, cases[i].want);
 		free(text);
-		ps_collapse_free(collapse);
+		ps_collapse_close(collapse);
 	}
 }
 END_TEST
@@ -105,16 +122,26 @@ END_TEST
 START_TEST(names_and_marks)
 {
 	struct ps_collapse_opts opts = { .per = PS_COLLAPSE_PER_NONE, .annotate = true };
-	struct ps_collapse *collapse = ps_collapse_new(&opts);
-	const char *names[] = { "irq", "inl", "a;b", NULL, "py::f:x.py", "[truncated]" };
+	struct ps_collapse *collapse = open_collapse(&opts);
+	const char *names[] = { "irq",         "inl",  "a;b",    NULL,  "py::f:x.py",
+		                "[truncated]", "vdso", "mod_fn", "main" };
 	struct fake f;
 	char *text;
 
-	make_stack(&f, "app", 1, 1, 1, 6, names);
+	/* the marks of stackcollapse-perf.pl --all, read from the DSO as
+	 * perf script prints it: kernel ([...] but [unknown], or a vmlinux),
+	 * JIT (a perf map); none on inlined frames (printed "(inlined)") */
+	make_stack(&f, "app", 1, 1, 1, 9, names);
 	f.frames[0].kernel = true;
+	f.frames[0].dso = "[kernel.kallsyms]";
 	f.frames[1].inlined = true;
+	f.frames[1].dso = "[kernel.kallsyms]";
 	f.frames[4].python = true;
+	f.frames[4].dso = "/tmp/perf-42.map";
 	f.frames[5].truncated = true;
+	f.frames[6].dso = "[vdso]";
+	f.frames[7].dso = "/boot/vmlinux";
+	f.frames[8].dso = "/tmp/perf-x.map";
 	ck_assert_int_eq(ps_collapse_add(collapse, &f.stack), 0);
 	/* no frames at all, and only the sampled IP without a call chain */
 	ck_assert_int_eq(ps_collapse_add(collapse, make_stack(&f, "app", 1, 1, 1, 0, NULL)), 0);
@@ -122,11 +149,12 @@ START_TEST(names_and_marks)
 	f.stack.has_callchain = false;
 	ck_assert_int_eq(ps_collapse_add(collapse, &f.stack), 0);
 	text = print_all(collapse);
-	ck_assert_str_eq(text, "[truncated];py::f:x.py;[unknown];a:b;inl_[i];irq_[k] 1\n"
-	                       "[unknown] 1\n"
-	                       "irq 1\n");
+	ck_assert_str_eq(text, "[unknown] 1\n"
+	                       "irq 1\n"
+	                       "main;mod_fn_[k];vdso_[k];[truncated];py::f:x.py_[j];[unknown];a:b;"
+	                       "inl;irq_[k] 1\n");
 	free(text);
-	ps_collapse_free(collapse);
+	ps_collapse_close(collapse);
 }
 END_TEST
 
@@ -135,7 +163,7 @@ END_TEST
 START_TEST(sort_as_sort)
 {
 	struct ps_collapse_opts opts = { .per = PS_COLLAPSE_PER_NONE };
-	struct ps_collapse *collapse = ps_collapse_new(&opts);
+	struct ps_collapse *collapse = open_collapse(&opts);
 	const char *short_name[] = { "f" }, *long_name[] = { "f 1" };
 	struct fake f;
 	char *text;
@@ -149,34 +177,60 @@ START_TEST(sort_as_sort)
 	text = print_all(collapse);
 	ck_assert_str_eq(text, "f 1 1\nf 9\n");
 	free(text);
-	ps_collapse_free(collapse);
+	ps_collapse_close(collapse);
 }
 END_TEST
 
 START_TEST(many_stacks)
 {
 	struct ps_collapse_opts opts = { .per = PS_COLLAPSE_PER_TID };
-	struct ps_collapse *collapse = ps_collapse_new(&opts);
+	struct ps_collapse *collapse = open_collapse(&opts);
 	const char *names[] = { "leaf", "root" };
-	struct ps_strbuf line = PS_STRBUF_INIT;
 	struct fake f;
 	int64_t nr;
+	char *text, *last;
 
 	for (int round = 0; round < 3; round++)
 		for (uint32_t tid = 0; tid < 50000; tid++)
 			ck_assert_int_eq(ps_collapse_add(collapse, make_stack(&f, "app", 1, tid, 1,
 			                                                      2, names)),
 			                 0);
-	nr = ps_collapse_sort(collapse);
+	text = write_all(collapse, &nr);
 	ck_assert_int_eq(nr, 50000);
-	ps_collapse_print_line(&line, collapse, 0);
-	ck_assert_str_eq(line.buf, "app-1/0;root;leaf 3\n");
-	ps_strbuf_reset(&line);
-	ps_collapse_print_line(&line, collapse, (size_t)nr - 1);
+	ck_assert_int_eq(strncmp(text, "app-1/0;root;leaf 3\n", 20), 0);
+	last = text + strlen(text) - 1;
+	while (last > text && last[-1] != '\n')
+		last--;
 	/* ";" sorts after the digits */
-	ck_assert_str_eq(line.buf, "app-1/9;root;leaf 3\n");
-	ps_strbuf_release(&line);
-	ps_collapse_free(collapse);
+	ck_assert_str_eq(last, "app-1/9;root;leaf 3\n");
+	free(text);
+	/* a write that fails stops the writer with its error */
+	ck_assert_int_eq(ps_collapse_write(collapse, capture_fails, NULL), -EIO);
+	ps_collapse_close(collapse);
+}
+END_TEST
+
+/* the options convention every writer shares (base/opts.h) */
+START_TEST(options_checked)
+{
+	struct {
+		struct ps_collapse_opts opts;
+		char newer[16]; /* fields of a later version */
+	} bigger = { .opts = { .sz = sizeof(bigger) } };
+	struct ps_collapse_opts zero = { .sz = 0 };
+	struct ps_collapse *collapse = (struct ps_collapse *)&zero;
+
+	ck_assert_int_eq(ps_collapse_open(&zero, &collapse), -EINVAL);
+	ck_assert_ptr_null(collapse);
+	/* larger but with nothing set past what is known: taken */
+	ck_assert_int_eq(ps_collapse_open(&bigger.opts, &collapse), 0);
+	ps_collapse_close(collapse);
+	bigger.newer[3] = 1;
+	ck_assert_int_eq(ps_collapse_open(&bigger.opts, &collapse), -EINVAL);
+	ck_assert_ptr_null(collapse);
+	/* no options: the defaults */
+	ck_assert_int_eq(ps_collapse_open(NULL, &collapse), 0);
+	ps_collapse_close(collapse);
 }
 END_TEST
 
@@ -192,6 +246,7 @@ int main(void)
 	tcase_add_test(tc, names_and_marks);
 	tcase_add_test(tc, sort_as_sort);
 	tcase_add_test(tc, many_stacks);
+	tcase_add_test(tc, options_checked);
 	suite_add_tcase(suite, tc);
 	runner = srunner_create(suite);
 	srunner_run_all(runner, CK_ENV);

@@ -12,9 +12,10 @@
 #include <string.h>
 
 #include "output/output.h"
+#include "capture.h"
 
 struct fake {
-	struct ps_sample sample;
+	struct ps_event event;
 	struct ps_frame frames[8];
 	struct ps_stack stack;
 };
@@ -25,15 +26,15 @@ static const struct ps_stack *make_stack(struct fake *f, const char *comm, uint3
                                          uint64_t period, size_t nr, const char *const *names)
 {
 	memset(f, 0, sizeof(*f));
-	f->sample.pid = pid;
-	f->sample.tid = pid + 1;
-	f->sample.period = period;
+	f->event.u.sample.pid = pid;
+	f->event.u.sample.tid = pid + 1;
+	f->event.u.sample.period = period;
 	for (size_t i = 0; i < nr; i++) {
 		f->frames[i].sym = names[i];
 		f->frames[i].python = names[i] && strncmp(names[i], "py::", 4) == 0;
 		f->frames[i].kernel = names[i] && strncmp(names[i], "k:", 2) == 0;
 	}
-	f->stack.sample = &f->sample;
+	f->stack.event = &f->event;
 	f->stack.comm = comm;
 	f->stack.has_callchain = true;
 	f->stack.nr_frames = nr;
@@ -41,29 +42,21 @@ static const struct ps_stack *make_stack(struct fake *f, const char *comm, uint3
 	return &f->stack;
 }
 
-static bool drain_into(void *ctx, struct ps_strbuf *out)
+static struct ps_flamegraph *open_flamegraph(struct ps_flamegraph_opts *opts)
 {
-	struct ps_strbuf *all = ctx;
+	struct ps_flamegraph *fg;
 
-	ps_strbuf_add(all, out->buf ? out->buf : "", out->len);
-	ps_strbuf_reset(out);
-	return !ps_strbuf_failed(all);
-}
-
-static bool drain_fails(void *ctx, struct ps_strbuf *out)
-{
-	(void)ctx;
-	(void)out;
-	return false;
+	opts->sz = sizeof(*opts);
+	ck_assert_int_eq(ps_flamegraph_open(opts, &fg), 0);
+	return fg;
 }
 
 /* The whole SVG as one string (free it). */
 static char *render(struct ps_flamegraph *fg)
 {
-	struct ps_strbuf out = PS_STRBUF_INIT, all = PS_STRBUF_INIT;
+	struct ps_strbuf all = PS_STRBUF_INIT;
 
-	ck_assert_int_eq(ps_flamegraph_svg(fg, &out, drain_into, &all), 0);
-	ps_strbuf_release(&out);
+	ck_assert_int_eq(ps_flamegraph_write(fg, capture_write, &all), 0);
 	ck_assert(!ps_strbuf_failed(&all));
 	return all.buf;
 }
@@ -80,7 +73,7 @@ static size_t count(const char *text, const char *what)
 START_TEST(tree_weights)
 {
 	struct ps_flamegraph_opts opts = { .per = PS_COLLAPSE_PER_NONE };
-	struct ps_flamegraph *fg = ps_flamegraph_new(&opts);
+	struct ps_flamegraph *fg = open_flamegraph(&opts);
 	const char *ab[] = { "b", "a" }, *a[] = { "a" }, *ac[] = { "c", "a" }, *db[] = { "b", "d" };
 	const char *path_a[] = { "a" }, *path_ab[] = { "a", "b" }, *path_db[] = { "d", "b" };
 	const char *path_ba[] = { "b", "a" };
@@ -103,17 +96,17 @@ START_TEST(tree_weights)
 	/* a sample added after the tree was summed is counted too */
 	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 60, 2, ab)), 0);
 	ck_assert_uint_eq(ps_flamegraph_path_weight(fg, path_a, 1, false), 5);
-	ps_flamegraph_free(fg);
+	ps_flamegraph_close(fg);
 
 	opts.period = true;
-	fg = ps_flamegraph_new(&opts);
+	fg = open_flamegraph(&opts);
 	ck_assert_ptr_nonnull(fg);
 	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 10, 2, ab)), 0);
 	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 30, 2, ac)), 0);
 	ck_assert_uint_eq(ps_flamegraph_total(fg), 40);
 	ck_assert_uint_eq(ps_flamegraph_path_weight(fg, path_a, 1, false), 40);
 	ck_assert_uint_eq(ps_flamegraph_path_weight(fg, path_ab, 2, false), 10);
-	ps_flamegraph_free(fg);
+	ps_flamegraph_close(fg);
 }
 END_TEST
 
@@ -132,23 +125,23 @@ START_TEST(process_labels)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct ps_flamegraph_opts opts = { .per = cases[i].per };
-		struct ps_flamegraph *fg = ps_flamegraph_new(&opts);
+		struct ps_flamegraph *fg = open_flamegraph(&opts);
 		const char *path[] = { cases[i].label, "main", "work" };
 		ck_assert_ptr_nonnull(fg);
 		ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "my app", 42, 1, 2, work)),
 		                 0);
 		ck_assert_uint_eq(ps_flamegraph_path_weight(fg, path, 3, true), 1);
-		ps_flamegraph_free(fg);
+		ps_flamegraph_close(fg);
 	}
 	/* an empty stack is "[unknown]", as collapse counts it */
 	struct ps_flamegraph_opts opts = { .per = PS_COLLAPSE_PER_NONE };
-	struct ps_flamegraph *fg = ps_flamegraph_new(&opts);
+	struct ps_flamegraph *fg = open_flamegraph(&opts);
 	const char *unknown[] = { "[unknown]" };
 	ck_assert_ptr_nonnull(fg);
 	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, NULL, 1, 1, 0, empty)), 0);
 	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, NULL, 1, 1, 1, empty)), 0);
 	ck_assert_uint_eq(ps_flamegraph_path_weight(fg, unknown, 1, true), 2);
-	ps_flamegraph_free(fg);
+	ps_flamegraph_close(fg);
 }
 END_TEST
 
@@ -184,7 +177,7 @@ END_TEST
 START_TEST(svg_text)
 {
 	struct ps_flamegraph_opts opts = { .per = PS_COLLAPSE_PER_NONE, .title = "T&<>" };
-	struct ps_flamegraph *fg = ps_flamegraph_new(&opts);
+	struct ps_flamegraph *fg = open_flamegraph(&opts);
 	/* markup, a control character, invalid and valid UTF-8, and a name
 	 * too long for its box */
 	const char *odd[] = { "py::<lambda>:a&b.py", "bad\x01\xff\xc3(\"q\"\xc3\xa9", "k:irq" };
@@ -236,7 +229,7 @@ START_TEST(svg_text)
 	ck_assert_ptr_nonnull(strstr(svg, "</svg>\n"));
 	ck_assert_uint_eq(count(svg, "<rect class="), 7);
 	free(svg);
-	ps_flamegraph_free(fg);
+	ps_flamegraph_close(fg);
 }
 END_TEST
 
@@ -250,7 +243,7 @@ START_TEST(svg_layout)
 	struct fake f;
 
 	/* 100 px of graph: "small" gets 1 px of 100, "deep" 0.5 px */
-	fg = ps_flamegraph_new(&opts);
+	fg = open_flamegraph(&opts);
 	ck_assert_ptr_nonnull(fg);
 	for (int i = 0; i < 198; i++)
 		ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 1, 1, big)), 0);
@@ -273,11 +266,11 @@ START_TEST(svg_layout)
 	ck_assert_str_eq(svg, again);
 	free(again);
 	free(svg);
-	ps_flamegraph_free(fg);
+	ps_flamegraph_close(fg);
 
 	opts.min_width = 0.75;
 	opts.icicle = true;
-	fg = ps_flamegraph_new(&opts);
+	fg = open_flamegraph(&opts);
 	ck_assert_ptr_nonnull(fg);
 	for (int i = 0; i < 198; i++)
 		ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 1, 1, big)), 0);
@@ -298,15 +291,14 @@ START_TEST(svg_layout)
 	ck_assert_ptr_nonnull(strstr(svg, "data-w=\"201\" x=\"10.0\" y=\"64\" width=\"100.0\""));
 	ck_assert_ptr_nonnull(strstr(svg, ">Icicle Graph</text>"));
 	free(svg);
-	ps_flamegraph_free(fg);
+	ps_flamegraph_close(fg);
 }
 END_TEST
 
 START_TEST(svg_empty_and_failing)
 {
 	struct ps_flamegraph_opts opts = { .per = PS_COLLAPSE_PER_COMM };
-	struct ps_flamegraph *fg = ps_flamegraph_new(&opts);
-	struct ps_strbuf out = PS_STRBUF_INIT;
+	struct ps_flamegraph *fg = open_flamegraph(&opts);
 	const char *one[] = { "main" };
 	struct fake f;
 	char *svg;
@@ -318,9 +310,8 @@ START_TEST(svg_empty_and_failing)
 	ck_assert_ptr_nonnull(strstr(svg, ">Flame Graph</text>"));
 	free(svg);
 	ck_assert_int_eq(ps_flamegraph_add(fg, make_stack(&f, "app", 1, 1, 1, one)), 0);
-	ck_assert_int_eq(ps_flamegraph_svg(fg, &out, drain_fails, NULL), -EIO);
-	ps_strbuf_release(&out);
-	ps_flamegraph_free(fg);
+	ck_assert_int_eq(ps_flamegraph_write(fg, capture_fails, NULL), -EIO);
+	ps_flamegraph_close(fg);
 }
 END_TEST
 
@@ -328,7 +319,7 @@ END_TEST
 START_TEST(many_paths)
 {
 	struct ps_flamegraph_opts opts = { .per = PS_COLLAPSE_PER_PID };
-	struct ps_flamegraph *fg = ps_flamegraph_new(&opts);
+	struct ps_flamegraph *fg = open_flamegraph(&opts);
 	char leaf[32], mid[32];
 	const char *names[] = { leaf, mid };
 	const char *path[] = { "app-7", mid, leaf };
@@ -348,7 +339,7 @@ START_TEST(many_paths)
 	snprintf(mid, sizeof(mid), "mid%d", 21);
 	ck_assert_uint_eq(ps_flamegraph_path_weight(fg, path, 3, true), 2);
 	ck_assert_uint_eq(ps_flamegraph_path_weight(fg, path, 2, false), 100);
-	ps_flamegraph_free(fg);
+	ps_flamegraph_close(fg);
 }
 END_TEST
 

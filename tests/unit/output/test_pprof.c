@@ -14,13 +14,14 @@
 #include <zlib.h>
 
 #include "output/output.h"
+#include "capture.h"
 #include "output/profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;
 
 struct fake {
 	struct ps_attr attr;
-	struct ps_sample sample;
+	struct ps_event event;
 	struct ps_frame frames[8];
 	struct ps_stack stack;
 };
@@ -36,13 +37,13 @@ static void fake_init(struct fake *f, const char *comm, uint32_t pid, uint32_t t
 	f->attr.config = PERF_COUNT_SW_CPU_CLOCK;
 	f->attr.name = "cpu-clock:ppp";
 	f->attr.flags = PS_ATTR_FREQ;
-	f->sample.sample_type = PERF_SAMPLE_TIME;
-	f->sample.pid = pid;
-	f->sample.tid = tid;
-	f->sample.period = period;
-	f->sample.time = time;
-	f->stack.sample = &f->sample;
-	f->stack.attr = &f->attr;
+	f->event.u.sample.sample_type = PERF_SAMPLE_TIME;
+	f->event.u.sample.pid = pid;
+	f->event.u.sample.tid = tid;
+	f->event.u.sample.period = period;
+	f->event.u.sample.time = time;
+	f->stack.event = &f->event;
+	f->event.attr = &f->attr;
 	f->stack.comm = comm;
 	f->stack.has_callchain = true;
 	f->stack.frames = f->frames;
@@ -61,8 +62,16 @@ static struct ps_frame *frame(struct fake *f, const char *sym, const char *dso, 
 	return fr;
 }
 
+static struct ps_pprof *open_pprof(const struct ps_pprof_opts *opts)
+{
+	struct ps_pprof *pprof;
+
+	ck_assert_int_eq(ps_pprof_open(opts, &pprof), 0);
+	return pprof;
+}
+
 /* The profile written, gunzipped and decoded. */
-static Profile *write_and_decode(struct ps_pprof *pprof, const struct ps_pprof_info *info)
+static Profile *write_and_decode(struct ps_pprof *pprof, const struct ps_pprof_write_opts *info)
 {
 	struct ps_strbuf out = PS_STRBUF_INIT;
 	z_stream stream = { 0 };
@@ -71,7 +80,9 @@ static Profile *write_and_decode(struct ps_pprof *pprof, const struct ps_pprof_i
 	Profile *profile;
 
 	ck_assert_ptr_nonnull(raw);
-	ck_assert_int_eq(ps_pprof_write(pprof, info, &out), 0);
+	int64_t written = ps_pprof_write(pprof, info, capture_write, &out);
+
+	ck_assert_int_eq(written, (int64_t)out.len);
 	ck_assert_uint_gt(out.len, 18);
 	ck_assert_uint_eq((uint8_t)out.buf[0], 0x1f); /* gzip magic */
 	ck_assert_uint_eq((uint8_t)out.buf[1], 0x8b);
@@ -186,7 +197,7 @@ static const char *label(const Profile *p, size_t sample, const char *key, char 
 
 START_TEST(aggregates_and_labels)
 {
-	struct ps_pprof *pprof = ps_pprof_new(NULL);
+	struct ps_pprof *pprof = open_pprof(NULL);
 	struct fake f;
 	char buf[32];
 	Profile *p;
@@ -206,7 +217,9 @@ START_TEST(aggregates_and_labels)
 	ck_assert_uint_eq(ps_pprof_stats(pprof)->nr_added, 4);
 	ck_assert_uint_eq(ps_pprof_stats(pprof)->samples, 2);
 
-	p = write_and_decode(pprof, &(struct ps_pprof_info){ .time_nanos = 123 });
+	p = write_and_decode(
+	        pprof, &(struct ps_pprof_write_opts){ .sz = sizeof(struct ps_pprof_write_opts),
+	                                              .time_nanos = 123 });
 	check_invariants(p);
 	ck_assert_uint_eq(p->n_sample, 2);
 	ck_assert_uint_eq(p->n_location, 2);
@@ -244,7 +257,7 @@ START_TEST(aggregates_and_labels)
 	ck_assert(p->mapping[0]->has_functions);
 	ck_assert(!p->mapping[0]->has_inline_frames);
 	perftools__profiles__profile__free_unpacked(p, NULL);
-	ps_pprof_free(pprof);
+	ps_pprof_close(pprof);
 }
 END_TEST
 
@@ -255,7 +268,7 @@ START_TEST(frames_of_every_kind)
 		{ .size = 20, .filename = LIBC },
 		{ .size = 3, .filename = KERNEL },
 	};
-	struct ps_pprof *pprof = ps_pprof_new(NULL);
+	struct ps_pprof *pprof = open_pprof(NULL);
 	const Perftools__Profiles__Location *l;
 	const Perftools__Profiles__Function *fn;
 	struct fake f;
@@ -274,8 +287,10 @@ START_TEST(frames_of_every_kind)
 	f.frames[f.stack.nr_frames].sym = "[truncated]";
 	f.frames[f.stack.nr_frames++].truncated = true;
 	ck_assert_int_eq(ps_pprof_add(pprof, &f.stack), 0);
-	p = write_and_decode(pprof,
-	                     &(struct ps_pprof_info){ .nr_build_ids = 2, .build_ids = build_ids });
+	p = write_and_decode(
+	        pprof, &(struct ps_pprof_write_opts){ .sz = sizeof(struct ps_pprof_write_opts),
+	                                              .nr_build_ids = 2,
+	                                              .build_ids = build_ids });
 	check_invariants(p);
 	ck_assert_uint_eq(p->n_sample, 1);
 	ck_assert_uint_eq(p->sample[0]->n_location_id, 6);
@@ -323,14 +338,14 @@ START_TEST(frames_of_every_kind)
 	/* the Python frames' JIT object is not a mapping */
 	ck_assert_uint_eq(p->n_mapping, 2);
 	perftools__profiles__profile__free_unpacked(p, NULL);
-	ps_pprof_free(pprof);
+	ps_pprof_close(pprof);
 }
 END_TEST
 
 START_TEST(srclines)
 {
-	struct ps_pprof_opts opts = { .srcline = true };
-	struct ps_pprof *pprof = ps_pprof_new(&opts);
+	struct ps_pprof_opts opts = { .sz = sizeof(opts), .srcline = true };
+	struct ps_pprof *pprof = open_pprof(&opts);
 	const Perftools__Profiles__Location *l;
 	struct fake f;
 	Profile *p;
@@ -352,13 +367,13 @@ START_TEST(srclines)
 	ck_assert_str_eq(str(p, line_function(p, l, 0)->filename), LIBC);
 	ck_assert(p->mapping[0]->has_filenames);
 	perftools__profiles__profile__free_unpacked(p, NULL);
-	ps_pprof_free(pprof);
+	ps_pprof_close(pprof);
 }
 END_TEST
 
 START_TEST(events)
 {
-	struct ps_pprof *pprof = ps_pprof_new(NULL);
+	struct ps_pprof *pprof = open_pprof(NULL);
 	struct fake f;
 	char buf[32];
 	Profile *p;
@@ -388,13 +403,13 @@ START_TEST(events)
 	ck_assert_str_eq(label(p, 0, "event", buf, sizeof(buf)), "cycles");
 	ck_assert_str_eq(label(p, 1, "event", buf, sizeof(buf)), "instructions");
 	perftools__profiles__profile__free_unpacked(p, NULL);
-	ps_pprof_free(pprof);
+	ps_pprof_close(pprof);
 }
 END_TEST
 
 START_TEST(empty_and_no_callchain)
 {
-	struct ps_pprof *pprof = ps_pprof_new(NULL);
+	struct ps_pprof *pprof = open_pprof(NULL);
 	struct fake f;
 	Profile *p;
 
@@ -420,14 +435,14 @@ START_TEST(empty_and_no_callchain)
 	ck_assert_uint_eq(p->sample[0]->n_location_id, 1);
 	ck_assert_uint_eq(p->sample[1]->n_location_id, 0);
 	perftools__profiles__profile__free_unpacked(p, NULL);
-	ps_pprof_free(pprof);
+	ps_pprof_close(pprof);
 }
 END_TEST
 
 /* Far more stacks than the tables' first sizes: every one kept apart. */
 START_TEST(many_stacks)
 {
-	struct ps_pprof *pprof = ps_pprof_new(NULL);
+	struct ps_pprof *pprof = open_pprof(NULL);
 	char names[3000][16];
 	struct fake f;
 	Profile *p;
@@ -452,7 +467,7 @@ START_TEST(many_stacks)
 	}
 	ck_assert_str_eq(str(p, line_function(p, sample_location(p, 2999, 0), 0)->name), "fn2999");
 	perftools__profiles__profile__free_unpacked(p, NULL);
-	ps_pprof_free(pprof);
+	ps_pprof_close(pprof);
 }
 END_TEST
 

@@ -58,16 +58,18 @@ static char *print(struct tep_handle *tep, const uint8_t *bytes, size_t size)
 {
 	struct ps_script_format fmt = { .tep = tep };
 	struct ps_attr attr = { .type = PERF_TYPE_TRACEPOINT, .name = "probe" };
-	struct ps_sample sample = { .sample_type = PERF_SAMPLE_RAW };
-	struct ps_stack stack = { .sample = &sample, .attr = &attr, .comm = "t" };
+	struct ps_event event = { .type = PERF_RECORD_SAMPLE, .attr = &attr };
+	struct ps_sample *sample = &event.u.sample;
+	struct ps_stack stack = { .event = &event, .comm = "t" };
 	struct ps_strbuf out = PS_STRBUF_INIT;
 	uint8_t *raw = malloc(size);
 	char *text;
 
 	ck_assert_ptr_nonnull(raw);
 	memcpy(raw, bytes, size);
-	sample.raw = raw;
-	sample.raw_size = (uint32_t)size;
+	sample->sample_type = PERF_SAMPLE_RAW;
+	sample->raw = raw;
+	sample->raw_size = (uint32_t)size;
 	fmt.fields[PS_OUTPUT_TRACE] = PS_FIELD_TRACE;
 	ps_script_print(&out, &fmt, &stack);
 	text = strdup(out.buf ? out.buf : "");

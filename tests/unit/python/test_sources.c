@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "python/python.h"
+#include "python/python_priv.h"
 
 #define MAGIC 0x4A695444u
 

@@ -17,7 +17,7 @@
 
 #include <capstone/capstone.h>
 
-#include "python/python.h"
+#include "python/python_priv.h"
 
 #define ERRMSG_SIZE 256
 

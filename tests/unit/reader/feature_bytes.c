@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "reader/perf_format.h"
+#include "reader/perf_format_priv.h"
 
 void put(struct buf *b, const void *p, size_t n)
 {
@@ -82,13 +82,15 @@ void buf_free(struct buf *b)
 
 /* ---- a reader to decode into ---------------------------------------- */
 
-char last_warning[512];
+char last_warning[512], open_error[512];
 
 void log_capture(void *ctx, enum ps_log_level level, const char *msg)
 {
 	(void)ctx;
 	if (level == PS_LOG_WARN)
 		snprintf(last_warning, sizeof(last_warning), "%s", msg);
+	else if (level == PS_LOG_ERROR)
+		snprintf(open_error, sizeof(open_error), "%s", msg);
 }
 
 /* Write b to a temporary file of file_size bytes (at least b->len; the
@@ -107,9 +109,12 @@ int open_image_sized(const struct buf *b, uint64_t file_size, struct ps_reader *
 	if (file_size > b->len)
 		ck_assert_int_eq(ftruncate(fd, (off_t)file_size), 0);
 	close(fd);
+	open_error[0] = '\0';
 	err = ps_reader_open(path, &opts, r);
 	unlink(path);
-	ck_assert_ptr_nonnull(*r);
+	/* a handle, or none and what went wrong */
+	ck_assert((err == 0) == (*r != NULL));
+	ck_assert(err == 0 || open_error[0]);
 	return err;
 }
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "base/cursor.h"
-#include "reader/reader.h"
+#include "reader/reader_priv.h"
 
 /* bytes in either byte order */
 struct buf {
@@ -29,8 +29,8 @@ void put_u64_at(struct buf *b, size_t pos, uint64_t v);
 void put_hstring(struct buf *b, const char *s);
 void buf_free(struct buf *b);
 
-/* the last warning a reader opened here logged */
-extern char last_warning[512];
+/* the last warning a reader opened here logged, and why its open failed */
+extern char last_warning[512], open_error[512];
 void log_capture(void *ctx, enum ps_log_level level, const char *msg);
 /* Write b to a temporary file of file_size bytes (at least b->len; the
  * rest is a hole), open it by path and remove the name. */

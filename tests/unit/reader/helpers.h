@@ -34,6 +34,11 @@ struct cap {
 	pid_t writer;
 	struct ps_reader *reader;
 	bool open_failed;
+	/* what a failed open told the log (PS_LOG_ERROR), and the log of the
+	 * options the test gave, which hears everything else */
+	char open_errmsg[512];
+	ps_log_fn caller_log;
+	void *caller_log_ctx;
 	bool assembled;
 };
 
@@ -57,8 +62,8 @@ struct bld_buf *cap_body(struct cap *c);
 uint64_t cap_offset(const struct cap *c, size_t pos);
 /* Build c->image (tests may then patch or truncate it). */
 void cap_assemble(struct cap *c);
-/* Assemble (unless done) and open. Returns ps_reader_open's result (the reader handle,
- * if any, stays in c->reader). */
+/* Assemble (unless done) and open. Returns ps_reader_open's result: c->reader
+ * is the handle, or NULL after a failure, whose message is in c->open_errmsg. */
 int cap_open_rc(struct cap *c, const struct ps_reader_opts *opts);
 /* Same, asserting success. */
 void cap_open(struct cap *c, const struct ps_reader_opts *opts);

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "feature_bytes.h"
-#include "reader/perf_format.h"
+#include "reader/perf_format_priv.h"
 
 START_TEST(test_topologies)
 {

@@ -5,6 +5,7 @@
 #include "helpers.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -213,7 +214,7 @@ START_TEST(test_open_fd_file_mode)
 	bld_file_assemble(&f, &img, NULL);
 	fd = bld_memfd(&img);
 	rc = ps_reader_open_fd(fd, "memfd-capture", &o, &r);
-	ck_assert_msg(rc >= 0, "open_fd: %d %s", rc, r ? ps_reader_errmsg(r) : "");
+	ck_assert_msg(rc >= 0, "open_fd: %d", rc);
 	ck_assert_msg(r != NULL, "ps_reader_open_fd returned %d and no handle", rc);
 	ck_assert_str_eq(ps_reader_path(r), "memfd-capture");
 	ck_assert(!ps_reader_is_pipe(r));
@@ -230,6 +231,15 @@ START_TEST(test_open_fd_file_mode)
 	bld_file_free(&f);
 }
 END_TEST
+
+static char stdin_error[512];
+
+static void keep_error(void *ctx, enum ps_log_level level, const char *msg)
+{
+	(void)ctx;
+	if (level == PS_LOG_ERROR)
+		snprintf(stdin_error, sizeof(stdin_error), "%s", msg);
+}
 
 /* path "-": standard input, a regular file (file or pipe format) or a
  * pipe (pipe format). _i: 0 file image in a memfd, 1 pipe image in a
@@ -270,13 +280,15 @@ START_TEST(test_open_stdin)
 	ck_assert_int_ge(saved, 0);
 	ck_assert_int_eq(dup2(fd, STDIN_FILENO), STDIN_FILENO);
 	close(fd);
+	o.log = keep_error;
+	stdin_error[0] = '\0';
 	rc = ps_reader_open("-", &o, &r);
 	if (_i == 3) {
 		ck_assert_int_lt(rc, 0);
-		ck_assert_ptr_nonnull(r);
-		check_msg(ps_reader_errmsg(r), NULL, RANGES(AT(0)), NO_TYPE, "pipe|seek|file");
+		ck_assert_ptr_null(r);
+		check_msg(stdin_error, NULL, RANGES(AT(0)), NO_TYPE, "pipe|seek|file");
 	} else {
-		ck_assert_msg(rc >= 0, "open(\"-\"): %d %s", rc, r ? ps_reader_errmsg(r) : "");
+		ck_assert_msg(rc >= 0, "open(\"-\"): %d %s", rc, stdin_error);
 		ck_assert(ps_reader_is_pipe(r) == pipe_image);
 		do {
 			ck_assert_int_eq(ps_reader_next(r, &e), 1);

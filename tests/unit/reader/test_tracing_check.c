@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "reader/tracing_check.h"
+#include "reader/tracing_check_priv.h"
 
 static const char header[] = "name: test\nID: 1\nformat:\n"
                              "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"

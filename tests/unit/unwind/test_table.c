@@ -1,6 +1,6 @@
 /* Unit tests of the compiled CFI table (src/unwind/cfi.c and table.c): a
  * walk with the table must equal libdwfl's walk of the same sample
- * (ps_unwind_opts.libdwfl_only), PC for PC and stop reason for stop
+ * (ps_unwind_opts.engine), PC for PC and stop reason for stop
  * reason. Samples: this process's own stack in every snapshot mode (signal
  * frame, code without CFI, CPython's trampolines), cut at every length and
  * walked with every frame limit; and random stacks over the process's real
@@ -8,7 +8,6 @@
  * stack words that look like return addresses and frame pointers. The rows
  * the table compiled are then checked against libdw's answer at their
  * address. */
-#define PS_UNWIND_INTERNAL
 #include <check.h>
 #include <dwarf.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include <string.h>
 
 #include "snapshot.h"
+#include "unwind/unwind_priv.h"
 
 #define MAX PS_UNWIND_DEFAULT_MAX_FRAMES
 
@@ -45,12 +45,14 @@ static void pair_open(struct pair *p, bool quirks, bool rules)
 	static const struct ps_unwind_callbacks with_rules = { .find_map = test_find_map,
 		                                               .frame_rule = pair_frame_rule };
 	const struct ps_unwind_callbacks *callbacks = rules ? &with_rules : &plain;
-	struct ps_unwind_opts opts = { .sz = sizeof(opts), .emulate_libunwind_quirks = quirks };
+	struct ps_unwind_opts opts = { .sz = sizeof(opts),
+		                       .style = quirks ? PS_UNWIND_PERF_LIBUNWIND
+		                                       : PS_UNWIND_PERF_LIBDW };
 
 	memset(p, 0, sizeof(*p));
 	ck_assert(test_maps_load(&p->maps));
 	ck_assert_int_eq(ps_unwinder_new(callbacks, p, &opts, &p->table), 0);
-	opts.libdwfl_only = true;
+	opts.engine = PS_UNWIND_ENGINE_LIBDWFL;
 	ck_assert_int_eq(ps_unwinder_new(callbacks, p, &opts, &p->libdwfl), 0);
 }
 

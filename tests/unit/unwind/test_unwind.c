@@ -54,7 +54,9 @@ static void env_open_rule(struct env *e, bool quirks, enum snap_mode mode)
 {
 	static const struct ps_unwind_callbacks callbacks = { .find_map = test_find_map,
 		                                              .frame_rule = test_frame_rule };
-	struct ps_unwind_opts opts = { .sz = sizeof(opts), .emulate_libunwind_quirks = quirks };
+	struct ps_unwind_opts opts = { .sz = sizeof(opts),
+		                       .style = quirks ? PS_UNWIND_PERF_LIBUNWIND
+		                                       : PS_UNWIND_PERF_LIBDW };
 
 	memset(e, 0, sizeof(*e));
 	ck_assert(snapshot_take(&e->snap, mode));
@@ -65,7 +67,9 @@ static void env_open_rule(struct env *e, bool quirks, enum snap_mode mode)
 
 static void env_open(struct env *e, bool quirks, enum snap_mode mode)
 {
-	struct ps_unwind_opts opts = { .sz = sizeof(opts), .emulate_libunwind_quirks = quirks };
+	struct ps_unwind_opts opts = { .sz = sizeof(opts),
+		                       .style = quirks ? PS_UNWIND_PERF_LIBUNWIND
+		                                       : PS_UNWIND_PERF_LIBDW };
 
 	env_open_opts(e, mode, &opts);
 }
@@ -158,7 +162,9 @@ END_TEST
 START_TEST(test_max_frames)
 {
 	struct env e;
-	struct ps_unwind_opts opts = { .sz = sizeof(opts), .max_frames = 3 };
+	struct ps_unwind_opts opts = { .sz = sizeof(opts),
+		                       .style = PS_UNWIND_PERF_LIBDW,
+		                       .max_frames = 3 };
 
 	env_open_opts(&e, SNAP_PLAIN, &opts);
 	ck_assert_int_eq(env_unwind_snapshot(&e), 3);
@@ -885,7 +891,8 @@ START_TEST(test_garbage)
 		for (int i = 0; i < SNAP_NR_REGS; i++)
 			regs[i] = round % 3 ? snapshot_random(&state) : e.snap.regs[i];
 		/* the PC somewhere in the text, the SP as recorded */
-		regs[SNAP_REG_IP] = text->start + snapshot_random(&state) % (text->end - text->start);
+		regs[SNAP_REG_IP] =
+		        text->start + snapshot_random(&state) % (text->end - text->start);
 		regs[SNAP_REG_SP] = e.snap.sp;
 		if (round % 2)
 			for (uint64_t off = 0; off + 8 <= sample.stack_size; off += 8) {

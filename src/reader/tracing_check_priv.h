@@ -1,8 +1,8 @@
 /* Checks of the event formats in a capture's tracing data, made before
  * libtraceevent sees them (tracing_check.c says why). Private to
  * src/reader. */
-#ifndef PS_READER_TRACING_CHECK_H
-#define PS_READER_TRACING_CHECK_H
+#ifndef PS_READER_TRACING_CHECK_PRIV_H
+#define PS_READER_TRACING_CHECK_PRIV_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,4 +17,4 @@ int ps_tracing_check_format(const char *text, size_t size, bool ftrace, char *ou
  * kernel's form, or 0; for header_page, which has no print format. */
 size_t ps_tracing_odd_field_line(const char *text, size_t size, bool ftrace);
 
-#endif /* PS_READER_TRACING_CHECK_H */
+#endif /* PS_READER_TRACING_CHECK_PRIV_H */

@@ -1,10 +1,11 @@
 /* On-disk facts of perf.data that no system header provides: the file
  * header, the pipe header and the limits this reader enforces.
  * (Kernel record types and PERF_SAMPLE_* come from linux/perf_event.h;
- * perf's own record types are in the public header.)
+ * perf's own record types are in the public header.) Private to
+ * src/reader.
  */
-#ifndef PS_READER_PERF_FORMAT_H
-#define PS_READER_PERF_FORMAT_H
+#ifndef PS_READER_PERF_FORMAT_PRIV_H
+#define PS_READER_PERF_FORMAT_PRIV_H
 
 #include <stdint.h>
 
@@ -49,4 +50,4 @@
 #define PS_MISC_EXACT_IP (1 << 14)
 #define PS_MISC_SWITCH_OUT_PREEMPT (1 << 14)
 
-#endif /* PS_READER_PERF_FORMAT_H */
+#endif /* PS_READER_PERF_FORMAT_PRIV_H */

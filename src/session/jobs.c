@@ -4,12 +4,13 @@
  * unwound independently once each thread's address space at that moment
  * is known. But everything that knows it (the machine model, libdwfl's
  * handles, the per-DSO caches) is built up as the records are read and is
- * not safe to share between threads. So each worker is a session of its
- * own over the whole capture: it reads every record, keeps its own model
- * and unwinders, and unwinds the samples of every (jobs - 1)-th block of
- * PS_STITCH_BLOCK samples (reading and skipping a sample costs little next
- * to unwinding it). It hands each result (the PCs and why the walk ended)
- * to the session through a ring of a bounded number of entries.
+ * not safe to share between threads. So each worker owns a reading of
+ * its own over the whole capture (a feed: reader, pipeline, Python side):
+ * it reads every record, keeps its own model and unwinders, and unwinds
+ * the samples of every (jobs - 1)-th block of PS_SESSION_BLOCK samples
+ * (reading and skipping a sample costs little next to unwinding it). It
+ * hands each result (the PCs and why the walk ended) to the session
+ * through a ring of a bounded number of entries.
  *
  * The session itself reads the capture too, and for every sample it would
  * have unwound it takes the worker's result instead, then names the
@@ -30,10 +31,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "reader/reader.h"
-#include "stitch/stitch.h"
+#include "session/session_priv.h"
 
 #define JOBS_MAX 64
 /* distinct messages remembered; past this they are passed on unchecked */
@@ -67,16 +67,19 @@ struct jobs_pending {
 
 /* Who logs: worker i, or the session itself (the last index). */
 struct jobs_source {
-	struct ps_stitch_jobs *jobs;
+	struct ps_jobs *jobs;
 	unsigned index;
 };
 
 struct jobs_worker {
-	struct ps_stitch_jobs *jobs;
+	struct ps_jobs *jobs;
 	unsigned index;
 	pthread_t thread;
 	bool started;
-	struct ps_session *session;
+	struct ps_session_opts opts; /* its feed's */
+	struct ps_feed feed;
+	uint64_t pcs[PS_PIPELINE_MAX_PCS];
+	char feed_errmsg[PS_SESSION_ERRMSG_MAX];
 	/* the ring, under jobs->lock */
 	unsigned char *ring;
 	size_t head, count;
@@ -85,10 +88,10 @@ struct jobs_worker {
 	bool worker_waits, session_waits;
 	bool done;
 	int err; /* why it ended: 0 (the capture's end) or -errno */
-	char errmsg[512];
+	char errmsg[PS_SESSION_ERRMSG_MAX];
 };
 
-struct ps_stitch_jobs {
+struct ps_jobs {
 	pthread_mutex_t lock;
 	ps_log_fn log; /* the caller's */
 	void *log_ctx;
@@ -117,7 +120,7 @@ static uint64_t hash_text(const char *text)
 }
 
 /* The record of msg, added if new; NULL without memory or room. */
-static struct jobs_message *message_of(struct ps_stitch_jobs *jobs, const char *msg)
+static struct jobs_message *message_of(struct ps_jobs *jobs, const char *msg)
 {
 	uint64_t hash = hash_text(msg);
 	struct jobs_message *m;
@@ -160,8 +163,7 @@ static struct jobs_message *message_of(struct ps_stitch_jobs *jobs, const char *
 
 /* Pass a message of source on, unless another source already said it as
  * many times. On the session's thread. */
-static void deliver(struct ps_stitch_jobs *jobs, unsigned source, enum ps_log_level level,
-                    const char *msg)
+static void deliver(struct ps_jobs *jobs, unsigned source, enum ps_log_level level, const char *msg)
 {
 	struct jobs_message *m = message_of(jobs, msg);
 
@@ -174,7 +176,7 @@ static void deliver(struct ps_stitch_jobs *jobs, unsigned source, enum ps_log_le
 }
 
 /* Pass on what the workers said so far. On the session's thread. */
-static void drain(struct ps_stitch_jobs *jobs)
+static void drain(struct ps_jobs *jobs)
 {
 	struct jobs_pending *pending;
 	size_t nr;
@@ -196,7 +198,7 @@ static void drain(struct ps_stitch_jobs *jobs)
 static void jobs_log(void *ctx, enum ps_log_level level, const char *msg)
 {
 	const struct jobs_source *source = ctx;
-	struct ps_stitch_jobs *jobs = source->jobs;
+	struct ps_jobs *jobs = source->jobs;
 	char *text;
 
 	if (!jobs->log)
@@ -228,24 +230,25 @@ static void jobs_log(void *ctx, enum ps_log_level level, const char *msg)
 	free(text);
 }
 
-int ps_stitch_jobs_new(struct ps_session *s)
+int ps_jobs_new(struct ps_session_opts *opts, struct ps_jobs **out)
 {
 	/* the caller's thread is one of the jobs: it names and delivers */
-	unsigned n = (s->opts.jobs > JOBS_MAX ? JOBS_MAX : s->opts.jobs) - 1;
-	struct ps_stitch_jobs *jobs;
+	unsigned n = (opts->jobs > JOBS_MAX ? JOBS_MAX : opts->jobs) - 1;
+	struct ps_jobs *jobs;
 
+	*out = NULL;
 	jobs = calloc(1, sizeof(*jobs));
 	if (!jobs)
 		return -ENOMEM;
 	pthread_mutex_init(&jobs->lock, NULL);
 	jobs->nr_workers = n;
-	jobs->log = s->opts.log;
-	jobs->log_ctx = s->opts.log_ctx;
+	jobs->log = opts->log;
+	jobs->log_ctx = opts->log_ctx;
 	jobs->sources = calloc(n + 1, sizeof(*jobs->sources));
 	jobs->workers = calloc(n, sizeof(*jobs->workers));
-	s->jobs = jobs;
+	*out = jobs;
 	if (!jobs->sources || !jobs->workers) {
-		jobs->nr_workers = 0; /* nothing for ps_stitch_jobs_free() to undo */
+		jobs->nr_workers = 0; /* nothing for ps_jobs_free() to undo */
 		return -ENOMEM;
 	}
 	for (unsigned i = 0; i <= n; i++)
@@ -255,8 +258,8 @@ int ps_stitch_jobs_new(struct ps_session *s)
 		jobs->workers[i].index = i;
 		pthread_cond_init(&jobs->workers[i].cond, NULL);
 	}
-	s->opts.log = jobs_log;
-	s->opts.log_ctx = &jobs->sources[n];
+	opts->log = jobs_log;
+	opts->log_ctx = &jobs->sources[n];
 	return 0;
 }
 
@@ -268,7 +271,7 @@ static struct jobs_entry *entry_at(struct jobs_worker *w, size_t slot)
 /* Hand one result to the session. false: the session is closing. */
 static bool push(struct jobs_worker *w, uint64_t seq, int n, enum ps_unwind_stop stop)
 {
-	struct ps_stitch_jobs *jobs = w->jobs;
+	struct ps_jobs *jobs = w->jobs;
 	bool ok;
 
 	pthread_mutex_lock(&jobs->lock);
@@ -285,7 +288,7 @@ static bool push(struct jobs_worker *w, uint64_t seq, int n, enum ps_unwind_stop
 		e->n = n;
 		e->stop = (uint32_t)stop;
 		if (n > 0)
-			memcpy(e->pcs, w->session->pcs, (size_t)n * sizeof(e->pcs[0]));
+			memcpy(e->pcs, w->pcs, (size_t)n * sizeof(e->pcs[0]));
 		w->count++;
 		if (w->session_waits)
 			pthread_cond_signal(&w->cond);
@@ -294,68 +297,92 @@ static bool push(struct jobs_worker *w, uint64_t seq, int n, enum ps_unwind_stop
 	return ok;
 }
 
+/* The worker's next sample to unwind, unwound: its number among the
+ * samples that passed the filters, its PCs in w->pcs (*n of them) and why
+ * the walk ended. 1, 0 at the end (or when the session closes), or
+ * -errno (message in the feed's errmsg). */
+static int unwind_next(struct jobs_worker *w, uint64_t *seq, int *n, enum ps_unwind_stop *stop)
+{
+	struct ps_pipeline *pipeline = w->feed.pipeline;
+	struct ps_feed_sample sample;
+	int ret;
+
+	while ((ret = ps_feed_next(&w->feed, &sample)) > 0) {
+		if (__atomic_load_n(&w->jobs->stop, __ATOMIC_RELAXED))
+			return 0; /* the session is closing */
+		if ((sample.seq / PS_SESSION_BLOCK) % w->jobs->nr_workers != w->index)
+			continue;
+		if (!ps_pipeline_has_user_stack(pipeline, sample.event, sample.process))
+			continue;
+		*n = ps_pipeline_unwind(pipeline, sample.event, sample.process, w->pcs, stop);
+		if (*n < 0) {
+			ps_feed_fail(&w->feed, *n, "out of memory");
+			return *n;
+		}
+		*seq = sample.seq;
+		return 1;
+	}
+	return ret;
+}
+
 static void *worker_main(void *arg)
 {
 	struct jobs_worker *w = arg;
-	struct ps_stitch_jobs *jobs = w->jobs;
+	struct ps_jobs *jobs = w->jobs;
 	enum ps_unwind_stop stop;
 	uint64_t seq;
 	int n, ret;
 
-	while ((ret = ps_stitch_unwind_next(w->session, &seq, &n, &stop)) > 0)
+	while ((ret = unwind_next(w, &seq, &n, &stop)) > 0)
 		if (!push(w, seq, n, stop))
 			break;
 	pthread_mutex_lock(&jobs->lock);
 	w->done = true;
 	w->err = ret < 0 ? ret : 0;
 	if (ret < 0)
-		snprintf(w->errmsg, sizeof(w->errmsg), "%s", ps_session_errmsg(w->session));
+		snprintf(w->errmsg, sizeof(w->errmsg), "%s", w->feed_errmsg);
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&jobs->lock);
 	return NULL;
 }
 
-int ps_stitch_jobs_start(struct ps_session *s, const char *path)
+int ps_jobs_start(struct ps_jobs *jobs, const char *path, const struct ps_feed *feed, char *errmsg,
+                  size_t errmsg_size)
 {
-	struct ps_stitch_jobs *jobs = s->jobs;
-	struct stat st, mine;
-
 	/* every worker reads the capture again: standard input and FIFOs
 	 * cannot be, nor a file that is not the one the session reads (it
 	 * was replaced, or is still growing) */
-	if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    fstat(ps_session_reader(s)->in.fd, &mine) != 0 || st.st_dev != mine.st_dev ||
-	    st.st_ino != mine.st_ino || st.st_size != mine.st_size)
+	if (!ps_reader_reads_file(feed->reader, path))
 		return 0;
-	jobs->entry_size = sizeof(struct jobs_entry) + s->opts.max_stack * sizeof(uint64_t);
+	jobs->entry_size = sizeof(struct jobs_entry) + feed->opts.max_stack * sizeof(uint64_t);
 	for (unsigned i = 0; i < jobs->nr_workers; i++) {
 		struct jobs_worker *w = &jobs->workers[i];
-		struct ps_session_opts o = s->opts;
 		int err;
 
-		o.log_ctx = &jobs->sources[i];
-		o.file_used = NULL; /* the session reports the files */
-		o.time_percent = false; /* resolved into time_start/end */
+		w->opts = feed->opts;
+		w->opts.log_ctx = &jobs->sources[i];
+		w->opts.file_used = NULL; /* the session reports the files */
+		w->opts.time_percent = false; /* resolved into time_start/end */
+		w->opts.jobs = 0;
 		w->ring = malloc(JOBS_RING * jobs->entry_size);
 		if (!w->ring) {
-			snprintf(s->errmsg, sizeof(s->errmsg), "out of memory");
+			snprintf(errmsg, errmsg_size, "out of memory");
 			return -ENOMEM;
 		}
-		err = ps_stitch_open_worker(path, &o, i, jobs->nr_workers, &w->session);
+		err = ps_feed_open(&w->feed, path, &w->opts, false, w->feed_errmsg,
+		                   sizeof(w->feed_errmsg));
 		if (err) {
-			snprintf(s->errmsg, sizeof(s->errmsg), "%s", ps_session_errmsg(w->session));
+			snprintf(errmsg, errmsg_size, "%s", w->feed_errmsg);
 			return err;
 		}
-		w->session->closing = &jobs->stop;
 	}
 	for (unsigned i = 0; i < jobs->nr_workers; i++) {
 		struct jobs_worker *w = &jobs->workers[i];
 		int err = pthread_create(&w->thread, NULL, worker_main, w);
 
 		if (err) {
-			snprintf(s->errmsg, sizeof(s->errmsg),
-			         "cannot start worker thread %u of %u: %s", i + 1, jobs->nr_workers,
-			         strerror(err));
+			snprintf(errmsg, errmsg_size, "cannot start worker thread %u of %u: %s",
+			         i + 1, jobs->nr_workers, strerror(err));
 			return -err;
 		}
 		w->started = true;
@@ -364,15 +391,15 @@ int ps_stitch_jobs_start(struct ps_session *s, const char *path)
 	return 0;
 }
 
-bool ps_stitch_jobs_running(const struct ps_stitch_jobs *jobs)
+bool ps_jobs_running(const struct ps_jobs *jobs)
 {
 	return jobs && jobs->running;
 }
 
-int ps_stitch_jobs_take(struct ps_session *s, int *n, enum ps_unwind_stop *stop)
+int ps_jobs_take(struct ps_jobs *jobs, uint64_t seq, uint64_t *pcs, int *n,
+                 enum ps_unwind_stop *stop, char *errmsg, size_t errmsg_size)
 {
-	struct ps_stitch_jobs *jobs = s->jobs;
-	struct jobs_worker *w = &jobs->workers[(s->seq / PS_STITCH_BLOCK) % jobs->nr_workers];
+	struct jobs_worker *w = &jobs->workers[(seq / PS_SESSION_BLOCK) % jobs->nr_workers];
 	int err = 0;
 
 	if (jobs->log)
@@ -382,15 +409,14 @@ int ps_stitch_jobs_take(struct ps_session *s, int *n, enum ps_unwind_stop *stop)
 		if (w->count) {
 			struct jobs_entry *e = entry_at(w, w->head);
 
-			if (e->seq <= s->seq) {
-				bool found = e->seq == s->seq;
+			if (e->seq <= seq) {
+				bool found = e->seq == seq;
 
 				if (found) {
 					*n = e->n;
 					*stop = (enum ps_unwind_stop)e->stop;
 					if (e->n > 0)
-						memcpy(s->pcs, e->pcs,
-						       (size_t)e->n * sizeof(s->pcs[0]));
+						memcpy(pcs, e->pcs, (size_t)e->n * sizeof(pcs[0]));
 				}
 				w->head = (w->head + 1) % JOBS_RING;
 				w->count--;
@@ -410,9 +436,8 @@ int ps_stitch_jobs_take(struct ps_session *s, int *n, enum ps_unwind_stop *stop)
 		 * failed, or (a capture changed since it was opened) read other
 		 * records, and the session unwinds the sample itself */
 		if (w->err) {
-			snprintf(s->errmsg, sizeof(s->errmsg), "unwinding worker %u: %.400s",
-			         w->index + 1, w->errmsg);
-			s->errmsg_set = true;
+			snprintf(errmsg, errmsg_size, "unwinding worker %u: %.400s", w->index + 1,
+			         w->errmsg);
 			err = w->err;
 		} else {
 			err = 1;
@@ -423,7 +448,7 @@ int ps_stitch_jobs_take(struct ps_session *s, int *n, enum ps_unwind_stop *stop)
 	return err;
 }
 
-void ps_stitch_jobs_free(struct ps_stitch_jobs *jobs)
+void ps_jobs_free(struct ps_jobs *jobs)
 {
 	if (!jobs)
 		return;
@@ -437,7 +462,7 @@ void ps_stitch_jobs_free(struct ps_stitch_jobs *jobs)
 
 		if (w->started)
 			pthread_join(w->thread, NULL);
-		ps_session_close(w->session);
+		ps_feed_close(&w->feed); /* closed or never opened: all zero */
 		free(w->ring);
 		pthread_cond_destroy(&w->cond);
 	}

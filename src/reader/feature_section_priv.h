@@ -1,13 +1,13 @@
 /* One feature section being decoded (features.c, features_machine.c):
- * the cursor over its bytes and the readers of perf's header strings.
- * Private to src/reader. */
-#ifndef PS_READER_FEATURE_SECTION_H
-#define PS_READER_FEATURE_SECTION_H
+ * the cursor over its bytes and the readers of perf's header strings
+ * (feature_section.c). Private to src/reader. */
+#ifndef PS_READER_FEATURE_SECTION_PRIV_H
+#define PS_READER_FEATURE_SECTION_PRIV_H
 
 #include <stdint.h>
 
 #include "base/cursor.h"
-#include "reader/reader.h"
+#include "reader/reader_priv.h"
 
 struct ps_feature_section {
 	struct ps_reader *r;
@@ -48,4 +48,4 @@ int ps_decode_bpf_prog_info(struct ps_feature_section *s);
 int ps_decode_bpf_btf(struct ps_feature_section *s);
 int ps_decode_auxtrace(struct ps_feature_section *s);
 
-#endif /* PS_READER_FEATURE_SECTION_H */
+#endif /* PS_READER_FEATURE_SECTION_PRIV_H */

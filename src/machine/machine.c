@@ -1,0 +1,520 @@
+/* The machine model: threads, processes and their maps, updated from
+ * COMM/FORK/EXIT/MMAP/MMAP2 as perf's machine.c does: a thread seen first
+ * in a sample gets the comm ":tid", threads share their process leader's
+ * address space, FORK of a new process copies the parent's maps, and a new
+ * map cuts away what it overlaps of older ones.
+ */
+#include "machine/machine.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define BUCKETS 4096
+
+struct ps_process {
+	int32_t pid;
+	struct ps_map *maps;
+	size_t nr_maps, cap_maps;
+	uint64_t generation;
+	struct {
+		void *state;
+		void (*free_state)(void *state);
+	} slots[PS_PROCESS_NR_SLOTS];
+	struct ps_process *next;
+};
+
+struct ps_machine {
+	struct ps_thread *threads[BUCKETS];
+	struct ps_process *processes[BUCKETS];
+	struct ps_mapped_object *objects[BUCKETS];
+	struct ps_process kernel;
+	const struct ps_features *features;
+};
+
+static size_t hash_int(int32_t v)
+{
+	uint32_t x = (uint32_t)v * 2654435761u;
+	return (x >> 16) % BUCKETS;
+}
+
+static size_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ULL;
+	return (size_t)(h % BUCKETS);
+}
+
+int ps_machine_new(struct ps_machine **out)
+{
+	struct ps_machine *machine = calloc(1, sizeof(*machine));
+	*out = machine;
+	if (!machine)
+		return -ENOMEM;
+	machine->kernel.pid = -1;
+	return 0;
+}
+
+void ps_machine_set_features(struct ps_machine *machine, const struct ps_features *features)
+{
+	machine->features = features;
+}
+
+static void process_free(struct ps_process *p)
+{
+	for (size_t i = 0; i < PS_PROCESS_NR_SLOTS; i++)
+		if (p->slots[i].state && p->slots[i].free_state)
+			p->slots[i].free_state(p->slots[i].state);
+	free(p->maps);
+}
+
+void ps_machine_free(struct ps_machine *machine)
+{
+	if (!machine)
+		return;
+	for (size_t b = 0; b < BUCKETS; b++) {
+		for (struct ps_thread *t = machine->threads[b], *n; t; t = n) {
+			n = t->next;
+			free(t->comm);
+			free(t);
+		}
+		for (struct ps_process *p = machine->processes[b], *n; p; p = n) {
+			n = p->next;
+			process_free(p);
+			free(p);
+		}
+		for (struct ps_mapped_object *o = machine->objects[b], *n; o; o = n) {
+			n = o->next;
+			free(o->name);
+			free(o);
+		}
+	}
+	process_free(&machine->kernel);
+	free(machine);
+}
+
+/* ---- objects ------------------------------------------------------ */
+
+static bool kernel_name(const char *name)
+{
+	return name[0] == '[' && strcmp(name, "[vdso]") != 0 && strcmp(name, "[vsyscall]") != 0 &&
+	       strcmp(name, "[stack]") != 0 && strcmp(name, "[heap]") != 0 &&
+	       strcmp(name, "[vvar]") != 0 && strncmp(name, "[anon", 5) != 0;
+}
+
+struct ps_mapped_object *ps_machine_object(struct ps_machine *machine, const char *name,
+                                           const uint8_t *build_id, uint8_t build_id_size)
+{
+	size_t b = hash_str(name);
+	struct ps_mapped_object *o;
+
+	for (o = machine->objects[b]; o; o = o->next) {
+		if (strcmp(o->name, name) != 0)
+			continue;
+		if (!build_id || (o->has_build_id && o->build_id_size == build_id_size &&
+		                  memcmp(o->build_id, build_id, build_id_size) == 0))
+			return o;
+		if (!o->has_build_id) {
+			/* first time we learn its id */
+			o->has_build_id = true;
+			o->build_id_size = build_id_size;
+			memcpy(o->build_id, build_id, build_id_size);
+			return o;
+		}
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	o->name = strdup(name);
+	if (!o->name) {
+		free(o);
+		return NULL;
+	}
+	o->kernel = kernel_name(name);
+	if (build_id && build_id_size <= 20) {
+		o->has_build_id = true;
+		o->build_id_size = build_id_size;
+		memcpy(o->build_id, build_id, build_id_size);
+	} else if (machine->features) {
+		/* the BUILD_ID feature names the objects samples hit */
+		for (size_t i = 0; i < machine->features->nr_build_ids; i++) {
+			const struct ps_build_id *bid = &machine->features->build_ids[i];
+			if (bid->filename && strcmp(bid->filename, name) == 0 && bid->size <= 20) {
+				o->has_build_id = true;
+				o->build_id_size = bid->size;
+				memcpy(o->build_id, bid->id, bid->size);
+				break;
+			}
+		}
+	}
+	o->next = machine->objects[b];
+	machine->objects[b] = o;
+	return o;
+}
+
+void ps_machine_for_each_object(struct ps_machine *machine,
+                                void (*fn)(void *ctx, struct ps_mapped_object *object), void *ctx)
+{
+	for (size_t b = 0; b < BUCKETS; b++)
+		for (struct ps_mapped_object *o = machine->objects[b]; o; o = o->next)
+			fn(ctx, o);
+}
+
+void ps_machine_for_each_process(struct ps_machine *machine,
+                                 void (*fn)(void *ctx, struct ps_process *process), void *ctx)
+{
+	for (size_t b = 0; b < BUCKETS; b++)
+		for (struct ps_process *p = machine->processes[b]; p; p = p->next)
+			fn(ctx, p);
+}
+
+/* ---- processes and maps ------------------------------------------- */
+
+static struct ps_process *find_process(struct ps_machine *machine, int32_t pid)
+{
+	for (struct ps_process *p = machine->processes[hash_int(pid)]; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+struct ps_process *ps_machine_process(struct ps_machine *machine, int32_t pid)
+{
+	struct ps_process *p;
+	if (pid == -1)
+		return &machine->kernel;
+	p = find_process(machine, pid);
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->next = machine->processes[hash_int(pid)];
+	machine->processes[hash_int(pid)] = p;
+	return p;
+}
+
+struct ps_process *ps_machine_kernel(struct ps_machine *machine)
+{
+	return &machine->kernel;
+}
+
+/* First map whose end is above addr. */
+static size_t lower_bound(const struct ps_process *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nr_maps;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const struct ps_map *ps_process_find_map(const struct ps_process *p, uint64_t addr)
+{
+	size_t i = lower_bound(p, addr);
+	if (i < p->nr_maps && p->maps[i].start <= addr)
+		return &p->maps[i];
+	return NULL;
+}
+
+const struct ps_map *ps_process_next_map(const struct ps_process *p, const struct ps_map *map)
+{
+	size_t next = map ? (size_t)(map - p->maps) + 1 : 0;
+
+	return next < p->nr_maps ? &p->maps[next] : NULL;
+}
+
+const struct ps_map *ps_process_first_map_of(const struct ps_process *p,
+                                             const struct ps_mapped_object *object)
+{
+	/* maps are sorted: the first found is the lowest */
+	for (size_t i = 0; i < p->nr_maps; i++)
+		if (p->maps[i].object == object)
+			return &p->maps[i];
+	return NULL;
+}
+
+int32_t ps_process_pid(const struct ps_process *p)
+{
+	return p->pid;
+}
+
+uint64_t ps_process_generation(const struct ps_process *p)
+{
+	return p->generation;
+}
+
+void *ps_process_state(const struct ps_process *p, enum ps_process_slot slot)
+{
+	return p->slots[slot].state;
+}
+
+void ps_process_set_state(struct ps_process *p, enum ps_process_slot slot, void *state,
+                          void (*free_state)(void *state))
+{
+	p->slots[slot].state = state;
+	p->slots[slot].free_state = free_state;
+}
+
+static int reserve_maps(struct ps_process *p, size_t extra)
+{
+	if (p->nr_maps + extra <= p->cap_maps)
+		return 0;
+	size_t cap = p->cap_maps ? p->cap_maps * 2 : 32;
+	while (cap < p->nr_maps + extra)
+		cap *= 2;
+	struct ps_map *m = realloc(p->maps, cap * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	p->maps = m;
+	p->cap_maps = cap;
+	return 0;
+}
+
+/* Insert a map, cutting away what it overlaps of existing maps (perf's
+ * maps__fixup_overlappings): an old map may lose its head, its tail, or be
+ * split in two around the new one. */
+static int insert_map(struct ps_process *p, const struct ps_map *map)
+{
+	size_t i, j;
+	if (map->end <= map->start)
+		return 0;
+	if (reserve_maps(p, 2))
+		return -ENOMEM;
+	i = lower_bound(p, map->start);
+	/* maps [i, j) overlap the new one */
+	for (j = i; j < p->nr_maps && p->maps[j].start < map->end; j++)
+		;
+	struct ps_map before = { 0 }, after = { 0 };
+	bool keep_before = false, keep_after = false;
+	if (i < j && p->maps[i].start < map->start) {
+		before = p->maps[i];
+		before.end = map->start;
+		keep_before = true;
+	}
+	if (i < j && p->maps[j - 1].end > map->end) {
+		after = p->maps[j - 1];
+		after.pgoff += map->end - after.start;
+		after.start = map->end;
+		keep_after = true;
+	}
+	size_t add = 1 + keep_before + keep_after;
+	size_t removed = j - i;
+	memmove(&p->maps[i + add], &p->maps[j], (p->nr_maps - j) * sizeof(*p->maps));
+	p->nr_maps = p->nr_maps - removed + add;
+	size_t k = i;
+	if (keep_before)
+		p->maps[k++] = before;
+	p->maps[k++] = *map;
+	if (keep_after)
+		p->maps[k++] = after;
+	p->generation++;
+	return 0;
+}
+
+static int clone_maps(struct ps_process *to, const struct ps_process *from)
+{
+	if (to == from)
+		return 0;
+	to->nr_maps = 0;
+	if (reserve_maps(to, from->nr_maps))
+		return -ENOMEM;
+	memcpy(to->maps, from->maps, from->nr_maps * sizeof(*from->maps));
+	to->nr_maps = from->nr_maps;
+	to->generation++;
+	return 0;
+}
+
+/* ---- threads ------------------------------------------------------ */
+
+static struct ps_thread *find_thread(struct ps_machine *machine, int32_t tid)
+{
+	for (struct ps_thread *t = machine->threads[hash_int(tid)]; t; t = t->next)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+static int set_comm(struct ps_thread *t, const char *comm)
+{
+	char *c = strdup(comm);
+	if (!c)
+		return -ENOMEM;
+	free(t->comm);
+	t->comm = c;
+	t->comm_set = true;
+	return 0;
+}
+
+static struct ps_thread *new_thread(struct ps_machine *machine, int32_t pid, int32_t tid)
+{
+	char name[16];
+	struct ps_thread *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	snprintf(name, sizeof(name), ":%d", tid);
+	t->comm = strdup(name);
+	if (!t->comm) {
+		free(t);
+		return NULL;
+	}
+	t->pid = pid;
+	t->tid = tid;
+	t->ppid = -1;
+	t->next = machine->threads[hash_int(tid)];
+	machine->threads[hash_int(tid)] = t;
+	return t;
+}
+
+static void remove_thread(struct ps_machine *machine, struct ps_thread *victim)
+{
+	struct ps_thread **pp = &machine->threads[hash_int(victim->tid)];
+	while (*pp && *pp != victim)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = victim->next;
+	free(victim->comm);
+	free(victim);
+}
+
+struct ps_thread *ps_machine_thread(struct ps_machine *machine, int32_t pid, int32_t tid)
+{
+	struct ps_thread *t = find_thread(machine, tid);
+	if (t) {
+		if (t->pid == -1 && pid != -1)
+			t->pid = pid;
+		return t;
+	}
+	t = new_thread(machine, pid, tid);
+	if (t && pid != -1 && pid != tid && !find_thread(machine, pid))
+		new_thread(machine, pid, pid); /* perf creates the leader too */
+	return t;
+}
+
+static int process_fork(struct ps_machine *machine, const struct ps_event *ev)
+{
+	const struct ps_record_fork *f = &ev->u.fork;
+	struct ps_thread *parent = ps_machine_thread(machine, (int32_t)f->ppid, (int32_t)f->ptid);
+	struct ps_thread *old = find_thread(machine, (int32_t)f->tid);
+	struct ps_thread *child;
+
+	if (!parent)
+		return -ENOMEM;
+	if (parent->pid != (int32_t)f->ppid) {
+		/* a stale thread under the parent's tid: start over, as perf does */
+		remove_thread(machine, parent);
+		parent = ps_machine_thread(machine, (int32_t)f->ppid, (int32_t)f->ptid);
+		if (!parent)
+			return -ENOMEM;
+	}
+	if (old && old != parent)
+		remove_thread(machine, old);
+	child = new_thread(machine, (int32_t)f->pid, (int32_t)f->tid);
+	if (!child)
+		return -ENOMEM;
+	child->ppid = parent->tid;
+	if (parent->comm_set && set_comm(child, parent->comm))
+		return -ENOMEM;
+	if ((int32_t)f->pid != parent->pid && !(ev->misc & PERF_RECORD_MISC_FORK_EXEC)) {
+		/* a new process starts with a copy of its parent's maps */
+		struct ps_process *to = ps_machine_process(machine, (int32_t)f->pid);
+		struct ps_process *from = find_process(machine, parent->pid);
+		if (!to)
+			return -ENOMEM;
+		if (from && clone_maps(to, from))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static bool is_anon_memory(const char *name)
+{
+	return strcmp(name, "//anon") == 0 || strncmp(name, "/dev/zero", 9) == 0 ||
+	       strncmp(name, "/anon_hugepage", 14) == 0;
+}
+
+static bool is_no_dso_memory(const char *name)
+{
+	return strncmp(name, "[stack", 6) == 0 || strncmp(name, "/SYSV", 5) == 0 ||
+	       strcmp(name, "[heap]") == 0;
+}
+
+static int process_mmap(struct ps_machine *machine, const struct ps_event *ev)
+{
+	const struct ps_record_mmap *m = &ev->u.mmap;
+	unsigned cpumode = ev->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL;
+	struct ps_process *p;
+	struct ps_map map = { 0 };
+
+	if (!kernel && !ps_machine_thread(machine, (int32_t)m->pid, (int32_t)m->tid))
+		return -ENOMEM;
+	p = kernel ? &machine->kernel : ps_machine_process(machine, (int32_t)m->pid);
+	if (!p)
+		return -ENOMEM;
+	const char *name = m->filename ? m->filename : "";
+	char perf_map[40];
+	uint32_t prot = ev->type == PERF_RECORD_MMAP2 ? m->prot : 0;
+	uint32_t flags = ev->type == PERF_RECORD_MMAP2 ? m->flags : 0;
+	map.identity = !kernel &&
+	               (is_anon_memory(name) || is_no_dso_memory(name) || (flags & MAP_HUGETLB));
+	if ((prot & PROT_EXEC) && map.identity) {
+		/* executable anonymous memory is JIT code: perf names it after
+		 * the perf map the JIT writes for it */
+		snprintf(perf_map, sizeof(perf_map), "/tmp/perf-%d.map", (int32_t)m->pid);
+		name = perf_map;
+	}
+	map.object = ps_machine_object(machine, name, m->has_build_id ? m->build_id : NULL,
+	                               m->has_build_id ? m->build_id_size : 0);
+	if (!map.object)
+		return -ENOMEM;
+	if (kernel)
+		map.object->kernel = true;
+	if (name == perf_map)
+		map.object->jit_pid = (int32_t)m->pid;
+	map.start = m->start;
+	map.end = m->start + m->len;
+	if (map.end < map.start)
+		map.end = UINT64_MAX;
+	map.pgoff = m->pgoff;
+	if (ev->type == PERF_RECORD_MMAP2) {
+		map.prot = m->prot;
+		map.flags = m->flags;
+	} else {
+		/* MMAP has no prot: its data bit says whether it is executable */
+		map.prot = (ev->misc & PERF_RECORD_MISC_MMAP_DATA) ? 3 : 5;
+	}
+	return insert_map(p, &map);
+}
+
+int ps_machine_process_event(struct ps_machine *machine, const struct ps_event *ev)
+{
+	switch (ev->type) {
+	case PERF_RECORD_COMM: {
+		struct ps_thread *t = ps_machine_thread(machine, (int32_t)ev->u.comm.pid,
+		                                        (int32_t)ev->u.comm.tid);
+		if (!t)
+			return -ENOMEM;
+		return set_comm(t, ev->u.comm.comm ? ev->u.comm.comm : "");
+	}
+	case PERF_RECORD_FORK:
+		return process_fork(machine, ev);
+	case PERF_RECORD_EXIT:
+		/* perf keeps exited threads around for later samples */
+		return 0;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return process_mmap(machine, ev);
+	default:
+		return 0;
+	}
+}

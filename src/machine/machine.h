@@ -1,0 +1,117 @@
+/* The machine model: the threads and address spaces of a capture, kept as
+ * they were at the time of the event being processed. Events must be fed
+ * in perf's delivery order (PS_ORDER_TIME). Follows perf's rules for
+ * thread creation, comm inheritance and map overlap.
+ *
+ * The interface of src/machine to the other modules (see
+ * docs/architecture.md for the header rule); machine.c is the module.
+ */
+#ifndef PS_MACHINE_MACHINE_H
+#define PS_MACHINE_MACHINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pystitch/pystitch.h"
+
+/* A mapped object, shared by every map of it. `user` lets the consumer
+ * (the pipeline: the object's DSO) hang its own per-object state here. */
+struct ps_mapped_object {
+	char *name; /* as recorded: a path, "[vdso]", "//anon", ... */
+	bool has_build_id;
+	uint8_t build_id_size;
+	uint8_t build_id[20];
+	bool kernel; /* [kernel.kallsyms] and kernel modules */
+	/* > 0: executable anonymous memory (JIT code) of this process,
+	 * named "/tmp/perf-PID.map" after the perf map that names it */
+	int32_t jit_pid;
+	void *user;
+	struct ps_mapped_object *next; /* registry chain */
+};
+
+struct ps_map {
+	uint64_t start, end; /* [start, end) */
+	uint64_t pgoff;
+	uint32_t prot, flags;
+	/* perf addresses anonymous memory ([stack], //anon, ...) by raw
+	 * address instead of by file offset */
+	bool identity;
+	struct ps_mapped_object *object;
+};
+
+/* The address space of one process: maps sorted by start, never
+ * overlapping, read through ps_process_find_map() and
+ * ps_process_next_map(). Its generation changes whenever the set
+ * changes, so caches keyed on it (the unwinder's Dwfl) know when to
+ * rebuild. */
+struct ps_process;
+
+/* State other modules keep per process, freed with it: one slot each. */
+enum ps_process_slot {
+	PS_PROCESS_SLOT_UNWIND = 0, /* the pipeline's unwinding state */
+	PS_PROCESS_SLOT_RULES, /* the state of the pipeline's frame rules */
+	PS_PROCESS_NR_SLOTS,
+};
+
+struct ps_thread {
+	int32_t pid, tid, ppid;
+	char *comm; /* ":tid" until a COMM names it */
+	bool comm_set;
+	struct ps_thread *next;
+};
+
+struct ps_machine;
+
+int ps_machine_new(struct ps_machine **out);
+void ps_machine_free(struct ps_machine *machine);
+
+/* Apply COMM, FORK, EXIT, MMAP, MMAP2 (other records are ignored).
+ * Returns 0 or -ENOMEM. */
+int ps_machine_process_event(struct ps_machine *machine, const struct ps_event *event);
+
+/* The thread perf would find for (pid, tid), created as perf creates it
+ * when it has not been seen. NULL only when out of memory. */
+struct ps_thread *ps_machine_thread(struct ps_machine *machine, int32_t pid, int32_t tid);
+/* The address space of a process (created empty when unknown); NULL only
+ * when out of memory. */
+struct ps_process *ps_machine_process(struct ps_machine *machine, int32_t pid);
+/* The kernel's address space (maps recorded with pid -1). */
+struct ps_process *ps_machine_kernel(struct ps_machine *machine);
+
+/* Object registry: the same name and build-id give the same object. */
+struct ps_mapped_object *ps_machine_object(struct ps_machine *machine, const char *name,
+                                           const uint8_t *build_id, uint8_t build_id_size);
+/* Walk every object, e.g. to free consumer state. */
+void ps_machine_for_each_object(struct ps_machine *machine,
+                                void (*fn)(void *ctx, struct ps_mapped_object *object), void *ctx);
+/* Walk every process (not the kernel). */
+void ps_machine_for_each_process(struct ps_machine *machine,
+                                 void (*fn)(void *ctx, struct ps_process *process), void *ctx);
+/* Build-ids recorded in the BUILD_ID feature, for objects whose MMAP2
+ * carried none. The features must outlive the machine. */
+void ps_machine_set_features(struct ps_machine *machine, const struct ps_features *features);
+
+int32_t ps_process_pid(const struct ps_process *process);
+uint64_t ps_process_generation(const struct ps_process *process);
+/* The map holding addr, or NULL. */
+const struct ps_map *ps_process_find_map(const struct ps_process *process, uint64_t addr);
+/* The maps in address order: the first after map (NULL: the first of
+ * all), or NULL past the last. Valid until the next event is applied. */
+const struct ps_map *ps_process_next_map(const struct ps_process *process,
+                                         const struct ps_map *map);
+/* The lowest-addressed map of object, or NULL. */
+const struct ps_map *ps_process_first_map_of(const struct ps_process *process,
+                                             const struct ps_mapped_object *object);
+
+/* A slot's state, or NULL. */
+void *ps_process_state(const struct ps_process *process, enum ps_process_slot slot);
+/* Keep state in a slot (it must be empty); free_state (may be NULL) is
+ * called on it when the machine is freed. */
+void ps_process_set_state(struct ps_process *process, enum ps_process_slot slot, void *state,
+                          void (*free_state)(void *state));
+
+/* Lowest address of kernel space on x86-64. */
+#define PS_KERNEL_START 0xffff800000000000ULL
+
+#endif /* PS_MACHINE_MACHINE_H */

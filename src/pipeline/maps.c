@@ -1,0 +1,205 @@
+/* Maps as the pipeline sees them: the DSO of each mapped object, and per
+ * process the unwinder with the answers it asks for every frame (which
+ * mapping holds an address, where its file is), cached for one map
+ * generation; unwinding one sample's user stack.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "pipeline/pipeline_priv.h"
+
+#define BASE_CACHE 64
+
+struct pipeline_process {
+	struct ps_pipeline *pipeline;
+	struct ps_process *process;
+	struct ps_unwinder *unwinder;
+	/* lowest mapping base per object, valid for one map generation */
+	uint64_t base_generation;
+	struct {
+		const struct ps_mapped_object *object;
+		uint64_t base;
+	} bases[BASE_CACHE];
+	/* find_map()'s last answer, valid for one map generation: the
+	 * unwinder asks for every frame, mostly about the same few maps */
+	bool last_valid;
+	uint64_t last_generation;
+	struct ps_unwind_map last;
+};
+
+const char *ps_pipeline_object_name(const struct ps_mapped_object *object)
+{
+	if (object->kernel && strncmp(object->name, "[kernel.kallsyms]", 17) == 0)
+		return "[kernel.kallsyms]";
+	return object->name;
+}
+
+struct ps_dso *ps_pipeline_object_dso(struct ps_pipeline *pipeline, struct ps_mapped_object *object)
+{
+	if (!object->user)
+		object->user = ps_symbols_dso(pipeline->symbols, ps_pipeline_object_name(object),
+		                              object->has_build_id ? object->build_id : NULL,
+		                              object->has_build_id ? object->build_id_size : 0);
+	return object->user;
+}
+
+/* The base perf's libunwind path uses for an object: that of its lowest
+ * mapping in the process (see ps_unwind_map.libunwind_base). */
+static uint64_t lowest_base(struct pipeline_process *state, const struct ps_mapped_object *object)
+{
+	const struct ps_process *p = state->process;
+	size_t slot = ((uintptr_t)object >> 4) % BASE_CACHE;
+	const struct ps_map *map;
+
+	if (state->base_generation != ps_process_generation(p)) {
+		memset(state->bases, 0, sizeof(state->bases));
+		state->base_generation = ps_process_generation(p);
+	}
+	if (state->bases[slot].object == object)
+		return state->bases[slot].base;
+	map = ps_process_first_map_of(p, object);
+	if (!map)
+		return 0;
+	state->bases[slot].object = object;
+	state->bases[slot].base = map->start - map->pgoff;
+	return state->bases[slot].base;
+}
+
+static bool find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
+{
+	struct pipeline_process *state = ctx;
+	uint64_t generation = ps_process_generation(state->process);
+	const struct ps_map *map;
+
+	if (state->last_valid && state->last_generation == generation &&
+	    addr >= state->last.start && addr < state->last.end) {
+		*out = state->last;
+		return true;
+	}
+	map = ps_process_find_map(state->process, addr);
+	if (!map)
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->start = map->start;
+	out->end = map->end;
+	out->pgoff = map->pgoff;
+	out->name = map->object->name;
+	out->exec = (map->prot & PROT_EXEC) != 0;
+	out->libunwind_base = lowest_base(state, map->object);
+	if (!map->object->kernel) {
+		struct ps_dso *dso = ps_pipeline_object_dso(state->pipeline, map->object);
+		if (dso) {
+			out->path = ps_dso_file(dso);
+			const char *debug = ps_dso_symbol_file(dso);
+			if (debug && out->path && strcmp(debug, out->path) != 0)
+				out->debug_path = debug;
+		}
+	}
+	state->last = *out;
+	state->last_generation = generation;
+	state->last_valid = true;
+	return true;
+}
+
+/* The rules' frame_rule for this process. */
+static bool frame_rule(void *ctx, uint64_t pc, struct ps_unwind_rule *out)
+{
+	struct pipeline_process *state = ctx;
+	const struct ps_pipeline *pipeline = state->pipeline;
+
+	return pipeline->rules->frame_rule(pipeline->rules_ctx, state->process, pc, out);
+}
+
+static const struct ps_unwind_callbacks plain_callbacks = { .find_map = find_map };
+/* with rules for the frames that have no CFI (CPython's trampolines) */
+static const struct ps_unwind_callbacks ruled_callbacks = {
+	.find_map = find_map,
+	.frame_rule = frame_rule,
+};
+
+static void process_state_free(void *user)
+{
+	struct pipeline_process *state = user;
+
+	ps_unwinder_free(state->unwinder);
+	free(state);
+}
+
+struct pipeline_process *ps_pipeline_process(struct ps_pipeline *pipeline,
+                                             struct ps_process *process)
+{
+	struct pipeline_process *state = ps_process_state(process, PS_PROCESS_SLOT_UNWIND);
+
+	if (state)
+		return state;
+	state = calloc(1, sizeof(*state));
+	if (!state)
+		return NULL;
+	state->pipeline = pipeline;
+	state->process = process;
+	if (ps_unwinder_new(pipeline->rules->frame_rule ? &ruled_callbacks : &plain_callbacks,
+	                    state, &pipeline->unwind_opts, &state->unwinder)) {
+		free(state);
+		return NULL;
+	}
+	ps_process_set_state(process, PS_PROCESS_SLOT_UNWIND, state, process_state_free);
+	return state;
+}
+
+bool ps_pipeline_unwinds(const struct ps_process *process)
+{
+	return ps_process_state(process, PS_PROCESS_SLOT_UNWIND) != NULL;
+}
+
+void ps_pipeline_map_changed(struct pipeline_process *state, uint64_t addr)
+{
+	struct ps_unwind_map map;
+
+	if (find_map(state, addr, &map))
+		ps_unwinder_map_changed(state->unwinder, &map);
+}
+
+void ps_pipeline_exec(struct pipeline_process *state)
+{
+	ps_unwinder_reset(state->unwinder);
+}
+
+bool ps_pipeline_has_user_stack(const struct ps_pipeline *pipeline, const struct ps_event *event,
+                                const struct ps_process *process)
+{
+	const struct ps_sample *sample = &event->u.sample;
+	uint64_t type = event->attr->sample_type;
+
+	return !pipeline->no_callchain && (type & PERF_SAMPLE_CALLCHAIN) &&
+	       (type & PERF_SAMPLE_REGS_USER) && (type & PERF_SAMPLE_STACK_USER) &&
+	       sample->regs_user.abi && sample->stack_dyn_size && process;
+}
+
+int ps_pipeline_unwind(struct ps_pipeline *pipeline, const struct ps_event *event,
+                       struct ps_process *process, uint64_t *pcs, enum ps_unwind_stop *stop)
+{
+	const struct ps_sample *sample = &event->u.sample;
+	struct ps_unwind_sample us = {
+		.pid = sample->pid,
+		.tid = sample->tid,
+		.regs_abi = sample->regs_user.abi,
+		.regs_mask = sample->regs_user.mask,
+		.nr_regs = sample->regs_user.nr,
+		.regs = sample->regs_user.regs,
+		.stack = sample->stack_data,
+		.stack_size = sample->stack_dyn_size,
+	};
+	struct pipeline_process *state = ps_pipeline_process(pipeline, process);
+	const struct ps_pipeline_rules *rules = pipeline->rules;
+	int n;
+
+	if (!state)
+		return -ENOMEM;
+	us.recover_popped =
+	        rules->recover_popped && rules->recover_popped(pipeline->rules_ctx, process);
+	n = ps_unwinder_unwind(state->unwinder, &us, pcs, pipeline->max_stack, stop);
+	return n == -ENOMEM ? n : n < 0 ? 0 : n;
+}

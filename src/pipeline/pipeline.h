@@ -1,0 +1,126 @@
+/* The record-to-stack pipeline: it applies a capture's records to the
+ * machine model, finds the map of each address, unwinds user stacks and
+ * names every frame as perf script prints it.
+ *
+ * One pipeline per reading of the capture: the session owns one, and each
+ * unwinding worker (session/jobs.c) another; they share nothing, so each
+ * is used from one thread. It knows nothing of CPython: frames of code
+ * without CFI and of JIT code are left to the frame rules plugged in
+ * (struct ps_pipeline_rules, which the Python side provides).
+ *
+ * The interface of src/pipeline to the other modules (see
+ * docs/architecture.md for the header rule).
+ */
+#ifndef PS_PIPELINE_PIPELINE_H
+#define PS_PIPELINE_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "machine/machine.h"
+#include "pystitch/pystitch.h"
+#include "symbols/symbols.h"
+#include "unwind/unwind.h"
+
+/* The most frames of one stack part: the room callers give unwound PCs. */
+#define PS_PIPELINE_MAX_PCS (PS_UNWIND_DEFAULT_MAX_FRAMES * 2)
+
+struct ps_pipeline;
+
+/* What the pipeline asks of whoever knows the JIT code and interpreters of
+ * the processes. Every member may be NULL. process is the sampled process;
+ * ctx is the one given to ps_pipeline_set_rules(). */
+struct ps_pipeline_rules {
+	/* Name a frame of JIT code (object->jit_pid > 0) at ip: fill
+	 * f->sym, symoff and python; leave it unnamed when nothing names it.
+	 * process is NULL when the sample's process is unknown. */
+	void (*name_jit)(void *ctx, struct ps_process *process,
+	                 const struct ps_mapped_object *object, uint64_t ip, struct ps_frame *f);
+	/* The unwind rule of a frame without CFI, as
+	 * ps_unwind_callbacks.frame_rule. NULL: the unwinder stops there. */
+	bool (*frame_rule)(void *ctx, struct ps_process *process, uint64_t pc,
+	                   struct ps_unwind_rule *out);
+	/* Whether the unwinder recovers the registers an epilogue popped at
+	 * the leaf (ps_unwind_sample.recover_popped) in this process. */
+	bool (*recover_popped)(void *ctx, struct ps_process *process);
+};
+
+struct ps_pipeline_opts {
+	size_t sz; /* sizeof(struct ps_pipeline_opts) */
+	/* The DSO registry's options (copied) and the unwinders' (their
+	 * max_frames is max_stack). */
+	struct ps_symbols_opts symbols;
+	struct ps_unwind_opts unwind;
+	/* Frames per stack part (recorded callchain, unwound user stack);
+	 * 0: PS_UNWIND_DEFAULT_MAX_FRAMES; at most PS_PIPELINE_MAX_PCS. */
+	unsigned max_stack;
+	bool no_inline; /* no inline frames for unwound PCs */
+	bool no_callchain; /* only the sampled IP (perf script -G) */
+	/* The capture's features (build-ids of the objects); must outlive the
+	 * pipeline. */
+	const struct ps_features *features;
+};
+
+/* 0, -EINVAL (options) or -ENOMEM, with a one-line reason in errmsg. */
+int ps_pipeline_new(const struct ps_pipeline_opts *opts, struct ps_pipeline **out, char *errmsg,
+                    size_t errmsg_size);
+void ps_pipeline_free(struct ps_pipeline *pipeline);
+/* Plug in the frame rules; rules and ctx must outlive the pipeline. Call
+ * before the first record. */
+void ps_pipeline_set_rules(struct ps_pipeline *pipeline, const struct ps_pipeline_rules *rules,
+                           void *ctx);
+
+struct ps_machine *ps_pipeline_machine(const struct ps_pipeline *pipeline);
+struct ps_symbols *ps_pipeline_symbols(const struct ps_pipeline *pipeline);
+/* The DSO of an object: symbols know it by the name perf gives its DSO
+ * (the kernel's is "[kernel.kallsyms]", not the recorded map name
+ * "[kernel.kallsyms]_text"). NULL only when out of memory. */
+struct ps_dso *ps_pipeline_object_dso(struct ps_pipeline *pipeline,
+                                      struct ps_mapped_object *object);
+
+/* Keep the machine model and the unwinders in step with a record that is
+ * not a sample. 0 or -ENOMEM. */
+int ps_pipeline_apply(struct ps_pipeline *pipeline, const struct ps_event *event);
+
+/* Whether a sample has a user stack to unwind (perf bails out when
+ * nothing was copied). process may be NULL (then false). */
+bool ps_pipeline_has_user_stack(const struct ps_pipeline *pipeline, const struct ps_event *event,
+                                const struct ps_process *process);
+/* Whether the pipeline keeps unwinding state for the process: one of its
+ * samples had a user stack. */
+bool ps_pipeline_unwinds(const struct ps_process *process);
+/* Unwind the sample's user stack: its PCs, leaf first, into pcs (room
+ * for PS_PIPELINE_MAX_PCS) and why the walk ended. The number of PCs
+ * (0 when the walk failed), or -ENOMEM. */
+int ps_pipeline_unwind(struct ps_pipeline *pipeline, const struct ps_event *event,
+                       struct ps_process *process, uint64_t *pcs, enum ps_unwind_stop *stop);
+
+/* A stack as it is built: the recorded callchain (kernel part, or
+ * everything with -g) followed by the unwound user stack, every frame
+ * named. */
+struct ps_pipeline_stack {
+	struct ps_frame *frames;
+	size_t nr_frames;
+	size_t user_first; /* the first frame that is not a kernel one */
+	/* the event records call chains (and -G is not given): frames is
+	 * the stack; otherwise frames[0] is the sampled IP */
+	bool has_callchain;
+	bool unwound; /* a user stack was unwound; stop says why it ended */
+	enum ps_unwind_stop stop;
+};
+
+/* Start the stack of a sample of process (which may be NULL): the
+ * recorded callchain, or the sampled IP. 0 or -ENOMEM. */
+int ps_pipeline_begin_stack(struct ps_pipeline *pipeline, const struct ps_event *event,
+                            struct ps_process *process);
+/* Append the frames of a user stack unwound for it (by
+ * ps_pipeline_unwind() here or in another pipeline over the same
+ * capture): n PCs and why the walk ended. 0 or -ENOMEM. */
+int ps_pipeline_add_unwound(struct ps_pipeline *pipeline, struct ps_process *process,
+                            const uint64_t *pcs, int n, enum ps_unwind_stop stop);
+/* The stack built so far; valid until the next ps_pipeline_begin_stack().
+ * Its frames may be changed in place (the Python side marks its own). */
+struct ps_pipeline_stack *ps_pipeline_stack(struct ps_pipeline *pipeline);
+
+#endif /* PS_PIPELINE_PIPELINE_H */

@@ -1,0 +1,172 @@
+/* What the Python side knows of each process: the CPython interpreter it
+ * mapped, the trampoline template its perf-map entries are copies of
+ * (decoded once per file), whether it has JIT code; and from those the
+ * unwind rules of its trampolines (ps_pipeline_rules.frame_rule).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "python/python_priv.h"
+
+void ps_python_trampolines_free(struct ps_python *python)
+{
+	for (size_t i = 0; i < python->nr_trampolines; i++)
+		free(python->trampolines[i].path);
+}
+
+struct python_process *ps_python_process(struct ps_process *process)
+{
+	struct python_process *state = ps_process_state(process, PS_PROCESS_SLOT_RULES);
+
+	if (state)
+		return state;
+	state = calloc(1, sizeof(*state));
+	if (!state)
+		return NULL;
+	state->process = process;
+	ps_process_set_state(process, PS_PROCESS_SLOT_RULES, state, free);
+	return state;
+}
+
+static const struct ps_trampoline *decoded_template(struct ps_python *python, const char *path)
+{
+	struct python_trampoline *e;
+	char err[256] = "";
+
+	for (size_t i = 0; i < python->nr_trampolines; i++)
+		if (strcmp(python->trampolines[i].path, path) == 0)
+			return python->trampolines[i].rc ? NULL
+			                                 : &python->trampolines[i].trampoline;
+	if (python->nr_trampolines == PS_PYTHON_MAX_TRAMPOLINES)
+		return NULL;
+	e = &python->trampolines[python->nr_trampolines];
+	e->path = strdup(path);
+	if (!e->path)
+		return NULL;
+	python->nr_trampolines++;
+	e->rc = ps_trampoline_from_elf(path, &e->trampoline, err, sizeof(err));
+	if (e->rc)
+		ps_python_say(python, PS_LOG_WARN,
+		              "%s: cannot use the -X perf trampoline template: %s", path,
+		              err[0] ? err : strerror(-e->rc));
+	return e->rc ? NULL : &e->trampoline;
+}
+
+/* Whether an object found earlier is still mapped where it was. */
+static bool still_mapped(const struct ps_process *process, const struct ps_mapped_object *object,
+                         uint64_t start)
+{
+	const struct ps_map *map;
+
+	if (!object)
+		return false;
+	map = ps_process_find_map(process, start);
+	return map && map->object == object;
+}
+
+/* The CPython interpreter mapped in the process (libpython or a static
+ * interpreter: the first executable file mapping that defines the eval
+ * loop), and the file whose trampoline template the perf-map entries are
+ * copies of: the interpreter's own (3.12+), else a mapped file exporting
+ * the template's symbols (the pystitch_perf module, 3.8-3.11). Searched
+ * again when the maps have changed and either is missing or gone. */
+void ps_python_find_interpreter(struct ps_python *python, struct python_process *state)
+{
+	const struct ps_process *p = state->process;
+	const struct ps_mapped_object *last = NULL;
+
+	if (state->interp_searched && state->interp_generation == ps_process_generation(p))
+		return;
+	state->interp_generation = ps_process_generation(p);
+	state->interp_searched = true;
+	if (still_mapped(p, state->interp_object, state->interp_map_start) &&
+	    still_mapped(p, state->template_object, state->template_map_start))
+		return;
+	state->interp_object = NULL;
+	state->interp = NULL;
+	state->template_object = NULL;
+	state->trampoline = NULL;
+	for (const struct ps_map *map = ps_process_next_map(p, NULL);
+	     map && !(state->interp && state->template_object); map = ps_process_next_map(p, map)) {
+		const struct ps_py_interp *interp;
+		const char *path;
+		struct ps_dso *dso;
+		int rc;
+
+		if (!(map->prot & PROT_EXEC) || map->identity || map->object->kernel)
+			continue;
+		if (map->object == last)
+			continue; /* one file, several mappings */
+		last = map->object;
+		dso = ps_pipeline_object_dso(python->pipeline, map->object);
+		path = dso ? ps_dso_file(dso) : NULL;
+		if (!path || (rc = ps_py_registry_detect(python->registry, path, &interp)) < 0)
+			continue;
+		if (rc == 1 && !state->interp) {
+			state->interp_object = map->object;
+			state->interp_map_start = map->start;
+			state->interp = interp;
+		}
+		if (interp->has_trampoline && !state->template_object) {
+			state->template_object = map->object;
+			state->template_map_start = map->start;
+			state->trampoline = decoded_template(python, path);
+		}
+	}
+}
+
+bool ps_python_has_jit_code(const struct ps_process *p)
+{
+	for (const struct ps_map *map = ps_process_next_map(p, NULL); map;
+	     map = ps_process_next_map(p, map))
+		if (map->object->jit_pid)
+			return true;
+	return false;
+}
+
+/* Trampolines are JIT code: only a process that has some needs the leaf's
+ * popped registers recovered. */
+bool ps_python_recover_popped(void *ctx, struct ps_process *process)
+{
+	struct python_process *state = ps_python_process(process);
+	uint64_t generation = ps_process_generation(process);
+
+	if (!state)
+		return false;
+	if (!state->jit_checked || state->jit_generation != generation) {
+		state->has_jit = ps_python_has_jit_code(process);
+		state->jit_generation = generation;
+		state->jit_checked = true;
+	}
+	return state->has_jit;
+}
+
+bool ps_python_frame_rule(void *ctx, struct ps_process *process, uint64_t pc,
+                          struct ps_unwind_rule *out)
+{
+	struct ps_python *python = ctx;
+	const struct ps_map *map = ps_process_find_map(process, pc);
+	struct python_process *state;
+	struct ps_jit_symbol sym;
+	int32_t jit_pid;
+
+	if (!map || !map->object->jit_pid)
+		return false;
+	jit_pid = map->object->jit_pid;
+	if (!ps_python_lookup_jit(python, jit_pid, ps_process_pid(process), pc, &sym))
+		return false;
+	if (sym.eh_frame &&
+	    ps_eh_frame_rule(sym.eh_frame, sym.eh_frame_size, sym.start, pc, out, NULL, 0) == 0)
+		return true;
+	/* -X perf: every trampoline is a copy of the interpreter's template;
+	 * other JIT code in the map is not */
+	if (strncmp(sym.name, "py::", 4) != 0)
+		return false;
+	state = ps_python_process(process);
+	if (!state)
+		return false;
+	ps_python_find_interpreter(python, state);
+	return state->trampoline && ps_trampoline_rule_at(state->trampoline, pc - sym.start, out);
+}

@@ -1,0 +1,73 @@
+/* The Python side of a pipeline: the handle, and the frame rules it plugs
+ * into the pipeline (naming JIT code; in the Python modes also the unwind
+ * rules of CPython's trampolines). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/opts.h"
+#include "python/python_priv.h"
+
+/* perf's behaviour: JIT code named from the perf map, nothing more */
+static const struct ps_pipeline_rules native_rules = {
+	.name_jit = ps_python_name_jit,
+};
+
+/* the Python modes unwind through CPython's trampolines */
+static const struct ps_pipeline_rules python_rules = {
+	.name_jit = ps_python_name_jit,
+	.frame_rule = ps_python_frame_rule,
+	.recover_popped = ps_python_recover_popped,
+};
+
+int ps_python_new(const struct ps_python_opts *opts, struct ps_pipeline *pipeline,
+                  struct ps_python **out)
+{
+	struct ps_python_opts o;
+	struct ps_python *python;
+
+	*out = NULL;
+	if (ps_opts_copy(&o, sizeof(o), opts) || !pipeline)
+		return -EINVAL;
+	python = calloc(1, sizeof(*python));
+	if (!python)
+		return -ENOMEM;
+	python->pipeline = pipeline;
+	python->mode = o.mode;
+	python->log = o.log;
+	python->log_ctx = o.log_ctx;
+	if (o.perf_data_path && strcmp(o.perf_data_path, "-") != 0) {
+		python->data_path = strdup(o.perf_data_path);
+		if (!python->data_path)
+			goto nomem;
+	}
+	python->names_opts = (struct ps_jit_names_opts){
+		.sz = sizeof(python->names_opts),
+		.perf_map_dir = o.perf_map_dir,
+		.perf_data_path = python->data_path,
+		.files = o.files,
+	};
+	if (ps_py_registry_new(&python->registry) || ps_py_merger_new(&python->merger))
+		goto nomem;
+	ps_pipeline_set_rules(
+	        pipeline, python->mode == PS_PYTHON_NATIVE ? &native_rules : &python_rules, python);
+	*out = python;
+	return 0;
+nomem:
+	ps_python_free(python);
+	return -ENOMEM;
+}
+
+void ps_python_free(struct ps_python *python)
+{
+	if (!python)
+		return;
+	ps_python_sources_free(python);
+	ps_python_trampolines_free(python);
+	ps_py_registry_free(python->registry);
+	ps_py_merger_free(python->merger);
+	free(python->native);
+	free(python->merged);
+	free(python->data_path);
+	free(python);
+}

@@ -1,0 +1,471 @@
+/* Private to src/python (its unit tests and fuzz/fuzz_jit.c reach in here
+ * too): what the module's parts share. Other modules use python/python.h.
+ *  - frame-name sources written while the program ran: perf maps
+ *    (perf-PID.map) and jitdumps (jit-PID.dump), with the unwind rules of
+ *    the trampolines they describe;
+ *  - CPython detection and version;
+ *  - the merger of native and Python frames;
+ *  - the Python side of a pipeline (struct ps_python), which puts them to
+ *    work on the capture's processes.
+ * Each section below is owned by one part of the module.
+ */
+#ifndef PS_PYTHON_PYTHON_PRIV_H
+#define PS_PYTHON_PYTHON_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/file_hooks.h"
+#include "machine/machine.h"
+#include "pipeline/pipeline.h"
+#include "pystitch/pystitch.h"
+#include "python/python.h"
+#include "symbols/symbols.h"
+#include "unwind/unwind.h" /* struct ps_unwind_rule */
+
+/* ==== section: frame-name sources (perfmap.c, jitdump.c) ============ */
+
+/* Names of JIT code ranges -- CPython's trampolines, "py::qualname:filename"
+ * -- from the files a process wrote while it ran:
+ *  - perf maps, perf-PID.map: text lines "START SIZE NAME" (hex without 0x,
+ *    the name is the rest of the line), -X perf, 3.12+;
+ *  - jitdumps, jit-PID.dump: perf's binary jitdump format, code loads and the
+ *    .eh_frame of each trampoline, -X perf_jit, 3.13+.
+ * Both are untrusted input: a damaged line or record is skipped and counted,
+ * never trusted; files are streamed and memory is bounded by caps.
+ *
+ * Overlaps in one file: entries are sorted by start. Of entries with the same
+ * start the one written last wins (CPython only appends, and reuses an
+ * address only after freeing the arena that held it). An entry ends at the
+ * latest where the next-starting entry begins. Between the two files of a
+ * process the jitdump wins. Timestamps are not used: an answer holds for the
+ * whole run.
+ *
+ * Not thread-safe (ps_jit_names loads lazily); strings and bytes handed out
+ * stay valid until the table or ps_jit_names is freed. */
+
+enum ps_jit_source {
+	PS_JIT_SOURCE_MAP = 1, /* perf-PID.map */
+	PS_JIT_SOURCE_DUMP = 2, /* jit-PID.dump */
+};
+
+/* One named code range. */
+struct ps_jit_symbol {
+	const char *name;
+	uint64_t start, size; /* [start, start + size), after the overlap rule */
+	enum ps_jit_source source;
+	/* Jitdump only: the JIT_CODE_LOAD's code_index, and the unwinding
+	 * info of the JIT_CODE_UNWINDING_INFO record that preceded the load
+	 * (NULL/0 when there was none), bytes in the file's byte order:
+	 * .eh_frame (CIE + FDEs) and .eh_frame_hdr. eh_frame_addr is where
+	 * `perf inject --jit` places that .eh_frame (start + size rounded up
+	 * to 8), the base its pc-relative encodings assume. */
+	uint64_t code_index;
+	const uint8_t *eh_frame;
+	size_t eh_frame_size;
+	const uint8_t *eh_frame_hdr;
+	size_t eh_frame_hdr_size;
+	uint64_t eh_frame_addr;
+};
+
+/* Caps per file; 0 means the default. Lines or records past a cap are
+ * dropped and counted in over_limit (unwind_dropped for unwinding info). */
+struct ps_jit_limits {
+	size_t max_entries; /* default 16 Mi */
+	size_t max_name_bytes; /* sum of name lengths + 1; default 256 MiB */
+	size_t max_unwind_bytes; /* jitdump unwinding data kept; default 64 MiB */
+};
+
+/* What reading one file skipped, for one-line notes from the CLI
+ * ("perf-1234.map: 3 damaged lines skipped"). */
+struct ps_jit_file_stats {
+	size_t entries; /* ranges kept (after the overlap rule) */
+	size_t damaged; /* lines or records skipped as damaged */
+	size_t over_limit; /* valid lines or code loads dropped by the caps */
+	size_t unknown; /* jitdump records of unknown type, skipped */
+	size_t unwind_dropped; /* unwinding infos too large or over the cap */
+	uint64_t bytes_dropped; /* jitdump bytes after a record that could not be skipped */
+};
+
+/* A sorted table of named ranges read from one file. */
+struct ps_jit_table;
+
+/* Read one file. Returns 0 when the file was read, damaged parts skipped
+ * (see ps_jit_table_stats()); a negative errno when it could not be read at
+ * all: -ENOENT (no such file), -EINVAL (not a regular file, not a jitdump,
+ * damaged jitdump header), -ENOTSUP (jitdump version), -ENOMEM, or the
+ * errno of open/read. On failure *out still holds an empty table whose
+ * ps_jit_table_errmsg() says what went wrong (NULL only on ENOMEM). */
+int ps_perf_map_read(const char *path, const struct ps_jit_limits *limits,
+                     struct ps_jit_table **out);
+int ps_jitdump_read(const char *path, const struct ps_jit_limits *limits,
+                    struct ps_jit_table **out);
+/* Same, reading the contents from file (an archive's copy of path). */
+int ps_perf_map_read_file(const char *path, const char *file, const struct ps_jit_limits *limits,
+                          struct ps_jit_table **out);
+int ps_jitdump_read_file(const char *path, const char *file, const struct ps_jit_limits *limits,
+                         struct ps_jit_table **out);
+void ps_jit_table_free(struct ps_jit_table *table);
+
+bool ps_jit_table_lookup(const struct ps_jit_table *table, uint64_t addr,
+                         struct ps_jit_symbol *out);
+/* Entries in address order, for listing and tests. */
+size_t ps_jit_table_count(const struct ps_jit_table *table);
+bool ps_jit_table_at(const struct ps_jit_table *table, size_t index, struct ps_jit_symbol *out);
+const char *ps_jit_table_path(const struct ps_jit_table *table);
+const struct ps_jit_file_stats *ps_jit_table_stats(const struct ps_jit_table *table);
+/* Why reading failed, else the first damage found ("PATH: line 17: bad
+ * size", "PATH: offset 0x1a0: JIT_CODE_LOAD name without NUL"), else NULL. */
+const char *ps_jit_table_errmsg(const struct ps_jit_table *table);
+
+/* Building a table: for the two readers only (perfmap.c, jitdump.c). */
+#define PS_JIT_NO_UNWIND UINT32_MAX
+struct ps_jit_table *ps_jit_table_new(enum ps_jit_source source, const char *path,
+                                      const struct ps_jit_limits *limits);
+/* Keep eh_frame_size bytes of .eh_frame followed by hdr_size bytes of
+ * .eh_frame_hdr; returns the id for ps_jit_table_add(), -ENOSPC over the
+ * cap or -ENOMEM. */
+int64_t ps_jit_table_add_unwind(struct ps_jit_table *table, const uint8_t *data,
+                                size_t eh_frame_size, size_t hdr_size);
+/* order: position in the file (line number, record number); of entries
+ * with the same start the greatest order wins. 0, -ENOSPC or -ENOMEM. */
+int ps_jit_table_add(struct ps_jit_table *table, uint64_t start, uint64_t size, const char *name,
+                     size_t name_len, uint32_t unwind, uint64_t code_index, uint64_t order);
+/* A JIT_CODE_MOVE: a range named like the entry with this code_index added
+ * last (before any call here). 0, -ENOENT (no such entry), -ENOSPC, -ENOMEM. */
+int ps_jit_table_add_moved(struct ps_jit_table *table, uint64_t code_index, uint64_t start,
+                           uint64_t size, uint64_t order);
+/* Sort and apply the overlap rule; call once, after the last add. */
+void ps_jit_table_finish(struct ps_jit_table *table);
+struct ps_jit_file_stats *ps_jit_table_counters(struct ps_jit_table *table);
+/* Keep msg as the table's message unless one is already kept. */
+void ps_jit_table_note(struct ps_jit_table *table, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+/* The file cannot be used: drop every entry, set the message (replacing
+ * any) and return err. */
+int ps_jit_table_fail(struct ps_jit_table *table, int err, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* The frame-name sources of one process, found and loaded on first use. */
+struct ps_jit_names;
+
+struct ps_jit_names_opts {
+	size_t sz; /* sizeof(struct ps_jit_names_opts) */
+	const char *perf_map_dir; /* --perf-map-dir DIR: searched first; may be NULL */
+	const char *perf_data_path; /* the capture; its directory is searched
+	                             * second (NULL or "-": not searched) */
+	/* Where files are read from and who is told (may be NULL); must
+	 * outlive the names. */
+	const struct ps_file_hooks *files;
+	struct ps_jit_limits limits;
+};
+
+/* Each file is searched for on its own: perf-PID.map and jit-PID.dump are
+ * each taken from the first of perf_map_dir, the capture's directory and
+ * /tmp where it exists. No file is touched until the first load or lookup.
+ * 0, -EINVAL (pid < 0, opts) or -ENOMEM. */
+int ps_jit_names_new(const struct ps_jit_names_opts *opts, int32_t pid, struct ps_jit_names **out);
+void ps_jit_names_free(struct ps_jit_names *names);
+/* Load now (lookups do it on first use; later calls return the first
+ * result). Returns how many of the two files were read (1 or 2; the other
+ * may have failed, see ps_jit_names_errmsg()), -ENOENT when neither exists
+ * (see ps_jit_names_where()), or the error of a file that exists but could
+ * not be read. */
+int ps_jit_names_load(struct ps_jit_names *names);
+/* The jitdump's range containing addr, else the perf map's. */
+bool ps_jit_names_lookup(struct ps_jit_names *names, uint64_t addr, struct ps_jit_symbol *out);
+/* After a load that found neither file: "no perf-1234.map or jit-1234.dump
+ * in /data, /tmp"; NULL when a file was found or before loading. */
+const char *ps_jit_names_where(const struct ps_jit_names *names);
+/* The first failure to read a file that exists, else NULL. Damage inside
+ * files is in the tables' stats and messages. */
+const char *ps_jit_names_errmsg(const struct ps_jit_names *names);
+/* The table read from that source, or NULL (not found, failed, not loaded). */
+const struct ps_jit_table *ps_jit_names_table(const struct ps_jit_names *names,
+                                              enum ps_jit_source source);
+
+/* ==== end section: frame-name sources =============================== */
+
+/* ==== section: trampolines (trampoline.c) =========================== */
+
+/* Unwind rules for CPython's trampolines, which have no CFI in memory:
+ *  - -X perf (3.12+): every trampoline is a copy of the template between
+ *    _Py_trampoline_func_start and _Py_trampoline_func_end in libpython
+ *    (or a static interpreter). It is decoded with capstone and simulated,
+ *    so the rule at each of its instructions is derived, not hard-coded
+ *    per version (3.12/3.13: sub $8,%rsp; call *%rcx; add $8,%rsp; ret;
+ *    3.14: push %rbp; mov %rsp,%rbp; call *%rcx; pop %rbp; ret; either
+ *    may start with endbr64). x86-64 only.
+ *  - -X perf_jit (3.13+): the jitdump carries an .eh_frame (one CIE, one
+ *    FDE) per trampoline; ps_eh_frame_rule() runs its CFA program.
+ * A rule is the unwinder's struct ps_unwind_rule, ready for
+ * ps_unwind_callbacks.frame_rule. Errors are negative errno values; when
+ * errmsg is not NULL it receives a one-line reason. */
+
+/* Larger templates are rejected: CPython's is 8 to 15 bytes. */
+#define PS_TRAMPOLINE_MAX_SIZE 64
+
+/* The rule that holds just before the instruction at offset runs. */
+struct ps_trampoline_insn {
+	uint32_t offset;
+	struct ps_unwind_rule rule;
+};
+
+struct ps_trampoline {
+	uint32_t size; /* template bytes: _Py_trampoline_func_end - _start */
+	/* The return site: the instruction after the call, where the PC of
+	 * a trampoline frame that is not the sample's leaf points (perf
+	 * shows it as return_offset - 1), and the rule there. */
+	uint32_t return_offset;
+	struct ps_unwind_rule return_rule;
+	uint32_t code_end; /* past the ret; any bytes after it are padding */
+	uint32_t nr_insns; /* instructions up to and including the ret */
+	struct ps_trampoline_insn insns[PS_TRAMPOLINE_MAX_SIZE];
+};
+
+/* Decode and simulate size bytes of template code (offset 0 is the
+ * entry). -EINVAL, with the instruction and the reason in errmsg, for
+ * anything that is not understood: bytes that are not x86-64 code, jumps, a
+ * second call, no ret, rsp changed other than by push/pop/add/sub/mov from
+ * rbp/leave, rbp overwritten without being saved, stores to the stack, an
+ * unbalanced stack at the ret. */
+int ps_trampoline_decode(const uint8_t *code, size_t size, struct ps_trampoline *out, char *errmsg,
+                         size_t errmsg_size);
+/* Copy the template's bytes out of an interpreter's ELF file (symbols from
+ * .symtab, else .dynsym; bytes from the section or PT_LOAD segment holding
+ * them). -ENOENT: no such symbols; -EOPNOTSUPP: not x86-64; -EINVAL: a
+ * template that is empty, larger than cap or PS_TRAMPOLINE_MAX_SIZE, or not
+ * in the file; -errno of open(). */
+int ps_trampoline_read_template(const char *path, uint8_t *buf, size_t cap, size_t *size,
+                                char *errmsg, size_t errmsg_size);
+/* Both: read the template of the interpreter at path and decode it. */
+int ps_trampoline_from_elf(const char *path, struct ps_trampoline *out, char *errmsg,
+                           size_t errmsg_size);
+/* The rule at offset (pc - trampoline start): at the return site for a
+ * caller frame, at any instruction for the sample's leaf. false for an
+ * offset that is not an instruction boundary before the end of the ret. */
+bool ps_trampoline_rule_at(const struct ps_trampoline *trampoline, uint64_t offset,
+                           struct ps_unwind_rule *out);
+
+/* The rule at pc of code that starts at code_start, from an .eh_frame blob
+ * of CIEs and exactly one FDE (as CPython's perf_jit writes per
+ * trampoline: the FDE's initial location is encoded relative to where
+ * `perf inject` will put the section, so it is taken to be code_start and
+ * only its length is used). Understands DW_CFA_advance_loc*, def_cfa*,
+ * offset*, restore*, same_value, undefined (not for the return address),
+ * remember/restore_state, GNU_args_size and nop, CIE augmentations z, R, P,
+ * L and S; the CFA must be rsp or rbp plus an offset, the return address and
+ * rbp saved at an offset from it, no other register saved. pc is where the
+ * frame resumes (see ps_unwind_callbacks.frame_rule); the row holding pc is
+ * used, which for a return address is the call's row unless the call ends
+ * the code. -ERANGE: pc outside the FDE; -EINVAL: a malformed blob or
+ * anything not understood. Reads stay within [eh_frame, eh_frame + size). */
+int ps_eh_frame_rule(const uint8_t *eh_frame, size_t size, uint64_t code_start, uint64_t pc,
+                     struct ps_unwind_rule *out, char *errmsg, size_t errmsg_size);
+
+/* ==== end section: trampolines ====================================== */
+
+/* ==== section: interpreter (detect.c, merge.c) ====================== */
+
+/* -- detection (detect.c) --------------------------------------------
+ * Whether an ELF file (a mapped DSO: libpython or a static interpreter)
+ * is CPython, its version, and the -X perf trampoline template it holds.
+ * Read once per path with libelf (bounded; a damaged file is an error
+ * naming it) and kept in a registry. Addresses are ELF virtual addresses
+ * (vaddr). */
+
+/* How a symbol name relates to the eval loop. */
+enum ps_py_eval_kind {
+	PS_PY_EVAL_NONE = 0,
+	PS_PY_EVAL_MAIN, /* _PyEval_EvalFrameDefault itself */
+	PS_PY_EVAL_CLONE, /* .cold, .part.N, .localalias, .constprop.N, .isra.N */
+};
+
+enum ps_py_version_source {
+	PS_PY_VERSION_UNKNOWN = 0,
+	PS_PY_VERSION_SYMBOL, /* Py_Version (3.11+): PY_VERSION_HEX */
+	PS_PY_VERSION_DEBUG_OFFSETS, /* _Py_DebugOffsets.version (3.13+) */
+	PS_PY_VERSION_STRING, /* PY_VERSION, as Py_GetVersion uses it */
+	PS_PY_VERSION_RODATA, /* a PY_VERSION-like string in .rodata */
+};
+
+struct ps_py_interp {
+	const char *path;
+	bool is_python; /* defines _PyEval_EvalFrameDefault */
+	bool dynsym_only; /* found in .dynsym only (no .symtab, stripped) */
+	int major, minor, micro; /* 0 when unknown */
+	uint32_t version_hex; /* PY_VERSION_HEX, 0 when unknown */
+	enum ps_py_version_source version_source;
+	/* the -X perf trampoline template (3.12+), vaddr; 0 when absent.
+	 * Also filled for a file that is not CPython (is_python false) but
+	 * exports the template's symbols: the pystitch_perf module. */
+	bool has_trampoline;
+	uint64_t trampoline_start, trampoline_end;
+};
+
+struct ps_py_registry;
+
+/* Returns 0 or -ENOMEM. */
+int ps_py_registry_new(struct ps_py_registry **out);
+void ps_py_registry_free(struct ps_py_registry *registry);
+/* Examine the ELF file at path, or return the cached answer for it.
+ * 1: CPython (*out filled), 0: an ELF file that is not CPython (*out
+ * filled, is_python false), negative errno: unreadable or damaged
+ * (-ENOENT, -EACCES, -ENOEXEC not ELF, -EINVAL damaged, -ENOMEM);
+ * ps_py_registry_errmsg() says why, naming the file. *out stays valid
+ * until ps_py_registry_free(). */
+int ps_py_registry_detect(struct ps_py_registry *registry, const char *path,
+                          const struct ps_py_interp **out);
+const char *ps_py_registry_errmsg(const struct ps_py_registry *registry);
+
+/* By name: "_PyEval_EvalFrameDefault" is MAIN, the name with the clone
+ * suffixes gcc and clang emit is CLONE, anything else NONE. */
+enum ps_py_eval_kind ps_py_eval_name_kind(const char *name);
+
+/* Parse a PY_VERSION string ("3.12.1", "3.13.0rc2", "3.11.2+") into
+ * PY_VERSION_HEX; 0 when it does not follow CPython's convention. */
+uint32_t ps_py_parse_version(const char *text, size_t len);
+
+/* -- merger (merge.c) ---------------------------------------------------
+ * Native frames in (the py:: frames of trampolines among them), one frame
+ * list out. Pure data. */
+
+struct ps_py_native_frame {
+	const char *sym; /* symbol name, NULL when unresolved */
+	const char *python_name; /* a -X perf trampoline: "py::qualname:file" */
+	enum ps_py_eval_kind eval; /* named like the eval loop */
+	bool in_interpreter; /* in libpython or the interpreter binary */
+};
+
+struct ps_py_merge_input {
+	const struct ps_py_native_frame *native; /* leaf first: user frames */
+	size_t nr_native;
+	bool native_truncated; /* the unwind stopped at the end of the stack copy */
+};
+
+enum ps_py_out_kind {
+	PS_PY_OUT_NATIVE = 0, /* native[index] */
+	PS_PY_OUT_TRUNCATED, /* the "[truncated]" marker */
+};
+
+struct ps_py_out_frame {
+	enum ps_py_out_kind kind;
+	size_t index;
+	const char *name; /* sym, Python name, or "[truncated]" */
+	bool is_python; /* a trampoline's py:: frame */
+};
+
+struct ps_py_merge_result {
+	const struct ps_py_out_frame *frames; /* leaf first; valid until the next merge */
+	size_t nr_frames;
+	size_t nr_activations; /* eval activations in the native stack */
+	size_t nr_matched; /* activations with their trampoline */
+	bool trampolines; /* the stack has a py:: frame */
+};
+
+struct ps_py_merger;
+
+int ps_py_merger_new(struct ps_py_merger **out);
+void ps_py_merger_free(struct ps_py_merger *merger);
+/* 0, -EINVAL (bad input) or -ENOMEM. */
+int ps_py_merge(struct ps_py_merger *merger, const struct ps_py_merge_input *input,
+                enum ps_python_mode mode, struct ps_py_merge_result *result);
+
+/* CPython-internal by name: the call machinery between Python frames
+ * (_Py*, Py*, *Vectorcall*, py_trampoline_evaluator, cfunction_*, ...). */
+bool ps_py_is_internal_name(const char *name);
+
+/* ==== end section: interpreter ====================================== */
+
+/* ==== section: the Python side of a pipeline (python.c, sources.c,
+ * process.c, stack.c, report.c) ====================================== */
+
+#define PS_PYTHON_NAMES_BUCKETS 256
+#define PS_PYTHON_MAX_TRAMPOLINES 16 /* interpreter files with a template */
+
+/* The name sources of one pid (sources.c), loaded on first use and shared
+ * by the processes whose JIT objects name that pid (a forked child keeps
+ * its parent's trampolines). */
+struct python_pid_names {
+	int32_t pid;
+	struct ps_jit_names *names;
+	bool loaded; /* ps_jit_names_load() ran and its outcome was reported */
+	struct python_pid_names *next;
+};
+
+/* A decoded trampoline template, per interpreter file (process.c). */
+struct python_trampoline {
+	char *path;
+	int rc; /* 0: trampoline is usable */
+	struct ps_trampoline trampoline;
+};
+
+struct ps_python {
+	struct ps_pipeline *pipeline;
+	enum ps_python_mode mode;
+	ps_log_fn log;
+	void *log_ctx;
+	struct ps_jit_names_opts names_opts;
+	char *data_path;
+	struct python_pid_names *names[PS_PYTHON_NAMES_BUCKETS];
+	struct ps_py_registry *registry;
+	struct python_trampoline trampolines[PS_PYTHON_MAX_TRAMPOLINES];
+	size_t nr_trampolines;
+	struct ps_py_merger *merger;
+	/* per-stack buffers, grown to the largest stack seen (stack.c) */
+	struct ps_py_native_frame *native;
+	size_t cap_native;
+	struct ps_frame *merged;
+	size_t cap_merged;
+};
+
+/* What the Python side knows of one process, hung on it
+ * (PS_PROCESS_SLOT_RULES): its interpreter, the trampoline template its
+ * perf-map entries are copies of and where both are mapped, looked up
+ * again when the maps change, and whether it has JIT code. */
+struct python_process {
+	struct ps_process *process;
+	uint64_t interp_generation;
+	bool interp_searched;
+	uint64_t interp_map_start;
+	const struct ps_mapped_object *interp_object;
+	const struct ps_py_interp *interp;
+	uint64_t template_map_start;
+	const struct ps_mapped_object *template_object;
+	const struct ps_trampoline *trampoline;
+	bool jit_checked, has_jit;
+	uint64_t jit_generation;
+};
+
+/* sources.c */
+void ps_python_say(const struct ps_python *python, enum ps_log_level level, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+/* The loaded name sources of pid, or NULL (none found, out of memory);
+ * the outcome of loading them is said once unless quiet. */
+struct ps_jit_names *ps_python_pid_names(struct ps_python *python, int32_t pid, bool quiet);
+/* The named range of JIT code at addr in a process (pid) whose JIT
+ * object is named after jit_pid. */
+bool ps_python_lookup_jit(struct ps_python *python, int32_t jit_pid, int32_t pid, uint64_t addr,
+                          struct ps_jit_symbol *out);
+/* ps_pipeline_rules.name_jit */
+void ps_python_name_jit(void *ctx, struct ps_process *process,
+                        const struct ps_mapped_object *object, uint64_t ip, struct ps_frame *f);
+void ps_python_sources_free(struct ps_python *python);
+
+/* process.c */
+/* The process's state, created on first use; NULL only when out of memory. */
+struct python_process *ps_python_process(struct ps_process *process);
+/* Look the interpreter and the template up (again when the maps changed). */
+void ps_python_find_interpreter(struct ps_python *python, struct python_process *state);
+/* Whether the process has mapped executable anonymous memory (JIT code). */
+bool ps_python_has_jit_code(const struct ps_process *process);
+/* ps_pipeline_rules.frame_rule and recover_popped */
+bool ps_python_frame_rule(void *ctx, struct ps_process *process, uint64_t pc,
+                          struct ps_unwind_rule *out);
+bool ps_python_recover_popped(void *ctx, struct ps_process *process);
+void ps_python_trampolines_free(struct ps_python *python);
+
+/* ==== end section: the Python side of a pipeline ==================== */
+
+#endif /* PS_PYTHON_PYTHON_PRIV_H */

@@ -1,0 +1,148 @@
+/* The name sources of the Python side: per pid, the perf map and jitdump
+ * the process wrote, loaded on first use (and what loading found said
+ * once), and the naming of JIT code from them. Also how the Python side
+ * says things (ps_python_say), which its other parts share.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "python/python_priv.h"
+
+void ps_python_say(const struct ps_python *python, enum ps_log_level level, const char *fmt, ...)
+{
+	char msg[640];
+	va_list ap;
+
+	if (!python->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	python->log(python->log_ctx, level, msg);
+}
+
+void ps_python_sources_free(struct ps_python *python)
+{
+	for (size_t b = 0; b < PS_PYTHON_NAMES_BUCKETS; b++) {
+		struct python_pid_names *n = python->names[b];
+
+		while (n) {
+			struct python_pid_names *next = n->next;
+
+			ps_jit_names_free(n->names);
+			free(n);
+			n = next;
+		}
+	}
+}
+
+/* Say once per pid what loading its files found: nothing (with where it
+ * looked), a file that could not be read, or damage skipped. */
+static void report_load(struct ps_python *python, struct python_pid_names *n, int rc)
+{
+	static const enum ps_jit_source sources[] = { PS_JIT_SOURCE_MAP, PS_JIT_SOURCE_DUMP };
+
+	if (rc == -ENOENT) {
+		ps_python_say(python, PS_LOG_WARN, "%s: Python frames of pid %d stay unnamed",
+		              ps_jit_names_where(n->names), (int)n->pid);
+		return;
+	}
+	if (ps_jit_names_errmsg(n->names))
+		ps_python_say(python, PS_LOG_WARN, "%s", ps_jit_names_errmsg(n->names));
+	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
+		const struct ps_jit_table *t = ps_jit_names_table(n->names, sources[i]);
+		const struct ps_jit_file_stats *st = t ? ps_jit_table_stats(t) : NULL;
+		if (!st)
+			continue;
+		if (st->damaged || st->over_limit || st->unwind_dropped || st->bytes_dropped) {
+			const char *first = ps_jit_table_errmsg(t);
+			size_t plen = strlen(ps_jit_table_path(t));
+			if (first && strncmp(first, ps_jit_table_path(t), plen) == 0 &&
+			    strncmp(first + plen, ": ", 2) == 0)
+				first += plen + 2; /* the path is said once */
+			ps_python_say(
+			        python, PS_LOG_WARN,
+			        "%s: skipped %zu damaged and %zu over-limit entries, dropped %zu "
+			        "unwinding infos and %llu trailing bytes%s%s",
+			        ps_jit_table_path(t), st->damaged, st->over_limit,
+			        st->unwind_dropped, (unsigned long long)st->bytes_dropped,
+			        first ? "; first: " : "", first ? first : "");
+		}
+		ps_python_say(python, PS_LOG_INFO, "%s: %zu named code ranges",
+		              ps_jit_table_path(t), st->entries);
+	}
+}
+
+struct ps_jit_names *ps_python_pid_names(struct ps_python *python, int32_t pid, bool quiet)
+{
+	size_t bucket = (uint32_t)pid % PS_PYTHON_NAMES_BUCKETS;
+	struct python_pid_names *n;
+
+	for (n = python->names[bucket]; n; n = n->next)
+		if (n->pid == pid)
+			break;
+	if (!n) {
+		n = calloc(1, sizeof(*n));
+		if (!n)
+			return NULL;
+		if (ps_jit_names_new(&python->names_opts, pid, &n->names)) {
+			free(n);
+			return NULL;
+		}
+		n->pid = pid;
+		n->next = python->names[bucket];
+		python->names[bucket] = n;
+	}
+	if (!n->loaded) {
+		int rc = ps_jit_names_load(n->names);
+		n->loaded = true;
+		if (!quiet)
+			report_load(python, n, rc);
+	}
+	return n->names;
+}
+
+/* The named range holding addr, for JIT code named after jit_pid. Native
+ * mode reads only the perf map, as perf does. */
+static bool lookup_jit(struct ps_python *python, int32_t jit_pid, uint64_t addr,
+                       struct ps_jit_symbol *out)
+{
+	struct ps_jit_names *names = ps_python_pid_names(python, jit_pid, false);
+
+	if (!names)
+		return false;
+	if (python->mode == PS_PYTHON_NATIVE) {
+		const struct ps_jit_table *map = ps_jit_names_table(names, PS_JIT_SOURCE_MAP);
+		return map && ps_jit_table_lookup(map, addr, out);
+	}
+	return ps_jit_names_lookup(names, addr, out);
+}
+
+/* perf reads only the map the JIT object's name gives (after fork, the
+ * parent's); the other modes first read the process's own files, which a
+ * forked child starts with a copy of its parent's lines and goes on with
+ * its own. */
+bool ps_python_lookup_jit(struct ps_python *python, int32_t jit_pid, int32_t pid, uint64_t addr,
+                          struct ps_jit_symbol *out)
+{
+	if (python->mode == PS_PYTHON_NATIVE || pid <= 0 || pid == jit_pid)
+		return lookup_jit(python, jit_pid, addr, out);
+	return lookup_jit(python, pid, addr, out) || lookup_jit(python, jit_pid, addr, out);
+}
+
+void ps_python_name_jit(void *ctx, struct ps_process *process,
+                        const struct ps_mapped_object *object, uint64_t ip, struct ps_frame *f)
+{
+	struct ps_python *python = ctx;
+	struct ps_jit_symbol sym;
+
+	if (!ps_python_lookup_jit(python, object->jit_pid, process ? ps_process_pid(process) : 0,
+	                          ip, &sym))
+		return;
+	f->sym = sym.name;
+	f->symoff = ip - sym.start;
+	f->python = strncmp(sym.name, "py::", 4) == 0;
+}

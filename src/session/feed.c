@@ -1,0 +1,290 @@
+/* One reading of a capture: the reader in perf's order, the pipeline kept
+ * in step with its records, the Python side plugged into the pipeline,
+ * and the sample filters. The session owns one and each unwinding worker
+ * another, so that all of them number the samples that pass alike.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "archive/archive.h"
+#include "machine/machine.h"
+#include "reader/reader.h"
+#include "session/session_priv.h"
+
+int ps_feed_fail(struct ps_feed *feed, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(feed->errmsg, feed->errmsg_size, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* ---- opening -------------------------------------------------------- */
+
+/* Kernel symbols: an explicit file, or this machine's /proc/kallsyms when
+ * the capture was made here (same host name and kernel release). */
+static const char *kernel_symbols_file(const struct ps_feed *feed)
+{
+	static const char proc_kallsyms[] = "/proc/kallsyms";
+	const struct ps_features *f = ps_reader_features(feed->reader);
+	struct utsname u;
+
+	if (feed->opts.kallsyms || feed->opts.vmlinux)
+		return feed->opts.kallsyms;
+	if (uname(&u) != 0 || !f->hostname || !f->osrelease)
+		return NULL;
+	if (strcmp(u.nodename, f->hostname) != 0 || strcmp(u.release, f->osrelease) != 0)
+		return NULL;
+	return proc_kallsyms;
+}
+
+/* A capture that came in an archive is analysed as it was where the
+ * archive was made: with the options it was made with, and only the files
+ * it holds (a path it does not hold does not exist). *path becomes the
+ * capture's path as given then, whose directory is searched for perf
+ * maps. */
+static void use_archive(struct ps_feed *feed, struct ps_archive *archive, const char **path)
+{
+	const struct ps_manifest *m = ps_archive_manifest(archive);
+	struct ps_session_opts *o = &feed->opts;
+	enum ps_archive_kind kind;
+	const char *kernel = ps_archive_kernel(archive, &kind);
+
+	o->symfs = m->symfs;
+	o->buildid_dir = m->buildid_dir;
+	o->perf_map_dir = m->perf_map_dir;
+	o->vmlinux = kernel && kind == PS_ARCHIVE_VMLINUX ? kernel : NULL;
+	/* no kernel symbols were read: a path the archive lacks keeps it so */
+	o->kallsyms = kernel && kind == PS_ARCHIVE_KALLSYMS ? kernel
+	              : kernel                              ? NULL
+	                                                    : "/proc/kallsyms";
+	feed->files.resolve = ps_archive_resolve;
+	feed->files.resolve_ctx = archive;
+	*path = m->perf_data_path;
+}
+
+/* perf's --time percentages (util/time-utils.c): the range is that share
+ * of the span from the first to the last sample, rounded to the
+ * nanosecond; an end short of the last sample is one nanosecond earlier,
+ * so that 0%-50% and 50%-100% do not share a sample. */
+static int percent_time_range(struct ps_feed *feed)
+{
+	const struct ps_features *f = ps_reader_features(feed->reader);
+	struct ps_session_opts *o = &feed->opts;
+	double start = o->time_percent_start, end = o->time_percent_end;
+	uint64_t total;
+
+	if (!(start >= 0.0 && start <= end && end <= 1.0))
+		return ps_feed_fail(feed, -EINVAL, "a --time percentage outside 0%%-100%%");
+	if (!f->has_sample_time || f->last_sample_time < f->first_sample_time)
+		return ps_feed_fail(
+		        feed, -EINVAL,
+		        "%s: --time with percentages needs the capture's first and last "
+		        "sample times (the SAMPLE_TIME feature), which it does not have",
+		        ps_reader_path(feed->reader));
+	total = f->last_sample_time - f->first_sample_time;
+	o->time_start = f->first_sample_time + (uint64_t)llround(start * (double)total);
+	o->time_end = f->first_sample_time + (uint64_t)llround(end * (double)total);
+	if (o->time_end > o->time_start && o->time_end != f->last_sample_time)
+		o->time_end--;
+	/* 0 would mean "open" to sample_wanted() */
+	if (!o->time_start)
+		o->time_start = 1;
+	return 0;
+}
+
+int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session_opts *opts,
+                 bool record_names, char *errmsg, size_t errmsg_size)
+{
+	struct ps_reader_opts ropts = { .sz = sizeof(ropts), .order = PS_ORDER_TIME };
+	const struct ps_session_opts *o = &feed->opts;
+	struct ps_archive *archive;
+	int err;
+
+	memset(feed, 0, sizeof(*feed));
+	feed->opts = *opts;
+	feed->errmsg = errmsg;
+	feed->errmsg_size = errmsg_size;
+	ropts.force = o->force;
+	ropts.log = o->log;
+	ropts.log_ctx = o->log_ctx;
+	err = ps_reader_open_errmsg(path, &ropts, &feed->reader, errmsg, errmsg_size);
+	if (err)
+		return err;
+	feed->files.used = o->file_used;
+	feed->files.used_ctx = o->file_used_ctx;
+	archive = ps_reader_archive(feed->reader);
+	if (archive)
+		use_archive(feed, archive, &path);
+	if (o->time_percent) {
+		err = percent_time_range(feed);
+		if (err)
+			return err;
+	}
+
+	struct ps_pipeline_opts popts = {
+		.sz = sizeof(popts),
+		.symbols = {
+			.sz = sizeof(popts.symbols),
+			.symfs = o->symfs,
+			.buildid_dir = o->buildid_dir,
+			.kallsyms = archive ? o->kallsyms : kernel_symbols_file(feed),
+			.vmlinux = o->vmlinux,
+			.no_inline = o->no_inline,
+			.srcline = o->srcline,
+			.log = o->log,
+			.log_ctx = o->log_ctx,
+			.files = feed->files,
+			.record_names = record_names,
+		},
+		.unwind = {
+			.sz = sizeof(popts.unwind),
+			.style = o->unwind_style,
+			.engine = o->unwind_engine,
+			.log = o->log,
+			.log_ctx = o->log_ctx,
+		},
+		.max_stack = o->max_stack,
+		.no_inline = o->no_inline,
+		.no_callchain = o->no_callchain,
+		.features = ps_reader_features(feed->reader),
+	};
+	err = ps_pipeline_new(&popts, &feed->pipeline, errmsg, errmsg_size);
+	if (err)
+		return err;
+
+	struct ps_python_opts pyopts = {
+		.sz = sizeof(pyopts),
+		.mode = o->python,
+		.perf_map_dir = o->perf_map_dir,
+		.perf_data_path = path,
+		.files = &feed->files,
+		.log = o->log,
+		.log_ctx = o->log_ctx,
+	};
+	err = ps_python_new(&pyopts, feed->pipeline, &feed->python);
+	if (err)
+		return ps_feed_fail(feed, err, "out of memory");
+	return 0;
+}
+
+void ps_feed_close(struct ps_feed *feed)
+{
+	ps_pipeline_free(feed->pipeline);
+	ps_python_free(feed->python);
+	ps_reader_close(feed->reader);
+}
+
+bool ps_feed_has_user_stacks(const struct ps_feed *feed)
+{
+	const uint64_t bits =
+	        PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+
+	if (feed->opts.no_callchain)
+		return false;
+	for (size_t i = 0; i < ps_reader_nr_attrs(feed->reader); i++)
+		if ((ps_reader_attr(feed->reader, i)->sample_type & bits) == bits)
+			return true;
+	return false;
+}
+
+/* ---- filters -------------------------------------------------------- */
+
+static bool in_list(const int32_t *list, size_t nr, int32_t v)
+{
+	if (!nr)
+		return true;
+	for (size_t i = 0; i < nr; i++)
+		if (list[i] == v)
+			return true;
+	return false;
+}
+
+static bool comm_wanted(const struct ps_session_opts *o, const char *comm)
+{
+	if (!o->nr_comms)
+		return true;
+	for (size_t i = 0; i < o->nr_comms; i++)
+		if (strcmp(o->comms[i], comm) == 0)
+			return true;
+	return false;
+}
+
+static bool sample_wanted(const struct ps_session_opts *o, const struct ps_sample *sample)
+{
+	if (!in_list(o->pids, o->nr_pids, (int32_t)sample->pid) ||
+	    !in_list(o->tids, o->nr_tids, (int32_t)sample->tid) ||
+	    !in_list(o->cpus, o->nr_cpus, (int32_t)sample->cpu))
+		return false;
+	if (o->time_start && sample->time < o->time_start)
+		return false;
+	if (o->time_end && sample->time > o->time_end)
+		return false;
+	return true;
+}
+
+/* ---- reading -------------------------------------------------------- */
+
+static int apply(struct ps_feed *feed, const struct ps_event *ev)
+{
+	int err = ps_pipeline_apply(feed->pipeline, ev);
+
+	return err ? ps_feed_fail(feed, err, "out of memory") : 0;
+}
+
+int ps_feed_next(struct ps_feed *feed, struct ps_feed_sample *out)
+{
+	struct ps_machine *machine = ps_pipeline_machine(feed->pipeline);
+	const struct ps_event *ev;
+	int ret;
+
+	while ((ret = ps_reader_next(feed->reader, &ev)) > 0) {
+		if (ev->type != PERF_RECORD_SAMPLE) {
+			ret = apply(feed, ev);
+			if (ret)
+				return ret;
+			continue;
+		}
+		const struct ps_sample *sample = &ev->u.sample;
+		if (!sample_wanted(&feed->opts, sample))
+			continue;
+		struct ps_thread *thread =
+		        ps_machine_thread(machine, (int32_t)sample->pid, (int32_t)sample->tid);
+		if (!thread)
+			return ps_feed_fail(feed, -ENOMEM, "out of memory");
+		if (!comm_wanted(&feed->opts, thread->comm))
+			continue;
+		out->event = ev;
+		out->thread = thread;
+		out->process = ps_machine_process(machine, thread->pid);
+		out->seq = feed->passed++;
+		return 1;
+	}
+	if (ret < 0)
+		return ps_feed_fail(feed, ret, "%s", ps_reader_errmsg(feed->reader));
+	return 0;
+}
+
+int ps_feed_read_to_end(struct ps_feed *feed)
+{
+	const struct ps_event *ev;
+	int ret;
+
+	while ((ret = ps_reader_next(feed->reader, &ev)) > 0) {
+		if (ev->type == PERF_RECORD_SAMPLE)
+			continue;
+		ret = apply(feed, ev);
+		if (ret)
+			return ret;
+	}
+	if (ret < 0)
+		return ps_feed_fail(feed, ret, "%s", ps_reader_errmsg(feed->reader));
+	return 0;
+}

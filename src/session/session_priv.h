@@ -1,0 +1,115 @@
+/* Private to src/session: the session's state and what its files share.
+ *  - session.c: the public stack API (ps_session_*): opening, each
+ *    sample's stack (unwound here or taken from a worker, then merged
+ *    with its Python frames), the per-process report;
+ *  - feed.c: one reading of the capture: the reader, the pipeline it keeps
+ *    in step, the Python side plugged into it, and the filters. The
+ *    session owns one, and so does each unwinding worker;
+ *  - jobs.c: the unwinding workers (--jobs) and the log they share.
+ * session.c uses feed.c and jobs.c, jobs.c uses feed.c; nothing calls
+ * back up.
+ */
+#ifndef PS_SESSION_SESSION_PRIV_H
+#define PS_SESSION_SESSION_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/file_hooks.h"
+#include "pipeline/pipeline.h"
+#include "pystitch/pystitch.h"
+#include "python/python.h"
+#include "session/session.h"
+
+#define PS_SESSION_ERRMSG_MAX 512
+/* Samples per block of the work split between the workers: enough to keep
+ * a worker's caches warm, few enough to share the work evenly. */
+#define PS_SESSION_BLOCK 64
+
+/* ---- feed.c --------------------------------------------------------- */
+
+struct ps_feed {
+	/* the session's options, resolved: an archive's own, the time range
+	 * of --time percentages, max_stack set */
+	struct ps_session_opts opts;
+	struct ps_reader *reader;
+	struct ps_pipeline *pipeline;
+	struct ps_python *python;
+	/* where symbols, perf maps and jitdumps are read from: the file
+	 * system, or the archive the capture came in */
+	struct ps_file_hooks files;
+	uint64_t passed; /* samples that passed the filters so far */
+	char *errmsg; /* the owner's, errmsg_size bytes */
+	size_t errmsg_size;
+};
+
+/* A sample that passed the filters: seq is its number among them. process
+ * is NULL only when out of memory. Valid until the next ps_feed_next(). */
+struct ps_feed_sample {
+	const struct ps_event *event;
+	struct ps_thread *thread;
+	struct ps_process *process;
+	uint64_t seq;
+};
+
+/* Open a reading of the capture at path with opts (checked by the caller,
+ * max_stack set); with record_names the symbols keep the answers of
+ * separate debug files. 0 or -errno with the reason in errmsg, which the
+ * feed keeps writing its failures to; nothing is logged of a failure. A
+ * failed feed must still be closed. */
+int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session_opts *opts,
+                 bool record_names, char *errmsg, size_t errmsg_size);
+void ps_feed_close(struct ps_feed *feed);
+/* Read up to the next sample that passes the filters, keeping the model in
+ * step with the records before it. 1, 0 at the end, or -errno. */
+int ps_feed_next(struct ps_feed *feed, struct ps_feed_sample *out);
+/* Read the rest of the capture, keeping the model in step, without
+ * stopping at samples. 0 or -errno. */
+int ps_feed_read_to_end(struct ps_feed *feed);
+/* Whether an event of the capture records user stacks to unwind. */
+bool ps_feed_has_user_stacks(const struct ps_feed *feed);
+/* Write the failure to errmsg; returns err. */
+int ps_feed_fail(struct ps_feed *feed, int err, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* ---- jobs.c --------------------------------------------------------- */
+
+struct ps_jobs;
+
+/* Route every message of the run through one lock: opts->log becomes the
+ * jobs' (the session's own entry). Called at open before anything can
+ * log, when opts->jobs > 1. 0 or -ENOMEM. */
+int ps_jobs_new(struct ps_session_opts *opts, struct ps_jobs **out);
+/* Open the workers' feeds on the capture at path (the one the session's
+ * feed reads, with its resolved options) and start their threads. 0
+ * (also when the capture cannot be read again: then no worker runs) or
+ * -errno with the reason in errmsg. */
+int ps_jobs_start(struct ps_jobs *jobs, const char *path, const struct ps_feed *feed, char *errmsg,
+                  size_t errmsg_size);
+/* Whether the workers are running (else the session unwinds itself). */
+bool ps_jobs_running(const struct ps_jobs *jobs);
+/* The unwound stack of sample seq from its worker: PCs in pcs (room for
+ * PS_PIPELINE_MAX_PCS). 0; 1 when the worker ended without it (the
+ * capture changed under it?): the caller unwinds it itself; or the
+ * worker's -errno with the reason in errmsg. */
+int ps_jobs_take(struct ps_jobs *jobs, uint64_t seq, uint64_t *pcs, int *n,
+                 enum ps_unwind_stop *stop, char *errmsg, size_t errmsg_size);
+/* Stop the workers, close their feeds, pass on what they said, free
+ * everything. NULL is a no-op. */
+void ps_jobs_free(struct ps_jobs *jobs);
+
+/* ---- session.c ------------------------------------------------------ */
+
+struct ps_session {
+	struct ps_feed feed;
+	/* opts.jobs > 1: the workers that unwind, and the log that
+	 * serialises everyone's messages */
+	struct ps_jobs *jobs;
+	uint64_t pcs[PS_PIPELINE_MAX_PCS];
+	struct ps_stack stack;
+	char errmsg[PS_SESSION_ERRMSG_MAX];
+	bool errmsg_set; /* errmsg holds a worker's failure */
+};
+
+#endif /* PS_SESSION_SESSION_PRIV_H */

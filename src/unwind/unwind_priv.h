@@ -1,0 +1,229 @@
+/* Private to src/unwind (tests/unit/unwind reaches in here too): what the
+ * module's files share. Other modules use unwind/unwind.h. */
+#ifndef PS_UNWIND_UNWIND_PRIV_H
+#define PS_UNWIND_UNWIND_PRIV_H
+
+#include "unwind/unwind.h"
+
+#include <elfutils/libdwfl.h>
+
+#define PS_UNWIND_NR_DWARF_REGS 17 /* x86-64: rax..r15, rip */
+#define PS_UNWIND_DWARF_SP 7
+#define PS_UNWIND_DWARF_IP 16
+#define PS_UNWIND_COVERAGE_BITS 9
+#define PS_UNWIND_PAGE_SLOTS 8
+#define PS_UNWIND_PAGE_SIZE 4096
+
+/* One mapping whose file was reported to the Dwfl (or failed to be). */
+struct ps_unwind_module {
+	uint64_t base; /* map.start - map.pgoff */
+	uint64_t low, high; /* the module's range in libdwfl, or the mapping's on failure */
+	char *path;
+	char *debug_path; /* given to find_debuginfo through the module's userdata */
+	Dwfl_Module *mod; /* NULL: the file could not be reported */
+	/* quirk mode: whether the file has a .eh_frame_hdr libunwind can
+	 * search (0 not asked yet, 1 yes, -1 no) */
+	signed char eh_frame_hdr;
+};
+
+/* Whether .eh_frame describes a PC (quirk mode), cached per PC. */
+struct ps_unwind_coverage {
+	uint64_t pc;
+	Dwfl_Module *mod;
+	uint64_t generation; /* of the Dwfl the answer is about */
+	bool covered;
+};
+
+/* What a compiled rule says of one register of the caller (cfi.c). */
+enum ps_unwind_reg_rule {
+	PS_UNWIND_REG_UNDEFINED = 0,
+	PS_UNWIND_REG_SAME, /* the callee's value, if it has one */
+	PS_UNWIND_REG_OFFSET, /* saved at CFA + offset */
+	PS_UNWIND_REG_VAL_OFFSET, /* the value CFA + offset */
+};
+
+enum ps_unwind_row_kind {
+	PS_UNWIND_ROW_SIMPLE = 0, /* the table can step with it */
+	PS_UNWIND_ROW_SIGNAL, /* a signal frame's row ('S' augmentation) */
+	PS_UNWIND_ROW_OTHER, /* no CFI, or rules the table cannot express */
+	/* not in .eh_frame, .debug_frame not asked yet (see
+	 * ps_unwind_row_get()) */
+	PS_UNWIND_ROW_NOT_EH,
+};
+
+/* The CFI row libdwfl would unwind a frame with, for one lookup address of
+ * one module, compiled into what the table walk needs: CFA = register +
+ * offset, and a rule per register. Cached per (module, address). */
+struct ps_unwind_row {
+	uint64_t pc; /* the lookup address (callers: return address - 1) */
+	Dwfl_Module *mod; /* NULL: an empty cache slot */
+	unsigned char kind; /* enum ps_unwind_row_kind */
+	bool from_eh; /* found in .eh_frame (else .debug_frame) */
+	unsigned char cfa_reg; /* DWARF register number */
+	unsigned char regs[PS_UNWIND_NR_DWARF_REGS]; /* enum ps_unwind_reg_rule */
+	int64_t cfa_offset;
+	int32_t offsets[PS_UNWIND_NR_DWARF_REGS];
+};
+
+/* A page of a mapped file, read with pread() on a miss. */
+struct ps_unwind_page {
+	char *path; /* NULL: empty slot */
+	uint64_t offset; /* page-aligned file offset */
+	size_t len; /* valid bytes (short at the end of the file) */
+	uint64_t last_use;
+	uint8_t data[PS_UNWIND_PAGE_SIZE];
+};
+
+struct ps_unwinder {
+	struct ps_unwind_callbacks callbacks;
+	void *ctx;
+	unsigned max_frames;
+	bool quirks;
+	ps_log_fn log;
+	void *log_ctx;
+	bool table; /* walk with the compiled rules before libdwfl */
+
+	/* compiled rules, an open-addressing hash table keyed by (module,
+	 * address); emptied with the Dwfl, whose modules are its keys */
+	struct ps_unwind_row *rows;
+	size_t rows_cap, rows_used;
+
+	/* libdwfl state: the callbacks tables must outlive the Dwfl */
+	Dwfl_Callbacks dwfl_callbacks;
+	Dwfl *dwfl;
+	uint64_t generation; /* counts Dwfl handles, for caches keyed by Dwfl_Module */
+	bool stale; /* rebuild the Dwfl before the next walk */
+	Elf *arch_elf; /* a bare x86-64 ELF header: tells libdwfl the architecture */
+	unsigned char arch_image[64];
+
+	struct ps_unwind_module *modules;
+	size_t nr_modules, cap_modules;
+	size_t last_module; /* index of the last module hit */
+
+	struct ps_unwind_coverage coverage[1u << PS_UNWIND_COVERAGE_BITS];
+	struct ps_unwind_page pages[PS_UNWIND_PAGE_SLOTS];
+	uint64_t page_clock;
+
+	/* the current sample */
+	const struct ps_unwind_sample *sample;
+	Dwarf_Word sample_regs[PS_UNWIND_NR_DWARF_REGS];
+	uint32_t sample_regs_present; /* bit per DWARF register */
+	/* the registers the next libdwfl walk starts from: the sample's, or
+	 * those of a caller found by ps_unwind_guess_caller() */
+	Dwarf_Word dwarf_regs[PS_UNWIND_NR_DWARF_REGS];
+	uint32_t dwarf_regs_present;
+	/* the table hands over a caller: libdwfl's PC for it is restart_pc
+	 * (the return address - 1) while rip holds the return address, as
+	 * in a frame libdwfl unwound itself (CFA expressions read rip) */
+	bool restart_pc_set;
+	uint64_t restart_pc;
+	uint64_t sp, stack_end; /* the stack copy covers [sp, stack_end) */
+	uint64_t *pcs;
+	size_t nr; /* PCs stored */
+	size_t depth; /* frames walked (PCs of 0 are not stored) */
+	size_t max;
+	enum ps_unwind_stop stop;
+	bool stopped; /* the frame callback decided the end */
+	bool retry; /* a module disagreed with find_map: rebuild and walk again */
+	bool restart; /* continue with a new libdwfl walk from dwarf_regs */
+	uint64_t frame_base; /* of the current frame's module (set by ps_unwind_module_ensure) */
+	uint64_t frame_file_base; /* the mapping's start - pgoff, even for jitted files */
+	uint64_t frame_libunwind_base; /* the mapping's libunwind_base, or frame_base */
+	bool restarted; /* this libdwfl walk continues an earlier one */
+	size_t walk_frames; /* frames seen by this libdwfl walk */
+	/* what the memory reads of the current step saw */
+	bool step_read_zero; /* the last read returned 0 (libunwind: IP 0) */
+	bool step_read_cut; /* a read past the end of the stack copy found no data */
+	bool step_read_failed; /* a read failed */
+	uint64_t prev_pc, prev_sp;
+
+	struct ps_unwind_stats stats;
+	char errmsg[256];
+};
+
+/* The bookkeeping of a walk, which the frame callback (unwinder.c) and
+ * the table walk (table.c) share. */
+/* Store one frame; false once max frames are stored. perf skips frames
+ * whose PC is 0 but counts them against --max-stack, and so does depth. */
+static inline bool ps_unwind_record(struct ps_unwinder *u, uint64_t pc)
+{
+	if (pc)
+		u->pcs[u->nr++] = pc;
+	return ++u->depth < u->max;
+}
+
+/* End the walk with stop. */
+static inline void ps_unwind_end_walk(struct ps_unwinder *u, enum ps_unwind_stop stop)
+{
+	u->stop = stop;
+	u->stopped = true;
+}
+
+/* cfi.c */
+/* The compiled rule for the frame whose lookup address is pc in mod, or
+ * NULL when out of memory. With eh_only, a row .eh_frame does not have is
+ * PS_UNWIND_ROW_NOT_EH: .debug_frame is not looked at, which can cost
+ * reading and decompressing a separate debug file that libdwfl would not
+ * have opened for that frame. */
+const struct ps_unwind_row *ps_unwind_row_get(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc,
+                                              bool eh_only);
+void ps_unwind_rows_clear(struct ps_unwinder *u);
+void ps_unwind_rows_release(struct ps_unwinder *u);
+
+/* table.c */
+enum ps_unwind_table_result {
+	PS_UNWIND_TABLE_STOPPED, /* the walk is over: stopped or retry is set */
+	PS_UNWIND_TABLE_ENDED, /* the last frame's return address is undefined */
+	PS_UNWIND_TABLE_HANDOVER, /* libdwfl goes on from dwarf_regs */
+};
+/* Walk the current sample with the compiled rules as far as they reach
+ * exactly as libdwfl would; at the first frame they cannot do, load
+ * dwarf_regs (and restarted) for libdwfl to do that frame and the rest. */
+enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u);
+
+/* module.c */
+enum ps_unwind_lookup {
+	PS_UNWIND_MODULE_OK,
+	PS_UNWIND_MODULE_UNMAPPED, /* no mapping */
+	PS_UNWIND_MODULE_NONE, /* a mapping without a usable ELF file */
+	PS_UNWIND_MODULE_STALE, /* the Dwfl disagrees with find_map: rebuild */
+	PS_UNWIND_MODULE_ERROR, /* out of memory */
+};
+enum ps_unwind_lookup ps_unwind_module_ensure(struct ps_unwinder *u, uint64_t addr,
+                                              Dwfl_Module **mod);
+int ps_unwind_dwfl_create(struct ps_unwinder *u, uint32_t pid);
+void ps_unwind_dwfl_destroy(struct ps_unwinder *u);
+void ps_unwind_log(struct ps_unwinder *u, enum ps_log_level level, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* heuristic.c */
+bool ps_unwind_eh_covered(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc);
+/* Whether the file of mod has a .eh_frame_hdr that perf's libunwind glue
+ * can use; cached per module. */
+bool ps_unwind_has_eh_frame_hdr(struct ps_unwinder *u, Dwfl_Module *mod);
+/* libunwind's frame-chain guess for the frame in state, whose PC is ip:
+ * on success the caller's registers are in dwarf_regs (rip undecremented). */
+bool ps_unwind_guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t ip);
+/* The caller of the frame in state by a rule from callbacks.frame_rule: on
+ * success its registers are in dwarf_regs (rip undecremented). */
+bool ps_unwind_apply_rule(struct ps_unwinder *u, Dwfl_Frame *state,
+                          const struct ps_unwind_rule *rule);
+/* The same from registers (present: bit per DWARF register). */
+bool ps_unwind_apply_rule_regs(struct ps_unwinder *u, const Dwarf_Word *regs, uint32_t present,
+                               const struct ps_unwind_rule *rule);
+
+/* memory.c */
+bool ps_unwind_read_file_word(struct ps_unwinder *u, const char *path, uint64_t offset,
+                              uint64_t *value);
+void ps_unwind_pages_release(struct ps_unwinder *u);
+bool ps_unwind_is_sigreturn(struct ps_unwinder *u, uint64_t pc);
+/* One word of the sampled process as perf's libunwind access_mem() sees
+ * it: 0 read, 1 mapped without readable contents (*value = 0), -1 not
+ * mapped. The stack copy's last word counts only without the quirks. */
+int ps_unwind_access_mem(struct ps_unwinder *u, uint64_t addr, uint64_t *value);
+/* A read as libdwfl's memory_read callback does it (setting the step_read_
+ * flags the same way); returns what ps_unwind_access_mem() returned. */
+int ps_unwind_dwfl_read(struct ps_unwinder *u, uint64_t addr, uint64_t *value);
+extern const Dwfl_Thread_Callbacks ps_unwind_thread_callbacks;
+
+#endif /* PS_UNWIND_UNWIND_PRIV_H */
