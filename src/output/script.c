@@ -305,24 +305,89 @@ static void print_callchain(struct ps_strbuf *out, const struct ps_stack *stack,
 	}
 }
 
+/* libtraceevent reads a record's fields where the event format puts them,
+ * not checking them against the record's size, and reads strings up to a
+ * NUL: a damaged capture's payload shorter than its event's fields would
+ * be read past. The payload is printed from a copy that holds every field,
+ * zeros where the payload ends, and a NUL after. Formats whose fields lie
+ * beyond what a perf record can hold (64 KiB) are not printed. */
+#define TRACE_MAX_RECORD 65536
+
+/* Past the last byte of the event's fields, or 0 for a field beyond
+ * TRACE_MAX_RECORD. */
+static size_t fields_end(const struct tep_event *event)
+{
+	const struct tep_format_field *lists[2] = { event->format.common_fields,
+		                                    event->format.fields };
+	size_t end = 1;
+
+	for (int i = 0; i < 2; i++)
+		for (const struct tep_format_field *f = lists[i]; f; f = f->next) {
+			if (f->offset < 0 || f->size < 0 || f->offset > TRACE_MAX_RECORD - f->size)
+				return 0;
+			if ((size_t)(f->offset + f->size) > end)
+				end = (size_t)(f->offset + f->size);
+		}
+	return end;
+}
+
+/* The payload copied into buf (cap bytes) or, when it does not fit, into
+ * *copy, padded with zeros to at least need bytes and a NUL; NULL when out
+ * of memory. */
+static uint8_t *pad_payload(const struct ps_sample *sample, size_t need, uint8_t *buf, size_t cap,
+                            uint8_t **copy)
+{
+	size_t size = sample->raw_size > need ? sample->raw_size : need;
+	uint8_t *p = buf;
+
+	if (size + 1 > cap) {
+		free(*copy);
+		p = *copy = malloc(size + 1);
+		if (!p)
+			return NULL;
+	}
+	memcpy(p, sample->raw, sample->raw_size);
+	memset(p + sample->raw_size, 0, size + 1 - sample->raw_size);
+	return p;
+}
+
 static void print_trace(struct ps_strbuf *out, const struct ps_script_format *fmt,
                         const struct ps_sample *sample)
 {
 	struct tep_handle *tep = fmt->tep;
 	struct tep_record record;
 	struct trace_seq seq;
+	struct tep_event *event;
+	uint8_t buf[512], *copy = NULL;
+	size_t need;
 
-	if (!tep || !sample->raw)
+	if (!tep || !sample->raw || tep_get_events_count(tep) == 0)
 		return;
 	memset(&record, 0, sizeof(record));
 	record.cpu = (int)sample->cpu;
-	record.size = (int)sample->raw_size;
-	record.data = (void *)sample->raw;
+	/* libtraceevent finds the event by the first event's common_type */
+	need = fields_end(tep_get_event(tep, 0));
+	if (!need || !(record.data = pad_payload(sample, need, buf, sizeof(buf), &copy)))
+		goto out;
+	record.size = (int)(sample->raw_size > need ? sample->raw_size : need);
+	event = tep_find_event_by_record(tep, &record);
+	if (event) {
+		need = fields_end(event);
+		if (!need)
+			goto out;
+		if (need > (size_t)record.size) {
+			if (!(record.data = pad_payload(sample, need, buf, sizeof(buf), &copy)))
+				goto out;
+			record.size = (int)need;
+		}
+	}
 	trace_seq_init(&seq);
 	tep_print_event(tep, &seq, &record, "%s", TEP_PRINT_INFO);
 	if (seq.len)
 		ps_strbuf_add(out, seq.buffer, seq.len);
 	trace_seq_destroy(&seq);
+out:
+	free(copy);
 }
 
 void ps_script_print(struct ps_strbuf *out, const struct ps_script_format *fmt,

@@ -128,7 +128,9 @@ static int parse_format(struct tracing_blob *b, const char *system, const char *
 	size_t at = ps_cursor_pos(&b->c);
 	const uint8_t *text = take_sized(b, size);
 	enum tep_errno ret;
-	char msg[PS_MSG_MAX], reason[PS_MSG_MAX];
+	char msg[PS_MSG_MAX], reason[PS_MSG_MAX], *replaced = NULL;
+	size_t replaced_size = 0;
+	int err;
 
 	if (!text)
 		return blob_truncated(b, what);
@@ -140,7 +142,18 @@ static int parse_format(struct tracing_blob *b, const char *system, const char *
 	                            reason, sizeof(reason)) != 0)
 		return blob_fail(b, "event format %zu (system %s): %s", b->nr_formats, system,
 		                 reason);
-	ret = tep_parse_event(b->tep, (const char *)text, (unsigned long)size, system);
+	err = ps_tracing_replace_sizeof((const char *)text, (size_t)size, tep_get_long_size(b->tep),
+	                                &replaced, &replaced_size, reason, sizeof(reason));
+	if (err == -ENOMEM)
+		return out_of_memory(b);
+	if (err)
+		return blob_fail(b, "event format %zu (system %s): %s", b->nr_formats, system,
+		                 reason);
+	if (replaced)
+		ret = tep_parse_event(b->tep, replaced, (unsigned long)replaced_size, system);
+	else
+		ret = tep_parse_event(b->tep, (const char *)text, (unsigned long)size, system);
+	free(replaced);
 	if (ret == 0) {
 		b->c.p = text + size;
 		return 0;

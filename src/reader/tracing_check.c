@@ -7,9 +7,11 @@
  * and dereferences NULL when a __print_flags() or __print_symbolic() names
  * a field the event does not declare. Kernel formats do none of this: all
  * 2,323 of Linux 6.18 are printable ASCII, their field lines are of one
- * form, their print formats are C expressions and every REC->name is a
- * declared field. So a format that fails these checks is damaged and the
- * capture is refused, in one line, instead of being half parsed.
+ * form, their print formats are C expressions (__print_flags() and
+ * __print_symbolic() lists being of constant "{ value, name }" pairs) and
+ * every REC->name is a declared field. So a format that fails these checks
+ * is damaged and the capture is refused, in one line, instead of being
+ * half parsed.
  */
 #include "reader/tracing_check_priv.h"
 
@@ -184,6 +186,20 @@ static bool is_op(const struct print_parser *pp, const char *op)
 	       memcmp(pp->tok.p, op, pp->tok.len) == 0;
 }
 
+/* whether the current token is one of ops[0..n) */
+static bool is_op_in(const struct print_parser *pp, const char *const *ops, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (is_op(pp, ops[i]))
+			return true;
+	return false;
+}
+
+static bool is_word(const char *name, size_t len, const char *word)
+{
+	return name && len == strlen(word) && memcmp(name, word, len) == 0;
+}
+
 static bool fail_at(struct print_parser *pp, const char *what)
 {
 	if (!pp->error) {
@@ -206,13 +222,11 @@ static bool is_binary_op(const struct print_parser *pp)
 	static const char *const ops[] = { "+",  "-", "*", "/",  "%",  "&",  "|",  "^",  "<<",
 		                           ">>", "<", ">", "<=", ">=", "==", "!=", "&&", "||" };
 
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (is_op(pp, ops[i]))
-			return true;
-	return false;
+	return is_op_in(pp, ops, sizeof(ops) / sizeof(ops[0]));
 }
 
 static bool conditional(struct print_parser *pp);
+static bool flag_list(struct print_parser *pp, bool flags);
 
 /* "unsigned long *": identifiers, then stars. Leaves pp after it and
  * returns true only when what follows is end. */
@@ -286,6 +300,41 @@ static bool starts_operand(const struct print_parser *pp)
 	       is_op(pp, "&") || is_op(pp, "+");
 }
 
+/* libtraceevent divides as it parses and prints, by whatever the divisor
+ * evaluates to: a divisor of 0 (a word, "0x0", "08") stops the program
+ * with SIGFPE. Every kernel divides by a number or a sizeof(TYPE) that
+ * ends its operand ("/ 1000L,", "% 64)", "/ sizeof(u64)"), which is all
+ * that is let through. pp is at the divisor and does not move. */
+static bool constant_divisor(struct print_parser *pp)
+{
+	struct print_parser after = *pp;
+	char digits[32];
+
+	if (pp->tok.kind == TOK_NUMBER) {
+		if (pp->tok.len >= sizeof(digits))
+			return fail_at(pp, "a divisor other than a nonzero constant");
+		memcpy(digits, pp->tok.p, pp->tok.len);
+		digits[pp->tok.len] = 0;
+		/* read as libtraceevent reads it */
+		if (strtoull(digits, NULL, 0) == 0)
+			return fail_at(pp, "a division by zero");
+		advance(&after);
+	} else if (pp->tok.kind == TOK_IDENT && is_word(pp->tok.p, pp->tok.len, "sizeof")) {
+		/* sizeof(REC->field) would be the field's size, maybe 0 */
+		advance(&after);
+		if (!is_op(&after, "(") || (advance(&after), after.tok.kind != TOK_IDENT) ||
+		    is_word(after.tok.p, after.tok.len, "REC") || !type_name(&after, ")"))
+			return fail_at(pp, "a divisor other than a nonzero constant");
+		advance(&after);
+	} else {
+		return fail_at(pp, "a divisor other than a nonzero constant");
+	}
+	if (is_binary_op(&after) || is_op(&after, "(") || is_op(&after, "[") ||
+	    is_op(&after, "->") || is_op(&after, "."))
+		return fail_at(pp, "a divisor that does not end its operand");
+	return true;
+}
+
 static bool primary(struct print_parser *pp);
 
 /* GNU C's "({ int x = (REC->a); x < 8 ? x : 8; })", which kernels write
@@ -312,6 +361,12 @@ static bool statement_expression(struct print_parser *pp)
 			if (!depth || open[depth - 1] != want)
 				return fail_at(pp, "a bracket that closes nothing open");
 			depth--;
+		}
+		if (is_op(pp, "/") || is_op(pp, "%")) {
+			advance(pp);
+			if (!constant_divisor(pp))
+				return false;
+			continue;
 		}
 		advance(pp);
 	} while (depth);
@@ -363,9 +418,12 @@ static bool postfix(struct print_parser *pp)
 	for (;;) {
 		if (is_op(pp, "->") || is_op(pp, ".")) {
 			/* a record's fields are all libtraceevent knows of:
-			 * "REC->name", never "other->name" */
-			if (is_op(pp, "->") && name &&
-			    (name_len != 3 || memcmp(name, "REC", 3) != 0))
+			 * "REC->name", never "other->name" or "other.name"
+			 * (rxrpc's "REC->hdr.epoch" is a kernel's, kept
+			 * though libtraceevent has no '.' operator) */
+			if (name && is_op(pp, "."))
+				return fail_at(pp, "'.' after a name");
+			if (name && is_op(pp, "->") && !is_word(name, name_len, "REC"))
 				return fail_at(pp, "'->' after a name other than REC");
 			name = NULL;
 			advance(pp);
@@ -378,9 +436,12 @@ static bool postfix(struct print_parser *pp)
 			if (!expression_list(pp) || !expect(pp, "]", "']' expected"))
 				return false;
 		} else if (is_op(pp, "(")) {
+			bool flags = is_word(name, name_len, "__print_flags");
+			bool symbolic = is_word(name, name_len, "__print_symbolic");
+
 			name = NULL;
 			advance(pp);
-			if (!arguments(pp))
+			if (flags || symbolic ? !flag_list(pp, flags) : !arguments(pp))
 				return false;
 		} else {
 			return true;
@@ -427,8 +488,10 @@ static bool conditional(struct print_parser *pp)
 	if (!unary(pp))
 		return false;
 	while (is_binary_op(pp)) {
+		bool divides = is_op(pp, "/") || is_op(pp, "%");
+
 		advance(pp);
-		if (!unary(pp))
+		if ((divides && !constant_divisor(pp)) || !unary(pp))
 			return false;
 	}
 	if (is_op(pp, "?")) {
@@ -460,6 +523,116 @@ static bool print_format(struct print_parser *pp)
 	if (pp->tok.kind != TOK_END)
 		return fail_at(pp, "something other than ',' after an argument");
 	return true;
+}
+
+/* ---- __print_flags() and __print_symbolic() ------------------------ */
+
+static bool constant_expression(struct print_parser *pp);
+
+/* An operand of a flag's or symbol's value: a number, a name (an enum the
+ * kernel left unnamed, which libtraceevent reads as 0), - + ~ before an
+ * operand, a cast (libtraceevent takes "(TYPE)" for one only before a
+ * name, a number or a '(') or a constant expression in parentheses. */
+static bool constant_operand(struct print_parser *pp)
+{
+	bool ok = true;
+
+	if (++pp->depth > MAX_DEPTH)
+		return fail_at(pp, "nested too deeply");
+	if (pp->tok.kind == TOK_NUMBER || pp->tok.kind == TOK_IDENT) {
+		advance(pp);
+		if (is_op(pp, "(") || is_op(pp, "[") || is_op(pp, "->") || is_op(pp, "."))
+			ok = fail_at(pp, "a flag or symbol value other than a constant");
+	} else if (is_op(pp, "-") || is_op(pp, "+") || is_op(pp, "~")) {
+		advance(pp);
+		ok = constant_operand(pp);
+	} else if (is_op(pp, "(")) {
+		struct print_parser saved = *pp;
+		bool cast;
+
+		advance(pp);
+		cast = type_name(pp, ")");
+		if (cast) {
+			advance(pp);
+			cast = pp->tok.kind == TOK_NUMBER || pp->tok.kind == TOK_IDENT ||
+			       is_op(pp, "(");
+		}
+		if (cast) {
+			ok = constant_operand(pp);
+		} else {
+			*pp = saved;
+			advance(pp);
+			ok = constant_expression(pp) && expect(pp, ")", "')' expected");
+		}
+	} else {
+		ok = fail_at(pp, "a flag or symbol value other than a constant");
+	}
+	pp->depth--;
+	return ok;
+}
+
+/* libtraceevent works a flag's or symbol's value out as it parses
+ * (arg_num_eval()), and of C's binary operators it knows these alone. */
+static bool constant_expression(struct print_parser *pp)
+{
+	static const char *const ops[] = { "|", "&",  "+",  "-",  "<<", ">>", "<",
+		                           ">", "<=", ">=", "==", "!=", "&&", "||" };
+
+	if (!constant_operand(pp))
+		return false;
+	while (is_op_in(pp, ops, sizeof(ops) / sizeof(ops[0]))) {
+		advance(pp);
+		if (!constant_operand(pp))
+			return false;
+	}
+	return true;
+}
+
+/* "{ VALUE, NAME }", NAME being strings or one operand (NULL is
+ * "((void *)0)"): libtraceevent reads one operand there, then wants the
+ * '}' (process_fields()). "{ }" is a kernel's empty list (kvm's). */
+static bool flag_entry(struct print_parser *pp)
+{
+	static const char shape[] = "a flag or symbol other than '{ value, name }'";
+
+	if (!expect(pp, "{", shape))
+		return false;
+	if (is_op(pp, "}")) {
+		advance(pp);
+		return true;
+	}
+	if (!constant_expression(pp) || !expect(pp, ",", shape))
+		return false;
+	if (is_op(pp, "-") || is_op(pp, "+") || is_op(pp, "~"))
+		return fail_at(pp, "a flag or symbol name other than a string or an operand");
+	if (pp->tok.kind != TOK_STRING)
+		return constant_operand(pp) && expect(pp, "}", shape);
+	while (pp->tok.kind == TOK_STRING)
+		advance(pp);
+	return expect(pp, "}", shape);
+}
+
+/* The arguments of __print_flags(FIELD, "DELIMITER", ENTRY, ...) or
+ * __print_symbolic(FIELD, ENTRY, ...), pp past the '(': libtraceevent
+ * parses them by hand, where a list of any other shape fails it. */
+static bool flag_list(struct print_parser *pp, bool flags)
+{
+	if (!conditional(pp) || !expect(pp, ",", "',' expected"))
+		return false;
+	if (flags && pp->tok.kind != TOK_STRING)
+		return fail_at(pp, "a __print_flags() delimiter other than a string");
+	while (flags && pp->tok.kind == TOK_STRING)
+		advance(pp);
+	if (flags && !expect(pp, ",", "',' expected"))
+		return false;
+	for (;;) {
+		if (!flag_entry(pp))
+			return false;
+		if (!is_op(pp, ","))
+			break;
+		advance(pp);
+	}
+	return expect(pp, ")", "')' expected");
 }
 
 /* ---- the whole format ------------------------------------------------ */
@@ -549,6 +722,24 @@ static int check_references(const char *text, const char *print, const char *end
 	return err;
 }
 
+/* Whether [p, eol) (past its indentation) is one of the lines a kernel
+ * writes before "print fmt:": empty, "name: ", "ID: ", "format:" or a field
+ * line. libtraceevent reads a format as tokens, whatever the spacing, so
+ * "print\tfmt :" or "field :" are the print format and a field to it
+ * while the checks here, which go by line, would not see them. */
+static bool is_kernel_header_line(const char *p, const char *eol)
+{
+	static const char *const starts[] = { "name: ", "ID: ", "format:", "field:" };
+
+	if (p == eol)
+		return true;
+	for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++)
+		if ((size_t)(eol - p) >= strlen(starts[i]) &&
+		    memcmp(p, starts[i], strlen(starts[i])) == 0)
+			return true;
+	return false;
+}
+
 int ps_tracing_check_format(const char *text, size_t size, bool ftrace, char *out, size_t outsz)
 {
 	const char *end = text + size, *print = NULL;
@@ -566,16 +757,22 @@ int ps_tracing_check_format(const char *text, size_t size, bool ftrace, char *ou
 		return ps_fail(out, outsz, -1,
 		               "line %zu is not a field declaration of the kernel's form",
 		               line_number);
+	line_number = 0;
 	for (const char *line = text; line < end && !print;) {
 		const char *eol = memchr(line, '\n', (size_t)(end - line));
 		const char *p = line;
 
 		if (!eol)
 			eol = end;
+		line_number++;
 		while (p < eol && (*p == ' ' || *p == '\t'))
 			p++;
 		if (eol - p >= 10 && memcmp(p, "print fmt:", 10) == 0)
 			print = p + 10;
+		else if (!is_kernel_header_line(p, eol))
+			return ps_fail(out, outsz, -1,
+			               "line %zu is not a line of a kernel event format",
+			               line_number);
 		line = eol + 1;
 	}
 	if (!print)

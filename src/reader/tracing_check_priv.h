@@ -1,6 +1,6 @@
 /* Checks of the event formats in a capture's tracing data, made before
- * libtraceevent sees them (tracing_check.c says why). Private to
- * src/reader. */
+ * libtraceevent sees them (tracing_check.c says why), and the one rewrite
+ * (tracing_sizeof.c). Private to src/reader. */
 #ifndef PS_READER_TRACING_CHECK_PRIV_H
 #define PS_READER_TRACING_CHECK_PRIV_H
 
@@ -16,5 +16,15 @@ int ps_tracing_check_format(const char *text, size_t size, bool ftrace, char *ou
 /* The first "field:" line of text (numbered from 1) that is not of the
  * kernel's form, or 0; for header_page, which has no print format. */
 size_t ps_tracing_odd_field_line(const char *text, size_t size, bool ftrace);
+
+/* The format text with every sizeof() of its print format that
+ * libtraceevent 1.7.1 would double free on replaced by the number it
+ * computes (tracing_sizeof.c), for a format that passed
+ * ps_tracing_check_format(); long_size is the tracing data's. 0 with *out
+ * NULL when nothing is replaced, 0 with *out the new text (*out_size
+ * bytes and a NUL; free() it), or -EINVAL (a sizeof it would double free
+ * on with no value to put there) or -ENOMEM with why in msg. */
+int ps_tracing_replace_sizeof(const char *text, size_t size, int long_size, char **out,
+                              size_t *out_size, char *msg, size_t msgsz);
 
 #endif /* PS_READER_TRACING_CHECK_PRIV_H */

@@ -118,5 +118,6 @@ Suite *suite_order(void);
 Suite *suite_compressed(void);
 Suite *suite_errors(void);
 Suite *suite_tracing_check(void);
+Suite *suite_tracing_sizeof(void);
 
 #endif /* PS_TEST_HELPERS_H */

@@ -724,7 +724,12 @@ START_TEST(test_tracing_damaged)
 	o.page_size = 0;
 	expect_blob_error(&o, "page size 0 is not a power of two");
 	o = blob_defaults(false);
+	/* refused before libtraceevent sees it (tracing_check.c) */
 	o.format = "this is no event format";
+	expect_blob_error(&o, "(system sched): line 1 is not a line of a kernel event format");
+	o = blob_defaults(false);
+	/* kernel lines, but no ID */
+	o.format = "name: sched_switch\n";
 	expect_blob_error(&o, "(system sched) rejected by libtraceevent");
 	/* formats libtraceevent would crash or leak on: a field named in
 	 * __print_flags() that the event does not declare, a control byte */

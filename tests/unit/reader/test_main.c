@@ -16,6 +16,7 @@ int main(void)
 	srunner_add_suite(runner, suite_compressed());
 	srunner_add_suite(runner, suite_errors());
 	srunner_add_suite(runner, suite_tracing_check());
+	srunner_add_suite(runner, suite_tracing_sizeof());
 	srunner_run_all(runner, CK_ENV);
 	failed = srunner_ntests_failed(runner);
 	srunner_free(runner);

@@ -1,0 +1,108 @@
+/* libFuzzer target for pystitch's line-oriented text formats, each read
+ * from a file a capture's user does not control:
+ *  - an archive's MANIFEST (ps_manifest_parse);
+ *  - a table of symbol answers carried by an archive in place of a debug
+ *    file (src/symbols/names.c), every address looked up again;
+ *  - kernel symbols as kallsyms text (--kallsyms FILE, or an archive's),
+ *    resolved through the symbols module at the addresses of the input's
+ *    first lines and around them.
+ * Build: ./configure CC=clang --enable-fuzzing && make fuzz/fuzz_text
+ * Run:   fuzz/run.sh 60 fuzz_text
+ */
+#include "fuzz_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "archive/archive.h"
+#include "archive/archive_priv.h"
+#include "symbols/symbols.h"
+#include "symbols/symbols_priv.h"
+
+#define MAX_ADDRS 8
+#define MAX_FRAMES 8
+
+static void manifest(const uint8_t *data, size_t size)
+{
+	struct ps_archive_limits limits = { .max_entry = 1 << 20, .max_total = 4 << 20 };
+	struct ps_manifest m = { 0 };
+	char err[PS_ARCHIVE_ERRMSG_MAX];
+
+	ps_manifest_parse((const char *)data, size, &limits, &m, err, sizeof(err));
+	ps_manifest_release(&m);
+}
+
+static void names(const char *path)
+{
+	struct ps_names *table = NULL;
+	char err[512];
+
+	if (!ps_names_detect(path) || ps_names_load("fuzz", path, &table, err, sizeof(err)))
+		return;
+	for (size_t i = 0; i < ps_names_count(table); i++) {
+		const struct ps_names_entry *entry = ps_names_entry_at(table, i);
+		ps_names_find(table, entry->addr);
+		ps_names_find(table, entry->addr + 1);
+	}
+	ps_names_free(table);
+}
+
+/* The hex address that starts each of the first lines. */
+static size_t line_addresses(const uint8_t *data, size_t size, uint64_t *addrs)
+{
+	size_t nr = 0;
+	char line[32];
+
+	for (size_t at = 0; at < size && nr < MAX_ADDRS;) {
+		size_t len = 0;
+		while (at + len < size && data[at + len] != '\n' && len < sizeof(line) - 1)
+			len++;
+		memcpy(line, data + at, len);
+		line[len] = 0;
+		addrs[nr++] = strtoull(line, NULL, 16);
+		while (at < size && data[at] != '\n')
+			at++;
+		at++;
+	}
+	return nr;
+}
+
+static void kallsyms(const char *path, const uint8_t *data, size_t size)
+{
+	struct ps_symbols_opts opts = { .sz = sizeof(opts),
+		                        .kallsyms = path,
+		                        .buildid_dir = "/nonexistent/pystitch-fuzz" };
+	struct ps_symbols *symbols = NULL;
+	struct ps_frame_name frames[MAX_FRAMES];
+	uint64_t addrs[MAX_ADDRS];
+	size_t nr = line_addresses(data, size, addrs);
+	struct ps_dso *kernel, *module;
+
+	if (ps_symbols_new(&opts, &symbols))
+		return;
+	kernel = ps_symbols_dso(symbols, "[kernel.kallsyms]", NULL, 0);
+	module = ps_symbols_dso(symbols, "[fuzz]", NULL, 0);
+	/* a capture from another boot: every symbol moves */
+	if (nr)
+		ps_symbols_kernel_reloc(symbols, "_text", addrs[0] + 0x200000);
+	for (size_t i = 0; i < nr && kernel && module; i++) {
+		ps_dso_resolve(kernel, addrs[i] + 0x200000, false, frames, MAX_FRAMES);
+		ps_dso_resolve(kernel, addrs[i] + 0x200010, false, frames, MAX_FRAMES);
+		ps_dso_resolve(module, addrs[i] + 0x200004, false, frames, MAX_FRAMES);
+	}
+	ps_symbols_free(symbols);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char path[64];
+	int fd = fuzz_input_file(data, size, path, sizeof(path));
+
+	if (fd < 0)
+		return 0;
+	manifest(data, size);
+	names(path);
+	kallsyms(path, data, size);
+	close(fd);
+	return 0;
+}
