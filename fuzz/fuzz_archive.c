@@ -12,6 +12,7 @@
 
 #include <string.h>
 
+#include "base/message.h"
 #include "archive/archive.h"
 #include "pystitch/pystitch.h"
 #include "symbols/symbols_priv.h"
@@ -38,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ps_archive_limits limits = { .max_entry = 1 << 20, .max_total = 4 << 20 };
 	struct ps_archive *archive = NULL;
 	const struct ps_manifest *manifest;
-	char path[64], err[PS_ARCHIVE_ERRMSG_MAX];
+	char path[64], err[PS_MSG_MAX];
 	int fd = fuzz_input_file(data, size, path, sizeof(path));
 
 	if (fd < 0)

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/message.h"
 #include "python/python_priv.h"
 #include "symbols/symbols.h"
 #include "unwind/unwind.h"
@@ -173,19 +174,23 @@ static void unwind(const struct target *t, struct ps_dso *dso, bool quirks, bool
 
 /* ---- CPython -------------------------------------------------------- */
 
-static void python(const struct target *t)
+static void python(struct ps_dso *dso)
 {
+	const struct ps_elf *elf = ps_dso_elf(dso);
 	struct ps_py_registry *registry = NULL;
 	const struct ps_py_interp *interp;
 	struct ps_trampoline trampoline;
 	struct ps_unwind_rule rule;
-	char err[256];
+	char err[PS_MSG_MAX];
 
+	/* through the DSO's own handle, as the pipeline reads them */
+	if (!elf)
+		return;
 	if (ps_py_registry_new(&registry) == 0) {
-		ps_py_registry_detect(registry, t->path, &interp);
+		ps_py_registry_detect(registry, elf, &interp);
 		ps_py_registry_free(registry);
 	}
-	if (ps_trampoline_from_elf(t->path, &trampoline, err, sizeof(err)) == 0)
+	if (ps_trampoline_from_elf(elf, &trampoline, err, sizeof(err)) == 0)
 		for (uint32_t i = 0; i <= trampoline.code_end; i++)
 			ps_trampoline_rule_at(&trampoline, i, &rule);
 }
@@ -221,10 +226,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 * on every other pair: the styles differ at the end
 			 * of the stack copy, the engines must not differ */
 			unwind(&t, dso, size & 1, size & 2);
+			python(dso);
 		}
 		ps_symbols_free(symbols);
 	}
-	python(&t);
 	close(fd);
 	return 0;
 }

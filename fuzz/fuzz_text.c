@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/message.h"
 #include "archive/archive.h"
 #include "archive/archive_priv.h"
 #include "symbols/symbols.h"
@@ -26,7 +27,7 @@ static void manifest(const uint8_t *data, size_t size)
 {
 	struct ps_archive_limits limits = { .max_entry = 1 << 20, .max_total = 4 << 20 };
 	struct ps_manifest m = { 0 };
-	char err[PS_ARCHIVE_ERRMSG_MAX];
+	char err[PS_MSG_MAX];
 
 	ps_manifest_parse((const char *)data, size, &limits, &m, err, sizeof(err));
 	ps_manifest_release(&m);
