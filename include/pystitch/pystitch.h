@@ -470,6 +470,8 @@ struct ps_sample {
 	uint64_t id;
 	uint64_t stream_id;
 	uint32_t cpu, cpu_res;
+	/* without PERF_SAMPLE_PERIOD (perf record -c N), the attr's
+	 * sample_period (its sample_freq when freq is set), as perf has it */
 	uint64_t period;
 	struct ps_read_data read;
 	size_t callchain_nr;
