@@ -1,8 +1,9 @@
 /* The machine model: threads, processes and their maps, updated from
  * COMM/FORK/EXIT/MMAP/MMAP2 as perf's machine.c does: a thread seen first
- * in a sample gets the comm ":tid", threads share their process leader's
- * address space, FORK of a new process copies the parent's maps, and a new
- * map cuts away what it overlaps of older ones.
+ * in a sample gets the comm ":tid" (the idle task, tid 0, is "swapper"
+ * from the start), threads share their process leader's address space,
+ * FORK of a new process copies the parent's maps, and a new map cuts away
+ * what it overlaps of older ones.
  */
 #include "machine/machine.h"
 
@@ -49,13 +50,27 @@ static size_t hash_str(const char *s)
 	return (size_t)(h % BUCKETS);
 }
 
+static struct ps_thread *new_thread(struct ps_machine *machine, int32_t pid, int32_t tid);
+static int set_comm(struct ps_thread *t, const char *comm);
+
 int ps_machine_new(struct ps_machine **out)
 {
 	struct ps_machine *machine = calloc(1, sizeof(*machine));
-	*out = machine;
+	struct ps_thread *idle;
+
+	*out = NULL;
 	if (!machine)
 		return -ENOMEM;
 	machine->kernel.pid = -1;
+	/* perf_session__register_idle_thread(): the idle task of every CPU is
+	 * one thread, pid and tid 0, named before any record is read (it has
+	 * no COMM record) */
+	idle = new_thread(machine, 0, 0);
+	if (!idle || set_comm(idle, "swapper")) {
+		ps_machine_free(machine);
+		return -ENOMEM;
+	}
+	*out = machine;
 	return 0;
 }
 

@@ -58,6 +58,27 @@ START_TEST(test_fork_child_is_stale_parent)
 }
 END_TEST
 
+/* perf_session__register_idle_thread(): tid 0 is "swapper" before any
+ * record, for a sample (pid 0) or the kernel MMAP's (pid -1, tid 0); a
+ * thread never named is ":tid". */
+START_TEST(test_idle_thread_is_swapper)
+{
+	struct ps_machine *m;
+	struct ps_thread *t;
+
+	ck_assert_int_eq(ps_machine_new(&m), 0);
+	t = ps_machine_thread(m, -1, 0);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_str_eq(t->comm, "swapper");
+	ck_assert(t->comm_set);
+	ck_assert_ptr_eq(ps_machine_thread(m, 0, 0), t);
+	ck_assert_int_eq(t->pid, 0);
+	t = ps_machine_thread(m, 100, 101);
+	ck_assert_str_eq(t->comm, ":101");
+	ps_machine_free(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("machine");
@@ -67,6 +88,7 @@ int main(void)
 
 	tcase_add_test(tc, test_fork_makes_child);
 	tcase_add_test(tc, test_fork_child_is_stale_parent);
+	tcase_add_test(tc, test_idle_thread_is_swapper);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);
