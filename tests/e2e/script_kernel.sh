@@ -8,7 +8,9 @@
 # samples (pid 0 with no COMM: `swapper`) whose stacks end in init text past
 # _etext, where perf record's kernel map ends; a thread without COMM; a
 # fixed-period event. `pystitch script --kallsyms` must print what
-# `perf script --kallsyms` prints on it, byte for byte.
+# `perf script --kallsyms` prints on it, byte for byte. The capture has no
+# EVENT_DESC: a second one, of an event that counts in guests too, gets
+# perf's own name for it, cpu-clock:HG.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 builder=$abs_top_builddir/tests/e2e/kernel_capture
@@ -27,4 +29,9 @@ for want in '^swapper +0 ' '^:101 ' ' 250000 cpu-clock:' 'foo_read\+0x24 \(\[foo
 	grep -q -E "$want" "$E2E_TMP/perf-synthetic_kernel_capture.txt" ||
 		e2e_fail "perf script printed no line matching '$want' (the capture no longer tests it)"
 done
+"$builder" "$E2E_TMP/guest.data" "$E2E_TMP/kallsyms" guest || e2e_fail "kernel_capture guest failed"
+e2e_script_diff "synthetic capture counting guests" 100 "$E2E_TMP/guest.data" -f \
+	--kallsyms "$E2E_TMP/kallsyms" || failed=1
+grep -q ' cpu-clock:HG: ' "$E2E_TMP/$E2E_PERF_OUT" ||
+	e2e_fail "perf script did not name the event cpu-clock:HG: $(head -n 1 "$E2E_TMP/$E2E_PERF_OUT")"
 exit $failed
