@@ -190,6 +190,13 @@ struct ps_attr {
 	size_t id_pos; /* u64 index of the id in a sample, or SIZE_MAX */
 	size_t is_pos; /* u64 index of the id from the end of a trailer */
 	size_t id_hdr_size; /* bytes of the sample_id trailer */
+
+	/* Pipe mode, the first event of its type: perf's own name for it
+	 * ("cpu-clock:uH"), which perf script prints instead of an
+	 * EVENT_DESC's or the tracing data's name when the samples lack a
+	 * field it prints (it named the event in a message first); NULL
+	 * otherwise, and once EVENT_UPDATE has named it. */
+	const char *fallback_name;
 };
 
 /* attr.flags bits we use */
@@ -470,6 +477,8 @@ struct ps_sample {
 	uint64_t id;
 	uint64_t stream_id;
 	uint32_t cpu, cpu_res;
+	/* without PERF_SAMPLE_PERIOD (perf record -c N), the attr's
+	 * sample_period (its sample_freq when freq is set), as perf has it */
 	uint64_t period;
 	struct ps_read_data read;
 	size_t callchain_nr;

@@ -1,8 +1,10 @@
 /* The machine model: threads, processes and their maps, updated from
  * COMM/FORK/EXIT/MMAP/MMAP2 as perf's machine.c does: a thread seen first
- * in a sample gets the comm ":tid", threads share their process leader's
- * address space, FORK of a new process copies the parent's maps, and a new
- * map cuts away what it overlaps of older ones.
+ * in a sample gets the comm ":tid" (the idle task, tid 0, is "swapper"
+ * from the start), threads share their process leader's address space,
+ * FORK of a new process copies the parent's maps, a new map cuts away what
+ * it overlaps of older ones, and a kernel module's map is named as perf
+ * names its DSO.
  */
 #include "machine/machine.h"
 
@@ -48,13 +50,27 @@ static size_t hash_str(const char *s)
 	return (size_t)(ps_hash_string(s, 0) % BUCKETS);
 }
 
+static struct ps_thread *new_thread(struct ps_machine *machine, int32_t pid, int32_t tid);
+static int set_comm(struct ps_thread *t, const char *comm);
+
 int ps_machine_new(struct ps_machine **out)
 {
 	struct ps_machine *machine = calloc(1, sizeof(*machine));
-	*out = machine;
+	struct ps_thread *idle;
+
+	*out = NULL;
 	if (!machine)
 		return -ENOMEM;
 	machine->kernel.pid = -1;
+	/* perf_session__register_idle_thread(): the idle task of every CPU is
+	 * one thread, pid and tid 0, named before any record is read (it has
+	 * no COMM record) */
+	idle = new_thread(machine, 0, 0);
+	if (!idle || set_comm(idle, "swapper")) {
+		ps_machine_free(machine);
+		return -ENOMEM;
+	}
+	*out = machine;
 	return 0;
 }
 
@@ -89,6 +105,7 @@ void ps_machine_free(struct ps_machine *machine)
 		for (struct ps_mapped_object *o = machine->objects[b], *n; o; o = n) {
 			n = o->next;
 			free(o->name);
+			free(o->module_name);
 			free(o);
 		}
 	}
@@ -443,6 +460,52 @@ static bool is_no_dso_memory(const char *name)
 	       strcmp(name, "[heap]") == 0;
 }
 
+/* perf's __kmod_path__parse(): the DSO name of a module map. "[name]"
+ * stays as it is; otherwise the file name, without ".ko" (and ".gz" or
+ * ".xz" after it, the compressions Debian's perf reads) and in brackets
+ * when it has that suffix, with every '-' turned into '_'. */
+static char *kmod_name(const char *path)
+{
+	const char *name = strrchr(path, '/');
+	const char *ext = strrchr(path, '.');
+	bool kmod = false;
+	char *out;
+
+	name = name ? name + 1 : path;
+	if (name[0] == '[' || !ext)
+		return strdup(name);
+	if (strcmp(ext, ".gz") == 0 || strcmp(ext, ".xz") == 0)
+		ext -= 3;
+	if (ext > name)
+		kmod = strncmp(ext, ".ko", 3) == 0;
+	if (kmod) {
+		size_t len = (size_t)(ext - name);
+		out = malloc(len + 3);
+		if (!out)
+			return NULL;
+		out[0] = '[';
+		memcpy(out + 1, name, len);
+		out[len + 1] = ']';
+		out[len + 2] = 0;
+	} else {
+		out = strdup(name);
+		if (!out)
+			return NULL;
+	}
+	for (char *c = out; *c; c++)
+		if (*c == '-')
+			*c = '_';
+	return out;
+}
+
+/* machine__process_kernel_mmap_event(): a kernel-mode map is a module
+ * when its name is a path, or in brackets but not the kernel's
+ * ("[kernel.kallsyms]_text"). */
+static bool kernel_module_map(const char *name)
+{
+	return name[0] == '/' || (name[0] == '[' && strncmp(name, "[kernel.kallsyms", 16) != 0);
+}
+
 static int process_mmap(struct ps_machine *machine, const struct ps_event *ev)
 {
 	const struct ps_record_mmap *m = &ev->u.mmap;
@@ -472,8 +535,14 @@ static int process_mmap(struct ps_machine *machine, const struct ps_event *ev)
 	                               m->has_build_id ? m->build_id_size : 0);
 	if (!map.object)
 		return -ENOMEM;
-	if (kernel)
+	if (kernel) {
 		map.object->kernel = true;
+		if (!map.object->module_name && kernel_module_map(name)) {
+			map.object->module_name = kmod_name(name);
+			if (!map.object->module_name)
+				return -ENOMEM;
+		}
+	}
 	if (name == perf_map)
 		map.object->jit_pid = (int32_t)m->pid;
 	map.start = m->start;

@@ -23,6 +23,10 @@ struct ps_mapped_object {
 	uint8_t build_id_size;
 	uint8_t build_id[20];
 	bool kernel; /* [kernel.kallsyms] and kernel modules */
+	/* A kernel module (or other kernel-mode MMAP perf takes for one):
+	 * perf's name for its DSO, what perf script prints ("[kvm]" for
+	 * /lib/modules/.../kvm.ko); NULL for anything else. */
+	char *module_name;
 	/* > 0: executable anonymous memory (JIT code) of this process,
 	 * named "/tmp/perf-PID.map" after the perf map that names it */
 	int32_t jit_pid;

@@ -271,13 +271,13 @@ void ps_dump_sample(struct ps_strbuf *out, const struct ps_reader *reader,
 	arch = arch_of(recording_arch(reader));
 
 	/* fields the sample lacks print perf's defaults: -1 for the pid and
-	 * tid, the attr's sample_period (or frequency) for the period */
+	 * tid; the period of a sample without one is already the attr's
+	 * sample_period (or frequency), as perf has it */
 	ps_strbuf_addf(
 	        out, "(IP, 0x%x): %d/%d: %#" PRIx64 " period: %" PRIu64 " addr: %#" PRIx64 "\n",
 	        event->misc, (t & PERF_SAMPLE_TID) ? (int32_t)s->pid : -1,
 	        (t & PERF_SAMPLE_TID) ? (int32_t)s->tid : -1, (t & PERF_SAMPLE_IP) ? s->ip : 0,
-	        (t & PERF_SAMPLE_PERIOD) ? s->period : attr->sample_period,
-	        (t & PERF_SAMPLE_ADDR) ? s->addr : 0);
+	        s->period, (t & PERF_SAMPLE_ADDR) ? s->addr : 0);
 
 	if (t & PERF_SAMPLE_CALLCHAIN) {
 		if (attr->branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK)

@@ -92,6 +92,9 @@ struct ps_script_format {
 	bool use_callchain;
 	size_t name_width; /* longest event name of the capture */
 	void *tep; /* struct tep_handle * for tracepoints */
+	/* per output type, 1 + the index of the attr printed under its
+	 * fallback_name (perf's own name), or 0 */
+	size_t fallback[PS_OUTPUT_TYPES];
 };
 
 int ps_output_type(uint32_t attr_type);
@@ -102,6 +105,8 @@ int ps_output_type(uint32_t attr_type);
 int ps_script_format_init(struct ps_script_format *fmt, const struct ps_reader *reader,
                           const char *spec, bool use_callchain, bool ns, char *err, size_t errsz);
 bool ps_script_wants_srcline(const struct ps_script_format *fmt);
+/* The name perf script prints for the event. */
+const char *ps_script_event_name(const struct ps_script_format *fmt, const struct ps_attr *attr);
 /* One sample: the header line, then its stack and a blank line. */
 void ps_script_print(struct ps_strbuf *out, const struct ps_script_format *fmt,
                      const struct ps_stack *stack);

@@ -164,23 +164,45 @@ badmix:
 	return -EINVAL;
 }
 
+/* What perf's evsel__check_attr() checks of the fields script prints. */
+static const struct {
+	uint32_t field;
+	uint64_t sample_bits;
+	const char *what;
+	const char *field_name;
+} needs[] = {
+	{ PS_FIELD_IP, PERF_SAMPLE_IP, "IP", "ip" },
+	{ PS_FIELD_ADDR, PERF_SAMPLE_ADDR, "ADDR", "addr" },
+	{ PS_FIELD_TID | PS_FIELD_PID, PERF_SAMPLE_TID, "TID", "tid" },
+	{ PS_FIELD_TIME, PERF_SAMPLE_TIME, "TIME", "time" },
+	{ PS_FIELD_CPU, PERF_SAMPLE_CPU, "CPU", "cpu" },
+};
+
+/* Whether a field the type prints lacks its sample bit: perf names the
+ * event in a message then (evsel__do_check_stype). */
+static bool lacks_field(const struct ps_script_format *fmt, const struct ps_attr *attr)
+{
+	int t = ps_output_type(attr->type);
+
+	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
+		if ((fmt->fields[t] & needs[i].field) &&
+		    !(attr->sample_type & needs[i].sample_bits))
+			return true;
+	return false;
+}
+
+const char *ps_script_event_name(const struct ps_script_format *fmt, const struct ps_attr *attr)
+{
+	if (attr->fallback_name && fmt->fallback[ps_output_type(attr->type)] == attr->index + 1)
+		return attr->fallback_name;
+	return attr->name;
+}
+
 /* perf drops default fields a capture cannot supply, and refuses the ones
  * the user asked for by name. */
 static int check_attr(struct ps_script_format *fmt, const struct ps_attr *attr, char *err,
                       size_t errsz)
 {
-	static const struct {
-		uint32_t field;
-		uint64_t sample_bits;
-		const char *what;
-		const char *field_name;
-	} needs[] = {
-		{ PS_FIELD_IP, PERF_SAMPLE_IP, "IP", "ip" },
-		{ PS_FIELD_ADDR, PERF_SAMPLE_ADDR, "ADDR", "addr" },
-		{ PS_FIELD_TID | PS_FIELD_PID, PERF_SAMPLE_TID, "TID", "tid" },
-		{ PS_FIELD_TIME, PERF_SAMPLE_TIME, "TIME", "time" },
-		{ PS_FIELD_CPU, PERF_SAMPLE_CPU, "CPU", "cpu" },
-	};
 	int t = ps_output_type(attr->type);
 
 	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
@@ -192,7 +214,8 @@ static int check_attr(struct ps_script_format *fmt, const struct ps_attr *attr, 
 			        err, errsz,
 			        "Samples for '%s' event do not have %s attribute set. Cannot print "
 			        "'%s' field.",
-			        attr->name, needs[i].what, needs[i].field_name);
+			        ps_script_event_name(fmt, attr), needs[i].what,
+			        needs[i].field_name);
 			return -EINVAL;
 		}
 		fmt->fields[t] &= ~needs[i].field;
@@ -223,9 +246,15 @@ int ps_script_format_init(struct ps_script_format *fmt, const struct ps_reader *
 	fmt->use_callchain = false;
 	for (size_t i = 0; i < nr; i++) {
 		const struct ps_attr *attr = ps_reader_attr(reader, i);
+		/* checked as its HEADER_ATTR arrived, with the fields then */
+		if (attr->fallback_name && lacks_field(fmt, attr))
+			fmt->fallback[ps_output_type(attr->type)] = attr->index + 1;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		const struct ps_attr *attr = ps_reader_attr(reader, i);
 		if (use_callchain && (attr->sample_type & PERF_SAMPLE_CALLCHAIN))
 			fmt->use_callchain = true;
-		size_t len = strlen(attr->name);
+		size_t len = strlen(ps_script_event_name(fmt, attr));
 		if (len > fmt->name_width)
 			fmt->name_width = len;
 	}
@@ -455,8 +484,8 @@ void ps_script_print(struct ps_strbuf *out, const struct ps_script_format *fmt,
 	}
 	if (fields & PS_FIELD_EVENT) {
 		/* "%*s: " */
-		ps_strbuf_add_padded(out, stack->event->attr->name,
-		                     strlen(stack->event->attr->name), (int)fmt->name_width);
+		const char *name = ps_script_event_name(fmt, stack->event->attr);
+		ps_strbuf_add_padded(out, name, strlen(name), (int)fmt->name_width);
 		ps_strbuf_add(out, ": ", 2);
 	}
 	if (fields & PS_FIELD_TRACE)

@@ -42,6 +42,24 @@ static const struct ps_map *find_frame_map(struct ps_pipeline *pipeline,
 	return map;
 }
 
+/* A kernel address no recorded map holds: perf finds it in the kernel
+ * map once that map is loaded and covers every kernel symbol (init text,
+ * past the _etext where perf record's kernel MMAP ends). */
+static const struct ps_map *kernel_extent_map(struct ps_pipeline *pipeline, uint64_t ip)
+{
+	const struct ps_process *kernel = ps_machine_kernel(pipeline->machine);
+	uint64_t start, end;
+
+	if (!ps_symbols_kernel_extent(pipeline->symbols, &start, &end) || ip < start || ip >= end)
+		return NULL;
+	for (const struct ps_map *map = ps_process_next_map(kernel, NULL); map;
+	     map = ps_process_next_map(kernel, map))
+		if (map->object->kernel && !map->object->module_name &&
+		    strncmp(map->object->name, "[kernel.kallsyms]", 17) == 0)
+			return map;
+	return NULL;
+}
+
 /* Append the frame(s) for one address. cpumode picks the address space;
  * inlines expands inline chains (perf does so for DWARF-unwound frames). */
 static int add_frames(struct ps_pipeline *pipeline, struct ps_process *process, unsigned cpumode,
@@ -52,9 +70,11 @@ static int add_frames(struct ps_pipeline *pipeline, struct ps_process *process, 
 	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL;
 	struct ps_frame *f;
 
-	if (kernel)
+	if (kernel) {
 		map = find_frame_map(pipeline, ps_machine_kernel(pipeline->machine), ip);
-	else if (cpumode == PERF_RECORD_MISC_USER && process)
+		if (!map)
+			map = kernel_extent_map(pipeline, ip);
+	} else if (cpumode == PERF_RECORD_MISC_USER && process)
 		map = find_frame_map(pipeline, process, ip);
 	if (!map) {
 		f = push_frame(pipeline);

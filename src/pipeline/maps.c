@@ -34,6 +34,9 @@ const char *ps_pipeline_object_name(const struct ps_mapped_object *object)
 {
 	if (object->kernel && strncmp(object->name, "[kernel.kallsyms]", 17) == 0)
 		return "[kernel.kallsyms]";
+	/* perf prints a module's DSO name, not the path its MMAP recorded */
+	if (object->module_name)
+		return object->module_name;
 	return object->name;
 }
 

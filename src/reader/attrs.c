@@ -180,33 +180,141 @@ static const char *const hw_names[] = {
 	"stalled-cycles-backend",
 	"ref-cycles",
 };
+/* perf 6.1's evsel__sw_names: nothing past "dummy" */
 static const char *const sw_names[] = {
-	"cpu-clock",        "task-clock",   "page-faults",  "context-switches",
-	"cpu-migrations",   "minor-faults", "major-faults", "alignment-faults",
-	"emulation-faults", "dummy",        "bpf-output",   "cgroup-switches",
+	"cpu-clock",    "task-clock",   "page-faults",      "context-switches", "cpu-migrations",
+	"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy",
 };
 
-/* The name perf would give an event that no EVENT_DESC or EVENT_UPDATE
- * names: enough for the common types. */
+/* perf_event_attr bits of the flags word */
+#define ATTR_EXCLUDE_USER (1ULL << 4)
+#define ATTR_EXCLUDE_KERNEL (1ULL << 5)
+#define ATTR_EXCLUDE_HV (1ULL << 6)
+#define ATTR_PRECISE_SHIFT 15
+#define ATTR_EXCLUDE_HOST (1ULL << 19)
+#define ATTR_EXCLUDE_GUEST (1ULL << 20)
+
+/* evsel__add_modifiers(): ":" and the letters of what is counted */
+static void add_modifiers(char *buf, size_t size, const struct ps_attr *attr)
+{
+	uint64_t f = attr->flags;
+	unsigned precise = (unsigned)((f >> ATTR_PRECISE_SHIFT) & 3);
+	bool guest_default = false;
+	char mods[16];
+	size_t n = 0;
+
+	if (f & (ATTR_EXCLUDE_KERNEL | ATTR_EXCLUDE_USER | ATTR_EXCLUDE_HV)) {
+		if (!(f & ATTR_EXCLUDE_KERNEL))
+			mods[n++] = 'k';
+		if (!(f & ATTR_EXCLUDE_USER))
+			mods[n++] = 'u';
+		if (!(f & ATTR_EXCLUDE_HV))
+			mods[n++] = 'h';
+		guest_default = true;
+	}
+	for (unsigned i = 0; i < precise; i++)
+		mods[n++] = 'p';
+	if (precise)
+		guest_default = true;
+	if ((f & ATTR_EXCLUDE_HOST) || !!(f & ATTR_EXCLUDE_GUEST) == guest_default) {
+		if (!(f & ATTR_EXCLUDE_HOST))
+			mods[n++] = 'H';
+		if (!(f & ATTR_EXCLUDE_GUEST))
+			mods[n++] = 'G';
+	}
+	if (n) {
+		size_t len = strlen(buf);
+		snprintf(buf + len, size - len, ":%.*s", (int)n, mods);
+	}
+}
+
+/* The name perf's evsel__name() gives an event that nothing named (no
+ * EVENT_DESC, EVENT_UPDATE or tracing data). Cache events keep a name of
+ * pystitch's own: perf's evsel__hw_cache_name() is not reproduced. */
 static const char *default_name(struct ps_reader *r, const struct ps_attr *attr)
 {
-	char buf[64];
-	if (attr->type == PERF_TYPE_HARDWARE &&
-	    attr->config < sizeof(hw_names) / sizeof(hw_names[0]))
-		return hw_names[attr->config];
-	if (attr->type == PERF_TYPE_SOFTWARE &&
-	    attr->config < sizeof(sw_names) / sizeof(sw_names[0]))
-		return sw_names[attr->config];
-	snprintf(buf, sizeof(buf), "unknown-%u:%#" PRIx64, attr->type, attr->config);
+	char buf[128];
+	bool modifiers = true;
+
+	switch (attr->type) {
+	case PERF_TYPE_HARDWARE:
+		snprintf(buf, sizeof(buf), "%s",
+		         attr->config < sizeof(hw_names) / sizeof(hw_names[0])
+		                 ? hw_names[attr->config]
+		                 : "unknown-hardware");
+		break;
+	case PERF_TYPE_SOFTWARE:
+		snprintf(buf, sizeof(buf), "%s",
+		         attr->config < sizeof(sw_names) / sizeof(sw_names[0])
+		                 ? sw_names[attr->config]
+		                 : "unknown-software");
+		break;
+	case PERF_TYPE_RAW:
+		snprintf(buf, sizeof(buf), "raw 0x%" PRIx64, attr->config);
+		break;
+	case PERF_TYPE_BREAKPOINT:
+		/* bp_addr is config1 */
+		snprintf(buf, sizeof(buf), "mem:0x%" PRIx64 ":%s%s%s", attr->config1,
+		         (attr->bp_type & 1) ? "r" : "", (attr->bp_type & 2) ? "w" : "",
+		         (attr->bp_type & 4) ? "x" : "");
+		break;
+	case PERF_TYPE_TRACEPOINT:
+		snprintf(buf, sizeof(buf), "unknown tracepoint");
+		modifiers = false;
+		break;
+	case PERF_TYPE_HW_CACHE:
+		snprintf(buf, sizeof(buf), "unknown-%u:%#" PRIx64, attr->type, attr->config);
+		modifiers = false;
+		break;
+	default:
+		snprintf(buf, sizeof(buf), "unknown attr type: %d", (int)attr->type);
+		modifiers = false;
+		break;
+	}
+	if (modifiers)
+		add_modifiers(buf, sizeof(buf), attr);
 	const char *s = ps_arena_strndup(&r->arena, buf, sizeof(buf));
 	return s ? s : "unknown";
 }
 
-void ps_attrs_set_name(struct ps_reader *r, struct ps_attr *attr, const char *name)
+static void name_attr(struct ps_reader *r, struct ps_attr *attr, const char *name)
 {
 	const char *copy = ps_arena_strndup(&r->arena, name, 4096);
-	if (copy)
+	if (copy) {
 		attr->name = copy;
+		r->attr_named[attr->index] = true;
+	}
+}
+
+void ps_attrs_set_name(struct ps_reader *r, struct ps_attr *attr, const char *name)
+{
+	name_attr(r, attr, name);
+	/* EVENT_UPDATE's name is final, for perf script too */
+	attr->fallback_name = NULL;
+}
+
+void ps_attrs_name_unnamed(struct ps_reader *r, struct ps_attr *attr, const char *name)
+{
+	if (!r->attr_named[attr->index])
+		name_attr(r, attr, name);
+}
+
+/* perf script's process_attr() for a HEADER_ATTR (pipe mode) checks the
+ * first attr of each type (not a dummy, with a sample_type) against the
+ * fields it prints: a field whose sample bit is missing calls
+ * evsel__name() for a debug message, which keeps perf's own name from
+ * then on, whatever EVENT_DESC or the tracing data say later. Which
+ * fields are printed is the script's business: the attr carries the name
+ * as fallback_name, for the script to choose. */
+void ps_attrs_pipe_check(struct ps_reader *r, struct ps_attr *attr)
+{
+	if (attr->type >= PERF_TYPE_MAX || attr->sample_type == 0 ||
+	    (attr->type == PERF_TYPE_SOFTWARE && attr->config == PERF_COUNT_SW_DUMMY))
+		return;
+	for (size_t i = 0; i < r->nr_attrs; i++)
+		if (&r->attrs[i] != attr && r->attrs[i].type == attr->type)
+			return;
+	attr->fallback_name = attr->name;
 }
 
 /* ---- the attr list ------------------------------------------------ */
@@ -227,6 +335,10 @@ int ps_attrs_add(struct ps_reader *r, const struct ps_attr *attr, const uint64_t
 		if (!na)
 			return ps_reader_fail(r, -ENOMEM, "out of memory");
 		r->attrs = na;
+		bool *named = realloc(r->attr_named, cap * sizeof(*named));
+		if (!named)
+			return ps_reader_fail(r, -ENOMEM, "out of memory");
+		r->attr_named = named;
 		r->cap_attrs = cap;
 	}
 	if (nr_ids) {
@@ -241,6 +353,8 @@ int ps_attrs_add(struct ps_reader *r, const struct ps_attr *attr, const uint64_t
 	a->ids = copy;
 	a->nr_ids = nr_ids;
 	a->name = default_name(r, a);
+	a->fallback_name = NULL;
+	r->attr_named[a->index] = false;
 	for (size_t i = 0; i < nr_ids; i++)
 		if (id_map_put(&r->id_map, ids[i], a->index))
 			return ps_reader_fail(r, -ENOMEM, "out of memory");
@@ -320,6 +434,8 @@ int ps_attrs_finish(struct ps_reader *r, uint64_t offset)
 void ps_attrs_free(struct ps_reader *r)
 {
 	free(r->attrs);
+	free(r->attr_named);
+	r->attr_named = NULL;
 	free(r->id_map.ids);
 	free(r->id_map.attr_index);
 	r->attrs = NULL;

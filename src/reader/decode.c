@@ -276,6 +276,7 @@ static int decode_header_attr(struct ps_reader *r, struct ps_event *ev, struct p
 	if (err)
 		return err;
 	ev->u.header_attr.attr = &r->attrs[r->nr_attrs - 1];
+	ps_attrs_pipe_check(r, &r->attrs[r->nr_attrs - 1]);
 	return 0;
 }
 

@@ -264,8 +264,10 @@ static int decode_event_desc(struct ps_feature_section *s)
 			return ps_section_truncated(s);
 
 		attr = described_attr(s->r, i, nr_ids > 0, first_id);
+		/* evlist__set_event_name(): only an event not yet named (in
+		 * pipe mode EVENT_UPDATE comes later and renames it) */
 		if (attr)
-			ps_attrs_set_name(s->r, attr, name);
+			ps_attrs_name_unnamed(s->r, attr, name);
 	}
 	return 0;
 }

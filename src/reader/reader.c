@@ -237,6 +237,8 @@ static int reader_start(struct ps_reader *r)
 	}
 	if (err)
 		return err;
+	/* as perf_session__read_header() ends: after EVENT_DESC */
+	ps_tracing_name_events(r);
 	/* position the stream at the data section */
 	if (lseek(r->in.fd, (off_t)r->data_offset, SEEK_SET) < 0)
 		return ps_reader_fail(r, -errno, "cannot seek: %s", strerror(errno));

@@ -104,6 +104,10 @@ struct ps_reader {
 	uint64_t data_end; /* UINT64_MAX in pipe mode */
 
 	struct ps_attr *attrs;
+	/* per attr: named by a record or feature, not perf's fallback name
+	 * (evsel->name set): EVENT_DESC and tracing data name only the
+	 * others */
+	bool *attr_named;
 	size_t nr_attrs, cap_attrs;
 	struct ps_id_map id_map;
 	bool attrs_dirty; /* positions must be recomputed */
@@ -179,7 +183,12 @@ int ps_attrs_add(struct ps_reader *r, const struct ps_attr *attr, const uint64_t
                  size_t nr_ids, uint64_t offset);
 int ps_attrs_finish(struct ps_reader *r, uint64_t offset);
 const struct ps_attr *ps_attrs_find_id(const struct ps_reader *r, uint64_t id);
+/* EVENT_UPDATE's name: replaces any other */
 void ps_attrs_set_name(struct ps_reader *r, struct ps_attr *attr, const char *name);
+/* EVENT_DESC's and the tracing data's: only for an attr not yet named */
+void ps_attrs_name_unnamed(struct ps_reader *r, struct ps_attr *attr, const char *name);
+/* A HEADER_ATTR's attr, just added: the name perf script may keep */
+void ps_attrs_pipe_check(struct ps_reader *r, struct ps_attr *attr);
 void ps_attrs_free(struct ps_reader *r);
 const struct ps_attr *ps_attr_for_sample(const struct ps_reader *r, const uint8_t *raw,
                                          size_t size);
@@ -195,6 +204,10 @@ void ps_features_free(struct ps_reader *r);
 /* tracing.c */
 int ps_tracing_parse(struct ps_reader *r, const uint8_t *data, size_t size, uint64_t offset);
 void ps_tracing_free(struct ps_reader *r);
+/* evlist__prepare_tracepoint_events(): tracepoint attrs not yet named
+ * take "system:name" of the tracing data's event with their config as
+ * id. Pipe mode: at the tracing data; file mode: after the features. */
+void ps_tracing_name_events(struct ps_reader *r);
 
 /* sample.c */
 int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8_t *raw,

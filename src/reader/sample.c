@@ -89,7 +89,9 @@ int ps_sample_parse(struct ps_reader *r, const struct ps_attr *attr, const uint8
 	s->cpu = UINT32_MAX;
 	s->pid = s->tid = UINT32_MAX;
 	s->time = UINT64_MAX;
-	s->period = 1;
+	/* perf's evsel__parse_sample(): without PERF_SAMPLE_PERIOD (perf
+	 * record -c N) every sample's period is the attr's sample_period */
+	s->period = attr->sample_period;
 
 	if (t & PERF_SAMPLE_IDENTIFIER)
 		s->identifier = s->id = ps_cursor_u64(&c);

@@ -308,6 +308,7 @@ static int frame_next(struct ps_reader *r, struct raw_record *rec)
 		                       rec->offset + rec->size);
 		if (err)
 			return damaged(r, err, rec->offset);
+		ps_tracing_name_events(r);
 		r->features.has_tracing_data = true;
 		r->features.tracing_data_size = n;
 		r->features.present[0] |= 1ull << PS_FEAT_TRACING_DATA;

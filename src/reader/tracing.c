@@ -10,6 +10,8 @@
 #include "reader/tracing_check_priv.h"
 
 #include <errno.h>
+#include <linux/perf_event.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -423,6 +425,27 @@ int ps_tracing_parse(struct ps_reader *r, const uint8_t *data, size_t size, uint
 	r->features.tracing_data_size = size;
 	r->features.tracing_nr_events = (size_t)tep_get_events_count(b.tep);
 	return 0;
+}
+
+void ps_tracing_name_events(struct ps_reader *r)
+{
+	char name[256];
+
+	if (!r->tep)
+		return;
+	for (size_t i = 0; i < r->nr_attrs; i++) {
+		struct ps_attr *attr = &r->attrs[i];
+		struct tep_event *event;
+
+		if (attr->type != PERF_TYPE_TRACEPOINT || r->attr_named[i] ||
+		    attr->config > INT32_MAX)
+			continue;
+		event = tep_find_event(r->tep, (int)attr->config);
+		if (!event || !event->system || !event->name)
+			continue;
+		snprintf(name, sizeof(name), "%s:%s", event->system, event->name);
+		ps_attrs_name_unnamed(r, attr, name);
+	}
 }
 
 void ps_tracing_free(struct ps_reader *r)

@@ -291,6 +291,11 @@ int ps_symbols_kernel_reloc(struct ps_symbols *symbols, const char *ref_name, ui
 	return 0;
 }
 
+bool ps_symbols_kernel_extent(const struct ps_symbols *symbols, uint64_t *start, uint64_t *end)
+{
+	return symbols->kernel_map_loaded && ps_kernel_symbols_extent(symbols->kernel, start, end);
+}
+
 /* ------------------------------------------------------------------ */
 /* resolving, with a cache per DSO and address */
 
@@ -461,6 +466,8 @@ static size_t resolve_kernel(struct ps_dso *dso, uint64_t addr, struct ps_frame_
 
 	if (!symbols->kernel_tried)
 		load_kernel(symbols);
+	if (dso->kind == DSO_KERNEL)
+		symbols->kernel_map_loaded = true;
 	if (symbols->kernel)
 		sym = ps_kernel_symbols_find(symbols->kernel, dso->module, addr, &symbol_addr);
 	frames[0].sym = sym ? sym->name : NULL;

@@ -68,6 +68,9 @@ struct ps_symbols {
 	size_t nr_buckets, nr_dsos;
 	struct ps_kernel_symbols *kernel;
 	bool kernel_tried;
+	/* the kernel DSO has resolved an address: perf has loaded the
+	 * kernel map, which then covers every kernel symbol */
+	bool kernel_map_loaded;
 	const struct ps_dso *kernel_dso; /* for its build-id */
 	bool have_reloc;
 	char *reloc_name;

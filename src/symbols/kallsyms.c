@@ -30,6 +30,9 @@ struct ps_kernel_symbols {
 	bool from_vmlinux;
 	struct ps_elf *vmlinux; /* kept open: section lookups */
 	uint64_t reloc; /* applied to the kernel group */
+	/* kallsyms: the kernel group's first start and last end */
+	bool has_extent;
+	uint64_t extent_start, extent_end;
 };
 
 void ps_kernel_symbols_free(struct ps_kernel_symbols *ks)
@@ -165,6 +168,22 @@ static int split_groups(struct ps_kernel_symbols *ks)
 		index = next;
 	}
 	return 0;
+}
+
+/* map__fixup_start/end after the split: the kernel map runs from the
+ * kernel group's first symbol to the end of its last. */
+static void set_extent(struct ps_kernel_symbols *ks)
+{
+	const struct ps_symtab *tab = &ks->groups[0].tab;
+	uint32_t index = ps_symtab_first(tab), last = index;
+
+	if (index == PS_SYMTAB_NONE)
+		return;
+	while ((index = ps_symtab_next(tab, index)) != PS_SYMTAB_NONE)
+		last = index;
+	ks->has_extent = true;
+	ks->extent_start = tab->syms[ps_symtab_first(tab)].start;
+	ks->extent_end = tab->syms[last].end;
 }
 
 /* /proc/kallsyms is read in large blocks: stdio reads it a kilobyte at a
@@ -342,6 +361,7 @@ int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks
 		snprintf(result->err, sizeof(result->err), "%s: %s", path, strerror(-rc));
 		return rc;
 	}
+	set_extent(ks);
 	if (result->bad_lines)
 		snprintf(result->err, sizeof(result->err), "%s: skipped %zu damaged line%s", path,
 		         result->bad_lines, result->bad_lines == 1 ? "" : "s");
@@ -487,6 +507,15 @@ const struct ps_sym *ps_kernel_symbols_find(const struct ps_kernel_symbols *ks, 
 		return NULL;
 	}
 	return ps_symtab_find(&ks->groups[0].tab, *symbol_addr);
+}
+
+bool ps_kernel_symbols_extent(const struct ps_kernel_symbols *ks, uint64_t *start, uint64_t *end)
+{
+	if (!ks || !ks->has_extent)
+		return false;
+	*start = ks->extent_start + ks->reloc;
+	*end = ks->extent_end + ks->reloc;
+	return true;
 }
 
 int ps_kernel_symbols_reloc(struct ps_kernel_symbols *ks, const char *ref_name, uint64_t ref_addr)

@@ -131,6 +131,17 @@ size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
  * symbol is not in the kernel symbols. */
 int ps_symbols_kernel_reloc(struct ps_symbols *symbols, const char *ref_name, uint64_t ref_addr);
 
+/* The kernel map as perf has it once loaded: perf record's kernel MMAP
+ * covers _text to _etext, and loading kallsyms re-sizes the map to run
+ * from the first kernel symbol to the end of the last (map__fixup_start,
+ * map__fixup_end), so init text (start_kernel, x86_64_start_kernel) and
+ * the other symbols past _etext resolve. perf loads the map at the first
+ * address found in it, so this is false until the kernel DSO has
+ * resolved an address, and when its symbols are missing or come from a
+ * vmlinux (perf maps its sections one by one). Addresses as the capture
+ * recorded them: [*start, *end). */
+bool ps_symbols_kernel_extent(const struct ps_symbols *symbols, uint64_t *start, uint64_t *end);
+
 /* With opts.record_names, every DSO whose symbols come from a separate
  * debug file records the answers that file gave (the ELF symbol and addr2line's records per address
  * resolved). This appends to out the table of the answers of debug_path (as the observer was told

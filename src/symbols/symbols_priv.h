@@ -297,6 +297,9 @@ void ps_kernel_symbols_free(struct ps_kernel_symbols *ks);
 const struct ps_sym *ps_kernel_symbols_find(const struct ps_kernel_symbols *ks, const char *module,
                                             uint64_t addr, uint64_t *symbol_addr);
 int ps_kernel_symbols_reloc(struct ps_kernel_symbols *ks, const char *ref_name, uint64_t ref_addr);
+/* kallsyms: from the first symbol of the kernel proper to the end of its
+ * last, in the capture's addresses (relocated); false for a vmlinux. */
+bool ps_kernel_symbols_extent(const struct ps_kernel_symbols *ks, uint64_t *start, uint64_t *end);
 
 /* ------------------------------------------------------------------ */
 /* build_id.c */

@@ -4,6 +4,7 @@
 #include <check.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "machine/machine.h"
 
@@ -58,6 +59,78 @@ START_TEST(test_fork_child_is_stale_parent)
 }
 END_TEST
 
+/* perf_session__register_idle_thread(): tid 0 is "swapper" before any
+ * record, for a sample (pid 0) or the kernel MMAP's (pid -1, tid 0); a
+ * thread never named is ":tid". */
+START_TEST(test_idle_thread_is_swapper)
+{
+	struct ps_machine *m;
+	struct ps_thread *t;
+
+	ck_assert_int_eq(ps_machine_new(&m), 0);
+	t = ps_machine_thread(m, -1, 0);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_str_eq(t->comm, "swapper");
+	ck_assert(t->comm_set);
+	ck_assert_ptr_eq(ps_machine_thread(m, 0, 0), t);
+	ck_assert_int_eq(t->pid, 0);
+	t = ps_machine_thread(m, 100, 101);
+	ck_assert_str_eq(t->comm, ":101");
+	ps_machine_free(m);
+}
+END_TEST
+
+/* A kernel-mode MMAP of filename at start; returns its object. */
+static const struct ps_mapped_object *kernel_mmap(struct ps_machine *m, uint64_t start,
+                                                  const char *filename)
+{
+	struct ps_event ev = { .type = PERF_RECORD_MMAP, .misc = PERF_RECORD_MISC_KERNEL };
+	const struct ps_map *map;
+
+	ev.u.mmap = (struct ps_record_mmap){
+		.pid = (uint32_t)-1, .start = start, .len = 0x1000, .filename = filename
+	};
+	ck_assert_int_eq(ps_machine_process_event(m, &ev), 0);
+	map = ps_process_find_map(ps_machine_kernel(m), start);
+	ck_assert_ptr_nonnull(map);
+	return map->object;
+}
+
+/* perf's __kmod_path__parse(): the DSO name perf prints for a module. */
+START_TEST(test_module_names)
+{
+	static const struct {
+		const char *filename, *name;
+	} cases[] = {
+		{ "/lib/modules/6.1.0-9-amd64/kernel/sound/pci/hda/snd-hda-intel.ko.xz",
+		  "[snd_hda_intel]" },
+		{ "/lib/modules/4.9.0-4-amd64/kernel/arch/x86/kvm/kvm.ko", "[kvm]" },
+		{ "/lib/modules/6.1/kernel/fs/nfs.ko.gz", "[nfs]" },
+		{ "/lib/modules/6.1/extra/aaa.bbb.ko", "[aaa.bbb]" },
+		/* zstd is not a compression perf 6.1 knows: not a module name */
+		{ "/lib/modules/6.1/kernel/zst-mod.ko.zst", "zst_mod.ko.zst" },
+		{ "/lib/modules/6.1-x/kernel/no_suffix", "no_suffix" },
+		{ "[qux-mod]", "[qux-mod]" },
+		{ "[bpf_prog]", "[bpf_prog]" },
+	};
+	struct ps_machine *m;
+	const struct ps_mapped_object *o;
+
+	ck_assert_int_eq(ps_machine_new(&m), 0);
+	o = kernel_mmap(m, 0xffffffff81000000ull, "[kernel.kallsyms]_text");
+	ck_assert(o->kernel);
+	ck_assert_ptr_null(o->module_name);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		o = kernel_mmap(m, 0xffffffffc0000000ull + 0x10000 * i, cases[i].filename);
+		ck_assert(o->kernel);
+		ck_assert_ptr_nonnull(o->module_name);
+		ck_assert_str_eq(o->module_name, cases[i].name);
+		ck_assert_str_eq(o->name, cases[i].filename);
+	}
+	ps_machine_free(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("machine");
@@ -67,6 +140,8 @@ int main(void)
 
 	tcase_add_test(tc, test_fork_makes_child);
 	tcase_add_test(tc, test_fork_child_is_stale_parent);
+	tcase_add_test(tc, test_idle_thread_is_swapper);
+	tcase_add_test(tc, test_module_names);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

@@ -424,6 +424,20 @@ START_TEST(test_event_desc)
 	ck_assert_str_eq(ps_reader_attr(r, 0)->name, "cpu-clock:ppp");
 	ck_assert_str_eq(ps_reader_attr(r, 1)->name, "dummy:HG");
 
+	/* a second description renames nothing (evlist__set_event_name
+	 * names only events without a name) */
+	ck_assert_int_eq(decode(r, PS_FEAT_EVENT_DESC, &b), 0);
+	b.len = 0;
+	put_u32(&b, 1);
+	put_u32(&b, 128);
+	put_event_desc(&b, "renamed", ids0, 2);
+	ck_assert_int_eq(decode(r, PS_FEAT_EVENT_DESC, &b), 0);
+	ck_assert_str_eq(ps_reader_attr(r, 0)->name, "cpu-clock:ppp");
+	ps_reader_close(r);
+	r = pipe_reader(be);
+	add_attr(r, PERF_COUNT_SW_CPU_CLOCK, ids0, 2);
+	add_attr(r, PERF_COUNT_SW_DUMMY, ids1, 2);
+
 	/* without ids: by position; a surplus description is ignored */
 	b.len = 0;
 	put_u32(&b, 3);

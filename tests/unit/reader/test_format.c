@@ -427,9 +427,17 @@ START_TEST(test_features)
 	ck_assert_uint_eq(ft->clock_wall_ns, 1700000000000000000ULL);
 	ck_assert_uint_eq(ft->clock_clockid_ns, 123456789);
 	ck_assert(!ft->has_tracing_data);
-	/* EVENT_DESC names the attrs */
+	/* EVENT_DESC names the attrs; in pipe mode the first of a type keeps
+	 * perf's own name too, which perf script prints when the samples
+	 * lack one of its fields (here TID and CPU) */
 	ck_assert_str_eq(ps_reader_attr(c.reader, 0)->name, "cpu-clock:ppp");
 	ck_assert_str_eq(ps_reader_attr(c.reader, 1)->name, "page-faults");
+	if (c.pipe) {
+		ck_assert_str_eq(ps_reader_attr(c.reader, 0)->fallback_name, "cpu-clock:HG");
+		ck_assert_ptr_null(ps_reader_attr(c.reader, 1)->fallback_name);
+	} else {
+		ck_assert_ptr_null(ps_reader_attr(c.reader, 0)->fallback_name);
+	}
 	cap_close(&c);
 }
 END_TEST

@@ -166,6 +166,8 @@ static void check_sample(const struct ps_sample *got, const struct bld_attr *a,
 	}
 	if (st & PERF_SAMPLE_PERIOD)
 		ck_assert_uint_eq(got->period, w->period);
+	else /* perf record -c N: the attr's sample_period, as perf has it */
+		ck_assert_uint_eq(got->period, a->sample_period);
 	if (st & PERF_SAMPLE_READ)
 		check_read(&got->read, a->read_format, w);
 	if (st & PERF_SAMPLE_CALLCHAIN) {

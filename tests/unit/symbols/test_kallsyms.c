@@ -102,6 +102,28 @@ START_TEST(test_module_symbols)
 }
 END_TEST
 
+/* The kernel map once loaded (map__fixup_start/end): from the first kernel
+ * symbol to the end of the last (a page past it, the modules following),
+ * relocated; nothing before the kernel DSO resolved an address, nor after
+ * a module resolved one. */
+START_TEST(test_kernel_extent)
+{
+	uint64_t start = 0, end = 0;
+
+	ck_assert(!ps_symbols_kernel_extent(symbols, &start, &end));
+	expect("[mymod]", 0xffffffffc0001010, "mod_func", 0x10);
+	ck_assert(!ps_symbols_kernel_extent(symbols, &start, &end));
+	expect("[kernel.kallsyms]", 0xffffffff81001019, "local_alias", 0x19);
+	ck_assert(ps_symbols_kernel_extent(symbols, &start, &end));
+	ck_assert_uint_eq(start, 0xffffffff81000000);
+	ck_assert_uint_eq(end, 0xffffffff81003000);
+	ck_assert_int_eq(ps_symbols_kernel_reloc(symbols, "_text", 0xffffffff91000000), 0);
+	ck_assert(ps_symbols_kernel_extent(symbols, &start, &end));
+	ck_assert_uint_eq(start, 0xffffffff91000000);
+	ck_assert_uint_eq(end, 0xffffffff91003000);
+}
+END_TEST
+
 START_TEST(test_damaged_lines_counted)
 {
 	expect("[kernel.kallsyms]", 0xffffffff81001000, "local_alias", 0);
@@ -204,6 +226,7 @@ Suite *suite_kallsyms(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_kernel_symbols);
 	tcase_add_test(tc, test_module_symbols);
+	tcase_add_test(tc, test_kernel_extent);
 	tcase_add_test(tc, test_damaged_lines_counted);
 	tcase_add_test(tc, test_relocation);
 	tcase_add_test(tc, test_kernel_srcline);

@@ -1,0 +1,181 @@
+/* kernel_capture: writes a synthetic perf.data (file mode) of kernel
+ * samples, for what this machine cannot record: kernel-module maps (it has
+ * no modules), idle-task samples without a COMM (it is never idle), kernel
+ * frames in init text past _etext, on a fixed-period event (-c N). Also
+ * writes the kallsyms file the capture's kernel addresses belong to.
+ * tests/e2e/script_kernel.sh compares `perf script --kallsyms` with
+ * `pystitch script --kallsyms` on the pair.
+ *
+ *   kernel_capture CAPTURE KALLSYMS [guest]
+ *
+ * "guest": the event counts in guests too (exclude_guest clear), which
+ * perf's name for an event without EVENT_DESC shows as cpu-clock:HG.
+ */
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../unit/reader/builder.h"
+#include "pystitch/pystitch.h"
+
+#define SAMPLE_PERIOD 250000
+#define TEXT 0xffffffff81000000ull
+#define TEXT_LEN 0x200000ull /* _text to _etext, as perf record maps it */
+#define INIT 0xffffffff81300000ull /* .init.text, past _etext */
+#define MOD_FOO 0xffffffffc0000000ull
+#define MOD_BAZ 0xffffffffc0100000ull
+#define MOD_QUX 0xffffffffc0200000ull
+#define MOD_ZST 0xffffffffc0300000ull
+
+static const char kallsyms[] = "ffffffff81000000 T _stext\n"
+                               "ffffffff81000000 T _text\n"
+                               "ffffffff81000100 T do_idle\n"
+                               "ffffffff81000200 T cpu_startup_entry\n"
+                               "ffffffff81000300 t rest_init\n"
+                               "ffffffff81000400 T vfs_read\n"
+                               "ffffffff81200000 T _etext\n"
+                               "ffffffff81300000 T _sinittext\n"
+                               "ffffffff81300000 T start_kernel\n"
+                               "ffffffff81300200 T x86_64_start_kernel\n"
+                               "ffffffff81301000 T _einittext\n"
+                               "ffffffff81400000 D init_task\n"
+                               "ffffffff81500000 B __bss_start\n"
+                               "ffffffffc0000000 t foo_read\t[foo_bar]\n"
+                               "ffffffffc0000100 t foo_write\t[foo_bar]\n"
+                               "ffffffffc0100000 t baz_poll\t[baz]\n"
+                               "ffffffffc0200000 t qux_init\t[qux-mod]\n"
+                               "ffffffffc0300000 t zst_fn\t[zst_mod]\n";
+
+static const struct bld_sid no_sid = { .pid = 0, .tid = 0, .cpu = 0 };
+
+static void kernel_mmap(struct bld_buf *b, uint64_t sample_type, uint64_t start, uint64_t len,
+                        uint64_t pgoff, const char *name)
+{
+	size_t pos = bld_rec_begin(b, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+
+	bld_u32(b, (uint32_t)-1);
+	bld_u32(b, 0);
+	bld_u64(b, start);
+	bld_u64(b, len);
+	bld_u64(b, pgoff);
+	bld_str(b, name, 0);
+	bld_sample_id(b, sample_type, &no_sid);
+	bld_rec_end(b, pos);
+}
+
+static void comm(struct bld_buf *b, uint64_t sample_type, uint32_t pid, const char *name)
+{
+	size_t pos = bld_rec_begin(b, PERF_RECORD_COMM, 0);
+	struct bld_sid sid = { .pid = pid, .tid = pid, .time = 1000 };
+
+	bld_u32(b, pid);
+	bld_u32(b, pid);
+	bld_str(b, name, 0);
+	bld_sample_id(b, sample_type, &sid);
+	bld_rec_end(b, pos);
+}
+
+/* A kernel sample at time t: the callchain is the kernel marker and ips
+ * (ips[0] the sampled ip). */
+static void sample(struct bld_buf *b, const struct bld_attr *attr, uint32_t pid, uint32_t tid,
+                   uint64_t t, const uint64_t *ips, size_t nr)
+{
+	uint64_t chain[16];
+	struct bld_sample s = bld_sample_empty();
+
+	chain[0] = (uint64_t)PERF_CONTEXT_KERNEL;
+	memcpy(chain + 1, ips, nr * sizeof(*ips));
+	s.ip = ips[0];
+	s.pid = pid;
+	s.tid = tid;
+	s.time = t;
+	s.cpu = tid % 2;
+	s.callchain = chain;
+	s.callchain_nr = nr + 1;
+	bld_sample(b, attr, PERF_RECORD_MISC_KERNEL, &s);
+}
+
+int main(int argc, char **argv)
+{
+	/* perf record -c 250000 -e cpu-clock -g: no PERF_SAMPLE_PERIOD */
+	struct bld_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = 128,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = SAMPLE_PERIOD,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+		               PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_CPU,
+		/* disabled, inherit, mmap, comm, task, sample_id_all,
+		 * exclude_guest (so perf, without EVENT_DESC, names it plainly
+		 * "cpu-clock", as pystitch does) */
+		.flags = (1ull << 0) | (1ull << 1) | (1ull << 8) | (1ull << 9) | (1ull << 13) |
+		         (1ull << 18) | (1ull << 20),
+	};
+	static const uint64_t ids[] = { 7 };
+	struct bld_file file;
+	struct bld_buf image, *b;
+	uint64_t t = 2000000000ull;
+	FILE *out;
+
+	if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "guest") != 0)) {
+		fprintf(stderr, "usage: kernel_capture CAPTURE KALLSYMS [guest]\n");
+		return 2;
+	}
+	if (argc == 4)
+		attr.flags &= ~(1ull << 20);
+	attr.ids = ids;
+	attr.nr_ids = 1;
+	bld_file_init(&file, false);
+	bld_file_add_attr(&file, &attr);
+	bld_header_string(bld_file_feature(&file, PS_FEAT_HOSTNAME), "pystitch-test");
+	bld_header_string(bld_file_feature(&file, PS_FEAT_OSRELEASE), "6.1.0-test");
+	bld_header_string(bld_file_feature(&file, PS_FEAT_ARCH), "x86_64");
+	b = &file.data;
+
+	kernel_mmap(b, attr.sample_type, TEXT, TEXT_LEN, TEXT, "[kernel.kallsyms]_text");
+	kernel_mmap(b, attr.sample_type, MOD_FOO, 0x10000, 0,
+	            "/lib/modules/6.1.0-test/kernel/fs/foo/foo-bar.ko.xz");
+	kernel_mmap(b, attr.sample_type, MOD_BAZ, 0x10000, 0,
+	            "/lib/modules/6.1.0-test/kernel/drivers/baz.ko");
+	kernel_mmap(b, attr.sample_type, MOD_QUX, 0x10000, 0, "[qux-mod]");
+	/* zstd is not among the compressions perf 6.1 knows: no module */
+	kernel_mmap(b, attr.sample_type, MOD_ZST, 0x10000, 0,
+	            "/lib/modules/6.1.0-test/kernel/zst-mod.ko.zst");
+	comm(b, attr.sample_type, 100, "work");
+
+	{
+		/* the idle task: no COMM, an idle stack down to init text */
+		const uint64_t idle[] = { TEXT + 0x104, TEXT + 0x210, TEXT + 0x3cc, INIT + 0x13d,
+			                  INIT + 0x200 + 0xd1 };
+		const uint64_t read_foo[] = { MOD_FOO + 0x24, TEXT + 0x450 };
+		const uint64_t read_baz[] = { MOD_BAZ + 0x8, MOD_FOO + 0x130, TEXT + 0x400 };
+		const uint64_t qux[] = { MOD_QUX + 0x10, MOD_ZST + 0x4, INIT + 0x1000 + 0x10 };
+		const uint64_t outside[] = { TEXT + 0x500, INIT + 0x5000, 0xffffffff81600010ull,
+			                     0xffffffffc0400000ull };
+		for (int i = 0; i < 3; i++) {
+			sample(b, &attr, 0, 0, t += 1000000, idle, 5);
+			sample(b, &attr, 100, 100, t += 1000000, read_foo, 2);
+			sample(b, &attr, 100, 100, t += 1000000, read_baz, 3);
+			/* a thread never named: perf's ":tid" */
+			sample(b, &attr, 100, 101, t += 1000000, qux, 3);
+			sample(b, &attr, 0, 0, t += 1000000, outside, 4);
+		}
+	}
+
+	bld_buf_init(&image, false);
+	bld_file_assemble(&file, &image, NULL);
+	out = fopen(argv[1], "wb");
+	if (!out || fwrite(image.data, 1, image.len, out) != image.len || fclose(out)) {
+		perror(argv[1]);
+		return 1;
+	}
+	out = fopen(argv[2], "w");
+	if (!out || fputs(kallsyms, out) < 0 || fclose(out)) {
+		perror(argv[2]);
+		return 1;
+	}
+	bld_buf_free(&image);
+	bld_file_free(&file);
+	return 0;
+}
