@@ -72,8 +72,8 @@ builddir=$(dirname -- "$pystitch")
 [ -x /usr/bin/time ] || die "needs GNU time (/usr/bin/time, Debian package time)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/pystitch-speed.XXXXXX") || die "cannot create a temporary directory"
-# shellcheck disable=SC2317 # run by the EXIT trap
 perf_maps=()
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
 	if [ -n "$keep" ]; then
 		mkdir -p "$keep" && mv -f "$work"/*.data "${perf_maps[@]}" "$keep"/ 2>/dev/null

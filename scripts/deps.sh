@@ -9,7 +9,7 @@ PYSTITCH_DEB_PACKAGES=(
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev nodejs
 	libarchive-dev nettle-dev
 	linux-perf gawk python3 python3-dev zstd time
-	clang libclang-rt-dev clang-format cppcheck
+	clang libclang-rt-dev clang-format cppcheck shellcheck
 	chromium
 )
 # the pprof test decodes profiles with an npm package; nodesource's nodejs
@@ -30,6 +30,8 @@ pystitch_install_deps() {
 		echo "deps: installing ${missing[*]}" >&2
 		$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 		$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+	else
+		echo "deps: all ${#PYSTITCH_DEB_PACKAGES[@]} packages are installed; nothing to install" >&2
 	fi
 }
 

@@ -123,7 +123,7 @@ struct token {
 };
 
 struct print_parser {
-	const char *start, *p, *end;
+	const char *p, *end;
 	struct token tok; /* the current token, at p */
 	unsigned depth;
 	const char *error; /* a static string, NULL while all is well */
@@ -777,7 +777,7 @@ int ps_tracing_check_format(const char *text, size_t size, bool ftrace, char *ou
 	}
 	if (!print)
 		return 0; /* libtraceevent takes a format without one */
-	struct print_parser pp = { .start = text, .p = print, .end = end };
+	struct print_parser pp = { .p = print, .end = end };
 	if (!print_format(&pp))
 		return ps_fail(out, outsz, -1, "print fmt: %s at byte %zu", pp.error,
 		               (size_t)(pp.error_at - text));

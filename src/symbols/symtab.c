@@ -250,7 +250,7 @@ static void erase_fixup(struct ps_symtab *tab, uint32_t x, uint32_t parent)
 void ps_symtab_erase(struct ps_symtab *tab, uint32_t z)
 {
 	struct ps_sym *syms = tab->syms;
-	uint32_t y = z, x, x_parent;
+	uint32_t y, x, x_parent;
 	bool removed_red = syms[z].red;
 
 	tab->rightmost = NIL;

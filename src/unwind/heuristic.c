@@ -201,7 +201,7 @@ bool ps_unwind_apply_rule_regs(struct ps_unwinder *u, const Dwarf_Word *frame_re
 		return false;
 	}
 	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++)
-		regs[regno] = present & 1u << regno ? frame_regs[regno] : 0;
+		regs[regno] = (present & 1u << regno) ? frame_regs[regno] : 0;
 	if (!(present & 1u << base) || !(present & 1u << PS_UNWIND_DWARF_SP))
 		return false;
 

@@ -164,8 +164,9 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 		/* the return address (undecremented), or the sample's IP */
 		uint64_t raw = cur->regs[PS_UNWIND_DWARF_IP];
 		uint64_t lookup = cur->sample_first ? raw : raw - 1;
-		uint64_t sp =
-		        cur->present & BIT(PS_UNWIND_DWARF_SP) ? cur->regs[PS_UNWIND_DWARF_SP] : 0;
+		uint64_t sp = (cur->present & BIT(PS_UNWIND_DWARF_SP))
+		                      ? cur->regs[PS_UNWIND_DWARF_SP]
+		                      : 0;
 
 		u->step_read_zero = false;
 		u->step_read_cut = false;

@@ -241,6 +241,9 @@ int main(void)
 	SRunner *runner;
 	int failed;
 
+	/* a fraction of a second alone; on a loaded machine, more than
+	 * check's default of 4 s */
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, counts_and_order);
 	tcase_add_test(tc, prefixes_and_weights);
 	tcase_add_test(tc, names_and_marks);

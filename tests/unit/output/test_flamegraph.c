@@ -350,6 +350,9 @@ int main(void)
 	SRunner *runner;
 	int failed;
 
+	/* a fraction of a second alone; on a loaded machine, more than
+	 * check's default of 4 s */
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, tree_weights);
 	tcase_add_test(tc, process_labels);
 	tcase_add_test(tc, frame_kinds);
