@@ -27,6 +27,8 @@ build=${FUZZ_BUILD:-$top/build/fuzz}
 mkdir -p "$build"
 build=$(cd "$build" && pwd)
 work=${FUZZ_WORK:-$build/campaign}
+mkdir -p "$work"
+work=$(cd "$work" && pwd) # the fuzzers run in their own directories
 jobs=${FUZZ_JOBS:-$(nproc)}
 nice=()
 [ -n "${FUZZ_NICE:-}" ] && nice=(nice -n "$FUZZ_NICE")
