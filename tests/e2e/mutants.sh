@@ -72,7 +72,10 @@ esac
 	e2e_skip "GNU time is not installed (Debian: apt-get install time)"
 command -v python3 >/dev/null 2>&1 || e2e_skip "python3 is not installed"
 python=$(e2e_newest_python 12) || e2e_skip "no CPython 3.12 under pyenv"
-if nm -D "$PYSTITCH" 2>/dev/null | grep -q __asan_init || ldd "$PYSTITCH" 2>/dev/null | grep -q libasan; then
+# $PYSTITCH may be libtool's wrapper script: ask the program it runs
+real=$(dirname "$PYSTITCH")/.libs/$(basename "$PYSTITCH")
+[ -f "$real" ] || real=$PYSTITCH
+if nm -D "$real" 2>/dev/null | grep -q __asan_init || ldd "$real" 2>/dev/null | grep -q libasan; then
 	MUTANTS_RSS_KB=524288
 	build="ASan"
 else
