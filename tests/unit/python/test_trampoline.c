@@ -327,9 +327,9 @@ START_TEST(test_elf_self)
 	struct ps_elf *elf = open_elf("/proc/self/exe");
 
 	/* this program carries a template between the two symbols */
-	ck_assert_int_eq(ps_trampoline_read_template(elf, code, sizeof(code), &size, errmsg,
-	                                             sizeof(errmsg)),
-	                 0);
+	ck_assert_int_eq(
+	        ps_trampoline_read_template(elf, code, sizeof(code), &size, errmsg, sizeof(errmsg)),
+	        0);
 	ck_assert_uint_eq(size, sizeof(template_312));
 	ck_assert_mem_eq(code, template_312, size);
 	ck_assert_int_eq(ps_trampoline_from_elf(elf, &t, errmsg, sizeof(errmsg)), 0);
@@ -444,8 +444,8 @@ START_TEST(test_elf_segments)
 	close(fd);
 	ck_assert(copy_without_alloc_sections(copy));
 	struct ps_elf *elf = open_elf(copy);
-	int rc = ps_trampoline_read_template(elf, code, sizeof(code), &size, errmsg,
-	                                     sizeof(errmsg));
+	int rc =
+	        ps_trampoline_read_template(elf, code, sizeof(code), &size, errmsg, sizeof(errmsg));
 	ps_elf_close(elf);
 	unlink(copy);
 	ck_assert_msg(rc == 0, "%s", errmsg);
@@ -548,8 +548,8 @@ START_TEST(test_real_libpython)
 		struct ps_elf *elf = open_elf(path);
 		int rc = ps_trampoline_from_elf(elf, &t, errmsg, sizeof(errmsg));
 		ck_assert_msg(rc == 0, "%s: %s", path, errmsg);
-		ck_assert_int_eq(ps_trampoline_read_template(elf, code, sizeof(code), &size, NULL, 0),
-		                 0);
+		ck_assert_int_eq(
+		        ps_trampoline_read_template(elf, code, sizeof(code), &size, NULL, 0), 0);
 		ps_elf_close(elf);
 		bool endbr = size >= 4 && memcmp(code, endbr64, sizeof(endbr64)) == 0;
 		uint64_t base = endbr ? 4 : 0;

@@ -158,9 +158,11 @@ END_TEST
 /* The DSO's handle is the one ELF file opened for it, every time. */
 START_TEST(test_dso_elf)
 {
-	struct log_capture log = {0};
-	struct ps_symbols_opts opts = {.sz = sizeof(opts), .buildid_dir = "/nonexistent",
-				       .log = capture_log, .log_ctx = &log};
+	struct log_capture log = { 0 };
+	struct ps_symbols_opts opts = { .sz = sizeof(opts),
+		                        .buildid_dir = "/nonexistent",
+		                        .log = capture_log,
+		                        .log_ctx = &log };
 	struct ps_symbols *symbols;
 	const struct ps_elf *elf;
 	struct ps_dso *dso;
