@@ -165,16 +165,21 @@ static int reader_start(struct ps_reader *r)
 	int err;
 
 	r->in.cap = PS_INPUT_BUFFER;
-	r->in.buf = malloc(r->in.cap);
-	if (!r->in.buf)
-		return ps_reader_fail(r, -ENOMEM, "out of memory");
 	if (fstat(r->in.fd, &st) == 0 && S_ISREG(st.st_mode) && lseek(r->in.fd, 0, SEEK_CUR) == 0) {
 		r->in.seekable = true;
 		/* the data section is read front to back: a larger kernel
 		 * read-ahead keeps a capture that is not cached from waiting
 		 * on the disk every megabyte (advice only: errors ignored) */
 		(void)posix_fadvise(r->in.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+		/* a small file gets a small buffer (it grows on demand): the
+		 * many small inputs of tests and fuzzing need not each map
+		 * and fault in a megabyte */
+		if (st.st_size < (off_t)PS_INPUT_BUFFER)
+			r->in.cap = st.st_size < PS_MAX_RECORD ? PS_MAX_RECORD : (size_t)st.st_size;
 	}
+	r->in.buf = malloc(r->in.cap);
+	if (!r->in.buf)
+		return ps_reader_fail(r, -ENOMEM, "out of memory");
 
 	got = ps_input_fill(r, 16);
 	if (got < 0)
