@@ -120,7 +120,8 @@ int ps_cli_bad_value(const struct ps_cli *cli, const char *option, const char *v
 	"                        `pystitch script` prints them\n" \
 	"                        or, as perf, a share of the capture: P%/N (the\n" \
 	"                        Nth slice of P%) or A%-B%\n" \
-	"      --symfs DIR       look for the recorded files under DIR\n" \
+	"      --symfs DIR       look for the recorded files under DIR (build-id\n" \
+	"                        cache: DIR/.debug)\n" \
 	"      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n" \
 	"  -k, --vmlinux FILE    kernel symbols from this vmlinux\n" \
 	"      --kallsyms FILE   kernel symbols from this kallsyms file (default:\n" \

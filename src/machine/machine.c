@@ -25,6 +25,7 @@ struct ps_process {
 	struct ps_map *maps;
 	size_t nr_maps, cap_maps;
 	uint64_t generation;
+	bool unwind_ready;
 	struct {
 		void *state;
 		void (*free_state)(void *state);
@@ -269,6 +270,16 @@ uint64_t ps_process_generation(const struct ps_process *p)
 	return p->generation;
 }
 
+bool ps_process_unwind_ready(const struct ps_process *p)
+{
+	return p->unwind_ready;
+}
+
+void ps_process_set_unwind_ready(struct ps_process *p)
+{
+	p->unwind_ready = true;
+}
+
 void *ps_process_state(const struct ps_process *p, enum ps_process_slot slot)
 {
 	return p->slots[slot].state;
@@ -341,6 +352,8 @@ static int clone_maps(struct ps_process *to, const struct ps_process *from)
 	memcpy(to->maps, from->maps, from->nr_maps * sizeof(*from->maps));
 	to->nr_maps = from->nr_maps;
 	to->generation++;
+	/* perf gives the child maps of its own, checked again map by map */
+	to->unwind_ready = false;
 	return 0;
 }
 

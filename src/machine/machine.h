@@ -108,6 +108,14 @@ const struct ps_map *ps_process_next_map(const struct ps_process *process,
 const struct ps_map *ps_process_first_map_of(const struct ps_process *process,
                                              const struct ps_mapped_object *object);
 
+/* Whether Debian's perf unwinds the process's DWARF stacks: perf's
+ * maps->addr_space, which unwind__prepare_access() sets when a map it
+ * can unwind with (its judge: whoever keeps the DSOs) is inserted, and
+ * which an exec keeps. A new process's copy of its parent's maps (FORK)
+ * starts without it, to be judged again on the maps copied. */
+bool ps_process_unwind_ready(const struct ps_process *process);
+void ps_process_set_unwind_ready(struct ps_process *process);
+
 /* A slot's state, or NULL. */
 void *ps_process_state(const struct ps_process *process, enum ps_process_slot slot);
 /* Keep state in a slot (it must be empty); free_state (may be NULL) is

@@ -170,6 +170,53 @@ void ps_pipeline_exec(struct pipeline_process *state)
 	ps_unwinder_reset(state->unwinder);
 }
 
+/* Debian's perf (libunwind) unwinds a process's stacks only once
+ * unwind__prepare_access() has registered its unwinder, which it does for
+ * the first map inserted into the process whose DSO perf can read as a
+ * 64-bit ELF (a 32-bit one would need libunwind's x86 unwinder, which
+ * Debian's perf lacks); without the capture's ARCH feature, at the first
+ * map of any kind. perf built with libdw has no such step. */
+static bool map_registers(struct ps_pipeline *pipeline, const struct ps_map *map)
+{
+	struct ps_dso *dso;
+
+	if (!pipeline->features || !pipeline->features->arch)
+		return true;
+	dso = ps_pipeline_object_dso(pipeline, map->object);
+	return dso && ps_dso_is_elf64(dso);
+}
+
+static bool registration_applies(const struct ps_pipeline *pipeline)
+{
+	return pipeline->unwind_opts.style == PS_UNWIND_PERF_LIBUNWIND;
+}
+
+void ps_pipeline_map_inserted(struct ps_pipeline *pipeline, struct ps_process *process,
+                              uint64_t addr)
+{
+	const struct ps_map *map;
+
+	if (!registration_applies(pipeline) || ps_process_unwind_ready(process))
+		return;
+	map = ps_process_find_map(process, addr);
+	if (map && map_registers(pipeline, map))
+		ps_process_set_unwind_ready(process);
+}
+
+void ps_pipeline_forked(struct ps_pipeline *pipeline, struct ps_process *process)
+{
+	/* maps__clone() and thread__prepare_access() ask for each map in
+	 * turn until one registers */
+	if (!registration_applies(pipeline) || ps_process_unwind_ready(process))
+		return;
+	for (const struct ps_map *map = ps_process_next_map(process, NULL); map;
+	     map = ps_process_next_map(process, map))
+		if (map_registers(pipeline, map)) {
+			ps_process_set_unwind_ready(process);
+			return;
+		}
+}
+
 bool ps_pipeline_has_user_stack(const struct ps_pipeline *pipeline, const struct ps_event *event,
                                 const struct ps_process *process)
 {
@@ -178,7 +225,8 @@ bool ps_pipeline_has_user_stack(const struct ps_pipeline *pipeline, const struct
 
 	return !pipeline->no_callchain && (type & PERF_SAMPLE_CALLCHAIN) &&
 	       (type & PERF_SAMPLE_REGS_USER) && (type & PERF_SAMPLE_STACK_USER) &&
-	       sample->regs_user.abi && sample->stack_dyn_size && process;
+	       sample->regs_user.abi && sample->stack_dyn_size && process &&
+	       (!registration_applies(pipeline) || ps_process_unwind_ready(process));
 }
 
 int ps_pipeline_unwind(struct ps_pipeline *pipeline, const struct ps_event *event,

@@ -41,6 +41,7 @@ int ps_pipeline_new(const struct ps_pipeline_opts *opts, struct ps_pipeline **ou
 	if (ps_machine_new(&pipeline->machine))
 		goto nomem;
 	ps_machine_set_features(pipeline->machine, o.features);
+	pipeline->features = o.features;
 	err = ps_symbols_new(&o.symbols, &pipeline->symbols);
 	if (err) {
 		snprintf(errmsg, errmsg_size, "cannot set up symbol lookup: %s", strerror(-err));
@@ -105,9 +106,17 @@ int ps_pipeline_apply(struct ps_pipeline *pipeline, const struct ps_event *ev)
 			return 0;
 		}
 		p = ps_machine_process(pipeline->machine, (int32_t)m->pid);
-		state = p ? ps_process_state(p, PS_PROCESS_SLOT_UNWIND) : NULL;
+		if (!p)
+			return -ENOMEM;
+		ps_pipeline_map_inserted(pipeline, p, m->start);
+		state = ps_process_state(p, PS_PROCESS_SLOT_UNWIND);
 		if (state)
 			ps_pipeline_map_changed(state, m->start);
+	} else if (ev->type == PERF_RECORD_FORK) {
+		p = ps_machine_process(pipeline->machine, (int32_t)ev->u.fork.pid);
+		if (!p)
+			return -ENOMEM;
+		ps_pipeline_forked(pipeline, p);
 	} else if (ev->type == PERF_RECORD_COMM && (ev->misc & PERF_RECORD_MISC_COMM_EXEC)) {
 		p = ps_machine_process(pipeline->machine, (int32_t)ev->u.comm.pid);
 		state = p ? ps_process_state(p, PS_PROCESS_SLOT_UNWIND) : NULL;

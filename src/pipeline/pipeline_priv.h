@@ -16,6 +16,7 @@ struct ps_pipeline {
 	struct ps_unwind_opts unwind_opts;
 	unsigned max_stack;
 	bool no_inline, no_callchain;
+	const struct ps_features *features; /* may be NULL */
 	const struct ps_pipeline_rules *rules; /* never NULL */
 	void *rules_ctx;
 
@@ -47,5 +48,11 @@ struct pipeline_process *ps_pipeline_process(struct ps_pipeline *pipeline,
 void ps_pipeline_map_changed(struct pipeline_process *state, uint64_t addr);
 /* The process exec'd: its unwinder forgets every module. */
 void ps_pipeline_exec(struct pipeline_process *state);
+/* A map holding addr was inserted into the process (MMAP records), or a
+ * FORK gave it a copy of its parent's maps (or a new thread): whether
+ * Debian's perf unwinds its stacks from now on (ps_process_unwind_ready()). */
+void ps_pipeline_map_inserted(struct ps_pipeline *pipeline, struct ps_process *process,
+                              uint64_t addr);
+void ps_pipeline_forked(struct ps_pipeline *pipeline, struct ps_process *process);
 
 #endif /* PS_PIPELINE_PIPELINE_PRIV_H */

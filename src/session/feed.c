@@ -31,7 +31,8 @@ int ps_feed_fail(struct ps_feed *feed, int err, const char *fmt, ...)
 /* ---- opening -------------------------------------------------------- */
 
 /* Kernel symbols: an explicit file, or this machine's /proc/kallsyms when
- * the capture was made here (same host name and kernel release). */
+ * the capture was made here (same host name and kernel release) and no
+ * --symfs was given (perf reads no local kallsyms under a symfs). */
 static const char *kernel_symbols_file(const struct ps_feed *feed)
 {
 	static const char proc_kallsyms[] = "/proc/kallsyms";
@@ -40,6 +41,8 @@ static const char *kernel_symbols_file(const struct ps_feed *feed)
 
 	if (feed->opts.kallsyms || feed->opts.vmlinux)
 		return feed->opts.kallsyms;
+	if (feed->opts.symfs && feed->opts.symfs[0])
+		return NULL;
 	if (uname(&u) != 0 || !f->hostname || !f->osrelease)
 		return NULL;
 	if (strcmp(u.nodename, f->hostname) != 0 || strcmp(u.release, f->osrelease) != 0)

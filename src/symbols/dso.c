@@ -39,7 +39,13 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 	symbols->files = o.files;
 	symbols->record_names = o.record_names;
 	symbols->symfs = strdup(o.symfs ? o.symfs : "");
-	if (o.buildid_dir) {
+	if (o.symfs && o.symfs[0]) {
+		/* perf's --symfs makes DIR/.debug the build-id cache, whatever
+		 * else was configured (symbol__config_symfs()) */
+		symbols->buildid_dir = malloc(strlen(o.symfs) + sizeof("/.debug"));
+		if (symbols->buildid_dir)
+			sprintf(symbols->buildid_dir, "%s/.debug", o.symfs);
+	} else if (o.buildid_dir) {
 		symbols->buildid_dir = strdup(o.buildid_dir);
 	} else {
 		home = getenv("HOME");

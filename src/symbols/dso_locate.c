@@ -6,6 +6,7 @@
 #include "symbols/dso_priv.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,6 +324,68 @@ static const char *own_vdso_file(struct ps_symbols *symbols)
 	return path;
 }
 
+/* Whether perf reads "[vdso]" from its copy of its own vdso: when the
+ * capture recorded no build-id for it (util/vdso.c: the DSO perf makes for
+ * a [vdso] map it has no DSO of is /tmp/perf-vdso.so-XXXXXX). perf looks
+ * for that file under --symfs like any other, and a symfs has no such
+ * file. */
+static bool own_vdso_applies(const struct ps_dso *dso)
+{
+	return dso->kind == DSO_VDSO && !dso->build_id_recorded && !dso->owner->symfs[0];
+}
+
+/* What perf's open_dso() and dso__type_fd() make of one candidate: -1 no
+ * regular file there to open (perf tries the next candidate), 0 opened but
+ * not a 64-bit ELF, 1 a 64-bit ELF. libelf decides, as in perf. An ELF
+ * file is noted as used, so that an archive carries it and its reader
+ * gets the same answer. */
+static int candidate_elf64(struct ps_dso *dso, const char *path, const char *file)
+{
+	struct stat st;
+	int fd, is64 = 0;
+	Elf *elf;
+
+	if (!file || stat(file, &st) != 0 || !S_ISREG(st.st_mode))
+		return -1;
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF) {
+		is64 = gelf_getclass(elf) == ELFCLASS64;
+		ps_file_note_used(&dso->owner->files, path, file, PS_FILE_ELF);
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return is64;
+}
+
+/* perf's try_to_open_dso() order for the DSO's contents: the build-id
+ * cache, then --symfs + path (or perf's own vdso), the first that opens
+ * deciding, whatever its build-id. */
+static bool data_elf64(struct ps_dso *dso)
+{
+	char path[4096];
+	int found = -1;
+
+	if (candidate_path(dso, CAND_BUILD_ID_CACHE, path, sizeof(path)))
+		found = candidate_elf64(dso, path, ps_file_local(&dso->owner->files, path));
+	if (found < 0 && own_vdso_applies(dso))
+		found = candidate_elf64(dso, OWN_VDSO_NAME, own_vdso_file(dso->owner));
+	else if (found < 0 && candidate_path(dso, CAND_SYSTEM_PATH, path, sizeof(path)))
+		found = candidate_elf64(dso, path, ps_file_local(&dso->owner->files, path));
+	return found > 0;
+}
+
+bool ps_dso_is_elf64(struct ps_dso *dso)
+{
+	if (!dso->elf64)
+		dso->elf64 = data_elf64(dso) ? 1 : -1;
+	return dso->elf64 > 0;
+}
+
 static bool has_debug_frame(const struct ps_elf *elf)
 {
 	int index = ps_elf_section_by_name(elf, ".debug_frame");
@@ -372,7 +435,7 @@ static void locate_user(struct ps_dso *dso)
 	if (!dso->data && candidate_path(dso, CAND_SYSTEM_PATH, path, sizeof(path)))
 		dso->data = open_candidate(dso, path, PS_FILE_ELF);
 	/* no build-id recorded for the vdso: perf uses its own */
-	if (!dso->data && dso->kind == DSO_VDSO && !dso->build_id_recorded) {
+	if (!dso->data && own_vdso_applies(dso)) {
 		const char *own = own_vdso_file(dso->owner);
 
 		if (own && (dso->data = open_candidate_file(dso, OWN_VDSO_NAME, own,

@@ -35,6 +35,9 @@ struct ps_dso {
 	enum dso_kind kind;
 	char *module; /* "[name]" for modules */
 	bool located;
+	/* perf's dso__type() is DSO__TYPE_64BIT (ps_dso_is_elf64()): 0 not
+	 * asked yet, 1 yes, -1 no */
+	signed char elf64;
 	struct ps_elf *opened[8]; /* every file kept open, owned */
 	size_t nr_opened;
 	struct ps_elf *data, *syms, *runtime, *a2l_file;

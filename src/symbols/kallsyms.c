@@ -565,8 +565,9 @@ static bool host_kernel_build_id(uint8_t *id, size_t *size)
 
 /* Which file perf 6.1 reads kernel symbols from (dso__load_kernel_sym
  * without the vmlinux_path search and kcore): --kallsyms, else -k, else
- * /proc/kallsyms when the capture's kernel is the running one (or its
- * build-id is unknown), else the build-id cache's copy of kallsyms. */
+ * none under a --symfs, else /proc/kallsyms when the capture's kernel is
+ * the running one (or its build-id is unknown), else the build-id cache's
+ * copy of kallsyms. */
 int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kernel_symbols **out,
                            struct ps_kernel_load_result *result)
 {
@@ -583,18 +584,18 @@ int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kern
 		return ps_kernel_symbols_read_vmlinux(source->vmlinux, source->files,
 		                                      source->build_id, source->build_id_size, out,
 		                                      result);
+	/* perf does not use local files when a symfs was given (nor the
+	 * build-id cache's kallsyms, which it looks for after them) */
+	if (source->symfs && source->symfs[0]) {
+		snprintf(result->err, sizeof(result->err),
+		         "no kernel symbols (--symfs given, no --kallsyms)");
+		return -ENOENT;
+	}
 	if (!source->build_id_size ||
 	    (host_kernel_build_id(host, &host_size) &&
-	     ps_build_id_equal(source->build_id, source->build_id_size, host, host_size))) {
-		/* perf does not use local files when a symfs was given */
-		if (source->symfs && source->symfs[0]) {
-			snprintf(result->err, sizeof(result->err),
-			         "no kernel symbols (--symfs given, no --kallsyms)");
-			return -ENOENT;
-		}
+	     ps_build_id_equal(source->build_id, source->build_id_size, host, host_size)))
 		return ps_kernel_symbols_read_kallsyms("/proc/kallsyms", source->files, out,
 		                                       result);
-	}
 	ps_build_id_hex(source->build_id, source->build_id_size, hex);
 	if (snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", source->buildid_dir,
 	             hex) >= (int)sizeof(path)) {

@@ -49,7 +49,9 @@ struct ps_elf;
 struct ps_symbols_opts {
 	size_t sz; /* sizeof(struct ps_symbols_opts) */
 	const char *symfs; /* --symfs DIR: prefix of every recorded path */
-	const char *buildid_dir; /* perf's build-id cache; NULL: $HOME/.debug */
+	/* perf's build-id cache; NULL: $HOME/.debug. Under a symfs it is
+	 * SYMFS/.debug, as in perf, whatever this says. */
+	const char *buildid_dir;
 	const char *kallsyms; /* --kallsyms FILE: kernel symbols from here */
 	const char *vmlinux; /* -k FILE: kernel symbols from this ELF */
 	bool no_inline; /* --no-inline: no inline frames */
@@ -93,6 +95,15 @@ const char *ps_dso_file(struct ps_dso *dso);
 const char *ps_dso_symbol_file(struct ps_dso *dso);
 /* Why the DSO has no symbols (missing files, damaged ELF), or NULL. */
 const char *ps_dso_errmsg(struct ps_dso *dso);
+/* Whether perf's dso__type() of the DSO is DSO__TYPE_64BIT: the file perf
+ * reads its contents from (the first of the build-id cache entry and
+ * --symfs + path that exists, whatever its build-id; for "[vdso]" without
+ * a recorded build-id, perf's copy of its own vdso, which a --symfs
+ * hides) is a 64-bit ELF. Debian's perf unwinds a process's DWARF stacks
+ * only once a map of such a DSO was inserted into it
+ * (unwind__prepare_access()). Asked once per DSO; reads the ELF header
+ * only, so it does not locate the DSO's symbols. */
+bool ps_dso_is_elf64(struct ps_dso *dso);
 
 /* One printed frame. */
 struct ps_frame_name {

@@ -131,6 +131,41 @@ START_TEST(test_module_names)
 }
 END_TEST
 
+/* perf's maps->addr_space: kept across exec and by the process's threads;
+ * a new process's copy of its parent's maps starts without it. */
+START_TEST(test_unwind_ready)
+{
+	struct ps_machine *m;
+	struct ps_event mmap = { .type = PERF_RECORD_MMAP, .misc = PERF_RECORD_MISC_USER };
+	struct ps_event exec = { .type = PERF_RECORD_COMM, .misc = PERF_RECORD_MISC_COMM_EXEC };
+	struct ps_event thread = fork_event(100, 100, 101, 100);
+	struct ps_event child = fork_event(200, 100, 200, 100);
+	struct ps_process *parent, *p;
+
+	ck_assert_int_eq(ps_machine_new(&m), 0);
+	mmap.u.mmap = (struct ps_record_mmap){
+		.pid = 100, .tid = 100, .start = 0x400000, .len = 0x1000, .filename = "/bin/x"
+	};
+	ck_assert_int_eq(ps_machine_process_event(m, &mmap), 0);
+	parent = ps_machine_process(m, 100);
+	ck_assert(!ps_process_unwind_ready(parent));
+	ps_process_set_unwind_ready(parent);
+	exec.u.comm = (struct ps_record_comm){ .pid = 100, .tid = 100, .comm = "y" };
+	ck_assert_int_eq(ps_machine_process_event(m, &exec), 0);
+	ck_assert_int_eq(ps_machine_process_event(m, &thread), 0);
+	ck_assert(ps_process_unwind_ready(parent));
+	/* a process of its own with a stale flag (pid reuse): cleared */
+	p = ps_machine_process(m, 200);
+	ps_process_set_unwind_ready(p);
+	ck_assert_int_eq(ps_machine_process_event(m, &child), 0);
+	ck_assert_ptr_eq(ps_machine_process(m, 200), p);
+	ck_assert(!ps_process_unwind_ready(p));
+	ck_assert_ptr_nonnull(ps_process_find_map(p, 0x400000));
+	ck_assert(ps_process_unwind_ready(parent));
+	ps_machine_free(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("machine");
@@ -142,6 +177,7 @@ int main(void)
 	tcase_add_test(tc, test_fork_child_is_stale_parent);
 	tcase_add_test(tc, test_idle_thread_is_swapper);
 	tcase_add_test(tc, test_module_names);
+	tcase_add_test(tc, test_unwind_ready);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

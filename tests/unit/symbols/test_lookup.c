@@ -68,19 +68,23 @@ START_TEST(test_build_id_cache)
 }
 END_TEST
 
+/* Under a symfs the build-id cache is SYMFS/.debug, whatever
+ * --buildid-dir says (perf's symbol__config_symfs()), and comes first. */
 START_TEST(test_cache_before_symfs)
 {
 	struct log_capture log = { 0 };
-	char cache[512], root[512], in_root[1024], want[1024];
+	char cache[512], root[512], in_root[1024], want[1024], elsewhere[512];
 	struct ps_symbols *symbols;
 	struct ps_dso *dso;
 
-	make_dir(cache, sizeof(cache), "cache2");
 	make_dir(root, sizeof(root), "root2");
+	make_dir(elsewhere, sizeof(elsewhere), "cache2");
+	fmt(cache, sizeof(cache), "%s/.debug", root);
 	make_cache(cache, "/lib/libfixture.so", "elf", fixture.so);
+	make_cache(elsewhere, "/lib/libfixture.so", "elf", fixture.so);
 	fmt(in_root, sizeof(in_root), "%s/lib/libfixture.so", root);
 	copy_file(fixture.so, in_root);
-	symbols = open_symbols(root, cache, &log);
+	symbols = open_symbols(root, elsewhere, &log);
 	dso = ps_symbols_dso(symbols, "/lib/libfixture.so", fixture.build_id,
 	                     fixture.build_id_size);
 	/* perf reads code from the build-id cache first, then --symfs */
@@ -88,13 +92,75 @@ START_TEST(test_cache_before_symfs)
 	ck_assert_str_eq(ps_dso_file(dso), want);
 	ps_symbols_free(symbols);
 
-	symbols = open_symbols(root, "/nonexistent", &log);
+	/* a symfs without .debug: the file under it */
+	make_dir(root, sizeof(root), "root3");
+	fmt(in_root, sizeof(in_root), "%s/lib/libfixture.so", root);
+	copy_file(fixture.so, in_root);
+	symbols = open_symbols(root, elsewhere, &log);
 	dso = ps_symbols_dso(symbols, "/lib/libfixture.so", fixture.build_id,
 	                     fixture.build_id_size);
 	ck_assert_str_eq(ps_dso_file(dso), in_root);
 	ck_assert_str_eq(ps_dso_symbol_file(dso), in_root);
 	ck_assert_int_eq(log.warnings, 0);
 	ps_symbols_free(symbols);
+}
+END_TEST
+
+/* perf's dso__type(): the ELF class of the first candidate that exists,
+ * the build-id cache's, then the system path's, whatever its build-id;
+ * "[vdso]" without a build-id is perf's own copy, which a symfs hides. */
+START_TEST(test_elf64)
+{
+	struct log_capture log = { 0 };
+	char cache[512], dir[512], text[1024], elf32[1024], command[2200];
+	uint8_t other[20];
+	struct ps_symbols *symbols;
+
+	memcpy(other, fixture.build_id, sizeof(other));
+	other[0] ^= 0xff;
+	make_dir(dir, sizeof(dir), "elf64");
+	fmt(text, sizeof(text), "%s/notes.txt", dir);
+	write_file(text, "not an ELF file\n");
+	/* EI_CLASS 1: libelf reads a 32-bit ELF */
+	fmt(elf32, sizeof(elf32), "%s/elf32.so", dir);
+	copy_file(fixture.so, elf32);
+	fmt(command, sizeof(command),
+	    "printf '\\001' | dd of='%s' bs=1 seek=4 conv=notrunc 2>/dev/null", elf32);
+	ck_assert_int_eq(system(command), 0);
+	fmt(command, sizeof(command), "%s/copy.so", dir);
+	copy_file(fixture.so, command);
+
+	symbols = open_symbols(NULL, "/nonexistent", &log);
+	ck_assert(ps_dso_is_elf64(ps_symbols_dso(symbols, fixture.so, NULL, 0)));
+	/* a file of another build-id still tells its class */
+	ck_assert(ps_dso_is_elf64(ps_symbols_dso(symbols, fixture.so, other, sizeof(other))));
+	ck_assert(!ps_dso_is_elf64(ps_symbols_dso(symbols, text, NULL, 0)));
+	ck_assert(!ps_dso_is_elf64(ps_symbols_dso(symbols, elf32, NULL, 0)));
+	ck_assert(!ps_dso_is_elf64(ps_symbols_dso(symbols, "/nonexistent/lib.so", NULL, 0)));
+	ck_assert(!ps_dso_is_elf64(ps_symbols_dso(symbols, "[stack]", NULL, 0)));
+	ck_assert(!ps_dso_is_elf64(
+	        ps_symbols_dso(symbols, "[vdso]", fixture.build_id, fixture.build_id_size)));
+	if (getauxval(AT_SYSINFO_EHDR))
+		ck_assert(ps_dso_is_elf64(ps_symbols_dso(symbols, "[vdso]", NULL, 0)));
+	ps_symbols_free(symbols);
+
+	/* the cache entry decides when it is there, even when not ELF */
+	make_dir(cache, sizeof(cache), "elf64-cache");
+	make_cache(cache, fixture.so, "elf", text);
+	symbols = open_symbols(NULL, cache, &log);
+	ck_assert(!ps_dso_is_elf64(
+	        ps_symbols_dso(symbols, fixture.so, fixture.build_id, fixture.build_id_size)));
+	ck_assert(ps_dso_is_elf64(ps_symbols_dso(symbols, fixture.so, NULL, 0)));
+	ps_symbols_free(symbols);
+
+	/* under a symfs: paths are looked up there, perf's own vdso is not */
+	symbols = open_symbols(dir, "/nonexistent", &log);
+	ck_assert(!ps_dso_is_elf64(ps_symbols_dso(symbols, fixture.so, NULL, 0)));
+	ck_assert(!ps_dso_is_elf64(ps_symbols_dso(symbols, "[vdso]", NULL, 0)));
+	ck_assert(!ps_dso_is_elf64(ps_symbols_dso(symbols, "/notes.txt", NULL, 0)));
+	ck_assert(ps_dso_is_elf64(ps_symbols_dso(symbols, "/copy.so", NULL, 0)));
+	ps_symbols_free(symbols);
+	ck_assert_int_eq(log.warnings, 0);
 }
 END_TEST
 
@@ -329,6 +395,7 @@ Suite *suite_lookup(void)
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_build_id_cache);
 	tcase_add_test(tc, test_cache_before_symfs);
+	tcase_add_test(tc, test_elf64);
 	tcase_add_test(tc, test_debug_file_by_build_id);
 	tcase_add_test(tc, test_debuglink);
 	tcase_add_test(tc, test_vdso_from_cache);
