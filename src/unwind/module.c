@@ -166,6 +166,61 @@ static const char *module_name(const struct ps_unwind_map *map)
 	return slash && slash[1] ? slash + 1 : name;
 }
 
+/* The base of an ET_EXEC file's own mappings (start - pgoff), from its
+ * first PT_LOAD: libdwfl places such a file at its own addresses
+ * whatever base it is given. false for any other file. */
+static bool exec_base(Dwfl_Module *mod, uint64_t *base)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	GElf_Ehdr ehdr;
+	size_t count = 0;
+
+	if (!elf || !gelf_getehdr(elf, &ehdr) || ehdr.e_type != ET_EXEC ||
+	    elf_getphdrnum(elf, &count) != 0)
+		return false;
+	for (size_t i = 0; i < count; i++) {
+		GElf_Phdr phdr;
+
+		if (gelf_getphdr(elf, (int)i, &phdr) && phdr.p_type == PT_LOAD) {
+			*base = (phdr.p_vaddr - phdr.p_offset) &
+			        ~(uint64_t)(PS_UNWIND_PAGE_SIZE - 1);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The module reported for the ET_EXEC file at path, or NULL. */
+static Dwfl_Module *exec_module(const struct ps_unwinder *u, const char *path)
+{
+	uint64_t own;
+
+	for (size_t i = 0; i < u->nr_modules; i++)
+		if (u->modules[i].mod && strcmp(u->modules[i].path, path) == 0 &&
+		    exec_base(u->modules[i].mod, &own))
+			return u->modules[i].mod;
+	return NULL;
+}
+
+/* A mapping of an ET_EXEC file away from its own addresses (Node.js maps
+ * part of its binary near its JIT code): no module of its own, which
+ * libdwfl would place over the file's module (and, reported twice under
+ * one name and range, drop that one); file_mod holds the file's CFI. */
+static enum ps_unwind_lookup exec_elsewhere(struct ps_unwinder *u, uint64_t base,
+                                            const struct ps_unwind_map *map, Dwfl_Module *file_mod)
+{
+	struct ps_unwind_module *m = module_add(u, base, map);
+
+	if (!m) {
+		snprintf(u->errmsg, sizeof(u->errmsg), "out of memory");
+		return PS_UNWIND_MODULE_ERROR;
+	}
+	m->file_mod = file_mod;
+	u->frame_file_mod = file_mod;
+	return PS_UNWIND_MODULE_NONE;
+}
+
 /* Report the ELF file of map to the Dwfl. */
 static enum ps_unwind_lookup module_report(struct ps_unwinder *u, uint64_t addr, uint64_t base,
                                            const struct ps_unwind_map *map, Dwfl_Module **out)
@@ -176,8 +231,14 @@ static enum ps_unwind_lookup module_report(struct ps_unwinder *u, uint64_t addr,
 	 * the file does not match what was mapped; reporting it again would
 	 * not help. */
 	for (size_t i = 0; i < u->nr_modules; i++)
-		if (module_is(&u->modules[i], base, map->path))
+		if (module_is(&u->modules[i], base, map->path)) {
+			u->frame_file_mod =
+			        u->modules[i].mod ? u->modules[i].mod : u->modules[i].file_mod;
 			return PS_UNWIND_MODULE_NONE;
+		}
+	Dwfl_Module *file_mod = exec_module(u, map->path);
+	if (file_mod)
+		return exec_elsewhere(u, base, map, file_mod);
 
 	struct ps_unwind_module *m = module_add(u, base, map);
 	if (!m) {
@@ -199,6 +260,7 @@ static enum ps_unwind_lookup module_report(struct ps_unwinder *u, uint64_t addr,
 
 	void **userdata;
 	Dwarf_Addr low, high;
+	uint64_t own;
 	dwfl_module_info(mod, &userdata, &low, &high, NULL, NULL, NULL, NULL);
 	*userdata = m->debug_path;
 	m->mod = mod;
@@ -206,8 +268,16 @@ static enum ps_unwind_lookup module_report(struct ps_unwinder *u, uint64_t addr,
 	m->high = high;
 	u->stats.modules++;
 
-	if (!module_contains(m, addr))
+	/* an ET_EXEC file first met away from its own addresses: its module
+	 * stands for its own mappings, the mapping gets an entry of its own */
+	if (exec_base(mod, &own) && own != base) {
+		m->base = own;
+		return exec_elsewhere(u, base, map, mod);
+	}
+	if (!module_contains(m, addr)) {
+		u->frame_file_mod = mod;
 		return PS_UNWIND_MODULE_NONE;
+	}
 	/* a module reported earlier over the same range answers instead */
 	if (dwfl_addrmodule(u->dwfl, addr) != mod)
 		return PS_UNWIND_MODULE_STALE;
@@ -220,6 +290,7 @@ enum ps_unwind_lookup ps_unwind_module_ensure(struct ps_unwinder *u, uint64_t ad
 {
 	struct ps_unwind_map map = { 0 };
 
+	u->frame_file_mod = NULL;
 	if (!u->callbacks.find_map(u->ctx, addr, &map) || addr < map.start || addr >= map.end)
 		return PS_UNWIND_MODULE_UNMAPPED;
 	if (!map.path)
@@ -239,8 +310,10 @@ enum ps_unwind_lookup ps_unwind_module_ensure(struct ps_unwinder *u, uint64_t ad
 	if (m) {
 		if (!module_is(m, base, map.path))
 			return PS_UNWIND_MODULE_STALE;
-		if (!m->mod)
+		if (!m->mod) {
+			u->frame_file_mod = m->file_mod;
 			return PS_UNWIND_MODULE_NONE;
+		}
 		if (dwfl_addrmodule(u->dwfl, addr) != m->mod)
 			return PS_UNWIND_MODULE_STALE;
 		*out = m->mod;

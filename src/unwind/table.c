@@ -207,6 +207,10 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 				prev = swap;
 				continue;
 			}
+			/* libunwind's guess in a file libdwfl could not
+			 * place: the frame callback's */
+			if (u->quirks && u->frame_file_mod)
+				return handover(u, cur);
 			if (u->quirks) {
 				ps_unwind_record(u, lookup);
 				return stop(u, u->depth >= u->max ? PS_UNWIND_STOP_MAX_FRAMES

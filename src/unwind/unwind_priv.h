@@ -23,6 +23,9 @@ struct ps_unwind_module {
 	char *path;
 	char *debug_path; /* given to find_debuginfo through the module's userdata */
 	Dwfl_Module *mod; /* NULL: the file could not be reported */
+	/* mod NULL for a mapping of an ET_EXEC file away from its own
+	 * addresses: the file's module (its CFI), or NULL */
+	Dwfl_Module *file_mod;
 	/* quirk mode: whether the file has a .eh_frame_hdr libunwind can
 	 * search (0 not asked yet, 1 yes, -1 no) */
 	signed char eh_frame_hdr;
@@ -131,6 +134,10 @@ struct ps_unwinder {
 	uint64_t frame_base; /* of the current frame's module (set by ps_unwind_module_ensure) */
 	uint64_t frame_file_base; /* the mapping's start - pgoff, even for jitted files */
 	uint64_t frame_libunwind_base; /* the mapping's libunwind_base, or frame_base */
+	/* PS_UNWIND_MODULE_NONE for a mapping of a readable ELF file that
+	 * libdwfl could not place there: the file's module as libdwfl placed
+	 * it, or NULL (no file, or libdwfl failed) */
+	Dwfl_Module *frame_file_mod;
 	bool restarted; /* this libdwfl walk continues an earlier one */
 	size_t walk_frames; /* frames seen by this libdwfl walk */
 	/* what the memory reads of the current step saw */
@@ -203,6 +210,12 @@ bool ps_unwind_eh_covered(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc);
 /* Whether the file of mod has a .eh_frame_hdr that perf's libunwind glue
  * can use; cached per module. */
 bool ps_unwind_has_eh_frame_hdr(struct ps_unwinder *u, Dwfl_Module *mod);
+/* Quirk mode, a frame in a mapping whose ELF file libdwfl could not place
+ * there (u->frame_file_mod set by ps_unwind_module_ensure()): whether
+ * libunwind finds no unwind info for it (-UNW_ENOINFO) and guesses its
+ * caller with frame pointers, rather than failing (no usable
+ * .eh_frame_hdr) or finding an FDE. lookup is the frame's lookup address. */
+bool ps_unwind_foreign_enoinfo(struct ps_unwinder *u, uint64_t lookup);
 /* libunwind's frame-chain guess for the frame in state, whose PC is ip:
  * on success the caller's registers are in dwarf_regs (rip undecremented). */
 bool ps_unwind_guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t ip);

@@ -252,11 +252,16 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 		if (u->callbacks.frame_rule && u->callbacks.frame_rule(u->ctx, raw, &rule))
 			return follow_rule(u, state, first, lookup, &rule);
 		if (u->quirks) {
-			/* libunwind finds no unwind info: perf shows the
-			 * frame and stops */
-			ps_unwind_record(u, lookup);
-			return end_walk(u, u->depth >= u->max ? PS_UNWIND_STOP_MAX_FRAMES
-			                                      : PS_UNWIND_STOP_NO_MODULE);
+			/* perf's find_proc_info() fails: perf shows the frame
+			 * and stops; but in a readable ELF file libdwfl could
+			 * not place, libunwind may find no FDE and guess */
+			bool room = ps_unwind_record(u, lookup);
+
+			if (room && found == PS_UNWIND_MODULE_NONE &&
+			    ps_unwind_foreign_enoinfo(u, lookup))
+				return guess_caller(u, state, raw);
+			return end_walk(u, room ? PS_UNWIND_STOP_NO_MODULE
+			                        : PS_UNWIND_STOP_MAX_FRAMES);
 		}
 		/* perf's libdw glue: without a module for the IP it cannot
 		 * attach and shows no user frame; a caller in a mapping
