@@ -165,9 +165,41 @@ void ps_pipeline_map_changed(struct pipeline_process *state, uint64_t addr)
 		ps_unwinder_map_changed(state->unwinder, &map);
 }
 
-void ps_pipeline_exec(struct pipeline_process *state)
+void ps_pipeline_exec(struct pipeline_process *state, bool flush)
 {
-	ps_unwinder_reset(state->unwinder);
+	if (flush)
+		ps_unwinder_reset(state->unwinder);
+	else
+		ps_unwinder_forget_modules(state->unwinder);
+}
+
+void ps_pipeline_unwind_afresh(struct ps_pipeline *pipeline)
+{
+	pipeline->unwind_opts.fresh_lookups = true;
+}
+
+const struct ps_unwind_step *ps_pipeline_steps(struct ps_pipeline *pipeline,
+                                               struct ps_process *process, size_t *n)
+{
+	struct pipeline_process *state = ps_process_state(process, PS_PROCESS_SLOT_UNWIND);
+
+	(void)pipeline;
+	if (!state) {
+		*n = 0;
+		return NULL;
+	}
+	return ps_unwinder_steps(state->unwinder, n);
+}
+
+bool ps_pipeline_replay(struct ps_pipeline *pipeline, struct ps_process *process,
+                        const struct ps_unwind_step *steps, size_t n)
+{
+	struct pipeline_process *state;
+
+	if (n == SIZE_MAX)
+		return false;
+	state = ps_pipeline_process(pipeline, process);
+	return state && ps_unwinder_replay(state->unwinder, steps, n);
 }
 
 /* Debian's perf (libunwind) unwinds a process's stacks only once
@@ -203,8 +235,14 @@ void ps_pipeline_map_inserted(struct ps_pipeline *pipeline, struct ps_process *p
 		ps_process_set_unwind_ready(process);
 }
 
-void ps_pipeline_forked(struct ps_pipeline *pipeline, struct ps_process *process)
+void ps_pipeline_forked(struct ps_pipeline *pipeline, struct ps_process *process, bool new_process)
 {
+	struct pipeline_process *state = ps_process_state(process, PS_PROCESS_SLOT_UNWIND);
+
+	/* a new process in a pid seen before: perf gives it an address space
+	 * (and libunwind cache) of its own */
+	if (new_process && state)
+		ps_unwinder_reset(state->unwinder);
 	/* maps__clone() and thread__prepare_access() ask for each map in
 	 * turn until one registers */
 	if (!registration_applies(pipeline) || ps_process_unwind_ready(process))

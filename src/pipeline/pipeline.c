@@ -88,7 +88,17 @@ int ps_pipeline_apply(struct ps_pipeline *pipeline, const struct ps_event *ev)
 {
 	struct pipeline_process *state;
 	struct ps_process *p;
-	int err = ps_machine_process_event(pipeline->machine, ev);
+	bool named = false;
+	int err;
+
+	/* perf flushes libunwind's cache at an exec only when the thread
+	 * had a name already (____thread__set_comm()) */
+	if (ev->type == PERF_RECORD_COMM && (ev->misc & PERF_RECORD_MISC_COMM_EXEC)) {
+		const struct ps_thread *t = ps_machine_thread(
+		        pipeline->machine, (int32_t)ev->u.comm.pid, (int32_t)ev->u.comm.tid);
+		named = t && t->comm_set;
+	}
+	err = ps_machine_process_event(pipeline->machine, ev);
 
 	if (err)
 		return err;
@@ -116,12 +126,14 @@ int ps_pipeline_apply(struct ps_pipeline *pipeline, const struct ps_event *ev)
 		p = ps_machine_process(pipeline->machine, (int32_t)ev->u.fork.pid);
 		if (!p)
 			return -ENOMEM;
-		ps_pipeline_forked(pipeline, p);
+		ps_pipeline_forked(pipeline, p,
+		                   ev->u.fork.pid != ev->u.fork.ppid &&
+		                           !(ev->misc & PERF_RECORD_MISC_FORK_EXEC));
 	} else if (ev->type == PERF_RECORD_COMM && (ev->misc & PERF_RECORD_MISC_COMM_EXEC)) {
 		p = ps_machine_process(pipeline->machine, (int32_t)ev->u.comm.pid);
 		state = p ? ps_process_state(p, PS_PROCESS_SLOT_UNWIND) : NULL;
 		if (state)
-			ps_pipeline_exec(state);
+			ps_pipeline_exec(state, named);
 	}
 	return 0;
 }

@@ -25,6 +25,8 @@
 
 /* The most frames of one stack part: the room callers give unwound PCs. */
 #define PS_PIPELINE_MAX_PCS (PS_UNWIND_DEFAULT_MAX_FRAMES * 2)
+/* The most libunwind lookups of one unwound stack (ps_pipeline_steps()). */
+#define PS_PIPELINE_MAX_STEPS (PS_PIPELINE_MAX_PCS + 2)
 
 struct ps_pipeline;
 
@@ -95,6 +97,20 @@ bool ps_pipeline_unwinds(const struct ps_process *process);
  * (0 when the walk failed), or -ENOMEM. */
 int ps_pipeline_unwind(struct ps_pipeline *pipeline, const struct ps_event *event,
                        struct ps_process *process, uint64_t *pcs, enum ps_unwind_stop *stop);
+
+/* Debian's perf's libunwind keeps a cache per process of what it found for
+ * each frame IP (see ps_unwinder_replay()). The unwinding workers'
+ * pipelines go without it (ps_pipeline_unwind_afresh(), before the first
+ * record): ps_pipeline_steps() are the lookups of the process's last
+ * ps_pipeline_unwind() (NULL with *n SIZE_MAX when too many to keep), which
+ * the session's pipeline enters in its own cache with
+ * ps_pipeline_replay(); false when its cache would have changed the
+ * sample's stack, which it must then unwind itself. */
+void ps_pipeline_unwind_afresh(struct ps_pipeline *pipeline);
+const struct ps_unwind_step *ps_pipeline_steps(struct ps_pipeline *pipeline,
+                                               struct ps_process *process, size_t *n);
+bool ps_pipeline_replay(struct ps_pipeline *pipeline, struct ps_process *process,
+                        const struct ps_unwind_step *steps, size_t n);
 
 /* A stack as it is built: the recorded callchain (kernel part, or
  * everything with -g) followed by the unwound user stack, every frame

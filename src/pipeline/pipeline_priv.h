@@ -46,13 +46,14 @@ struct pipeline_process *ps_pipeline_process(struct ps_pipeline *pipeline,
                                              struct ps_process *process);
 /* A map of the process appeared or changed (MMAP records). */
 void ps_pipeline_map_changed(struct pipeline_process *state, uint64_t addr);
-/* The process exec'd: its unwinder forgets every module. */
-void ps_pipeline_exec(struct pipeline_process *state);
+/* The process exec'd: its unwinder forgets every module, and with flush
+ * libunwind's cache too. */
+void ps_pipeline_exec(struct pipeline_process *state, bool flush);
 /* A map holding addr was inserted into the process (MMAP records), or a
  * FORK gave it a copy of its parent's maps (or a new thread): whether
  * Debian's perf unwinds its stacks from now on (ps_process_unwind_ready()). */
 void ps_pipeline_map_inserted(struct ps_pipeline *pipeline, struct ps_process *process,
                               uint64_t addr);
-void ps_pipeline_forked(struct ps_pipeline *pipeline, struct ps_process *process);
+void ps_pipeline_forked(struct ps_pipeline *pipeline, struct ps_process *process, bool new_process);
 
 #endif /* PS_PIPELINE_PIPELINE_PRIV_H */

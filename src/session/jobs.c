@@ -45,11 +45,14 @@
  * one-time costs (opening a DSO's DWARF, loading kallsyms) */
 #define JOBS_RING 4096
 
-/* One result in a worker's ring; pcs[] holds max_stack entries. */
+/* One result in a worker's ring; pcs[] holds max_stack entries, then come
+ * the room for the unwinder's libunwind lookups (jobs->max_steps of them,
+ * nsteps used; UINT32_MAX: more than fit). */
 struct jobs_entry {
 	uint64_t seq;
 	int32_t n;
 	uint32_t stop;
+	uint32_t nsteps;
 	uint64_t pcs[];
 };
 
@@ -82,6 +85,9 @@ struct jobs_worker {
 	struct ps_session_opts opts; /* its feed's */
 	struct ps_feed feed;
 	uint64_t pcs[PS_PIPELINE_MAX_PCS];
+	/* the libunwind lookups of the sample just unwound (the unwinder's) */
+	const struct ps_unwind_step *steps;
+	size_t nsteps;
 	char feed_errmsg[PS_MSG_MAX];
 	/* the ring, under jobs->lock */
 	unsigned char *ring;
@@ -102,6 +108,7 @@ struct ps_jobs {
 	bool running;
 	bool stop; /* the session is closing: workers end */
 	size_t entry_size;
+	size_t max_pcs, max_steps; /* room in an entry */
 	struct jobs_source *sources; /* nr_workers + 1 */
 	struct jobs_worker *workers;
 	/* messages seen, an open-addressing table by hash (the session's
@@ -254,6 +261,11 @@ static struct jobs_entry *entry_at(struct jobs_worker *w, size_t slot)
 	return (struct jobs_entry *)(w->ring + (slot % JOBS_RING) * w->jobs->entry_size);
 }
 
+static struct ps_unwind_step *entry_steps(const struct ps_jobs *jobs, struct jobs_entry *e)
+{
+	return (struct ps_unwind_step *)(void *)(e->pcs + jobs->max_pcs);
+}
+
 /* Hand one result to the session. false: the session is closing. */
 static bool push(struct jobs_worker *w, uint64_t seq, int n, enum ps_unwind_stop stop)
 {
@@ -275,6 +287,10 @@ static bool push(struct jobs_worker *w, uint64_t seq, int n, enum ps_unwind_stop
 		e->stop = (uint32_t)stop;
 		if (n > 0)
 			memcpy(e->pcs, w->pcs, (size_t)n * sizeof(e->pcs[0]));
+		e->nsteps =
+		        w->steps && w->nsteps <= jobs->max_steps ? (uint32_t)w->nsteps : UINT32_MAX;
+		if (e->nsteps != UINT32_MAX && e->nsteps)
+			memcpy(entry_steps(jobs, e), w->steps, w->nsteps * sizeof(*w->steps));
 		w->count++;
 		if (w->session_waits)
 			pthread_cond_signal(&w->cond);
@@ -305,6 +321,7 @@ static int unwind_next(struct jobs_worker *w, uint64_t *seq, int *n, enum ps_unw
 			ps_feed_fail(&w->feed, *n, "out of memory");
 			return *n;
 		}
+		w->steps = ps_pipeline_steps(pipeline, sample.process, &w->nsteps);
 		*seq = sample.seq;
 		return 1;
 	}
@@ -340,7 +357,12 @@ int ps_jobs_start(struct ps_jobs *jobs, const char *path, const struct ps_feed *
 	 * was replaced, or is still growing) */
 	if (!ps_reader_reads_file(feed->reader, path))
 		return 0;
-	jobs->entry_size = sizeof(struct jobs_entry) + feed->opts.max_stack * sizeof(uint64_t);
+	jobs->max_pcs = feed->opts.max_stack;
+	/* a lookup per frame, the last one's included (libunwind style only) */
+	jobs->max_steps =
+	        feed->opts.unwind_style == PS_UNWIND_PERF_LIBUNWIND ? jobs->max_pcs + 2 : 0;
+	jobs->entry_size = sizeof(struct jobs_entry) + jobs->max_pcs * sizeof(uint64_t) +
+	                   jobs->max_steps * sizeof(struct ps_unwind_step);
 	for (unsigned i = 0; i < jobs->nr_workers; i++) {
 		struct jobs_worker *w = &jobs->workers[i];
 		int err;
@@ -361,6 +383,9 @@ int ps_jobs_start(struct ps_jobs *jobs, const char *path, const struct ps_feed *
 			snprintf(errmsg, errmsg_size, "%s", w->feed_errmsg);
 			return err;
 		}
+		/* a worker unwinds some samples of a process only: the session
+		 * keeps libunwind's cache, from the lookups it is handed */
+		ps_pipeline_unwind_afresh(w->feed.pipeline);
 	}
 	for (unsigned i = 0; i < jobs->nr_workers; i++) {
 		struct jobs_worker *w = &jobs->workers[i];
@@ -383,7 +408,8 @@ bool ps_jobs_running(const struct ps_jobs *jobs)
 }
 
 int ps_jobs_take(struct ps_jobs *jobs, uint64_t seq, uint64_t *pcs, int *n,
-                 enum ps_unwind_stop *stop, char *errmsg, size_t errmsg_size)
+                 enum ps_unwind_stop *stop, struct ps_unwind_step *steps, size_t *nsteps,
+                 char *errmsg, size_t errmsg_size)
 {
 	struct jobs_worker *w = &jobs->workers[(seq / PS_SESSION_BLOCK) % jobs->nr_workers];
 	int err = 0;
@@ -403,6 +429,10 @@ int ps_jobs_take(struct ps_jobs *jobs, uint64_t seq, uint64_t *pcs, int *n,
 					*stop = (enum ps_unwind_stop)e->stop;
 					if (e->n > 0)
 						memcpy(pcs, e->pcs, (size_t)e->n * sizeof(pcs[0]));
+					*nsteps = e->nsteps == UINT32_MAX ? SIZE_MAX : e->nsteps;
+					if (e->nsteps != UINT32_MAX && e->nsteps)
+						memcpy(steps, entry_steps(jobs, e),
+						       e->nsteps * sizeof(*steps));
 				}
 				w->head = (w->head + 1) % JOBS_RING;
 				w->count--;

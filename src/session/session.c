@@ -123,14 +123,18 @@ static int add_unwound(struct ps_session *s, const struct ps_feed_sample *sample
 	int n;
 
 	if (ps_jobs_running(s->jobs)) {
-		int ret = ps_jobs_take(s->jobs, sample->seq, s->pcs, &n, &stop, s->errmsg,
-		                       sizeof(s->errmsg));
+		size_t nsteps = 0;
+		int ret = ps_jobs_take(s->jobs, sample->seq, s->pcs, &n, &stop, s->steps, &nsteps,
+		                       s->errmsg, sizeof(s->errmsg));
 
 		if (ret < 0) {
 			s->errmsg_set = true;
 			return ret;
 		}
-		if (ret > 0) /* the worker has no result: unwind here */
+		/* unwound here when the worker has no result, or when
+		 * libunwind's cache, which the session keeps, would have
+		 * changed it */
+		if (ret > 0 || !ps_pipeline_replay(pipeline, sample->process, s->steps, nsteps))
 			n = ps_pipeline_unwind(pipeline, sample->event, sample->process, s->pcs,
 			                       &stop);
 	} else {

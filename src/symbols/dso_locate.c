@@ -370,7 +370,7 @@ static bool data_elf64(struct ps_dso *dso)
 	char path[4096];
 	int found = -1;
 
-	if (candidate_path(dso, CAND_BUILD_ID_CACHE, path, sizeof(path)))
+	if (dso->build_id_recorded && candidate_path(dso, CAND_BUILD_ID_CACHE, path, sizeof(path)))
 		found = candidate_elf64(dso, path, ps_file_local(&dso->owner->files, path));
 	if (found < 0 && own_vdso_applies(dso))
 		found = candidate_elf64(dso, OWN_VDSO_NAME, own_vdso_file(dso->owner));
@@ -429,8 +429,13 @@ static void locate_user(struct ps_dso *dso)
 			dso->build_id_size = elf->build_id_size;
 		}
 	}
-	/* the code: binary_type_data = build-id cache, then the system path */
-	if (candidate_path(dso, CAND_BUILD_ID_CACHE, path, sizeof(path)))
+	/* the code: binary_type_data = build-id cache, then the system path.
+	 * perf opens a DSO's data (to unwind, or to tell its ELF class when
+	 * it is mapped) before it loads its symbols, which is what reads the
+	 * file's own build-id: without a recorded one the data is the file
+	 * at its path (a debug file shares its library's build-id, and the
+	 * cache entry under that id is the library) */
+	if (dso->build_id_recorded && candidate_path(dso, CAND_BUILD_ID_CACHE, path, sizeof(path)))
 		dso->data = open_candidate(dso, path, PS_FILE_ELF);
 	if (!dso->data && candidate_path(dso, CAND_SYSTEM_PATH, path, sizeof(path)))
 		dso->data = open_candidate(dso, path, PS_FILE_ELF);

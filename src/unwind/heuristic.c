@@ -92,45 +92,6 @@ bool ps_unwind_has_eh_frame_hdr(struct ps_unwinder *u, Dwfl_Module *mod)
 	return usable;
 }
 
-/* perf's elf_base_address(): the page of the first PT_LOAD's address. */
-static bool first_load_page(Elf *elf, uint64_t *out)
-{
-	size_t count = 0;
-
-	if (elf_getphdrnum(elf, &count) != 0)
-		return false;
-	for (size_t i = 0; i < count; i++) {
-		GElf_Phdr phdr;
-
-		if (gelf_getphdr(elf, (int)i, &phdr) && phdr.p_type == PT_LOAD) {
-			*out = phdr.p_vaddr & ~(uint64_t)(PS_UNWIND_PAGE_SIZE - 1);
-			return true;
-		}
-	}
-	*out = 0;
-	return true;
-}
-
-bool ps_unwind_foreign_enoinfo(struct ps_unwinder *u, uint64_t lookup)
-{
-	Dwfl_Module *mod = u->frame_file_mod;
-	Dwarf_Addr bias;
-	Elf *elf;
-	uint64_t first_load;
-
-	if (!mod || !(elf = dwfl_module_getelf(mod, &bias)) || !first_load_page(elf, &first_load))
-		return false;
-	/* perf's find_proc_info() fails without a usable header */
-	if (!ps_unwind_has_eh_frame_hdr(u, mod))
-		return false;
-	/* libunwind searches the header's table for the address relative
-	 * to the file's lowest mapping (read_unwind_spec_eh_frame()), in the
-	 * file's own addresses; the module has them moved by bias */
-	uint64_t link = lookup - u->frame_libunwind_base + first_load;
-
-	return !ps_unwind_eh_covered(u, mod, link + bias);
-}
-
 /* A PLT entry: jmp *x(%rip); push $n; jmp first-entry */
 static bool is_plt_entry(struct ps_unwinder *u, uint64_t ip)
 {

@@ -343,6 +343,14 @@ void ps_unwinder_map_changed(struct ps_unwinder *u, const struct ps_unwind_map *
 
 void ps_unwinder_reset(struct ps_unwinder *u)
 {
+	if (!u)
+		return;
+	ps_unwind_dwfl_destroy(u);
+	ps_unwind_rs_flush(&u->rs);
+}
+
+void ps_unwinder_forget_modules(struct ps_unwinder *u)
+{
 	if (u)
 		ps_unwind_dwfl_destroy(u);
 }

@@ -72,17 +72,16 @@ enum step_result {
 	STEP_LIBDWFL, /* not a step the table can do the same way */
 };
 
-/* libdwfl's handle_cfi() for a compiled row, when every read comes from
- * the sample: the caller's registers in *next. */
-static enum step_result step(struct ps_unwinder *u, const struct ps_unwind_row *row,
-                             const struct table_frame *f, struct table_frame *next)
+int ps_unwind_row_apply(struct ps_unwinder *u, const struct ps_unwind_row *row,
+                        const Dwarf_Word *regs, uint32_t present, Dwarf_Word *next,
+                        uint32_t *next_present)
 {
-	if (!(f->present & BIT(row->cfa_reg)))
-		return STEP_LIBDWFL;
-	uint64_t cfa = f->regs[row->cfa_reg] + (uint64_t)row->cfa_offset;
+	if (!(present & BIT(row->cfa_reg)))
+		return -1;
+	uint64_t cfa = regs[row->cfa_reg] + (uint64_t)row->cfa_offset;
 	bool ra_undefined = false;
 
-	next->present = 0;
+	*next_present = 0;
 	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++) {
 		uint64_t at = cfa + (uint64_t)(int64_t)row->offsets[regno];
 		uint64_t value = 0;
@@ -93,26 +92,38 @@ static enum step_result step(struct ps_unwinder *u, const struct ps_unwind_row *
 				ra_undefined = true;
 			continue;
 		case PS_UNWIND_REG_SAME:
-			if (!(f->present & BIT(regno)))
+			if (!(present & BIT(regno)))
 				continue;
-			value = f->regs[regno];
+			value = regs[regno];
 			break;
 		case PS_UNWIND_REG_OFFSET:
 			/* a failed read, or libunwind's "mapped but empty"
 			 * success: libdwfl's own path decides */
 			if (ps_unwind_dwfl_read(u, at, &value) != 0)
-				return STEP_LIBDWFL;
+				return -1;
 			break;
 		case PS_UNWIND_REG_VAL_OFFSET:
 			value = at;
 			break;
 		default:
-			return STEP_LIBDWFL;
+			return -1;
 		}
-		next->regs[regno] = value;
-		next->present |= BIT(regno);
+		next[regno] = value;
+		*next_present |= BIT(regno);
 	}
-	if (ra_undefined)
+	return ra_undefined ? 0 : 1;
+}
+
+/* libdwfl's handle_cfi() for a compiled row, when every read comes from
+ * the sample: the caller's registers in *next. */
+static enum step_result step(struct ps_unwinder *u, const struct ps_unwind_row *row,
+                             const struct table_frame *f, struct table_frame *next)
+{
+	int r = ps_unwind_row_apply(u, row, f->regs, f->present, next->regs, &next->present);
+
+	if (r < 0)
+		return STEP_LIBDWFL;
+	if (r == 0)
 		return STEP_END;
 	/* libdwfl ends at a return address of 0; libunwind's quirk adds a
 	 * frame there: both are libdwfl's path */
@@ -225,9 +236,14 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 		}
 
 		/* libdwfl does not unwind a first frame that ends the walk,
-		 * nor (with the quirks) one .eh_frame does not describe */
+		 * nor (with the quirks) one .eh_frame does not describe;
+		 * libunwind still looks the last frame up */
 		if (first && u->depth + 1 >= u->max) {
+			uint64_t row_pc;
+
 			ps_unwind_record(u, lookup);
+			if (u->quirks)
+				ps_unwind_libunwind_info(u, mod, raw, lookup, &row_pc);
 			return stop(u, PS_UNWIND_STOP_MAX_FRAMES);
 		}
 		const struct ps_unwind_row *row =
@@ -245,6 +261,9 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 		if (u->quirks &&
 		    (!row->from_eh || u->frame_libunwind_base != u->frame_base ||
 		     u->frame_file_base != u->frame_base || !ps_unwind_has_eh_frame_hdr(u, mod)))
+			return handover(u, cur);
+		/* the frame's own row, unless libunwind's cache holds another */
+		if (u->quirks && ps_unwind_libunwind_other_row(u, raw))
 			return handover(u, cur);
 
 		enum step_result r = step(u, row, cur, prev);

@@ -175,10 +175,20 @@ struct ps_unwind_opts {
 	 *    when it is a caller in no mapping. Neither applies to a PC
 	 *    for which callbacks.frame_rule gives a rule.
 	 *
+	 * 6. What libunwind finds for a frame (libunwind.c): the unwind
+	 *    state it found for the same frame IP before, kept per process
+	 *    for the last 128 IPs (ps_unwinder_replay()); else perf's
+	 *    find_proc_info(), which looks the frame up relative to the
+	 *    file's lowest mapping and reads the header's table and the FDE
+	 *    through the process's memory, whatever is mapped there (a
+	 *    symbolizer mapping part of its own library lower down, an
+	 *    ET_EXEC file mapped away from its addresses as Node.js does).
+	 *
 	 * 1 and 2 are the differences between the two perf builds on the
 	 * captures of the research notes (stacks cut by the copy limit); 3
-	 * to 5 show up with .debug_frame-only code, signal handlers,
-	 * fork+exec and CPython's -X perf trampolines. */
+	 * to 6 show up with .debug_frame-only code, signal handlers,
+	 * fork+exec, CPython's -X perf trampolines, Node.js and
+	 * AddressSanitizer's leak reports. */
 	enum ps_unwind_style style;
 	/* The compiled CFI table (cfi.c) with libdwfl for the rest, or
 	 * libdwfl alone. The output is the same either way; libdwfl alone is
@@ -186,6 +196,24 @@ struct ps_unwind_opts {
 	enum ps_unwind_engine engine;
 	ps_log_fn log; /* diagnostics; may be NULL */
 	void *log_ctx;
+	/* Quirk mode: without the register-state cache Debian's perf's
+	 * libunwind keeps per process (see ps_unwinder_replay()), looking
+	 * every frame up afresh and logging the lookups for the unwinder that
+	 * keeps it (the unwinding workers, whose unwinders see only some of
+	 * a process's samples). */
+	bool fresh_lookups;
+};
+
+/* One lookup of a frame's unwind info by Debian's perf's libunwind (quirk
+ * mode): key is the frame's IP as libunwind holds it (the sample's IP, a
+ * return address), shift what the lookup found: how far below the frame's
+ * lookup address lies the address whose CFI row libunwind applies (0: the
+ * frame's own), or one of these. */
+#define PS_UNWIND_STEP_ENOINFO INT64_MIN /* no info: the frame-chain guess */
+#define PS_UNWIND_STEP_FAIL (INT64_MIN + 1) /* an error: the walk ends */
+struct ps_unwind_step {
+	uint64_t key;
+	int64_t shift;
 };
 
 /* The user-space state of one sample. Pointers are borrowed for the
@@ -260,8 +288,12 @@ void ps_unwinder_free(struct ps_unwinder *unwinder);
  * rebuilt before the next walk if map overlaps a reported module of another
  * file or base (or is executable anonymous memory). */
 void ps_unwinder_map_changed(struct ps_unwinder *unwinder, const struct ps_unwind_map *map);
-/* The process exec'd: forget every module. */
+/* The process exec'd: forget every module, and empty libunwind's cache
+ * (perf's unwind__flush_access()). */
 void ps_unwinder_reset(struct ps_unwinder *unwinder);
+/* Forget every module only: an exec perf does not flush the cache for
+ * (the first COMM of a thread perf had no name for). */
+void ps_unwinder_forget_modules(struct ps_unwinder *unwinder);
 
 /* Unwind one sample. Writes at most min(cap, max_frames) PCs to pcs, leaf
  * first, and returns how many, or a negative errno: -EINVAL (bad
@@ -274,6 +306,22 @@ void ps_unwinder_reset(struct ps_unwinder *unwinder);
  * itself allocates per frame). */
 int ps_unwinder_unwind(struct ps_unwinder *unwinder, const struct ps_unwind_sample *sample,
                        uint64_t *pcs, size_t cap, enum ps_unwind_stop *stop);
+
+/* The lookups of the last ps_unwinder_unwind() (quirk mode), in order;
+ * NULL with *n = SIZE_MAX when there were more than it keeps. Valid until
+ * the next call. */
+const struct ps_unwind_step *ps_unwinder_steps(const struct ps_unwinder *unwinder, size_t *n);
+/* Debian's perf's libunwind keeps, per process, the unwind state it found
+ * for the last 128 frame IPs it looked up successfully, and reuses it for
+ * a frame of the same IP even when the process's maps would now give
+ * another (a symbolizer mapping part of its own library lower down moves
+ * the base libunwind looks that library up from). An unwinder with
+ * fresh_lookups sees only some of a process's samples; this enters the
+ * lookups it logged for one sample (ps_unwinder_steps()) in this
+ * unwinder's cache, in order, as if it had unwound the sample itself.
+ * false, changing nothing, when this cache would have answered one of them
+ * otherwise: the sample must be unwound here. true without the cache. */
+bool ps_unwinder_replay(struct ps_unwinder *unwinder, const struct ps_unwind_step *steps, size_t n);
 
 /* A one-line description of the last failure, or "". */
 const char *ps_unwinder_errmsg(const struct ps_unwinder *unwinder);

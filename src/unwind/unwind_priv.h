@@ -29,6 +29,12 @@ struct ps_unwind_module {
 	/* quirk mode: whether the file has a .eh_frame_hdr libunwind can
 	 * search (0 not asked yet, 1 yes, -1 no) */
 	signed char eh_frame_hdr;
+	/* quirk mode, what libunwind.c reads of the file for a lookup away
+	 * from its own base (0 not read yet, 1 read, -1 some is missing,
+	 * -2 perf cannot read the header) */
+	signed char lu_layout;
+	uint64_t lu_first_load, lu_hdr_addr, lu_hdr_size, lu_eh_addr, lu_eh_size;
+	uint64_t lu_count, lu_table_off;
 };
 
 /* Whether .eh_frame describes a PC (quirk mode), cached per PC. */
@@ -77,6 +83,20 @@ struct ps_unwind_page {
 	size_t len; /* valid bytes (short at the end of the file) */
 	uint64_t last_use;
 	uint8_t data[PS_UNWIND_PAGE_SIZE];
+};
+
+/* Debian's perf's libunwind's register-state cache (libunwind.c): which
+ * frame IPs it holds a state for, and the shift (struct ps_unwind_step)
+ * of the row that state came from. */
+#define PS_UNWIND_RS_LOG 7
+#define PS_UNWIND_RS_SIZE (1 << PS_UNWIND_RS_LOG)
+struct ps_unwind_rscache {
+	uint64_t ip[PS_UNWIND_RS_SIZE];
+	int64_t shift[PS_UNWIND_RS_SIZE];
+	int16_t chain[PS_UNWIND_RS_SIZE];
+	int16_t head[2 * PS_UNWIND_RS_SIZE];
+	bool valid[PS_UNWIND_RS_SIZE];
+	uint16_t rr; /* the next entry replaced */
 };
 
 struct ps_unwinder {
@@ -146,6 +166,16 @@ struct ps_unwinder {
 	bool step_read_failed; /* a read failed */
 	uint64_t prev_pc, prev_sp;
 
+	/* quirk mode: libunwind's cache (unless fresh_lookups), as it was
+	 * before the sample's first change (a retried walk starts from it),
+	 * and the lookups of the sample's walk */
+	bool rs_on;
+	struct ps_unwind_rscache rs, rs_before;
+	bool rs_saved;
+	struct ps_unwind_step *steps;
+	size_t nr_steps, cap_steps;
+	bool steps_lost;
+
 	struct ps_unwind_stats stats;
 	char errmsg[PS_MSG_MAX];
 };
@@ -189,6 +219,13 @@ enum ps_unwind_table_result {
  * exactly as libdwfl would; at the first frame they cannot do, load
  * dwarf_regs (and restarted) for libdwfl to do that frame and the rest. */
 enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u);
+/* A compiled row applied to a frame's registers (bit per DWARF register in
+ * present): the caller's in next. 1, 0 when the return address is
+ * undefined, -1 when a read does not come cleanly from the sample or the
+ * CFA register is missing. */
+int ps_unwind_row_apply(struct ps_unwinder *u, const struct ps_unwind_row *row,
+                        const Dwarf_Word *regs, uint32_t present, Dwarf_Word *next,
+                        uint32_t *next_present);
 
 /* module.c */
 enum ps_unwind_lookup {
@@ -205,17 +242,37 @@ void ps_unwind_dwfl_destroy(struct ps_unwinder *u);
 void ps_unwind_log(struct ps_unwinder *u, enum ps_log_level level, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
-/* heuristic.c */
-bool ps_unwind_eh_covered(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc);
-/* Whether the file of mod has a .eh_frame_hdr that perf's libunwind glue
- * can use; cached per module. */
-bool ps_unwind_has_eh_frame_hdr(struct ps_unwinder *u, Dwfl_Module *mod);
+/* libunwind.c */
+enum ps_unwind_info {
+	PS_UNWIND_INFO_FOUND, /* a DWARF step with the row at *row_pc */
+	PS_UNWIND_INFO_ENOINFO, /* the frame-chain guess */
+	PS_UNWIND_INFO_FAIL, /* the walk ends at the frame */
+};
+/* What libunwind's step finds for the frame in mod (quirk mode) whose IP
+ * as libunwind holds it is key and whose lookup address is lookup: from
+ * its cache, or looked up now (entered in the cache when found); logged. */
+enum ps_unwind_info ps_unwind_libunwind_info(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t key,
+                                             uint64_t lookup, uint64_t *row_pc);
+/* The same for a frame the table walk steps with its own row: whether
+ * the cache holds key with another row (the walk is not the table's). */
+bool ps_unwind_libunwind_other_row(struct ps_unwinder *u, uint64_t key);
+void ps_unwind_rs_flush(struct ps_unwind_rscache *c);
 /* Quirk mode, a frame in a mapping whose ELF file libdwfl could not place
  * there (u->frame_file_mod set by ps_unwind_module_ensure()): whether
  * libunwind finds no unwind info for it (-UNW_ENOINFO) and guesses its
  * caller with frame pointers, rather than failing (no usable
  * .eh_frame_hdr) or finding an FDE. lookup is the frame's lookup address. */
 bool ps_unwind_foreign_enoinfo(struct ps_unwinder *u, uint64_t lookup);
+
+/* Start of a sample's walk (and of each retry): the cache as it was before
+ * the sample, no lookups logged. */
+void ps_unwind_lookups_begin(struct ps_unwinder *u, bool retry);
+
+/* heuristic.c */
+bool ps_unwind_eh_covered(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc);
+/* Whether the file of mod has a .eh_frame_hdr that perf's libunwind glue
+ * can use; cached per module. */
+bool ps_unwind_has_eh_frame_hdr(struct ps_unwinder *u, Dwfl_Module *mod);
 /* libunwind's frame-chain guess for the frame in state, whose PC is ip:
  * on success the caller's registers are in dwarf_regs (rip undecremented). */
 bool ps_unwind_guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t ip);

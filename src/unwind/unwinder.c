@@ -62,6 +62,15 @@ int ps_unwinder_new(const struct ps_unwind_callbacks *callbacks, void *ctx,
 	u->log = o.log;
 	u->log_ctx = o.log_ctx;
 	u->table = o.engine == PS_UNWIND_ENGINE_TABLE;
+	u->rs_on = u->quirks && !o.fresh_lookups;
+	ps_unwind_rs_flush(&u->rs);
+	/* a lookup per frame, the last one's included */
+	u->cap_steps = (size_t)u->max_frames + 2;
+	u->steps = malloc(u->cap_steps * sizeof(*u->steps));
+	if (!u->steps) {
+		free(u);
+		return -ENOMEM;
+	}
 	*out = u;
 	return 0;
 }
@@ -84,6 +93,7 @@ void ps_unwinder_free(struct ps_unwinder *u)
 	ps_unwind_pages_release(u);
 	ps_unwind_rows_release(u);
 	free(u->modules);
+	free(u->steps);
 	free(u);
 }
 
@@ -166,6 +176,39 @@ static int guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t ip)
 	/* libdwfl takes an initial PC as is: give it the decremented one
 	 * (the caller's call instruction), which is also what perf prints */
 	u->dwarf_regs[PS_UNWIND_DWARF_IP] = next - 1;
+	u->restart = true;
+	return DWARF_CB_ABORT;
+}
+
+/* Quirk mode, a frame libunwind unwinds with the row of another address
+ * of its module (row_pc): that row applied, and a new libdwfl walk from
+ * the caller it gives. */
+static int other_row(struct ps_unwinder *u, Dwfl_Frame *state, Dwfl_Module *mod, uint64_t row_pc)
+{
+	Dwarf_Word regs[PS_UNWIND_NR_DWARF_REGS] = { 0 }, next[PS_UNWIND_NR_DWARF_REGS] = { 0 };
+	uint32_t present = 0, next_present = 0;
+	const struct ps_unwind_row *row = ps_unwind_row_get(u, mod, row_pc, true);
+
+	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++)
+		if (dwfl_frame_reg(state, regno, &regs[regno]) == 0)
+			present |= 1u << regno;
+	u->step_read_cut = false;
+	/* rows the table cannot apply are not followed */
+	int r = row && row->kind == PS_UNWIND_ROW_SIMPLE
+	                ? ps_unwind_row_apply(u, row, regs, present, next, &next_present)
+	                : -1;
+	if (r <= 0)
+		return end_walk(u, r == 0             ? PS_UNWIND_STOP_END
+		                   : u->step_read_cut ? PS_UNWIND_STOP_STACK_CUT
+		                                      : PS_UNWIND_STOP_BAD_FRAME);
+	if (next[PS_UNWIND_DWARF_IP] == 0) {
+		/* perf keeps IP 0, decremented; the next step fails */
+		ps_unwind_record(u, UINT64_MAX);
+		return end_walk(u, PS_UNWIND_STOP_BAD_FRAME);
+	}
+	memcpy(u->dwarf_regs, next, sizeof(next));
+	u->dwarf_regs_present = next_present;
+	u->dwarf_regs[PS_UNWIND_DWARF_IP] = next[PS_UNWIND_DWARF_IP] - 1;
 	u->restart = true;
 	return DWARF_CB_ABORT;
 }
@@ -283,19 +326,30 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 		activation = false;
 	if (!activation)
 		pc--;
-	if (!ps_unwind_record(u, pc))
+	bool room = ps_unwind_record(u, pc);
+
+	if (u->quirks && mod) {
+		/* libunwind's lookup (libunwind.c), made for the last frame
+		 * too: perf's loop steps once more before it checks the
+		 * count */
+		uint64_t row_pc;
+		enum ps_unwind_info info = ps_unwind_libunwind_info(u, mod, raw, lookup, &row_pc);
+
+		if (!room)
+			return end_walk(u, PS_UNWIND_STOP_MAX_FRAMES);
+		switch (info) {
+		case PS_UNWIND_INFO_FAIL:
+			return end_walk(u, PS_UNWIND_STOP_BAD_FRAME);
+		case PS_UNWIND_INFO_ENOINFO:
+			return guess_caller(u, state, raw);
+		case PS_UNWIND_INFO_FOUND:
+			if (row_pc != lookup)
+				return other_row(u, state, mod, row_pc);
+			break;
+		}
+	}
+	if (!room)
 		return end_walk(u, PS_UNWIND_STOP_MAX_FRAMES);
-	/* perf's find_proc_info() fails hard without a usable .eh_frame_hdr:
-	 * libunwind cannot step from this frame and does not guess */
-	if (u->quirks && mod && !ps_unwind_has_eh_frame_hdr(u, mod))
-		return end_walk(u, PS_UNWIND_STOP_BAD_FRAME);
-	/* libunwind looks the frame up in .eh_frame only, at the file
-	 * address relative to the base of the file's lowest mapping (perf's
-	 * start - pgoff, also for the jitted files of `perf inject --jit`,
-	 * which libdwfl places at their start) */
-	if (u->quirks && mod &&
-	    !ps_unwind_eh_covered(u, mod, lookup - u->frame_libunwind_base + u->frame_file_base))
-		return guess_caller(u, state, raw);
 	return DWARF_CB_OK;
 }
 
@@ -370,6 +424,7 @@ int ps_unwinder_unwind(struct ps_unwinder *u, const struct ps_unwind_sample *sam
 	if (!sample || !pcs || !cap)
 		return ps_fail(u->errmsg, sizeof(u->errmsg), -EINVAL, "invalid arguments");
 	u->errmsg[0] = '\0';
+	ps_unwind_lookups_begin(u, false);
 	/* perf unwinds nothing without registers or stack bytes */
 	if (sample->regs_abi == 0 || sample->stack_size == 0) {
 		*stop = PS_UNWIND_STOP_NO_STACK;
@@ -383,6 +438,7 @@ int ps_unwinder_unwind(struct ps_unwinder *u, const struct ps_unwind_sample *sam
 	u->max = cap < u->max_frames ? cap : u->max_frames;
 	u->stats.samples++;
 	for (int attempt = 0;; attempt++) {
+		ps_unwind_lookups_begin(u, attempt > 0);
 		err = walk(u);
 		if (err)
 			break;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "snapshot.h"
@@ -338,6 +339,31 @@ START_TEST(test_frame_without_cfi)
 }
 END_TEST
 
+/* An older mapping of the executable, whole, at base, below the one in
+ * use (perf keeps mappings across exec): libunwind reads the file's tables
+ * through it when it looks the executable up from there. Returns base. */
+static uint64_t map_exe_below(struct env *e, uint64_t below)
+{
+	struct test_map *text = exe_text(e);
+	uint64_t base = text->start - text->pgoff - below;
+	const char *path = text->path;
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	struct test_map *maps = realloc(e->maps.maps, (e->maps.nr + 1) * sizeof(*maps));
+	ck_assert_ptr_nonnull(maps);
+	e->maps.maps = maps;
+	e->maps.maps[e->maps.nr] = (struct test_map){
+		.start = base,
+		.end = base + (((uint64_t)st.st_size + 4095) & ~(uint64_t)4095),
+		.name = strdup(path),
+		.path = path,
+	};
+	ck_assert_ptr_nonnull(e->maps.maps[e->maps.nr].name);
+	e->maps.nr++;
+	return base;
+}
+
 START_TEST(test_libunwind_base)
 {
 	struct env e;
@@ -350,8 +376,16 @@ START_TEST(test_libunwind_base)
 	/* perf also knows an older mapping of the executable, lower down:
 	 * libunwind looks the PCs up relative to that one and finds no
 	 * unwind info, so it guesses (reading the code at the PC) */
-	struct test_map *text = exe_text(&e);
-	text->libunwind_base = text->start - text->pgoff - 0x40000000;
+	uint64_t base = map_exe_below(&e, 0x40000000);
+	exe_text(&e)->libunwind_base = base;
+	/* but libunwind's cache still holds what it found for these PCs
+	 * before: the same stack again */
+	uint64_t before[MAX];
+	memcpy(before, e.pcs, sizeof(before));
+	ck_assert_int_eq(env_unwind_snapshot(&e), n);
+	ck_assert_mem_eq(e.pcs, before, (size_t)n * sizeof(before[0]));
+	/* perf flushes it at exec */
+	ps_unwinder_reset(e.unwinder);
 	int m = env_unwind_snapshot(&e);
 	ck_assert_int_ge(m, 1);
 	ck_assert_uint_eq(e.pcs[0], e.snap.ip);
@@ -359,6 +393,58 @@ START_TEST(test_libunwind_base)
 		ck_assert_uint_gt(ps_unwinder_stats(e.unwinder)->file_reads, 0);
 	else
 		ck_assert_int_eq(m, n);
+	env_close(&e);
+}
+END_TEST
+
+/* libunwind's cache kept by one unwinder from the lookups another logged
+ * (the session and an unwinding worker): entered while they agree,
+ * refused once the cache would have answered otherwise. */
+START_TEST(test_replay)
+{
+	static const struct ps_unwind_callbacks callbacks = { .find_map = test_find_map };
+	struct ps_unwind_opts opts = { .sz = sizeof(opts), .style = PS_UNWIND_PERF_LIBUNWIND };
+	struct ps_unwinder *session;
+	const struct ps_unwind_step *steps;
+	struct env e;
+	size_t nsteps;
+
+	ck_assert_int_eq(ps_unwinder_new(&callbacks, NULL, &opts, &session), 0);
+	opts.fresh_lookups = true;
+	env_open_opts(&e, SNAP_PLAIN, &opts);
+	int n = env_unwind_snapshot(&e);
+	assert_known_frames(&e, n, SNAP_LEVELS);
+	steps = ps_unwinder_steps(e.unwinder, &nsteps);
+	ck_assert_ptr_nonnull(steps);
+	/* a lookup per frame, the own rows of each */
+	ck_assert_uint_ge(nsteps, (size_t)n);
+	ck_assert_uint_eq(steps[0].key, e.snap.ip);
+	for (size_t k = 0; k < nsteps; k++)
+		ck_assert_int_eq(steps[k].shift, 0);
+	ck_assert(ps_unwinder_replay(session, steps, nsteps));
+	ck_assert(ps_unwinder_replay(session, steps, nsteps));
+
+	/* the worker looks up afresh: no info at the lower base, where the
+	 * session's libunwind would reuse what it found */
+	uint64_t base = map_exe_below(&e, 0x40000000);
+	exe_text(&e)->libunwind_base = base;
+	env_unwind_snapshot(&e);
+	steps = ps_unwinder_steps(e.unwinder, &nsteps);
+	ck_assert_uint_ge(nsteps, 1);
+	ck_assert_int_eq(steps[0].shift, PS_UNWIND_STEP_ENOINFO);
+	ck_assert(!ps_unwinder_replay(session, steps, nsteps));
+	/* after an exec's flush it takes them */
+	ps_unwinder_reset(session);
+	ck_assert(ps_unwinder_replay(session, steps, nsteps));
+	/* a base where nothing is mapped: reading the table fails, and
+	 * libunwind takes that for an error */
+	exe_text(&e)->libunwind_base = base - 0x40000000;
+	ck_assert_int_eq(env_unwind_snapshot(&e), 1);
+	ck_assert_int_eq(e.stop, PS_UNWIND_STOP_BAD_FRAME);
+	steps = ps_unwinder_steps(e.unwinder, &nsteps);
+	ck_assert_uint_eq(nsteps, 1);
+	ck_assert_int_eq(steps[0].shift, PS_UNWIND_STEP_FAIL);
+	ps_unwinder_free(session);
 	env_close(&e);
 }
 END_TEST
@@ -419,6 +505,9 @@ START_TEST(test_no_eh_frame_hdr)
 	for (size_t k = 0; k < e.maps.nr; k++)
 		if (e.maps.maps[k].path && strcmp(e.maps.maps[k].path, orig) == 0)
 			e.maps.maps[k].path = copy;
+	/* a process of its own (libunwind's cache holds the other file's
+	 * states) */
+	ps_unwinder_reset(e.unwinder);
 	int m = env_unwind_snapshot(&e);
 	if (_i) {
 		ck_assert_int_eq(m, 1);
@@ -936,6 +1025,7 @@ static Suite *suite_unwind(void)
 	tcase_add_loop_test(tc, test_signal_frame, 0, 2);
 	tcase_add_loop_test(tc, test_frame_without_cfi, 0, 2);
 	tcase_add_loop_test(tc, test_libunwind_base, 0, 2);
+	tcase_add_test(tc, test_replay);
 	tcase_add_loop_test(tc, test_no_eh_frame_hdr, 0, 2);
 	suite_add_tcase(s, tc);
 
