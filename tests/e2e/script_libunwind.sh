@@ -1,0 +1,87 @@
+#!/bin/sh
+# script_libunwind: whole programs whose DWARF stacks Debian perf's
+# libunwind ends its own way, `pystitch script --python=native` against
+# `perf script` on the same file, byte for byte:
+#  - Node.js run with --perf-basic-prof: V8 maps part of its own (non-PIE)
+#    binary near its JIT code; libunwind finds the file, no FDE for such a
+#    frame at the address it looks up, guesses with frame pointers, and
+#    the walk ends at the JIT frame the guess reaches (named from
+#    /tmp/perf-PID.map);
+#  - an AddressSanitizer program that reports leaks at exit: to symbolize
+#    them the sanitizer runtime maps parts of its own library (and debug
+#    files) below it, which moves the base libunwind looks the library up
+#    from while the stacks still run through it. Frames libunwind looked
+#    up before come from its cache of unwind states; the others from
+#    whatever the process has mapped where the moved tables would be
+#    (zeros: no info, the frame-chain guess; a file: its bytes taken for a
+#    table; nothing: the end). The capture is also checked with --jobs 3
+#    (e2e_check_stacks), where the session keeps that cache from what the
+#    workers looked up;
+#  - a shell exec'ing /bin/true in a loop, sampled inside execve.
+# Node.js and the AddressSanitizer program are optional: without them
+# their captures are left out, saying so.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+e2e_setup
+failed=0
+
+# native LABEL FILE [SCRIPT_ARGS...]: `perf script SCRIPT_ARGS` against
+# `pystitch script --python=native SCRIPT_ARGS $NV_JOBS`, all samples
+# identical (the merged mode recovers the registers a leaf's epilogue
+# popped in processes with JIT code, which perf does not). Sets
+# E2E_PERF_OUT.
+NV_JOBS=
+native() {
+	nv_label=$1
+	nv_data=$2
+	shift 2
+	nv_tag=$(printf '%s' "$nv_label" | tr -c 'A-Za-z0-9_.-' '_')
+	E2E_PERF_OUT=perf-$nv_tag.txt
+	e2e_perf_script "$E2E_PERF_OUT" -i "$nv_data" "$@"
+	# shellcheck disable=SC2086 # an option and its value, or nothing
+	e2e_pystitch_script "pystitch-$nv_tag.txt" -i "$nv_data" --python=native "$@" $NV_JOBS
+	e2e_compare_script "$nv_label" "$E2E_PERF_OUT" "pystitch-$nv_tag.txt" \
+		-v min_identical=100 -v min_samples="$E2E_MIN_SAMPLES"
+}
+
+if command -v node >/dev/null 2>&1; then
+	E2E_MIN_SAMPLES=100
+	e2e_record "$E2E_TMP/node.data" -F 999 --call-graph dwarf -- \
+		node --perf-basic-prof "$e2e_dir/../programs/jitloop.js" 0.5
+	# --no-inline: perf runs addr2line on node's 100 MB of DWARF otherwise
+	native node "$E2E_TMP/node.data" --no-inline || failed=1
+	jit=$(grep -c '(/tmp/perf-[0-9]*\.map)$' "$E2E_TMP/$E2E_PERF_OUT")
+	e2e_say "$e2e_name: node: $jit frames in JIT code"
+	[ "$jit" -gt 0 ] || { e2e_say "$e2e_name: node: perf printed no JIT frame"; failed=1; }
+else
+	e2e_say "$e2e_name: no node (Node.js) here: its capture is left out"
+fi
+
+if [ -x "$E2E_PROGRAMS/asan_leak" ]; then
+	E2E_MIN_SAMPLES=300
+	LSAN_OPTIONS=exitcode=0
+	export LSAN_OPTIONS
+	e2e_record "$E2E_TMP/asan.data" -F 2999 --call-graph dwarf -- "$E2E_PROGRAMS/asan_leak" 0.2
+	unset LSAN_OPTIONS
+	NV_JOBS="--jobs 1"
+	native asan "$E2E_TMP/asan.data" || failed=1
+	NV_JOBS="--jobs 3"
+	native "asan, --jobs 3" "$E2E_TMP/asan.data" || failed=1
+	NV_JOBS=
+	# the report's symbolizing: LeakSanitizer's own frames
+	symbolizer=$(grep -c -E 'Symbolizer|backtrace|elf_|dwarf_' "$E2E_TMP/$E2E_PERF_OUT")
+	e2e_say "$e2e_name: asan: $symbolizer frames of the report's symbolizer"
+	[ "$symbolizer" -gt 0 ] || { e2e_say "$e2e_name: asan: no sample of the leak report"; failed=1; }
+else
+	e2e_say "$e2e_name: no AddressSanitizer program (configure found no -fsanitize=address): its capture is left out"
+fi
+
+E2E_MIN_SAMPLES=300
+# shellcheck disable=SC2016 # a program for sh -c
+e2e_record "$E2E_TMP/exec.data" -F 2999 --call-graph dwarf -- \
+	/bin/sh -c 'i=0; while [ $i -lt 1500 ]; do /bin/true; i=$((i + 1)); done'
+native exec "$E2E_TMP/exec.data" || failed=1
+execs=$(grep -c 'bprm_execve\|do_execveat_common' "$E2E_TMP/$E2E_PERF_OUT")
+e2e_say "$e2e_name: exec: $execs frames inside execve"
+[ "$execs" -gt 0 ] || { e2e_say "$e2e_name: exec: no sample inside execve"; failed=1; }
+exit $failed
