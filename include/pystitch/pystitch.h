@@ -203,6 +203,9 @@ struct ps_attr {
 #define PS_ATTR_FREQ (1ULL << 10)
 #define PS_ATTR_SAMPLE_ID_ALL (1ULL << 18)
 #define PS_ATTR_EXCLUDE_CALLCHAIN_USER (1ULL << 22)
+/* Linux 6.19+: the user callchain comes later, in a
+ * PS_RECORD_CALLCHAIN_DEFERRED record */
+#define PS_ATTR_DEFER_CALLCHAIN (1ULL << 38)
 
 struct ps_build_id {
 	uint16_t misc; /* cpumode of the DSO */
@@ -428,6 +431,9 @@ enum ps_user_record_type {
 };
 /* Kernel record types newer than Linux 6.1's headers. */
 #define PS_RECORD_CALLCHAIN_DEFERRED 22
+/* Callchain context of Linux 6.19+: the user part was deferred; the next
+ * entry is the cookie of the CALLCHAIN_DEFERRED record that holds it. */
+#define PS_CONTEXT_USER_DEFERRED ((uint64_t)-640)
 
 /* Record type name as perf spells it ("PERF_RECORD_SAMPLE"), or NULL for
  * an unknown type. A static string. */

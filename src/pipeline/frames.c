@@ -143,6 +143,7 @@ static int add_callchain(struct ps_pipeline *pipeline, struct ps_process *proces
 				cpumode = PERF_RECORD_MISC_KERNEL;
 				break;
 			case (uint64_t)PERF_CONTEXT_USER:
+			case PS_CONTEXT_USER_DEFERRED: /* perf 6.19+: a user marker */
 				cpumode = PERF_RECORD_MISC_USER;
 				break;
 			default:

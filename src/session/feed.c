@@ -4,6 +4,7 @@
  * another, so that all of them number the samples that pass alike.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/perf_event.h>
 #include <math.h>
 #include <stdarg.h>
@@ -179,6 +180,8 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 
 void ps_feed_close(struct ps_feed *feed)
 {
+	ps_deferred_free(feed->deferred);
+	feed->deferred = NULL;
 	ps_pipeline_free(feed->pipeline);
 	ps_python_free(feed->python);
 	ps_reader_close(feed->reader);
@@ -241,19 +244,73 @@ static int apply(struct ps_feed *feed, const struct ps_event *ev)
 	return err ? ps_feed_fail(feed, err, "out of memory") : 0;
 }
 
-int ps_feed_next(struct ps_feed *feed, struct ps_feed_sample *out)
+/* Samples whose user callchain was deferred wait for it (deferred.c);
+ * the others, and the records, go through in order. */
+static int hold_deferred(struct ps_feed *feed, const struct ps_event *ev)
 {
-	struct ps_machine *machine = ps_pipeline_machine(feed->pipeline);
+	int ret;
+
+	if (!feed->deferred && ps_deferred_new(&feed->deferred))
+		return ps_feed_fail(feed, -ENOMEM, "out of memory");
+	ret = ps_deferred_hold(feed->deferred, ev);
+	if (ret < 0)
+		return ps_feed_fail(feed, ret, "out of memory");
+	if (ret > 0 && !feed->deferred_full_warned) {
+		feed->deferred_full_warned = true;
+		ps_log(feed->opts.log, feed->opts.log_ctx, PS_LOG_WARN,
+		       "at offset %#" PRIx64 ": more than %d samples wait for their deferred user "
+		       "callchain; the oldest are printed without it",
+		       ev->offset, PS_DEFERRED_MAX_HELD);
+	}
+	return 0;
+}
+
+/* The next sample to deliver: a held one that is ready, else the next
+ * one read. 0 at the end. */
+static int next_sample(struct ps_feed *feed, const struct ps_event **out)
+{
 	const struct ps_event *ev;
 	int ret;
 
-	while ((ret = ps_reader_next(feed->reader, &ev)) > 0) {
-		if (ev->type != PERF_RECORD_SAMPLE) {
-			ret = apply(feed, ev);
+	for (;;) {
+		if (feed->deferred && (*out = ps_deferred_next(feed->deferred, feed->reader)))
+			return 1;
+		ret = ps_reader_next(feed->reader, &ev);
+		if (ret < 0)
+			return ps_feed_fail(feed, ret, "%s", ps_reader_errmsg(feed->reader));
+		if (ret == 0) {
+			if (!feed->deferred || feed->deferred_flushed)
+				return 0;
+			feed->deferred_flushed = true;
+			ps_deferred_flush(feed->deferred);
+			continue;
+		}
+		if (ev->type == PERF_RECORD_SAMPLE) {
+			if (!ps_deferred_is_deferred(ev)) {
+				*out = ev;
+				return 1;
+			}
+			ret = hold_deferred(feed, ev);
 			if (ret)
 				return ret;
 			continue;
 		}
+		if (ev->type == PS_RECORD_CALLCHAIN_DEFERRED && feed->deferred &&
+		    ps_deferred_release(feed->deferred, ev))
+			return ps_feed_fail(feed, -ENOMEM, "out of memory");
+		ret = apply(feed, ev);
+		if (ret)
+			return ret;
+	}
+}
+
+int ps_feed_next(struct ps_feed *feed, struct ps_feed_sample *out)
+{
+	struct ps_machine *machine = ps_pipeline_machine(feed->pipeline);
+	const struct ps_event *ev = NULL;
+	int ret;
+
+	while ((ret = next_sample(feed, &ev)) > 0) {
 		const struct ps_sample *sample = &ev->u.sample;
 		if (!sample_wanted(&feed->opts, sample))
 			continue;
@@ -269,9 +326,7 @@ int ps_feed_next(struct ps_feed *feed, struct ps_feed_sample *out)
 		out->seq = feed->passed++;
 		return 1;
 	}
-	if (ret < 0)
-		return ps_feed_fail(feed, ret, "%s", ps_reader_errmsg(feed->reader));
-	return 0;
+	return ret;
 }
 
 int ps_feed_read_to_end(struct ps_feed *feed)

@@ -40,6 +40,11 @@ struct ps_feed {
 	 * system, or the archive the capture came in */
 	struct ps_file_hooks files;
 	uint64_t passed; /* samples that passed the filters so far */
+	/* samples waiting for their deferred user callchain (NULL until
+	 * the first one) */
+	struct ps_deferred *deferred;
+	bool deferred_flushed; /* the capture ended: what waited goes out */
+	bool deferred_full_warned;
 	char *errmsg; /* the owner's, errmsg_size bytes */
 	size_t errmsg_size;
 };
@@ -74,6 +79,24 @@ int ps_feed_fail(struct ps_feed *feed, int err, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 /* ---- jobs.c --------------------------------------------------------- */
+
+/* deferred.c: samples held until their user callchain arrives */
+#define PS_DEFERRED_MAX_HELD 65536
+struct ps_deferred;
+
+int ps_deferred_new(struct ps_deferred **out);
+void ps_deferred_free(struct ps_deferred *d);
+/* ev is a sample whose user callchain was deferred. */
+bool ps_deferred_is_deferred(const struct ps_event *ev);
+/* Keep a copy of ev. 1: kept, but the oldest had waited too long and is
+ * delivered unmerged; -ENOMEM. */
+int ps_deferred_hold(struct ps_deferred *d, const struct ps_event *ev);
+/* A CALLCHAIN_DEFERRED record: its thread's samples are ready. */
+int ps_deferred_release(struct ps_deferred *d, const struct ps_event *rec);
+/* The capture ended: every held sample is ready, unmerged. */
+void ps_deferred_flush(struct ps_deferred *d);
+/* The oldest ready sample, valid until the next call, or NULL. */
+const struct ps_event *ps_deferred_next(struct ps_deferred *d, const struct ps_reader *reader);
 
 struct ps_jobs;
 
