@@ -8,6 +8,7 @@
 #ifndef PS_TESTS_E2E_LBR_CAPTURE_H
 #define PS_TESTS_E2E_LBR_CAPTURE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../unit/reader/builder.h"
@@ -35,7 +36,39 @@ extern const char lbr_kallsyms[];
  * addresses in the process. */
 void lbr_call(const struct lbr_program *prog, unsigned k, unsigned d, uint64_t *from, uint64_t *to);
 
-/* The whole capture into file (initialised here; the caller frees it). */
+/* The events: cycles (perf record --call-graph lbr's branch sample
+ * type), instructions (the same without hw_idx), branches (CALL_STACK
+ * branch sampling, but no branch stack in the samples). */
+enum { LBR_EVENT_CYCLES, LBR_EVENT_NO_HW_IDX, LBR_EVENT_NO_BRANCH_STACK, LBR_NR_EVENTS };
+extern const struct bld_attr lbr_attrs[LBR_NR_EVENTS];
+
+/* The most branch entries a sample can have here (more than a CPU's
+ * LBR, for captures no CPU writes). */
+#define LBR_MAX_ENTRIES 64
+
+/* One sample of deep, in process LBR_PID. */
+struct lbr_spec {
+	unsigned event;
+	uint32_t tid;
+	unsigned depth, oldest; /* calls made, and the oldest the LBR holds */
+	bool kernel; /* sampled in the kernel, on the way back to user space */
+	bool kernel_only; /* a sample with no user part in its chain */
+	/* > 0: the from of entry marker_at - 1 is a context marker perf does
+	 * not know */
+	unsigned marker_at;
+};
+
+/* A capture of the events (initialised here; the caller frees it) with
+ * the kernel's and deep's maps and the threads' names, from time t on;
+ * pmu_caps: with a CPU_PMU_CAPS feature saying branches=32. */
+void lbr_capture_begin(struct bld_file *file, const struct lbr_program *prog, bool pmu_caps,
+                       uint64_t t);
+void lbr_sample(struct bld_buf *b, const struct lbr_program *prog, const struct lbr_spec *sp,
+                uint64_t t);
+/* PERF_RECORD_EXIT or PERF_RECORD_FORK of thread tid of LBR_PID. */
+void lbr_task(struct bld_buf *b, uint32_t type, uint32_t tid, uint64_t t);
+
+/* The capture script_lbr.sh compares perf script and pystitch on. */
 void lbr_build_capture(struct bld_file *file, const struct lbr_program *prog);
 
 #endif /* PS_TESTS_E2E_LBR_CAPTURE_H */

@@ -29,6 +29,7 @@ const char lbr_kallsyms[] = "ffffffff81000000 T _stext\n"
 	 PERF_SAMPLE_BRANCH_NO_FLAGS | PERF_SAMPLE_BRANCH_HW_INDEX)
 #define ID_CYCLES 11
 #define ID_INSTRUCTIONS 12
+#define ID_BRANCHES 13
 
 static uint64_t at(uint64_t vaddr)
 {
@@ -57,13 +58,40 @@ void lbr_call(const struct lbr_program *prog, unsigned k, unsigned d, uint64_t *
 	}
 }
 
-struct spec {
-	bool no_hw_idx; /* the event without PERF_SAMPLE_BRANCH_HW_INDEX */
-	uint32_t tid;
-	unsigned depth, oldest; /* calls made, and the oldest the LBR holds */
-	bool kernel; /* sampled in the kernel, on the way back to user space */
-	bool kernel_only; /* a sample with no user part in its chain */
-	int marker_at; /* >= 0: that entry's from is a context marker perf does not know */
+static const uint64_t ids_cycles[] = { ID_CYCLES }, ids_instructions[] = { ID_INSTRUCTIONS },
+                      ids_branches[] = { ID_BRANCHES };
+
+const struct bld_attr lbr_attrs[LBR_NR_EVENTS] = {
+	{ .type = PERF_TYPE_HARDWARE,
+	  .size = 128,
+	  .config = PERF_COUNT_HW_CPU_CYCLES,
+	  .sample_period = 100003,
+	  .sample_type = SAMPLE_TYPE,
+	  .flags = ATTR_FLAGS,
+	  .branch_sample_type = LBR_BRANCH_TYPE,
+	  .sample_max_stack = 127,
+	  .ids = ids_cycles,
+	  .nr_ids = 1 },
+	{ .type = PERF_TYPE_HARDWARE,
+	  .size = 128,
+	  .config = PERF_COUNT_HW_INSTRUCTIONS,
+	  .sample_period = 100003,
+	  .sample_type = SAMPLE_TYPE,
+	  .flags = ATTR_FLAGS,
+	  .branch_sample_type = LBR_BRANCH_TYPE & ~(uint64_t)PERF_SAMPLE_BRANCH_HW_INDEX,
+	  .sample_max_stack = 127,
+	  .ids = ids_instructions,
+	  .nr_ids = 1 },
+	{ .type = PERF_TYPE_HARDWARE,
+	  .size = 128,
+	  .config = PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
+	  .sample_period = 100003,
+	  .sample_type = SAMPLE_TYPE & ~(uint64_t)PERF_SAMPLE_BRANCH_STACK,
+	  .flags = ATTR_FLAGS,
+	  .branch_sample_type = LBR_BRANCH_TYPE,
+	  .sample_max_stack = 127,
+	  .ids = ids_branches,
+	  .nr_ids = 1 },
 };
 
 static void comm(struct bld_buf *b, uint32_t tid, const char *name, uint64_t t)
@@ -78,7 +106,7 @@ static void comm(struct bld_buf *b, uint32_t tid, const char *name, uint64_t t)
 	bld_rec_end(b, pos);
 }
 
-static void task(struct bld_buf *b, uint32_t type, uint32_t tid, uint64_t t)
+void lbr_task(struct bld_buf *b, uint32_t type, uint32_t tid, uint64_t t)
 {
 	size_t pos = bld_rec_begin(b, type, 0);
 	struct bld_sid sid = { .pid = LBR_PID, .tid = tid, .time = t, .id = ID_CYCLES };
@@ -126,11 +154,11 @@ static void mmaps(struct bld_buf *b, const struct lbr_program *prog, uint64_t t)
 	bld_rec_end(b, pos);
 }
 
-static void sample(struct bld_buf *b, const struct bld_attr *attrs, const struct lbr_program *prog,
-                   const struct spec *sp, uint64_t t)
+void lbr_sample(struct bld_buf *b, const struct lbr_program *prog, const struct lbr_spec *sp,
+                uint64_t t)
 {
-	const struct bld_attr *attr = &attrs[sp->no_hw_idx ? 1 : 0];
-	struct bld_branch branches[LBR_MAX_BRANCHES];
+	const struct bld_attr *attr = &lbr_attrs[sp->event];
+	struct bld_branch branches[LBR_MAX_ENTRIES];
 	uint64_t chain[16], leaf = at(prog->bottom) + 0x20;
 	struct bld_sample s = bld_sample_empty();
 	size_t n = 0;
@@ -153,13 +181,13 @@ static void sample(struct bld_buf *b, const struct bld_attr *attrs, const struct
 			chain[n++] = from + 5;
 		}
 		/* the LBR: the latest call first, the oldest it holds last */
-		for (unsigned k = sp->depth; k-- > sp->oldest;) {
+		for (unsigned k = sp->depth; k-- > sp->oldest && s.branch_nr < LBR_MAX_ENTRIES;) {
 			struct bld_branch *e = &branches[s.branch_nr++];
 			lbr_call(prog, k, sp->depth, &e->from, &e->to);
 			e->flags = 0;
 		}
-		if (sp->marker_at >= 0)
-			branches[sp->marker_at].from = (uint64_t)PERF_CONTEXT_GUEST;
+		if (sp->marker_at > 0)
+			branches[sp->marker_at - 1].from = (uint64_t)PERF_CONTEXT_GUEST;
 		/* the register the latest entry is in */
 		s.branch_hw_idx = (sp->depth - 1) % LBR_MAX_BRANCHES;
 		s.branches = branches;
@@ -177,85 +205,65 @@ static void sample(struct bld_buf *b, const struct bld_attr *attrs, const struct
 	           &s);
 }
 
-void lbr_build_capture(struct bld_file *file, const struct lbr_program *prog)
+void lbr_capture_begin(struct bld_file *file, const struct lbr_program *prog, bool pmu_caps,
+                       uint64_t t)
 {
-	static const uint64_t ids_cycles[] = { ID_CYCLES },
-	                      ids_instructions[] = { ID_INSTRUCTIONS };
-	struct bld_attr attrs[2] = {
-		{ .type = PERF_TYPE_HARDWARE,
-		  .size = 128,
-		  .config = PERF_COUNT_HW_CPU_CYCLES,
-		  .sample_period = 100003,
-		  .sample_type = SAMPLE_TYPE,
-		  .flags = ATTR_FLAGS,
-		  .branch_sample_type = LBR_BRANCH_TYPE,
-		  .sample_max_stack = 127,
-		  .ids = ids_cycles,
-		  .nr_ids = 1 },
-		{ .type = PERF_TYPE_HARDWARE,
-		  .size = 128,
-		  .config = PERF_COUNT_HW_INSTRUCTIONS,
-		  .sample_period = 100003,
-		  .sample_type = SAMPLE_TYPE,
-		  .flags = ATTR_FLAGS,
-		  .branch_sample_type = LBR_BRANCH_TYPE & ~(uint64_t)PERF_SAMPLE_BRANCH_HW_INDEX,
-		  .sample_max_stack = 127,
-		  .ids = ids_instructions,
-		  .nr_ids = 1 },
-	};
-	/* In order, with what perf does with each (see
-	 * machine.c: resolve_lbr_callchain_sample, has_stitched_lbr). */
-	static const struct spec specs[] = {
-		/* the LBR holds the whole stack */
-		{ .tid = LBR_PID, .depth = 20, .oldest = 0, .marker_at = -1 },
-		/* deeper: its oldest entries are the previous sample's, in the
-		 * same registers: the 8 calls the LBR lost are stitched on */
-		{ .tid = LBR_PID, .depth = 40, .oldest = 8, .kernel = true, .marker_at = -1 },
-		/* deeper still: 4 more, before the 8 kept from before */
-		{ .tid = LBR_PID, .depth = 44, .oldest = 12, .marker_at = -1 },
-		/* another thread: nothing of the first one's */
-		{ .tid = LBR_PID + 1, .depth = 44, .oldest = 12, .marker_at = -1 },
-		/* a new recursion: nothing matches, the stitched frames go */
-		{ .tid = LBR_PID, .depth = 10, .oldest = 0, .marker_at = -1 },
-		{ .tid = LBR_PID, .depth = 36, .oldest = 4, .marker_at = -1 },
-		/* no hw_idx: not checked, but its frames are kept for the next */
-		{ .no_hw_idx = true, .tid = LBR_PID, .depth = 30, .oldest = 0, .marker_at = -1 },
-		{ .tid = LBR_PID, .depth = 40, .oldest = 8, .marker_at = -1 },
-		/* no user part: the recorded chain */
-		{ .tid = LBR_PID, .kernel_only = true, .marker_at = -1 },
-		/* an unknown marker in the LBR: the recorded chain instead */
-		{ .tid = LBR_PID, .depth = 40, .oldest = 8, .marker_at = 3 },
-		{ .tid = LBR_PID, .depth = 44, .oldest = 12, .marker_at = -1 },
-		{ .tid = LBR_PID + 1, .depth = 40, .oldest = 8, .kernel = true, .marker_at = -1 },
-	};
-	/* after the second thread exits and its tid comes back: a fresh
-	 * thread, which the old one's frames do not join */
-	static const struct spec after_fork = {
-		.tid = LBR_PID + 1, .depth = 48, .oldest = 16, .marker_at = -1
-	};
-	struct bld_buf *b, *caps;
-	uint64_t t = 5000000000ull;
-
 	bld_file_init(file, false);
-	bld_file_add_attr(file, &attrs[0]);
-	bld_file_add_attr(file, &attrs[1]);
+	for (size_t i = 0; i < LBR_NR_EVENTS; i++)
+		bld_file_add_attr(file, &lbr_attrs[i]);
 	bld_header_string(bld_file_feature(file, PS_FEAT_HOSTNAME), "pystitch-test");
 	bld_header_string(bld_file_feature(file, PS_FEAT_OSRELEASE), "6.1.0-test");
 	bld_header_string(bld_file_feature(file, PS_FEAT_ARCH), "x86_64");
-	caps = bld_file_feature(file, PS_FEAT_CPU_PMU_CAPS);
-	bld_u32(caps, 2);
-	bld_header_string(caps, "branches");
-	bld_header_string(caps, "32");
-	bld_header_string(caps, "max_precise");
-	bld_header_string(caps, "3");
-	b = &file->data;
+	if (pmu_caps) {
+		struct bld_buf *caps = bld_file_feature(file, PS_FEAT_CPU_PMU_CAPS);
+		bld_u32(caps, 2);
+		bld_header_string(caps, "branches");
+		bld_header_string(caps, "32");
+		bld_header_string(caps, "max_precise");
+		bld_header_string(caps, "3");
+	}
+	mmaps(&file->data, prog, t);
+	comm(&file->data, LBR_PID, "deep", t + 1000);
+	comm(&file->data, LBR_PID + 1, "deep", t + 2000);
+}
 
-	mmaps(b, prog, t);
-	comm(b, LBR_PID, "deep", t += 1000);
-	comm(b, LBR_PID + 1, "deep", t += 1000);
+void lbr_build_capture(struct bld_file *file, const struct lbr_program *prog)
+{
+	/* In order, with what perf does with each (see
+	 * machine.c: resolve_lbr_callchain_sample, has_stitched_lbr). */
+	static const struct lbr_spec specs[] = {
+		/* the LBR holds the whole stack */
+		{ .tid = LBR_PID, .depth = 20, .oldest = 0 },
+		/* deeper: its oldest entries are the previous sample's, in the
+		 * same registers: the 8 calls the LBR lost are stitched on */
+		{ .tid = LBR_PID, .depth = 40, .oldest = 8, .kernel = true },
+		/* deeper still: 4 more, before the 8 kept from before */
+		{ .tid = LBR_PID, .depth = 44, .oldest = 12 },
+		/* another thread: nothing of the first one's */
+		{ .tid = LBR_PID + 1, .depth = 44, .oldest = 12 },
+		/* a new recursion: nothing matches, the stitched frames go */
+		{ .tid = LBR_PID, .depth = 10, .oldest = 0 },
+		{ .tid = LBR_PID, .depth = 36, .oldest = 4 },
+		/* no hw_idx: not checked, but its frames are kept for the next */
+		{ .event = LBR_EVENT_NO_HW_IDX, .tid = LBR_PID, .depth = 30, .oldest = 0 },
+		{ .tid = LBR_PID, .depth = 40, .oldest = 8 },
+		/* no user part: the recorded chain */
+		{ .tid = LBR_PID, .kernel_only = true },
+		/* an unknown marker in the LBR: the recorded chain instead */
+		{ .tid = LBR_PID, .depth = 40, .oldest = 8, .marker_at = 4 },
+		{ .tid = LBR_PID, .depth = 44, .oldest = 12 },
+		{ .tid = LBR_PID + 1, .depth = 40, .oldest = 8, .kernel = true },
+	};
+	/* after the second thread exits and its tid comes back: a fresh
+	 * thread, which the old one's frames do not join */
+	static const struct lbr_spec after_fork = { .tid = LBR_PID + 1, .depth = 48, .oldest = 16 };
+	uint64_t t = 5000000000ull;
+
+	lbr_capture_begin(file, prog, true, t);
+	t += 3000;
 	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
-		sample(b, attrs, prog, &specs[i], t += 1000000);
-	task(b, PERF_RECORD_EXIT, LBR_PID + 1, t += 1000000);
-	task(b, PERF_RECORD_FORK, LBR_PID + 1, t += 1000000);
-	sample(b, attrs, prog, &after_fork, t += 1000000);
+		lbr_sample(&file->data, prog, &specs[i], t += 1000000);
+	lbr_task(&file->data, PERF_RECORD_EXIT, LBR_PID + 1, t += 1000000);
+	lbr_task(&file->data, PERF_RECORD_FORK, LBR_PID + 1, t += 1000000);
+	lbr_sample(&file->data, prog, &after_fork, t += 1000000);
 }
