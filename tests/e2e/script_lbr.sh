@@ -9,8 +9,9 @@
 # back. `pystitch script` must print what `perf script` prints on it byte
 # for byte, without --stitch-lbr, with it (stacks joined to the frames the
 # thread's previous sample saw: they must get longer), and with a
-# --max-stack that cuts the chain before its user part. On a frame-pointer
-# capture, --stitch-lbr must be switched off with perf's warning.
+# --max-stack that cuts the chain before its user part. In pipe mode (a
+# copy by perf inject) and on a frame-pointer capture, --stitch-lbr must
+# be switched off with perf's warning.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 builder=$abs_top_builddir/tests/e2e/lbr_capture
@@ -54,11 +55,20 @@ E2E_MIN_SAMPLES=13 e2e_script_diff "LBR call stacks, stitched" 100 "$E2E_TMP/lbr
 E2E_MIN_SAMPLES=13 e2e_script_diff "LBR call stacks, --max-stack 3" 100 "$E2E_TMP/lbr.data" \
 	--kallsyms "$E2E_TMP/kallsyms" --max-stack 3 || failed=1
 
-# no LBR: perf switches --stitch-lbr off, and says so
+# perf switches --stitch-lbr off, and says so, without LBR call graphs,
+# and in pipe mode (it decides before reading any event)
+switched_off() {
+	for out in "$E2E_PERF_OUT" "$E2E_PYSTITCH_OUT"; do
+		grep -q "Can't find LBR callchain. Switch off --stitch-lbr." "$E2E_TMP/$out.err" ||
+			e2e_fail "$out.err does not say that --stitch-lbr is switched off: $(cat "$E2E_TMP/$out.err")"
+	done
+}
+"$PERF" inject -i "$E2E_TMP/lbr.data" -o - >"$E2E_TMP/lbr-pipe.data" 2>"$E2E_TMP/inject.err" ||
+	e2e_fail "perf inject could not write a pipe-mode copy: $(cat "$E2E_TMP/inject.err")"
+E2E_MIN_SAMPLES=13 e2e_script_diff "LBR call stacks in pipe mode, --stitch-lbr" 100 \
+	"$E2E_TMP/lbr-pipe.data" --kallsyms "$E2E_TMP/kallsyms" --stitch-lbr || failed=1
+switched_off
 e2e_record "$E2E_TMP/fp.data" -F 999 -g -- "$E2E_PROGRAMS/loop" 0.2
 e2e_script_diff "-g with --stitch-lbr" 100 "$E2E_TMP/fp.data" --stitch-lbr || failed=1
-for out in "$E2E_PERF_OUT" "$E2E_PYSTITCH_OUT"; do
-	grep -q "Can't find LBR callchain. Switch off --stitch-lbr." "$E2E_TMP/$out.err" ||
-		e2e_fail "$out.err does not say that --stitch-lbr is switched off: $(cat "$E2E_TMP/$out.err")"
-done
+switched_off
 exit $failed
