@@ -906,6 +906,15 @@ struct ps_session_opts {
 	 * every worker meets is passed on as often as one session would pass
 	 * it on. At most 64. */
 	unsigned jobs;
+	/* perf script --stitch-lbr: in LBR call graphs (perf record
+	 * --call-graph lbr), a stack whose oldest LBR entries are the ones
+	 * the thread's previous sample held gets the frames that sample saw
+	 * further out, so stacks deeper than the LBR show whole. As perf,
+	 * ps_session_open() turns it off, with a warning, unless the
+	 * capture's events sample branch stacks without user registers and
+	 * stack (and so always in pipe mode, whose events are not known
+	 * then). Needs the LBR depth the CPU_PMU_CAPS feature records. */
+	bool stitch_lbr;
 };
 
 struct ps_frame {

@@ -39,6 +39,9 @@ static const char script_usage[] =
         "      --max-stack N     frames per stack part (default 127, as perf)\n"
         "      --libdw-unwind    at stacks cut by the stack-copy limit, print what perf\n"
         "                        built with libdw prints instead of Debian's perf\n"
+        "      --stitch-lbr      LBR call graphs (--call-graph lbr): join each stack to\n"
+        "                        the frames the thread's previous sample saw below\n"
+        "                        it, as perf script --stitch-lbr\n"
         "      --python MODE     Python frames of CPython 3.12+ run with -X perf or\n"
         "                        -X perf_jit, or 3.8-3.11 with pystitch_perf:\n"
         "                        merged (default: Python frames replace\n"
@@ -60,6 +63,7 @@ enum {
 	OPT_NS = PS_OPT_COMMAND_FIRST,
 	OPT_MAX_STACK,
 	OPT_LIBDW,
+	OPT_STITCH_LBR,
 };
 
 struct script_state {
@@ -93,6 +97,9 @@ static int script_option(struct ps_cli *cli, struct ps_cli_args *args, void *sta
 	}
 	case OPT_LIBDW:
 		o->unwind_style = PS_UNWIND_PERF_LIBDW;
+		break;
+	case OPT_STITCH_LBR:
+		o->stitch_lbr = true;
 		break;
 	}
 	return 0;
@@ -165,6 +172,7 @@ static const struct option script_options[] = {
 	{ "ns", no_argument, NULL, OPT_NS },
 	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 	{ "libdw-unwind", no_argument, NULL, OPT_LIBDW },
+	{ "stitch-lbr", no_argument, NULL, OPT_STITCH_LBR },
 	{ NULL, 0, NULL, 0 },
 };
 

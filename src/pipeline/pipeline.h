@@ -57,9 +57,12 @@ struct ps_pipeline_opts {
 	unsigned max_stack;
 	bool no_inline; /* no inline frames for unwound PCs */
 	bool no_callchain; /* only the sampled IP (perf script -G) */
-	/* The capture's features (build-ids of the objects); must outlive the
-	 * pipeline. */
+	/* The capture's features (build-ids of the objects, the LBR depth);
+	 * must outlive the pipeline. */
 	const struct ps_features *features;
+	/* perf script --stitch-lbr (the caller checks that the capture has
+	 * LBR call stacks, as perf does) */
+	bool stitch_lbr;
 };
 
 /* 0, -EINVAL (options) or -ENOMEM, with a one-line reason in errmsg. */
@@ -110,10 +113,12 @@ struct ps_pipeline_stack {
 	enum ps_unwind_stop stop;
 };
 
-/* Start the stack of a sample of process (which may be NULL): the
- * recorded callchain, or the sampled IP. 0 or -ENOMEM. */
+/* Start the stack of a sample of thread and process (either may be
+ * NULL): the recorded callchain, the LBR call stack (with --stitch-lbr
+ * joined to the thread's earlier ones: the samples of a thread must come
+ * in the capture's order), or the sampled IP. 0 or -ENOMEM. */
 int ps_pipeline_begin_stack(struct ps_pipeline *pipeline, const struct ps_event *event,
-                            struct ps_process *process);
+                            struct ps_thread *thread, struct ps_process *process);
 /* Append the frames of a user stack unwound for it (by
  * ps_pipeline_unwind() here or in another pipeline over the same
  * capture): n PCs and why the walk ended. 0 or -ENOMEM. */

@@ -103,6 +103,26 @@ static int percent_time_range(struct ps_feed *feed)
 	return 0;
 }
 
+/* perf script takes --stitch-lbr only when callchain_param_setup() finds
+ * LBR call graphs in the events' sample types taken together (user
+ * registers and stack make them DWARF ones), which it asks before any
+ * record is read: in pipe mode there is no event yet. */
+static void check_stitch_lbr(struct ps_feed *feed)
+{
+	uint64_t type = 0;
+
+	for (size_t i = 0; i < ps_reader_nr_attrs(feed->reader); i++)
+		type |= ps_reader_attr(feed->reader, i)->sample_type;
+	if ((type & PERF_SAMPLE_BRANCH_STACK) &&
+	    (type & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)) !=
+	            (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER))
+		return;
+	feed->opts.stitch_lbr = false;
+	ps_log(feed->opts.log, feed->opts.log_ctx, PS_LOG_WARN,
+	       "Can't find LBR callchain. Switch off --stitch-lbr. "
+	       "Please apply --call-graph lbr when recording.");
+}
+
 int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session_opts *opts,
                  bool record_names, char *errmsg, size_t errmsg_size)
 {
@@ -126,6 +146,8 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 	archive = ps_reader_archive(feed->reader);
 	if (archive)
 		use_archive(feed, archive, &path);
+	if (o->stitch_lbr)
+		check_stitch_lbr(feed);
 	if (o->time_percent) {
 		err = percent_time_range(feed);
 		if (err)
@@ -158,6 +180,7 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 		.no_inline = o->no_inline,
 		.no_callchain = o->no_callchain,
 		.features = ps_reader_features(feed->reader),
+		.stitch_lbr = o->stitch_lbr,
 	};
 	err = ps_pipeline_new(&popts, &feed->pipeline, errmsg, errmsg_size);
 	if (err)

@@ -150,7 +150,7 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 	bool python;
 	int err;
 
-	err = ps_pipeline_begin_stack(pipeline, ev, sample->process);
+	err = ps_pipeline_begin_stack(pipeline, ev, sample->thread, sample->process);
 	stack = ps_pipeline_stack(pipeline);
 	if (!err && stack->has_callchain &&
 	    ps_pipeline_has_user_stack(pipeline, ev, sample->process))
