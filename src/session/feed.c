@@ -105,7 +105,8 @@ static int percent_time_range(struct ps_feed *feed)
 int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session_opts *opts,
                  bool record_names, char *errmsg, size_t errmsg_size)
 {
-	struct ps_reader_opts ropts = { .sz = sizeof(ropts), .order = PS_ORDER_TIME };
+	struct ps_reader_opts ropts = { .sz = sizeof(ropts),
+		                        .order = opts->file_order ? PS_ORDER_FILE : PS_ORDER_TIME };
 	const struct ps_session_opts *o = &feed->opts;
 	struct ps_archive *archive;
 	int err;
@@ -250,6 +251,8 @@ int ps_feed_next(struct ps_feed *feed, struct ps_feed_sample *out)
 	while ((ret = ps_reader_next(feed->reader, &ev)) > 0) {
 		if (ev->type != PERF_RECORD_SAMPLE) {
 			ret = apply(feed, ev);
+			if (!ret && feed->opts.record)
+				ret = feed->opts.record(feed->opts.record_ctx, ev);
 			if (ret)
 				return ret;
 			continue;
