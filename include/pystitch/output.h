@@ -91,6 +91,11 @@ struct ps_script_opts {
 	/* Which records other than samples ps_script_write_record() prints
 	 * (PS_SCRIPT_SHOW_*: perf script's --show-*-events). */
 	uint32_t show_events;
+	/* Records on other CPUs than these are not printed (perf script
+	 * -C filters them too; a record without a CPU passes); nr_cpus 0:
+	 * all. Not copied. */
+	const int32_t *cpus;
+	size_t nr_cpus;
 };
 
 #define PS_SCRIPT_SHOW_TASK (1u << 0) /* COMM, FORK, EXIT */

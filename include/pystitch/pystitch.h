@@ -911,6 +911,9 @@ struct ps_session_opts {
 	 * script --show-round-events reads so); COMPRESSED and
 	 * FINISHED_ROUND records reach record then. */
 	bool file_order;
+	/* srclines with the whole path of the source file, not its base
+	 * name (perf script --full-source-path) */
+	bool full_source_path;
 };
 
 struct ps_frame {

@@ -68,6 +68,7 @@ static const char script_usage[] =
         "      --show-round-events, --show-bpf-events, --show-text-poke-events\n"
         "                        print those records too, as perf script does\n"
         "      --per-event-dump  each event's lines into FILE.EVENT.dump\n"
+        "      --full-source-path srclines with the whole path of the file\n"
         "      --show-kernel-path, --demangle, --demangle-kernel, --stitch-lbr,\n"
         "      --max-blocks N    taken as perf takes them (see the man page)\n"
         "  -f, --force           stop quietly at a damaged record\n"
@@ -91,6 +92,7 @@ enum {
 	OPT_DEMANGLE_KERNEL,
 	OPT_STITCH_LBR,
 	OPT_MAX_BLOCKS,
+	OPT_FULL_SOURCE_PATH,
 	OPT_SHOW_FIRST, /* one per PS_SCRIPT_SHOW_* bit, in its order */
 	OPT_LEFT_OUT_FIRST = 1000, /* one per left_out[] entry, in its order */
 };
@@ -123,7 +125,6 @@ struct script_state {
 	X("graph-function", required_argument, "filters decoded hardware traces")                  \
 	X("xed", no_argument, "disassembles hardware traces with Intel XED")                       \
 	X("no-demangle", no_argument, "not supported yet: symbols are always demangled")           \
-	X("full-source-path", no_argument, "not supported yet")                                    \
 	X("dump-raw-trace", no_argument, "that is `pystitch dump`")                                \
 	X("dump-unsorted-raw-trace", no_argument, "that is `pystitch dump`")                       \
 	X("debug-mode", no_argument, "checks perf's own event ordering")                           \
@@ -266,6 +267,9 @@ static int script_option(struct ps_cli *cli, struct ps_cli_args *args, void *sta
 		break;
 	case OPT_PER_EVENT_DUMP:
 		st->per_event_dump = true;
+		break;
+	case OPT_FULL_SOURCE_PATH:
+		o->full_source_path = true;
 		break;
 	case OPT_STITCH_LBR:
 		st->stitch_lbr = true;
@@ -410,7 +414,9 @@ static int open_out(struct script_run *run, const struct script_state *st,
 	                                                .write_ctx = o,
 	                                                .reltime = st->reltime,
 	                                                .deltatime = st->deltatime,
-	                                                .show_events = st->show_events },
+	                                                .show_events = st->show_events,
+	                                                .cpus = opts->cpus,
+	                                                .nr_cpus = opts->nr_cpus },
 	                      &o->script);
 }
 
@@ -630,6 +636,7 @@ static const struct option script_options[] = {
 	{ "demangle-kernel", no_argument, NULL, OPT_DEMANGLE_KERNEL },
 	{ "stitch-lbr", no_argument, NULL, OPT_STITCH_LBR },
 	{ "max-blocks", required_argument, NULL, OPT_MAX_BLOCKS },
+	{ "full-source-path", no_argument, NULL, OPT_FULL_SOURCE_PATH },
 	{ "show-task-events", no_argument, NULL, OPT_SHOW_FIRST + 0 },
 	{ "show-mmap-events", no_argument, NULL, OPT_SHOW_FIRST + 1 },
 	{ "show-switch-events", no_argument, NULL, OPT_SHOW_FIRST + 2 },
@@ -653,22 +660,21 @@ static const struct option script_options[] = {
 	{ "graph-function", required_argument, NULL, OPT_LEFT_OUT_FIRST + 10 },
 	{ "xed", no_argument, NULL, OPT_LEFT_OUT_FIRST + 11 },
 	{ "no-demangle", no_argument, NULL, OPT_LEFT_OUT_FIRST + 12 },
-	{ "full-source-path", no_argument, NULL, OPT_LEFT_OUT_FIRST + 13 },
-	{ "dump-raw-trace", no_argument, NULL, OPT_LEFT_OUT_FIRST + 14 },
-	{ "dump-unsorted-raw-trace", no_argument, NULL, OPT_LEFT_OUT_FIRST + 15 },
-	{ "debug-mode", no_argument, NULL, OPT_LEFT_OUT_FIRST + 16 },
-	{ "Latency", no_argument, NULL, OPT_LEFT_OUT_FIRST + 17 },
-	{ "switch-on", required_argument, NULL, OPT_LEFT_OUT_FIRST + 18 },
-	{ "switch-off", required_argument, NULL, OPT_LEFT_OUT_FIRST + 19 },
-	{ "show-on-off-events", no_argument, NULL, OPT_LEFT_OUT_FIRST + 20 },
-	{ "stop-bt", required_argument, NULL, OPT_LEFT_OUT_FIRST + 21 },
-	{ "addr-range", required_argument, NULL, OPT_LEFT_OUT_FIRST + 22 },
-	{ "guestmount", required_argument, NULL, OPT_LEFT_OUT_FIRST + 23 },
-	{ "guestvmlinux", required_argument, NULL, OPT_LEFT_OUT_FIRST + 24 },
-	{ "guestkallsyms", required_argument, NULL, OPT_LEFT_OUT_FIRST + 25 },
-	{ "guestmodules", required_argument, NULL, OPT_LEFT_OUT_FIRST + 26 },
-	{ "guest-code", no_argument, NULL, OPT_LEFT_OUT_FIRST + 27 },
-	{ "all-cpus", no_argument, NULL, OPT_LEFT_OUT_FIRST + 28 },
+	{ "dump-raw-trace", no_argument, NULL, OPT_LEFT_OUT_FIRST + 13 },
+	{ "dump-unsorted-raw-trace", no_argument, NULL, OPT_LEFT_OUT_FIRST + 14 },
+	{ "debug-mode", no_argument, NULL, OPT_LEFT_OUT_FIRST + 15 },
+	{ "Latency", no_argument, NULL, OPT_LEFT_OUT_FIRST + 16 },
+	{ "switch-on", required_argument, NULL, OPT_LEFT_OUT_FIRST + 17 },
+	{ "switch-off", required_argument, NULL, OPT_LEFT_OUT_FIRST + 18 },
+	{ "show-on-off-events", no_argument, NULL, OPT_LEFT_OUT_FIRST + 19 },
+	{ "stop-bt", required_argument, NULL, OPT_LEFT_OUT_FIRST + 20 },
+	{ "addr-range", required_argument, NULL, OPT_LEFT_OUT_FIRST + 21 },
+	{ "guestmount", required_argument, NULL, OPT_LEFT_OUT_FIRST + 22 },
+	{ "guestvmlinux", required_argument, NULL, OPT_LEFT_OUT_FIRST + 23 },
+	{ "guestkallsyms", required_argument, NULL, OPT_LEFT_OUT_FIRST + 24 },
+	{ "guestmodules", required_argument, NULL, OPT_LEFT_OUT_FIRST + 25 },
+	{ "guest-code", no_argument, NULL, OPT_LEFT_OUT_FIRST + 26 },
+	{ "all-cpus", no_argument, NULL, OPT_LEFT_OUT_FIRST + 27 },
 	{ NULL, 0, NULL, 0 },
 };
 

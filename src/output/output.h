@@ -120,6 +120,8 @@ struct ps_script_format {
 	bool reltime, deltatime;
 	uint64_t initial_time, previous_time;
 	int data_src_width; /* perf pads data_src to the widest one printed */
+	const int32_t *cpus; /* records on other CPUs are not printed */
+	size_t nr_cpus;
 	const struct ps_features *features; /* clock data (tod), arch (registers) */
 	bool use_callchain;
 	size_t name_width; /* longest event name of the capture */

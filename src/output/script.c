@@ -382,6 +382,8 @@ static int format_ready(struct ps_script *script)
 		return -EINVAL;
 	fmt->reltime = script->opts.reltime;
 	fmt->deltatime = script->opts.deltatime;
+	fmt->cpus = script->opts.cpus;
+	fmt->nr_cpus = script->opts.nr_cpus;
 	script->format_ready = true;
 	return 0;
 }

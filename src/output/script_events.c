@@ -80,6 +80,17 @@ static const struct ps_attr *record_attr(const struct ps_reader *reader, const s
 	return NULL;
 }
 
+/* filter_cpu(): a record without a CPU (-1) passes */
+static bool cpu_wanted(const struct ps_script_format *fmt, int32_t cpu)
+{
+	if (!fmt->nr_cpus || cpu == -1)
+		return true;
+	for (size_t i = 0; i < fmt->nr_cpus; i++)
+		if (fmt->cpus[i] == cpu)
+			return true;
+	return false;
+}
+
 void ps_script_print_record(struct ps_strbuf *out, struct ps_script_format *fmt,
                             const struct ps_reader *reader, const struct ps_event *ev,
                             const char *comm)
@@ -121,6 +132,8 @@ void ps_script_print_record(struct ps_strbuf *out, struct ps_script_format *fmt,
 		if (ev->sample_id.has_time)
 			start.time = ev->sample_id.time;
 	}
+	if (!cpu_wanted(fmt, start.cpu))
+		return;
 	if (attr)
 		ps_script_print_start(out, fmt, &start);
 	/* the dump's line, without its "OFFSET [SIZE]: " */

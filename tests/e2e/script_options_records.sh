@@ -12,7 +12,8 @@
 #    synth, metric, brstack*, machine_pid, vcpu (nothing to print without
 #    branch stacks or guests), the filters -S and --dsos, --inline,
 #    --demangle, --demangle-kernel, --show-kernel-path, --max-blocks,
-#    --stitch-lbr, and --per-event-dump (its files and its summary);
+#    --stitch-lbr, --full-source-path, -C with the records, and
+#    --per-event-dump (its files and its summary);
 #  - perf's refusals: weight and ins_lat the capture does not record, tod
 #    without clock data, brstackinsn without -b;
 #  - the options pystitch leaves out are refused in one line naming the
@@ -76,6 +77,17 @@ has --show-cgroup-events "cgroup records" 'PERF_RECORD_CGROUP'
 has --show-round-events "rounds" 'PERF_RECORD_FINISHED_ROUND'
 same "all records, -F +misc" "$rec" --show-task-events --show-mmap-events --show-switch-events \
 	--show-namespace-events --show-cgroup-events -F +misc || failed=1
+# records pass -C as perf filters them, and none of the sample filters
+all_events="--show-task-events --show-mmap-events --show-switch-events --show-namespace-events --show-cgroup-events"
+for cpus in 0 1 0-1; do
+	# shellcheck disable=SC2086 # the options split into words
+	same "-C $cpus, all records" "$rec" -C "$cpus" $all_events || failed=1
+done
+# shellcheck disable=SC2086
+same "--comm threads --time 10%-50%, all records" "$rec" --comm threads --time 10%-50% $all_events ||
+	failed=1
+# shellcheck disable=SC2086
+same "-G -F comm,tid,time, all records" "$rec" -G -F comm,tid,time $all_events || failed=1
 same "--reltime" "$rec" --reltime || failed=1
 same "--deltatime" "$rec" --deltatime || failed=1
 same "--reltime --show-mmap-events" "$rec" --reltime --show-mmap-events || failed=1
@@ -92,6 +104,12 @@ same "-F +machine_pid,+vcpu" "$rec" -F +machine_pid,+vcpu || failed=1
 same "-F trace:+bpf-output" "$rec" -F trace:+bpf-output || failed=1
 same "-F comm,tid,misc,tod,data_src" "$rec" -F comm,tid,misc,tod,data_src || failed=1
 same "--inline" "$rec" --inline || failed=1
+same "-G -F ip,sym,srcline --full-source-path" "$rec" -G -F ip,sym,srcline --full-source-path ||
+	failed=1
+same "-F comm,tid,ip,sym,dso,srcline --full-source-path" "$rec" -F comm,tid,ip,sym,dso,srcline \
+	--full-source-path || failed=1
+same "-F comm,tid,ip,sym,dso,srcline --full-source-path --no-inline" "$rec" \
+	-F comm,tid,ip,sym,dso,srcline --full-source-path --no-inline || failed=1
 same "--demangle --demangle-kernel" "$rec" --demangle --demangle-kernel || failed=1
 same "--show-kernel-path" "$rec" --show-kernel-path || failed=1
 same "--max-blocks 4" "$rec" --max-blocks 4 || failed=1
@@ -144,7 +162,7 @@ same "-F +misc,+flags (plain)" "$plain" -F +misc,+flags || failed=1
 # ---- what pystitch leaves out: one line naming the option ----
 # each word: the option as given, ":", the name the message must hold
 for case in -sfoo.py:script --script=foo.py:script --itrace:itrace --xed:xed \
-	--insn-trace:insn-trace --no-demangle:no-demangle --full-source-path:full-source-path \
+	--insn-trace:insn-trace --no-demangle:no-demangle --Latency:Latency \
 	-F+insn:insn -F+srccode:srccode -F+nosuchfield:nosuchfield; do
 	option=${case%:*}
 	name=${case##*:}
