@@ -14,6 +14,7 @@
 #    --demangle, --demangle-kernel, --show-kernel-path, --max-blocks,
 #    --stitch-lbr, --full-source-path, -C with the records, and
 #    --per-event-dump (its files and its summary);
+#  - a pipe-mode capture: records, rounds, misc, --reltime;
 #  - perf's refusals: weight and ins_lat the capture does not record, tod
 #    without clock data, brstackinsn without -b;
 #  - the options pystitch leaves out are refused in one line naming the
@@ -158,6 +159,14 @@ plain=$E2E_TMP/plain.data
 e2e_record "$plain" -F 999 -- "$E2E_PROGRAMS/inlining" 0.2
 same "-F +tod (no clock data)" "$plain" -F +tod || failed=1
 same "-F +misc,+flags (plain)" "$plain" -F +misc,+flags || failed=1
+
+# ---- a pipe-mode capture: the records arrive among the attrs and features ----
+e2e_record - -F 999 -g -- "$E2E_PROGRAMS/inlining" 0.2
+pipe=$E2E_TMP/pipe-records.data
+mv "$E2E_RECORDED" "$pipe"
+same "pipe: --show-task-events --show-mmap-events --show-round-events" "$pipe" \
+	--show-task-events --show-mmap-events --show-round-events || failed=1
+same "pipe: -F +misc --reltime" "$pipe" -F +misc --reltime || failed=1
 
 # ---- what pystitch leaves out: one line naming the option ----
 # each word: the option as given, ":", the name the message must hold
