@@ -915,6 +915,20 @@ struct ps_session_opts {
 	 * stack (and so always in pipe mode, whose events are not known
 	 * then). Needs the LBR depth the CPU_PMU_CAPS feature records. */
 	bool stitch_lbr;
+	/* Told of every record other than a sample, in perf's order, once
+	 * the session has applied it to its model of the processes (perf
+	 * script's --show-*-events print them); ps_session_comm() names
+	 * threads from here. A non-zero return stops ps_session_next(),
+	 * which returns it. NULL: not told. Called on the calling thread. */
+	int (*record)(void *ctx, const struct ps_event *event);
+	void *record_ctx;
+	/* Records in the order of the file, not of their timestamps (perf
+	 * script --show-round-events reads so); COMPRESSED and
+	 * FINISHED_ROUND records reach record then. */
+	bool file_order;
+	/* srclines with the whole path of the source file, not its base
+	 * name (perf script --full-source-path) */
+	bool full_source_path;
 };
 
 struct ps_frame {
@@ -991,6 +1005,12 @@ PS_API struct ps_reader *ps_session_reader(const struct ps_session *session);
  * the reader), and -ENOMEM. Symbols that cannot be found are not errors:
  * their frames have NULL sym or dso. */
 PS_API int ps_session_next(struct ps_session *session, const struct ps_stack **stack);
+
+/* The name of thread tid of process pid at this point of the reading,
+ * as perf names it: a thread not seen yet is taken in with its process's
+ * name, or ":TID" (perf's machine__findnew_thread()). NULL when out of
+ * memory. Valid until the next call on the session. */
+PS_API const char *ps_session_comm(struct ps_session *session, int32_t pid, int32_t tid);
 
 /* A process of the capture that mapped a CPython interpreter or ran JIT
  * code, and what pystitch found to name its Python frames. */

@@ -55,22 +55,47 @@ void ps_info_print_python(struct ps_strbuf *out, const struct ps_python_process 
 
 /* ---- `pystitch script`: perf script text -------------------------- */
 
-enum ps_script_field {
-	PS_FIELD_COMM = 1u << 0,
-	PS_FIELD_TID = 1u << 1,
-	PS_FIELD_PID = 1u << 2,
-	PS_FIELD_TIME = 1u << 3,
-	PS_FIELD_CPU = 1u << 4,
-	PS_FIELD_EVENT = 1u << 5,
-	PS_FIELD_TRACE = 1u << 6,
-	PS_FIELD_IP = 1u << 7,
-	PS_FIELD_SYM = 1u << 8,
-	PS_FIELD_DSO = 1u << 9,
-	PS_FIELD_ADDR = 1u << 10,
-	PS_FIELD_SYMOFF = 1u << 11,
-	PS_FIELD_SRCLINE = 1u << 12,
-	PS_FIELD_PERIOD = 1u << 13,
-};
+/* perf script's -F fields (all_output_options[]), one bit each; `flags`
+ * is not one of them (ps_script_format.print_flags) */
+#define PS_FIELD_COMM (UINT64_C(1) << 0)
+#define PS_FIELD_TID (UINT64_C(1) << 1)
+#define PS_FIELD_PID (UINT64_C(1) << 2)
+#define PS_FIELD_TIME (UINT64_C(1) << 3)
+#define PS_FIELD_CPU (UINT64_C(1) << 4)
+#define PS_FIELD_EVENT (UINT64_C(1) << 5)
+#define PS_FIELD_TRACE (UINT64_C(1) << 6)
+#define PS_FIELD_IP (UINT64_C(1) << 7)
+#define PS_FIELD_SYM (UINT64_C(1) << 8)
+#define PS_FIELD_DSO (UINT64_C(1) << 9)
+#define PS_FIELD_ADDR (UINT64_C(1) << 10)
+#define PS_FIELD_SYMOFF (UINT64_C(1) << 11)
+#define PS_FIELD_SRCLINE (UINT64_C(1) << 12)
+#define PS_FIELD_PERIOD (UINT64_C(1) << 13)
+#define PS_FIELD_IREGS (UINT64_C(1) << 14)
+#define PS_FIELD_UREGS (UINT64_C(1) << 15)
+#define PS_FIELD_BRSTACK (UINT64_C(1) << 16)
+#define PS_FIELD_BRSTACKSYM (UINT64_C(1) << 17)
+#define PS_FIELD_DATA_SRC (UINT64_C(1) << 18)
+#define PS_FIELD_WEIGHT (UINT64_C(1) << 19)
+#define PS_FIELD_BPF_OUTPUT (UINT64_C(1) << 20)
+#define PS_FIELD_CALLINDENT (UINT64_C(1) << 21)
+#define PS_FIELD_INSN (UINT64_C(1) << 22)
+#define PS_FIELD_INSNLEN (UINT64_C(1) << 23)
+#define PS_FIELD_BRSTACKINSN (UINT64_C(1) << 24)
+#define PS_FIELD_BRSTACKOFF (UINT64_C(1) << 25)
+#define PS_FIELD_SYNTH (UINT64_C(1) << 26)
+#define PS_FIELD_PHYS_ADDR (UINT64_C(1) << 27)
+#define PS_FIELD_METRIC (UINT64_C(1) << 28)
+#define PS_FIELD_MISC (UINT64_C(1) << 29)
+#define PS_FIELD_SRCCODE (UINT64_C(1) << 30)
+#define PS_FIELD_IPC (UINT64_C(1) << 31)
+#define PS_FIELD_TOD (UINT64_C(1) << 32)
+#define PS_FIELD_DATA_PAGE_SIZE (UINT64_C(1) << 33)
+#define PS_FIELD_CODE_PAGE_SIZE (UINT64_C(1) << 34)
+#define PS_FIELD_INS_LAT (UINT64_C(1) << 35)
+#define PS_FIELD_BRSTACKINSNLEN (UINT64_C(1) << 36)
+#define PS_FIELD_MACHINE_PID (UINT64_C(1) << 37)
+#define PS_FIELD_VCPU (UINT64_C(1) << 38)
 
 /* perf script's output types, each with its own default fields */
 enum ps_output_type {
@@ -81,14 +106,23 @@ enum ps_output_type {
 	PS_OUTPUT_RAW,
 	PS_OUTPUT_BREAK,
 	PS_OUTPUT_OTHER,
+	PS_OUTPUT_SYNTH, /* perf's synthesized events (no capture here has them) */
 	PS_OUTPUT_TYPES,
 };
 
 struct ps_script_format {
-	uint32_t fields[PS_OUTPUT_TYPES];
-	uint32_t user_fields[PS_OUTPUT_TYPES]; /* named in -F */
+	uint64_t fields[PS_OUTPUT_TYPES];
+	uint64_t user_fields[PS_OUTPUT_TYPES]; /* named in -F */
 	bool user_set[PS_OUTPUT_TYPES];
+	bool print_flags; /* -F flags */
 	bool ns;
+	/* --reltime / --deltatime, and what they count from */
+	bool reltime, deltatime;
+	uint64_t initial_time, previous_time;
+	int data_src_width; /* perf pads data_src to the widest one printed */
+	const int32_t *cpus; /* records on other CPUs are not printed */
+	size_t nr_cpus;
+	const struct ps_features *features; /* clock data (tod), arch (registers) */
 	bool use_callchain;
 	size_t name_width; /* longest event name of the capture */
 	void *tep; /* struct tep_handle * for tracepoints */
@@ -108,7 +142,7 @@ bool ps_script_wants_srcline(const struct ps_script_format *fmt);
 /* The name perf script prints for the event. */
 const char *ps_script_event_name(const struct ps_script_format *fmt, const struct ps_attr *attr);
 /* One sample: the header line, then its stack and a blank line. */
-void ps_script_print(struct ps_strbuf *out, const struct ps_script_format *fmt,
+void ps_script_print(struct ps_strbuf *out, struct ps_script_format *fmt,
                      const struct ps_stack *stack);
 
 /* ---- `pystitch flamegraph` internals (the public API is in

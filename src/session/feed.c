@@ -126,7 +126,8 @@ static void check_stitch_lbr(struct ps_feed *feed)
 int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session_opts *opts,
                  bool record_names, char *errmsg, size_t errmsg_size)
 {
-	struct ps_reader_opts ropts = { .sz = sizeof(ropts), .order = PS_ORDER_TIME };
+	struct ps_reader_opts ropts = { .sz = sizeof(ropts),
+		                        .order = opts->file_order ? PS_ORDER_FILE : PS_ORDER_TIME };
 	const struct ps_session_opts *o = &feed->opts;
 	struct ps_archive *archive;
 	int err;
@@ -164,6 +165,7 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 			.vmlinux = o->vmlinux,
 			.no_inline = o->no_inline,
 			.srcline = o->srcline,
+			.full_source_path = o->full_source_path,
 			.log = o->log,
 			.log_ctx = o->log_ctx,
 			.files = feed->files,
@@ -322,6 +324,8 @@ static int next_sample(struct ps_feed *feed, const struct ps_event **out)
 		    ps_deferred_release(feed->deferred, ev))
 			return ps_feed_fail(feed, -ENOMEM, "out of memory");
 		ret = apply(feed, ev);
+		if (!ret && feed->opts.record)
+			ret = feed->opts.record(feed->opts.record_ctx, ev);
 		if (ret)
 			return ret;
 	}

@@ -195,6 +195,14 @@ int ps_session_next(struct ps_session *s, const struct ps_stack **out)
 	return 1;
 }
 
+const char *ps_session_comm(struct ps_session *s, int32_t pid, int32_t tid)
+{
+	struct ps_thread *thread =
+	        ps_machine_thread(ps_pipeline_machine(s->feed.pipeline), pid, tid);
+
+	return thread ? thread->comm : NULL;
+}
+
 /* ---- the per-process report ----------------------------------------- */
 
 int ps_session_python_processes(struct ps_session *s, ps_python_process_fn fn, void *ctx)
