@@ -217,6 +217,51 @@ e2e_pystitch_script pystitch-stray.txt $dirs --perf-map-dir "$E2E_TMP/stray" -i 
 cmp -s "$E2E_TMP/pystitch-merged.txt" "$E2E_TMP/pystitch-stray.txt" ||
 	e2e_fail "a stray map changed the stacks"
 
+# A container still running when the capture is read: its map is read
+# where perf reads it, /proc/PID/root/tmp/perf-NSPID.map, with no folder
+# given; `archive` packs it from there, and the archive, read once the
+# container is gone, prints the same stacks.
+mkdir "$E2E_TMP/live"
+"$E2E_TMP/box.sh" "$E2E_TMP/live" live "$workload" "$python" 8 &
+live_unshare=$!
+live_pid=
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	sleep 1
+	# the python3 below the unshare, two levels down (pids, one word each)
+	# shellcheck disable=SC2013
+	for child in $(cat "/proc/$live_unshare/task/$live_unshare/children" 2>/dev/null); do
+		# shellcheck disable=SC2013
+		for grandchild in $(cat "/proc/$child/task/$child/children" 2>/dev/null); do
+			[ "$(cat "/proc/$grandchild/comm" 2>/dev/null)" = python3 ] && live_pid=$grandchild
+		done
+	done
+	[ -n "$live_pid" ] && break
+done
+[ -n "$live_pid" ] || e2e_fail "live: no python3 under unshare pid $live_unshare"
+live_nspid=$(sed -n 's/^NStgid:.*[[:space:]]\([0-9]*\)$/\1/p' "/proc/$live_pid/status")
+sleep 1 # past its first round
+e2e_record "$E2E_TMP/live/live.data" -k CLOCK_MONOTONIC -F 999 --call-graph dwarf,16384 \
+	-p "$live_pid" -- sleep 2
+e2e_pystitch_script pystitch-live.txt -v --libdw-unwind -i "$E2E_TMP/live/live.data"
+[ -d "/proc/$live_pid" ] || e2e_fail "live: the container ended before its capture was read (a slow machine?)"
+grep -q "/proc/$live_pid/root/tmp/perf-$live_nspid.map: [0-9]* named code ranges" \
+	"$E2E_TMP/pystitch-live.txt.err" || {
+	e2e_show "$E2E_TMP/pystitch-live.txt.err"
+	e2e_fail "live: the map was not read from /proc/$live_pid/root/tmp/perf-$live_nspid.map"
+}
+e2e_run "$PYSTITCH" archive -i "$E2E_TMP/live/live.data" -o "$E2E_TMP/live/live.pst" \
+	>"$E2E_TMP/live/archive.out" 2>&1 || e2e_fail "live: pystitch archive failed"
+wait "$live_unshare" || e2e_fail "live: the container failed"
+tids=$("$PERF" script -i "$E2E_TMP/live/live.data" -F tid 2>/dev/null | sort -u)
+# shellcheck disable=SC2086 # one per line, joined
+tids=$(printf '%s ' $tids)
+sed "s/^threads .*/threads $tids/" "$E2E_TMP/live/expected" >"$E2E_TMP/live/expected.host"
+check "live, attached with -p" live pystitch-live.txt --min-samples 200
+e2e_pystitch_script pystitch-live-archive.txt --libdw-unwind -i "$E2E_TMP/live/live.pst"
+cmp -s "$E2E_TMP/pystitch-live.txt" "$E2E_TMP/pystitch-live-archive.txt" ||
+	e2e_fail "live: the archive, read after the container ended, prints other stacks"
+
 e2e_say "$e2e_name: figures (chains: correct/samples in the window):$summary"
-[ "${PS_E2E_KEEP:-}" = 1 ] || rm -f "$data" "$E2E_TMP/wrong/containers.data"
+[ "${PS_E2E_KEEP:-}" = 1 ] ||
+	rm -f "$data" "$E2E_TMP/wrong/containers.data" "$E2E_TMP/live/live.data" "$E2E_TMP/live/live.pst"
 exit $failed
