@@ -929,6 +929,14 @@ struct ps_session_opts {
 	/* srclines with the whole path of the source file, not its base
 	 * name (perf script --full-source-path) */
 	bool full_source_path;
+	/* More directories searched like perf_map_dir, after it
+	 * (--perf-map-dir given several times: one per container). The
+	 * perf-*.map and jit-*.dump files of any name in perf_map_dir and
+	 * these are candidates for every process of the capture; a file is
+	 * taken for a process only when its entries account for the
+	 * process's sampled JIT addresses (see pystitch(1), PERF MAPS). */
+	const char *const *perf_map_dirs;
+	size_t nr_perf_map_dirs;
 };
 
 struct ps_frame {

@@ -63,12 +63,15 @@ static void use_archive(struct ps_feed *feed, struct ps_archive *archive, const 
 	o->symfs = m->symfs;
 	o->buildid_dir = m->buildid_dir;
 	o->perf_map_dir = m->perf_map_dir;
+	o->perf_map_dirs = NULL;
+	o->nr_perf_map_dirs = 0;
 	o->vmlinux = kernel && kind == PS_ARCHIVE_VMLINUX ? kernel : NULL;
 	/* no kernel symbols were read: a path the archive lacks keeps it so */
 	o->kallsyms = kernel && kind == PS_ARCHIVE_KALLSYMS ? kernel
 	              : kernel                              ? NULL
 	                                                    : "/proc/kallsyms";
 	feed->files.resolve = ps_archive_resolve;
+	feed->files.path_at = ps_archive_path_at;
 	feed->files.resolve_ctx = archive;
 	*path = m->perf_data_path;
 }
@@ -192,6 +195,8 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 		.sz = sizeof(pyopts),
 		.mode = o->python,
 		.perf_map_dir = o->perf_map_dir,
+		.perf_map_dirs = o->perf_map_dirs,
+		.nr_perf_map_dirs = o->nr_perf_map_dirs,
 		.perf_data_path = path,
 		.files = &feed->files,
 		.log = o->log,

@@ -186,6 +186,8 @@ int ps_session_next(struct ps_session *s, const struct ps_stack **out)
 
 	*out = NULL;
 	ret = ps_feed_next(&s->feed, &sample);
+	if (ret == 0)
+		ps_python_finish(s->feed.python);
 	if (ret <= 0)
 		return ret;
 	ret = build_stack(s, &sample);
@@ -214,5 +216,9 @@ int ps_session_python_processes(struct ps_session *s, ps_python_process_fn fn, v
 
 int ps_session_read_to_end(struct ps_session *s)
 {
-	return ps_feed_read_to_end(&s->feed);
+	int err = ps_feed_read_to_end(&s->feed);
+
+	if (!err)
+		ps_python_finish(s->feed.python);
+	return err;
 }
