@@ -33,7 +33,7 @@ static void run(int fd, enum ps_order order, bool force)
 			ps_strbuf_reset(&out);
 		}
 		ps_dump_stats(&out, &state, reader);
-		ps_info_print(&out, reader, 0, true);
+		ps_info_print(&out, reader, 0, true, true);
 	}
 	ps_dump_state_release(&state);
 	ps_strbuf_release(&out);

@@ -287,15 +287,19 @@ struct ps_info_opts {
 	 * modification time, seconds since the epoch */
 	int64_t captured_on;
 	/* perf's -I/--show-info: the features perf prints only on request
-	 * (CPU topology; NUMA, cache, memory and hybrid topology are named,
-	 * as the reader does not decode them) instead of "use -I" hints */
+	 * (CPU, NUMA, cache, memory and hybrid topology) instead of its
+	 * "use -I to display" hints */
 	bool show_info;
+	/* after perf's text, pystitch's own lines: the build ids and the
+	 * size of the tracing data */
+	bool pystitch;
 };
 
-/* The header and features, as `perf report --header-only` prints them,
- * then the build ids and tracing data size. For a pipe capture read the
- * whole stream first (its features arrive as records). 0, -EINVAL (bad
- * opts), -ENOMEM, or the write callback's error. */
+/* The header and features, byte for byte as perf 6.1's `perf report
+ * --header-only` prints them, then (opts->pystitch) the build ids and
+ * tracing data size. For a pipe capture read the whole stream first (its
+ * features arrive as records); a file's are read when it is opened. 0,
+ * -EINVAL (bad opts), -ENOMEM, or the write callback's error. */
 PS_API int ps_info_write(const struct ps_reader *reader, const struct ps_info_opts *opts,
                          ps_write_fn write, void *ctx);
 /* One process of the Python section (ps_session_python_processes()):

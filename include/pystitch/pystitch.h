@@ -256,6 +256,34 @@ struct ps_pmu_caps {
 	struct ps_string_list caps;
 };
 
+/* BPF_PROG_INFO: one JIT-compiled function of a BPF program. */
+struct ps_bpf_func {
+	uint64_t addr;
+	uint32_t size;
+	uint8_t tag[8];
+	bool has_btf_type; /* the program's func_info names its BTF type */
+	uint32_t btf_type; /* a BTF_KIND_FUNC in the BTF of ps_bpf_prog.btf_id */
+};
+
+/* BPF_PROG_INFO: one BPF program loaded while perf recorded. */
+struct ps_bpf_prog {
+	uint32_t id;
+	uint32_t btf_id; /* 0: none */
+	char name[17]; /* the kernel's name for it, NUL-terminated */
+	/* the numbers of JITed addresses, lengths and tags agree (perf
+	 * prints nothing for a program where they do not) */
+	bool funcs_known;
+	size_t nr_funcs;
+	const struct ps_bpf_func *funcs;
+};
+
+/* BPF_BTF: the type information of BPF programs, as the kernel gave it. */
+struct ps_bpf_btf {
+	uint32_t id;
+	uint32_t size;
+	const uint8_t *data;
+};
+
 /* GROUP_DESC: one event group. */
 struct ps_group_desc {
 	const char *name; /* "{anon_group}" for a group without one */
@@ -325,6 +353,20 @@ struct ps_features {
 	 * wrong, and the feature's fields above are as if it were absent
 	 * (its bit stays set in present[]). */
 	uint64_t damaged[4];
+	/* BPF_PROG_INFO and BPF_BTF as perf keeps them: by id, the first of
+	 * several with one id (none from a capture of the other byte order,
+	 * which perf does not read either) */
+	size_t nr_bpf_prog_list, nr_bpf_btf_list;
+	const struct ps_bpf_prog *bpf_prog_list;
+	const struct ps_bpf_btf *bpf_btf_list;
+	/* The feature bit at which perf 6.1 stops reading the features,
+	 * refusing one that is not damaged (0: none): DIR_FORMAT, which perf
+	 * takes only from a directory capture's header file; a CPU_TOPOLOGY
+	 * with a socket id above the number of CPUs (then without its CPUs'
+	 * ids, as perf has it); groups that do not fit the events; a
+	 * CLOCK_DATA of another version. perf prints a file's later features
+	 * as it has them then, empty; in a pipe it stops there. */
+	unsigned perf_stops_at;
 };
 
 /* Feature bit numbers as in perf's header.h. */

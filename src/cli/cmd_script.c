@@ -327,7 +327,20 @@ struct script_run {
 	struct script_out *outs; /* [0] standard output, then one per event */
 	size_t nr_outs;
 	bool per_event;
+	/* --header of a pipe: perf prints the features as their records
+	 * arrive, before any sample or record; printed before the first */
+	const struct script_state *pending_header;
 };
+
+static int write_header(struct script_run *run, const struct script_state *st);
+
+static int write_pending_header(struct script_run *run)
+{
+	const struct script_state *st = run->pending_header;
+
+	run->pending_header = NULL;
+	return st ? write_header(run, st) : 0;
+}
 
 static int count_write(void *ctx, const void *data, size_t size)
 {
@@ -349,6 +362,9 @@ static int on_record(void *ctx, const struct ps_event *event)
 
 	if (!ps_script_shows_record(script, event, &pid, &tid))
 		return 0;
+	int err = write_pending_header(run);
+	if (err)
+		return err;
 	if (tid != -1 && !(comm = ps_session_comm(run->session, pid, tid)))
 		return -ENOMEM;
 	return ps_script_write_record(script, event, comm);
@@ -547,7 +563,9 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 		status = ps_cli_out_of_memory(cli);
 		goto out;
 	}
-	if (st->header && (err = write_header(&run, st)))
+	if (st->header && !st->header_only && ps_reader_is_pipe(ps_session_reader(run.session)))
+		run.pending_header = st;
+	else if (st->header && (err = write_header(&run, st)))
 		goto written;
 	if (st->header_only)
 		goto written;
@@ -560,7 +578,9 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 			continue;
 		o = out_of(&run, stack);
 		o->samples++;
-		err = ps_script_write(o->script, stack);
+		err = write_pending_header(&run);
+		if (!err)
+			err = ps_script_write(o->script, stack);
 		if (err)
 			break;
 	}
@@ -572,6 +592,8 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 		ret = 0;
 	}
 written:
+	if (!err && ret >= 0)
+		err = write_pending_header(&run);
 	for (size_t i = 0; !err && i < run.nr_outs; i++)
 		err = ps_script_flush(run.outs[i].script);
 	if (!err && run.per_event && ret >= 0)

@@ -43,11 +43,12 @@ void ps_dump_event(struct ps_strbuf *out, struct ps_dump_state *st, const struct
 void ps_dump_stats(struct ps_strbuf *out, const struct ps_dump_state *st,
                    const struct ps_reader *reader);
 
-/* `pystitch info`: the header and features, like `perf report --header-only`.
- * captured_on is what perf prints as "captured on": the input file's mtime;
- * show_info is perf's -I. */
+/* `pystitch info`: the header and features, as `perf report --header-only`
+ * prints them. captured_on is what perf prints as "captured on": the
+ * input file's mtime; show_info is perf's -I; pystitch adds pystitch's
+ * own lines (build-ids, tracing data) after perf's text. */
 void ps_info_print(struct ps_strbuf *out, const struct ps_reader *reader, time_t captured_on,
-                   bool show_info);
+                   bool show_info, bool pystitch);
 /* One process of `pystitch info`'s Python section (see
  * ps_session_python_processes()); first: print the section's heading. */
 void ps_info_print_python(struct ps_strbuf *out, const struct ps_python_process *process,

@@ -45,7 +45,7 @@ archive() {
 }
 
 # The commands compared (the Python capture: the first three).
-commands='script|script --python=native|info|collapse|script -F +srcline|dump|pprof -o -|flamegraph -o -'
+commands='script|script --python=native|info -P|collapse|script -F +srcline|dump|pprof -o -|flamegraph -o -'
 ncommands=8
 
 # outputs LABEL INPUT [ARGS...]: the output of each command on INPUT into
@@ -207,7 +207,7 @@ e2e_record "$py_data" -F 999 --call-graph dwarf,16384 -- \
 py_pid=$(sed -n 's/^threads \([0-9]*\).*/\1/p' "$E2E_TMP/python.expected" 2>/dev/null)
 [ -n "$py_pid" ] || py_pid=$(e2e_python_pid "$py_data")
 e2e_python_forget "$py_pid"
-commands='script|script --python=native|info|script --python=all|script --python=only|script --no-inline|collapse|pprof -o -'
+commands='script|script --python=native|info -P|script --python=all|script --python=only|script --no-inline|collapse|pprof -o -'
 ncommands=8
 outputs python "$py_data" --buildid-dir "$E2E_TMP/buildid-cache"
 grep -q 'py::' "$E2E_TMP/python/script.txt" || e2e_fail "python: no py:: frame"

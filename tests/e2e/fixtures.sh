@@ -1,7 +1,7 @@
 #!/bin/sh
 # fixtures: the committed captures in fixtures/ (made by fixtures/regenerate.sh
 # and checked against `perf report -D` then) still decode to the committed
-# `pystitch dump` and `pystitch info` output. Needs no perf, so parsing stays
+# `pystitch dump` and `pystitch info -P` output. Needs no perf, so parsing stays
 # tested where perf is missing.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -17,7 +17,7 @@ for data in "$fixtures"/*.data; do
 		{ e2e_show "$E2E_TMP/err"; e2e_fail "$name: pystitch dump failed"; }
 	diff -u "$fixtures/$name.dump" "$E2E_TMP/$name.dump" >"$E2E_TMP/diff" ||
 		{ e2e_show "$E2E_TMP/diff" 30; e2e_fail "$name: dump differs from fixtures/$name.dump"; }
-	e2e_run "$PYSTITCH" info -i "$data" | grep -v '^# captured on' >"$E2E_TMP/$name.info"
+	e2e_run "$PYSTITCH" info -P -i "$data" | grep -v '^# captured on' >"$E2E_TMP/$name.info"
 	diff -u "$fixtures/$name.info" "$E2E_TMP/$name.info" >"$E2E_TMP/diff" ||
 		{ e2e_show "$E2E_TMP/diff" 30; e2e_fail "$name: info differs from fixtures/$name.info"; }
 	# the same bytes on standard input

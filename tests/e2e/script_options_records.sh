@@ -167,6 +167,16 @@ mv "$E2E_RECORDED" "$pipe"
 same "pipe: --show-task-events --show-mmap-events --show-round-events" "$pipe" \
 	--show-task-events --show-mmap-events --show-round-events || failed=1
 same "pipe: -F +misc --reltime" "$pipe" -F +misc --reltime || failed=1
+# the header: a file's is printed first; a pipe's features come as
+# records, printed as they arrive, before any sample or record
+for data in "$plain" "$pipe"; do
+	kind="file"
+	[ "$data" = "$pipe" ] && kind=pipe
+	same "$kind: --header" "$data" --header || failed=1
+	same "$kind: --header-only" "$data" --header-only || failed=1
+	same "$kind: --header -I" "$data" --header -I || failed=1
+	same "$kind: --header --show-mmap-events" "$data" --header --show-mmap-events || failed=1
+done
 
 # ---- what pystitch leaves out: one line naming the option ----
 # each word: the option as given, ":", the name the message must hold
