@@ -317,21 +317,42 @@ struct ps_dump_opts {
 	size_t sz; /* sizeof(struct ps_dump_opts) */
 	ps_write_fn write; /* required */
 	void *write_ctx;
+	/* Leave out the hex dump of each record (the lines from "." to the
+	 * empty line that ends it); the rest is unchanged. */
+	bool no_hex;
+	/* A machine model of the same reader (ps_model_open()), which the
+	 * dump keeps in step with every record it writes (do not apply
+	 * records to it yourself) to print the " ... thread:" and
+	 * " ...... dso:" lines perf report prints after each sample. NULL:
+	 * those lines are left out. Must outlive the dump; the caller
+	 * closes it. */
+	struct ps_model *model;
 };
 
-/* Writes records in the spirit of `perf report -D`, and what it counts
- * from record to record (perf's per-event sample counts). */
+/* Writes records as `perf report -D` prints them, and what it counts from
+ * record to record (perf's per-event sample counts). Fed the records of
+ * a reader in perf's order (PS_ORDER_TIME), with a model, the text is
+ * perf report -D's, byte for byte (perf 6.1, a capture of this machine's
+ * byte order; the kernel's DSO is always "[kernel.kallsyms]", which perf
+ * prints too unless it reads /proc/kcore or a vmlinux). */
 struct ps_dump;
 
 /* reader must outlive the dump. 0 and *out, or -EINVAL (no write
- * callback, bad opts), -ENOMEM. */
+ * callback, bad opts), -ENOMEM. The first lines perf prints before any
+ * record ("# To display the perf.data header info, ...") are written with
+ * the first block. */
 PS_API int ps_dump_open(const struct ps_reader *reader, const struct ps_dump_opts *opts,
                         struct ps_dump **out);
 PS_API void ps_dump_close(struct ps_dump *dump);
-/* One record: "0xOFFSET [0xSIZE]: PERF_RECORD_NAME<perf's fields>", the
- * text perf prints after its timestamp, then detail lines. COMPRESSED
- * records write nothing (the records inside them follow). 0 or the write
- * callback's error (-ENOMEM). */
+/* One record: "\n0xOFFSET@PATH [0xSIZE]: event: TYPE" (PATH: the input
+ * as perf names it: "pipe" for a pipe-mode capture, else
+ * ps_reader_capture_path(), the path given to -i), the hex dump of
+ * its bytes, perf's timestamp columns, "0xOFFSET [0xSIZE]:
+ * PERF_RECORD_NAME" and the fields and detail lines perf prints, and for a
+ * sample its thread and DSO lines (with opts.model). A record whose
+ * fields perf does not print leaves its line open: the next record's
+ * first newline ends it. COMPRESSED records write nothing (the records
+ * inside them follow). 0, -ENOMEM, or the write callback's error. */
 PS_API int ps_dump_write(struct ps_dump *dump, const struct ps_event *event);
 /* The counts that end a dump, per record type ("Aggregated stats:") and
  * per event, then ps_dump_flush(). */

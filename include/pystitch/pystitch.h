@@ -153,6 +153,11 @@ PS_API const char *ps_reader_errmsg(const struct ps_reader *reader);
 /* The path as given to ps_reader_open() ("(stdin)" for "-"), or the name
  * given to ps_reader_open_fd(). Owned by the reader. */
 PS_API const char *ps_reader_path(const struct ps_reader *reader);
+/* The capture's own path: ps_reader_path(), except for a capture read from
+ * a pystitch archive, whose perf.data path is the one it was archived from
+ * (as given then), so that what names the input prints as it did there.
+ * Owned by the reader. */
+PS_API const char *ps_reader_capture_path(const struct ps_reader *reader);
 
 /* ---- header facts -------------------------------------------------- */
 
@@ -410,6 +415,8 @@ PS_API const char *ps_feature_name(unsigned bit);
 
 /* Header facts; these cannot fail. The reader must not be NULL. */
 PS_API bool ps_reader_is_pipe(const struct ps_reader *reader);
+/* The order records are delivered in (ps_reader_opts.order). */
+PS_API enum ps_order ps_reader_order(const struct ps_reader *reader);
 /* The capture was written on a machine of the other byte order. */
 PS_API bool ps_reader_is_swapped(const struct ps_reader *reader);
 /* The input is a pystitch archive; then *perf_data_mtime (when not NULL)
@@ -824,6 +831,61 @@ struct ps_reader_stats {
  * stays at the same address and is updated by ps_reader_next() until
  * ps_reader_close(). */
 PS_API const struct ps_reader_stats *ps_reader_stats(const struct ps_reader *reader);
+
+/* ------------------------------------------------------------------ */
+/* The machine model: threads and address spaces along the records     */
+/* ------------------------------------------------------------------ */
+
+/* The threads and maps of a capture as perf keeps them while it delivers
+ * the records (COMM, FORK, EXIT, MMAP, MMAP2 and the samples that make
+ * threads), for a reader of records (ps_reader_next()) that wants to know
+ * what perf knew at each sample: `perf report -D`'s " ... thread:" and
+ * " ...... dso:" lines. */
+struct ps_model;
+
+struct ps_model_opts {
+	size_t sz; /* sizeof(struct ps_model_opts): see PS_OPTS() */
+	/* Where kernel symbols come from, as in ps_session_opts; they say
+	 * how far the kernel's map reaches once perf has loaded it. A
+	 * capture read from an archive uses the archive's instead. */
+	const char *symfs;
+	const char *buildid_dir;
+	const char *kallsyms;
+	ps_log_fn log; /* warnings (kernel symbols not found) */
+	void *log_ctx;
+};
+
+/* A model of reader's capture; reader must outlive it. opts may be NULL.
+ * 0 and *out, or -EINVAL (bad opts), -ENOMEM, with the reason told to
+ * opts->log at PS_LOG_ERROR. */
+PS_API int ps_model_open(const struct ps_reader *reader, const struct ps_model_opts *opts,
+                         struct ps_model **out);
+PS_API void ps_model_close(struct ps_model *model);
+/* Apply one record of reader, in the order ps_reader_next() delivers
+ * them (perf's with PS_ORDER_TIME), every record given once. 0 or
+ * -ENOMEM. */
+PS_API int ps_model_apply(struct ps_model *model, const struct ps_event *event);
+
+/* Where a sample ran, as perf's machine__resolve() finds it. */
+struct ps_sample_location {
+	const char *comm; /* the thread's name at the sample's time */
+	int32_t tid;
+	/* The long name of the DSO (the recorded path; "[kernel.kallsyms]",
+	 * "[vdso]", "/tmp/perf-PID.map" for JIT code) of the map holding the
+	 * sampled IP in the address space its cpumode selects; NULL when no
+	 * map holds it. */
+	const char *dso;
+	/* A cpumode perf does not look up (not the host's kernel or user
+	 * space): perf prints "[hypervisor]"; dso is then NULL. */
+	bool hypervisor;
+};
+
+/* The location of a PERF_RECORD_SAMPLE of the reader, before or after it
+ * was applied; a thread not seen before is made, as perf makes it. The
+ * strings are valid until the next ps_model_apply(). 0, -EINVAL (not a
+ * sample), -ENOMEM. */
+PS_API int ps_model_locate(struct ps_model *model, const struct ps_event *sample,
+                           struct ps_sample_location *out);
 
 /* ------------------------------------------------------------------ */
 /* Stacks: samples with their symbolised call stacks                   */

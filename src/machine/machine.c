@@ -536,7 +536,11 @@ static int process_mmap(struct ps_machine *machine, const struct ps_event *ev)
 		return -ENOMEM;
 	const char *name = m->filename ? m->filename : "";
 	char perf_map[40];
-	uint32_t prot = ev->type == PERF_RECORD_MMAP2 ? m->prot : 0;
+	/* an MMAP (not MMAP2) has no prot: perf takes it for executable
+	 * unless its data bit is set (machine__process_mmap_event) */
+	uint32_t prot = ev->type == PERF_RECORD_MMAP2             ? m->prot
+	                : (ev->misc & PERF_RECORD_MISC_MMAP_DATA) ? 0
+	                                                          : PROT_EXEC;
 	uint32_t flags = ev->type == PERF_RECORD_MMAP2 ? m->flags : 0;
 	map.identity = !kernel &&
 	               (is_anon_memory(name) || is_no_dso_memory(name) || (flags & MAP_HUGETLB));

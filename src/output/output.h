@@ -13,12 +13,18 @@
 
 struct ps_dump_read_slot;
 
-/* What a dump remembers from record to record: the per-event sample counts
- * that perf prints after its aggregated stats ("cpu-clock stats:"), and for
- * PERF_SAMPLE_READ the last counter value of each sample id (perf counts a
- * sample for an event only when that event's value moved). Initialise it
- * with ps_dump_state_init(), free it with ps_dump_state_release(). */
+/* What a dump prints with (no_hex, model: the caller sets them after
+ * ps_dump_state_init()) and what it remembers from record to record: the
+ * per-event sample counts that perf prints after its aggregated stats
+ * ("cpu-clock stats:"), and for PERF_SAMPLE_READ the last counter value
+ * of each sample id (perf counts a sample for an event only when that
+ * event's value moved). Free it with ps_dump_state_release(). */
 struct ps_dump_state {
+	bool no_hex; /* leave out each record's hex dump */
+	/* kept in step with every record, for the thread and DSO lines of
+	 * samples; NULL: those lines are left out */
+	struct ps_model *model;
+
 	uint64_t *nr_samples; /* indexed by ps_attr.index */
 	size_t nr_samples_cap;
 	struct ps_dump_read_slot *read_slots; /* open addressing by id */
@@ -29,17 +35,27 @@ struct ps_dump_state {
 void ps_dump_state_init(struct ps_dump_state *st);
 void ps_dump_state_release(struct ps_dump_state *st);
 
-/* `pystitch dump`: one record, in the spirit of `perf report -D`.
- * The first line is "0xOFFSET [0xSIZE]: PERF_RECORD_NAME<perf's fields>",
- * the same text perf prints after its timestamp; detail lines follow.
- * The offset is printed with %#lx as perf does, so offset 0 reads "0".
- * COMPRESSED records print nothing (perf does not dump them either; the
- * records inside them follow, carrying their offset). st may be NULL: the
- * per-event counts are then not kept. */
-void ps_dump_event(struct ps_strbuf *out, struct ps_dump_state *st, const struct ps_reader *reader,
-                   const struct ps_event *event);
+/* `pystitch dump`: what `perf report -D` prints, line for line. First
+ * the lines perf prints before any record. */
+void ps_dump_begin(struct ps_strbuf *out, const struct ps_reader *reader);
+/* One record, as perf prints it when it delivers it: "\n0xOFFSET@PATH
+ * [0xSIZE]: event: TYPE", the hex dump, the timestamp columns, then
+ * "0xOFFSET [0xSIZE]: PERF_RECORD_NAME" and perf's fields and detail
+ * lines, then for a sample its thread and DSO (with st->model). The
+ * offset is printed with %#lx as perf does, so offset 0 reads "0".
+ * COMPRESSED records print nothing (perf does not dump them; the records
+ * inside them follow, carrying their offset). 0, or -ENOMEM when the
+ * model could not follow. */
+int ps_dump_event(struct ps_strbuf *out, struct ps_dump_state *st, const struct ps_reader *reader,
+                  const struct ps_event *event);
+/* What follows "0xOFFSET [0xSIZE]: " on a record's line, for a record
+ * other than a sample: "PERF_RECORD_NAME" and the fields perf prints,
+ * ended with a newline (perf_event__fprintf(), which perf script's
+ * --show-*-events prints too). */
+void ps_dump_record_text(struct ps_strbuf *out, const struct ps_reader *reader,
+                         const struct ps_event *event);
 /* The per-type record counts that end a dump ("Aggregated stats:"), then
- * the per-event sample counts when st is not NULL. */
+ * the per-event sample counts. */
 void ps_dump_stats(struct ps_strbuf *out, const struct ps_dump_state *st,
                    const struct ps_reader *reader);
 

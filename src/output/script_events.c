@@ -3,7 +3,6 @@
  * and goes on with perf_event__fprintf()'s text, the text `pystitch dump`
  * prints after a record's offset and size. */
 #include <linux/perf_event.h>
-#include <string.h>
 
 #include "output/script_priv.h"
 
@@ -104,9 +103,6 @@ void ps_script_print_record(struct ps_strbuf *out, struct ps_script_format *fmt,
 		                         .time = UINT64_MAX,
 		                         .record_type = ev->type,
 		                         .misc = ev->misc };
-	size_t mark;
-	const char *text;
-
 	if (ev->type == PS_RECORD_FINISHED_ROUND) {
 		/* printed as it is read, without a sample's start */
 		ps_strbuf_addstr(out, "PERF_RECORD_FINISHED_ROUND\n");
@@ -136,14 +132,6 @@ void ps_script_print_record(struct ps_strbuf *out, struct ps_script_format *fmt,
 		return;
 	if (attr)
 		ps_script_print_start(out, fmt, &start);
-	/* the dump's line, without its "OFFSET [SIZE]: " */
-	mark = out->len;
-	ps_dump_event(out, NULL, reader, ev);
-	text = memchr(out->buf + mark, ']', out->len - mark);
-	if (text && text + 2 < out->buf + out->len) {
-		size_t skip = (size_t)(text + 3 - (out->buf + mark));
-
-		memmove(out->buf + mark, out->buf + mark + skip, out->len - mark - skip);
-		out->len -= skip;
-	}
+	/* the dump's record line, after its "OFFSET [SIZE]: " */
+	ps_dump_record_text(out, reader, ev);
 }

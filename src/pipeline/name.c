@@ -60,20 +60,55 @@ static const struct ps_map *kernel_extent_map(struct ps_pipeline *pipeline, uint
 	return NULL;
 }
 
+/* perf's thread__find_map(): the address space cpumode picks (the
+ * kernel's, or the process's; none for the others), then the map in it
+ * that holds ip. */
+static const struct ps_map *find_map(struct ps_pipeline *pipeline, struct ps_process *process,
+                                     unsigned cpumode, uint64_t ip)
+{
+	const struct ps_map *map = NULL;
+
+	if (cpumode == PERF_RECORD_MISC_KERNEL) {
+		map = find_frame_map(pipeline, ps_machine_kernel(pipeline->machine), ip);
+		if (!map)
+			map = kernel_extent_map(pipeline, ip);
+	} else if (cpumode == PERF_RECORD_MISC_USER && process) {
+		map = find_frame_map(pipeline, process, ip);
+	}
+	return map;
+}
+
+const struct ps_map *ps_pipeline_find_map(struct ps_pipeline *pipeline, struct ps_process *process,
+                                          unsigned cpumode, uint64_t ip)
+{
+	const struct ps_map *map;
+	struct ps_frame_name name;
+	struct ps_dso *dso;
+
+	/* records may have changed the maps since the last stack was built */
+	pipeline->hint_map = NULL;
+	map = find_map(pipeline, process, cpumode, ip);
+	pipeline->hint_map = NULL;
+	/* perf loads a kernel map as soon as it finds an address in it,
+	 * which re-sizes the kernel's (ps_symbols_kernel_extent()); resolving
+	 * the address is what loads it here */
+	if (map && map->object->kernel && !map->object->module_name &&
+	    strncmp(map->object->name, "[kernel.kallsyms]", 17) == 0) {
+		dso = ps_pipeline_object_dso(pipeline, map->object);
+		if (dso)
+			ps_dso_resolve(dso, ip, false, &name, 1);
+	}
+	return map;
+}
+
 int ps_pipeline_add_frames(struct ps_pipeline *pipeline, struct ps_process *process,
                            unsigned cpumode, uint64_t ip, bool inlines)
 {
 	struct ps_frame_name names[MAX_INLINE];
-	const struct ps_map *map = NULL;
+	const struct ps_map *map = find_map(pipeline, process, cpumode, ip);
 	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL;
 	struct ps_frame *f;
 
-	if (kernel) {
-		map = find_frame_map(pipeline, ps_machine_kernel(pipeline->machine), ip);
-		if (!map)
-			map = kernel_extent_map(pipeline, ip);
-	} else if (cpumode == PERF_RECORD_MISC_USER && process)
-		map = find_frame_map(pipeline, process, ip);
 	if (!map) {
 		f = ps_pipeline_push_frame(pipeline);
 		if (!f)

@@ -99,6 +99,15 @@ bool ps_pipeline_unwinds(const struct ps_process *process);
 int ps_pipeline_unwind(struct ps_pipeline *pipeline, const struct ps_event *event,
                        struct ps_process *process, uint64_t *pcs, enum ps_unwind_stop *stop);
 
+/* The map perf's thread__find_map() finds for ip (a sample's IP, say):
+ * in the kernel's address space for PERF_RECORD_MISC_KERNEL, in process's
+ * (which may be NULL) for PERF_RECORD_MISC_USER, none for the other
+ * cpumodes; NULL when no map holds it. Finding the kernel's map loads it
+ * as perf does (see ps_symbols_kernel_extent()). Valid until the next
+ * record is applied. Not for use while a stack is being built. */
+const struct ps_map *ps_pipeline_find_map(struct ps_pipeline *pipeline, struct ps_process *process,
+                                          unsigned cpumode, uint64_t ip);
+
 /* A stack as it is built: the recorded callchain (kernel part, or
  * everything with -g) followed by the unwound user stack, every frame
  * named. */

@@ -31,16 +31,15 @@ int ps_feed_fail(struct ps_feed *feed, int err, const char *fmt, ...)
 
 /* ---- opening -------------------------------------------------------- */
 
-/* Kernel symbols: an explicit file, or this machine's /proc/kallsyms when
- * the capture was made here (same host name and kernel release). */
-static const char *kernel_symbols_file(const struct ps_feed *feed)
+const char *ps_feed_kernel_symbols(const struct ps_reader *reader, const char *kallsyms,
+                                   const char *vmlinux)
 {
 	static const char proc_kallsyms[] = "/proc/kallsyms";
-	const struct ps_features *f = ps_reader_features(feed->reader);
+	const struct ps_features *f = ps_reader_features(reader);
 	struct utsname u;
 
-	if (feed->opts.kallsyms || feed->opts.vmlinux)
-		return feed->opts.kallsyms;
+	if (kallsyms || vmlinux)
+		return kallsyms;
 	if (uname(&u) != 0 || !f->hostname || !f->osrelease)
 		return NULL;
 	if (strcmp(u.nodename, f->hostname) != 0 || strcmp(u.release, f->osrelease) != 0)
@@ -48,15 +47,12 @@ static const char *kernel_symbols_file(const struct ps_feed *feed)
 	return proc_kallsyms;
 }
 
-/* A capture that came in an archive is analysed as it was where the
- * archive was made: with the options it was made with, and only the files
- * it holds (a path it does not hold does not exist). *path becomes the
- * capture's path as given then, whose directory is searched for perf
- * maps. */
-static void use_archive(struct ps_feed *feed, struct ps_archive *archive, const char **path)
+/* An archive's capture is analysed with the options and only the files
+ * it was made with (session_priv.h). */
+void ps_feed_archive_opts(struct ps_archive *archive, struct ps_session_opts *o,
+                          struct ps_file_hooks *files, const char **path)
 {
 	const struct ps_manifest *m = ps_archive_manifest(archive);
-	struct ps_session_opts *o = &feed->opts;
 	enum ps_archive_kind kind;
 	const char *kernel = ps_archive_kernel(archive, &kind);
 
@@ -70,9 +66,9 @@ static void use_archive(struct ps_feed *feed, struct ps_archive *archive, const 
 	o->kallsyms = kernel && kind == PS_ARCHIVE_KALLSYMS ? kernel
 	              : kernel                              ? NULL
 	                                                    : "/proc/kallsyms";
-	feed->files.resolve = ps_archive_resolve;
-	feed->files.path_at = ps_archive_path_at;
-	feed->files.resolve_ctx = archive;
+	files->resolve = ps_archive_resolve;
+	files->path_at = ps_archive_path_at;
+	files->resolve_ctx = archive;
 	*path = m->perf_data_path;
 }
 
@@ -149,7 +145,7 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 	feed->files.used_ctx = o->file_used_ctx;
 	archive = ps_reader_archive(feed->reader);
 	if (archive)
-		use_archive(feed, archive, &path);
+		ps_feed_archive_opts(archive, &feed->opts, &feed->files, &path);
 	if (o->stitch_lbr)
 		check_stitch_lbr(feed);
 	if (o->time_percent) {
@@ -164,7 +160,9 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 			.sz = sizeof(popts.symbols),
 			.symfs = o->symfs,
 			.buildid_dir = o->buildid_dir,
-			.kallsyms = archive ? o->kallsyms : kernel_symbols_file(feed),
+			.kallsyms = archive ? o->kallsyms
+			                    : ps_feed_kernel_symbols(feed->reader, o->kallsyms,
+			                                             o->vmlinux),
 			.vmlinux = o->vmlinux,
 			.no_inline = o->no_inline,
 			.srcline = o->srcline,

@@ -5,9 +5,11 @@
  *  - feed.c: one reading of the capture: the reader, the pipeline it keeps
  *    in step, the Python side plugged into it, and the filters. The
  *    session owns one, and so does each unwinding worker;
- *  - jobs.c: the unwinding workers (--jobs) and the log they share.
- * session.c uses feed.c and jobs.c, jobs.c uses feed.c; nothing calls
- * back up.
+ *  - jobs.c: the unwinding workers (--jobs) and the log they share;
+ *  - model.c: the public machine model (ps_model_*), a pipeline that
+ *    follows the records its caller reads.
+ * session.c uses feed.c and jobs.c, jobs.c and model.c use feed.c; nothing
+ * calls back up.
  */
 #ifndef PS_SESSION_SESSION_PRIV_H
 #define PS_SESSION_SESSION_PRIV_H
@@ -74,6 +76,19 @@ int ps_feed_next(struct ps_feed *feed, struct ps_feed_sample *out);
 int ps_feed_read_to_end(struct ps_feed *feed);
 /* Whether an event of the capture records user stacks to unwind. */
 bool ps_feed_has_user_stacks(const struct ps_feed *feed);
+/* Kernel symbols: an explicit file (kallsyms; NULL with vmlinux), or
+ * this machine's /proc/kallsyms when the capture was made here (same host
+ * name and kernel release); NULL: the symbols module's own choice. */
+const char *ps_feed_kernel_symbols(const struct ps_reader *reader, const char *kallsyms,
+                                   const char *vmlinux);
+/* A capture that came in an archive is analysed as it was where the
+ * archive was made: o takes the options it was made with, files reads
+ * only the files it holds (a path it does not hold does not exist), and
+ * *path becomes the capture's path as given then, whose directory is
+ * searched for perf maps. */
+struct ps_archive;
+void ps_feed_archive_opts(struct ps_archive *archive, struct ps_session_opts *o,
+                          struct ps_file_hooks *files, const char **path);
 /* Write the failure to errmsg; returns err. */
 int ps_feed_fail(struct ps_feed *feed, int err, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));

@@ -71,10 +71,8 @@ outputs() {
 		ou_n=$((ou_n + 1))
 		[ $ou_n -le $ncommands ] || break
 		ou_file=$E2E_TMP/$ou_label/$(echo "$ou_command" | tr ' =+' '___').txt
-		ou_extra=$ou_args
-		[ "$ou_command" != dump ] || ou_extra= # dump reads no symbols
 		# shellcheck disable=SC2086 # the command and its options split on purpose
-		e2e_run "$PYSTITCH" $ou_command -i "$ou_input" $ou_extra >"$ou_file" 2>"$ou_file.err" || {
+		e2e_run "$PYSTITCH" $ou_command -i "$ou_input" $ou_args >"$ou_file" 2>"$ou_file.err" || {
 			e2e_show "$ou_file.err"
 			e2e_fail "$ou_label: pystitch $ou_command -i $ou_input failed"
 		}

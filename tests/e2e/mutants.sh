@@ -27,7 +27,7 @@ if [ "${1:-}" = --one ]; then
 		"pprof --no-inline -o $dir/out.pb.gz" "info -I -P" dump
 	for command in "$@"; do
 		case $command in
-		info* | dump*) symbols= ;;
+		info*) symbols= ;;
 		*) symbols="--kallsyms $MUTANTS_KALLSYMS --buildid-dir $MUTANTS_BUILDID" ;;
 		esac
 		# shellcheck disable=SC2086 # the command and options split into words

@@ -34,8 +34,15 @@ same() {
 	s_data=$2
 	shift 2
 	s_tag=$(printf '%s' "$s_label" | tr -c 'A-Za-z0-9_.-' '_')
-	e2e_perf script -i "$s_data" "$@" >"$E2E_TMP/perf-$s_tag.txt" 2>"$E2E_TMP/perf-$s_tag.err"
-	s_perf=$?
+	# perf sometimes dies of SIGPIPE (exit 141) when its addr2line child
+	# gives up on a file (seen on //anon with srcline fields): that is
+	# perf's failure, not an answer, so it gets two more tries
+	for s_try in 1 2 3; do
+		e2e_perf script -i "$s_data" "$@" >"$E2E_TMP/perf-$s_tag.txt" 2>"$E2E_TMP/perf-$s_tag.err"
+		s_perf=$?
+		[ "$s_perf" = 141 ] || break
+		e2e_say "TEST: $e2e_name: $s_label: perf died of SIGPIPE (try $s_try)"
+	done
 	e2e_run "$PYSTITCH" script -q --buildid-dir "$E2E_TMP/buildid-cache" -i "$s_data" "$@" \
 		>"$E2E_TMP/pystitch-$s_tag.txt" 2>"$E2E_TMP/pystitch-$s_tag.err"
 	s_ours=$?
