@@ -91,7 +91,8 @@ static void print_callchain(struct ps_strbuf *out, const struct ps_stack *stack,
  * NUL: a damaged capture's payload shorter than its event's fields would
  * be read past. The payload is printed from a copy that holds every field,
  * zeros where the payload ends, and a NUL after. Formats whose fields lie
- * beyond what a perf record can hold (64 KiB) are not printed. */
+ * beyond what a perf record can hold (64 KiB) are not printed, nor
+ * records whose counts would take libtraceevent that far. */
 #define TRACE_MAX_RECORD 65536
 
 /* Past the last byte of the event's fields, or 0 for a field beyond
@@ -154,13 +155,24 @@ static void print_trace(struct ps_strbuf *out, const struct ps_script_format *fm
 	event = tep_find_event_by_record(tep, &record);
 	if (event) {
 		need = fields_end(event);
+		/* padded until what libtraceevent reads lies inside, which a
+		 * larger size can move (dynamic arrays, checked against it) */
+		for (int round = 0; need; round++) {
+			size_t reach;
+
+			if (need > (size_t)record.size) {
+				record.data = pad_payload(sample, need, buf, sizeof(buf), &copy);
+				if (!record.data)
+					goto out;
+				record.size = (int)need;
+			}
+			reach = ps_script_trace_reach(event, record.data, (size_t)record.size);
+			if (reach <= (size_t)record.size)
+				break;
+			need = reach <= TRACE_MAX_RECORD && round < 4 ? reach : 0;
+		}
 		if (!need)
 			goto out;
-		if (need > (size_t)record.size) {
-			if (!(record.data = pad_payload(sample, need, buf, sizeof(buf), &copy)))
-				goto out;
-			record.size = (int)need;
-		}
 	}
 	trace_seq_init(&seq);
 	tep_print_event(tep, &seq, &record, "%s", TEP_PRINT_INFO);

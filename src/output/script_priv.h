@@ -1,6 +1,7 @@
 /* What the files of `pystitch script`'s printer share: the field printers
  * of script_fields.c, used by script.c for samples and by script_events.c
- * for the other records. */
+ * for the other records, and script_trace_reach.c's bound of what
+ * libtraceevent reads of a tracepoint record. */
 #ifndef PS_OUTPUT_SCRIPT_PRIV_H
 #define PS_OUTPUT_SCRIPT_PRIV_H
 
@@ -33,5 +34,12 @@ bool ps_script_record_thread(const struct ps_event *ev, int32_t *pid, int32_t *t
 void ps_script_print_record(struct ps_strbuf *out, struct ps_script_format *fmt,
                             const struct ps_reader *reader, const struct ps_event *ev,
                             const char *comm);
+
+struct tep_event;
+/* How many bytes from the start of a tracepoint record of size bytes at
+ * data libtraceevent reads to print it: past its fields, the reach of its
+ * __print_hex(), __print_hex_str() and __print_array() arguments, 0 when
+ * there are none; SIZE_MAX when a count is not one worked out here. */
+size_t ps_script_trace_reach(struct tep_event *event, const void *data, size_t size);
 
 #endif /* PS_OUTPUT_SCRIPT_PRIV_H */
