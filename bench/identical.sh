@@ -80,6 +80,7 @@ for capture in "$@"; do
 	run "$name pprof" pprof -i "$capture" -o - "${k[@]}"
 	run "$name pprof --srcline" pprof -i "$capture" -o - --srcline "${k[@]}"
 	run "$name info" info -i "$capture"
+	run "$name info -I -P" info -I -P -i "$capture"
 	run "$name dump" dump -i "$capture"
 done
 echo "$runs runs, $differs differ"

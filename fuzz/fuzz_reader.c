@@ -1,6 +1,8 @@
 /* libFuzzer target for the perf.data reader: every input is opened in
  * both delivery orders and every decoded record is printed the way
- * `pystitch dump` prints it, so parsing and printing see hostile bytes.
+ * `pystitch dump` prints it, with the machine model that gives samples
+ * their thread and DSO, so parsing, printing and the model see hostile
+ * bytes.
  * Build: ./configure CC=clang --enable-fuzzing && make fuzz/fuzz_reader
  * Run:   fuzz/fuzz_reader -max_total_time=60 fuzz/corpus
  */
@@ -23,19 +25,28 @@ static void run(int fd, enum ps_order order, bool force)
 	struct ps_reader *reader = NULL;
 	const struct ps_event *event;
 	struct ps_strbuf out = PS_STRBUF_INIT;
+	/* an empty kallsyms: kernel samples are looked up without reading
+	 * this machine's kernel symbols for every input */
+	struct ps_model_opts mopts = { .sz = sizeof(mopts), .kallsyms = "/dev/null" };
+	struct ps_model *model = NULL;
 	struct ps_dump_state state;
 
 	lseek(fd, 0, SEEK_SET);
 	ps_dump_state_init(&state);
 	if (ps_reader_open_fd(fd, "fuzz", &opts, &reader) == 0) {
+		if (ps_model_open(reader, &mopts, &model) == 0)
+			state.model = model;
+		ps_dump_begin(&out, reader);
 		while (ps_reader_next(reader, &event) > 0) {
-			ps_dump_event(&out, &state, reader, event);
+			if (ps_dump_event(&out, &state, reader, event))
+				break;
 			ps_strbuf_reset(&out);
 		}
 		ps_dump_stats(&out, &state, reader);
-		ps_info_print(&out, reader, 0, true);
+		ps_info_print(&out, reader, 0, true, true);
 	}
 	ps_dump_state_release(&state);
+	ps_model_close(model);
 	ps_strbuf_release(&out);
 	ps_reader_close(reader);
 }

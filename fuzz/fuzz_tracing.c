@@ -46,7 +46,7 @@ static uint8_t *pipe_stream(const uint8_t *data, size_t size, size_t *len)
 	return s;
 }
 
-static void print_event(const struct ps_script_format *fmt, struct tep_handle *tep,
+static void print_event(struct ps_script_format *fmt, struct tep_handle *tep,
                         const struct tep_event *event, const uint8_t *data, size_t size,
                         size_t raw_size)
 {

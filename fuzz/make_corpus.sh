@@ -54,6 +54,13 @@ for f in "$top"/fixtures/*.data; do
 	size=$(wc -c <"$f")
 	cuts "$f" "$corpus/fuzz_reader" "$(basename "$f" .data)" 16 104 300 $((size / 2)) $((size - 9))
 done
+# the features no fixture has (hybrid topology, PMU capabilities, BPF
+# programs and their BTF): test_info's synthetic captures
+mkdir "$work/info"
+"$build/tests/unit/output/test_info" --write "$work/info"
+for name in machine machine-pipe; do
+	cp "$work/info/$name.data" "$corpus/fuzz_reader/info-$name"
+done
 
 # ---- fuzz_jit: perf maps, jitdumps, trampoline templates -----------------
 fresh fuzz_jit

@@ -72,10 +72,11 @@ PS_API void ps_output_file_abort(struct ps_output_file *file);
 struct ps_script_opts {
 	size_t sz; /* sizeof(struct ps_script_opts) */
 	/* perf script's -F: "comm,tid,time,ip,sym", "+srcline", "-cpu",
-	 * "sw:comm,ip" (fields comm, tid, pid, time, cpu, period, event,
-	 * trace, ip, sym, symoff, dso, addr, srcline; types hw, sw, trace,
-	 * raw, break). NULL: perf script's defaults. Open the session with
-	 * ps_session_opts.srcline when ps_script_fields_need_srcline(). Not
+	 * "sw:comm,ip" (the fields of perf 6.1's -F; types hw, sw, trace,
+	 * raw, break, synth). Fields pystitch cannot print yet where the
+	 * capture would give them values (brstack*, insn, insnlen, srccode,
+	 * bpf-output of a BPF output event) fail at the first write. NULL: perf script's defaults.
+	 * Open the session with ps_session_opts.srcline when ps_script_fields_need_srcline(). Not
 	 * copied: keep it valid until ps_script_close(). */
 	const char *fields;
 	/* Print the stacks (the default); false: one line per sample, as
@@ -84,7 +85,30 @@ struct ps_script_opts {
 	bool ns; /* times in nanoseconds (perf script --ns) */
 	ps_write_fn write; /* required */
 	void *write_ctx;
+	/* The time column counts from the first event printed (perf
+	 * script --reltime), or from the previous one (--deltatime). */
+	bool reltime, deltatime;
+	/* Which records other than samples ps_script_write_record() prints
+	 * (PS_SCRIPT_SHOW_*: perf script's --show-*-events). */
+	uint32_t show_events;
+	/* Records on other CPUs than these are not printed (perf script
+	 * -C filters them too; a record without a CPU passes); nr_cpus 0:
+	 * all. Not copied. */
+	const int32_t *cpus;
+	size_t nr_cpus;
 };
+
+#define PS_SCRIPT_SHOW_TASK (1u << 0) /* COMM, FORK, EXIT */
+#define PS_SCRIPT_SHOW_MMAP (1u << 1) /* MMAP, MMAP2 */
+#define PS_SCRIPT_SHOW_SWITCH (1u << 2) /* SWITCH, SWITCH_CPU_WIDE */
+#define PS_SCRIPT_SHOW_NAMESPACE (1u << 3)
+#define PS_SCRIPT_SHOW_CGROUP (1u << 4)
+#define PS_SCRIPT_SHOW_LOST (1u << 5) /* LOST */
+/* FINISHED_ROUND: perf then reads the capture in file order (open the
+ * session with ps_session_opts.file_order) */
+#define PS_SCRIPT_SHOW_ROUND (1u << 6)
+#define PS_SCRIPT_SHOW_BPF (1u << 7) /* KSYMBOL, BPF_EVENT */
+#define PS_SCRIPT_SHOW_TEXT_POKE (1u << 8) /* TEXT_POKE, KSYMBOL */
 
 /* Writes samples as `perf script` prints them. */
 struct ps_script;
@@ -102,6 +126,17 @@ PS_API void ps_script_close(struct ps_script *script);
  * ps_script_errmsg(): a field the events do not record, an unknown
  * field), -ENOMEM, or the write callback's error. */
 PS_API int ps_script_write(struct ps_script *script, const struct ps_stack *stack);
+/* Whether the writer prints this record (opts.show_events), and if so
+ * the thread perf names for it, pid and tid (ps_session_comm() gives its
+ * name, from ps_session_opts.record); *tid is -1 when there is none.
+ * Then ps_script_write_record() with that name (NULL when *tid is -1). */
+PS_API bool ps_script_shows_record(const struct ps_script *script, const struct ps_event *event,
+                                   int32_t *pid, int32_t *tid);
+/* One record other than a sample, as perf script's --show-*-events print
+ * it: the start of a sample's line, then PERF_RECORD_NAME and its fields.
+ * 0, -EINVAL as ps_script_write(), or the write callback's error. */
+PS_API int ps_script_write_record(struct ps_script *script, const struct ps_event *event,
+                                  const char *comm);
 /* Hand over what is still buffered. 0 or an error as above. */
 PS_API int ps_script_flush(struct ps_script *script);
 /* The last failure as one line ("" if none). Owned by the writer. */
@@ -252,15 +287,19 @@ struct ps_info_opts {
 	 * modification time, seconds since the epoch */
 	int64_t captured_on;
 	/* perf's -I/--show-info: the features perf prints only on request
-	 * (CPU topology; NUMA, cache, memory and hybrid topology are named,
-	 * as the reader does not decode them) instead of "use -I" hints */
+	 * (CPU, NUMA, cache, memory and hybrid topology) instead of its
+	 * "use -I to display" hints */
 	bool show_info;
+	/* after perf's text, pystitch's own lines: the build ids and the
+	 * size of the tracing data */
+	bool pystitch;
 };
 
-/* The header and features, as `perf report --header-only` prints them,
- * then the build ids and tracing data size. For a pipe capture read the
- * whole stream first (its features arrive as records). 0, -EINVAL (bad
- * opts), -ENOMEM, or the write callback's error. */
+/* The header and features, byte for byte as perf 6.1's `perf report
+ * --header-only` prints them, then (opts->pystitch) the build ids and
+ * tracing data size. For a pipe capture read the whole stream first (its
+ * features arrive as records); a file's are read when it is opened. 0,
+ * -EINVAL (bad opts), -ENOMEM, or the write callback's error. */
 PS_API int ps_info_write(const struct ps_reader *reader, const struct ps_info_opts *opts,
                          ps_write_fn write, void *ctx);
 /* One process of the Python section (ps_session_python_processes()):
@@ -278,21 +317,42 @@ struct ps_dump_opts {
 	size_t sz; /* sizeof(struct ps_dump_opts) */
 	ps_write_fn write; /* required */
 	void *write_ctx;
+	/* Leave out the hex dump of each record (the lines from "." to the
+	 * empty line that ends it); the rest is unchanged. */
+	bool no_hex;
+	/* A machine model of the same reader (ps_model_open()), which the
+	 * dump keeps in step with every record it writes (do not apply
+	 * records to it yourself) to print the " ... thread:" and
+	 * " ...... dso:" lines perf report prints after each sample. NULL:
+	 * those lines are left out. Must outlive the dump; the caller
+	 * closes it. */
+	struct ps_model *model;
 };
 
-/* Writes records in the spirit of `perf report -D`, and what it counts
- * from record to record (perf's per-event sample counts). */
+/* Writes records as `perf report -D` prints them, and what it counts from
+ * record to record (perf's per-event sample counts). Fed the records of
+ * a reader in perf's order (PS_ORDER_TIME), with a model, the text is
+ * perf report -D's, byte for byte (perf 6.1, a capture of this machine's
+ * byte order; the kernel's DSO is always "[kernel.kallsyms]", which perf
+ * prints too unless it reads /proc/kcore or a vmlinux). */
 struct ps_dump;
 
 /* reader must outlive the dump. 0 and *out, or -EINVAL (no write
- * callback, bad opts), -ENOMEM. */
+ * callback, bad opts), -ENOMEM. The first lines perf prints before any
+ * record ("# To display the perf.data header info, ...") are written with
+ * the first block. */
 PS_API int ps_dump_open(const struct ps_reader *reader, const struct ps_dump_opts *opts,
                         struct ps_dump **out);
 PS_API void ps_dump_close(struct ps_dump *dump);
-/* One record: "0xOFFSET [0xSIZE]: PERF_RECORD_NAME<perf's fields>", the
- * text perf prints after its timestamp, then detail lines. COMPRESSED
- * records write nothing (the records inside them follow). 0 or the write
- * callback's error (-ENOMEM). */
+/* One record: "\n0xOFFSET@PATH [0xSIZE]: event: TYPE" (PATH: the input
+ * as perf names it: "pipe" for a pipe-mode capture, else
+ * ps_reader_capture_path(), the path given to -i), the hex dump of
+ * its bytes, perf's timestamp columns, "0xOFFSET [0xSIZE]:
+ * PERF_RECORD_NAME" and the fields and detail lines perf prints, and for a
+ * sample its thread and DSO lines (with opts.model). A record whose
+ * fields perf does not print leaves its line open: the next record's
+ * first newline ends it. COMPRESSED records write nothing (the records
+ * inside them follow). 0, -ENOMEM, or the write callback's error. */
 PS_API int ps_dump_write(struct ps_dump *dump, const struct ps_event *event);
 /* The counts that end a dump, per record type ("Aggregated stats:") and
  * per event, then ps_dump_flush(). */

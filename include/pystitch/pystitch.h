@@ -153,6 +153,11 @@ PS_API const char *ps_reader_errmsg(const struct ps_reader *reader);
 /* The path as given to ps_reader_open() ("(stdin)" for "-"), or the name
  * given to ps_reader_open_fd(). Owned by the reader. */
 PS_API const char *ps_reader_path(const struct ps_reader *reader);
+/* The capture's own path: ps_reader_path(), except for a capture read from
+ * a pystitch archive, whose perf.data path is the one it was archived from
+ * (as given then), so that what names the input prints as it did there.
+ * Owned by the reader. */
+PS_API const char *ps_reader_capture_path(const struct ps_reader *reader);
 
 /* ---- header facts -------------------------------------------------- */
 
@@ -203,6 +208,9 @@ struct ps_attr {
 #define PS_ATTR_FREQ (1ULL << 10)
 #define PS_ATTR_SAMPLE_ID_ALL (1ULL << 18)
 #define PS_ATTR_EXCLUDE_CALLCHAIN_USER (1ULL << 22)
+/* Linux 6.19+: the user callchain comes later, in a
+ * PS_RECORD_CALLCHAIN_DEFERRED record */
+#define PS_ATTR_DEFER_CALLCHAIN (1ULL << 38)
 
 struct ps_build_id {
 	uint16_t misc; /* cpumode of the DSO */
@@ -251,6 +259,34 @@ struct ps_hybrid_node {
 struct ps_pmu_caps {
 	const char *pmu;
 	struct ps_string_list caps;
+};
+
+/* BPF_PROG_INFO: one JIT-compiled function of a BPF program. */
+struct ps_bpf_func {
+	uint64_t addr;
+	uint32_t size;
+	uint8_t tag[8];
+	bool has_btf_type; /* the program's func_info names its BTF type */
+	uint32_t btf_type; /* a BTF_KIND_FUNC in the BTF of ps_bpf_prog.btf_id */
+};
+
+/* BPF_PROG_INFO: one BPF program loaded while perf recorded. */
+struct ps_bpf_prog {
+	uint32_t id;
+	uint32_t btf_id; /* 0: none */
+	char name[17]; /* the kernel's name for it, NUL-terminated */
+	/* the numbers of JITed addresses, lengths and tags agree (perf
+	 * prints nothing for a program where they do not) */
+	bool funcs_known;
+	size_t nr_funcs;
+	const struct ps_bpf_func *funcs;
+};
+
+/* BPF_BTF: the type information of BPF programs, as the kernel gave it. */
+struct ps_bpf_btf {
+	uint32_t id;
+	uint32_t size;
+	const uint8_t *data;
 };
 
 /* GROUP_DESC: one event group. */
@@ -322,6 +358,20 @@ struct ps_features {
 	 * wrong, and the feature's fields above are as if it were absent
 	 * (its bit stays set in present[]). */
 	uint64_t damaged[4];
+	/* BPF_PROG_INFO and BPF_BTF as perf keeps them: by id, the first of
+	 * several with one id (none from a capture of the other byte order,
+	 * which perf does not read either) */
+	size_t nr_bpf_prog_list, nr_bpf_btf_list;
+	const struct ps_bpf_prog *bpf_prog_list;
+	const struct ps_bpf_btf *bpf_btf_list;
+	/* The feature bit at which perf 6.1 stops reading the features,
+	 * refusing one that is not damaged (0: none): DIR_FORMAT, which perf
+	 * takes only from a directory capture's header file; a CPU_TOPOLOGY
+	 * with a socket id above the number of CPUs (then without its CPUs'
+	 * ids, as perf has it); groups that do not fit the events; a
+	 * CLOCK_DATA of another version. perf prints a file's later features
+	 * as it has them then, empty; in a pipe it stops there. */
+	unsigned perf_stops_at;
 };
 
 /* Feature bit numbers as in perf's header.h. */
@@ -365,6 +415,8 @@ PS_API const char *ps_feature_name(unsigned bit);
 
 /* Header facts; these cannot fail. The reader must not be NULL. */
 PS_API bool ps_reader_is_pipe(const struct ps_reader *reader);
+/* The order records are delivered in (ps_reader_opts.order). */
+PS_API enum ps_order ps_reader_order(const struct ps_reader *reader);
 /* The capture was written on a machine of the other byte order. */
 PS_API bool ps_reader_is_swapped(const struct ps_reader *reader);
 /* The input is a pystitch archive; then *perf_data_mtime (when not NULL)
@@ -428,6 +480,9 @@ enum ps_user_record_type {
 };
 /* Kernel record types newer than Linux 6.1's headers. */
 #define PS_RECORD_CALLCHAIN_DEFERRED 22
+/* Callchain context of Linux 6.19+: the user part was deferred; the next
+ * entry is the cookie of the CALLCHAIN_DEFERRED record that holds it. */
+#define PS_CONTEXT_USER_DEFERRED ((uint64_t)-640)
 
 /* Record type name as perf spells it ("PERF_RECORD_SAMPLE"), or NULL for
  * an unknown type. A static string. */
@@ -778,6 +833,61 @@ struct ps_reader_stats {
 PS_API const struct ps_reader_stats *ps_reader_stats(const struct ps_reader *reader);
 
 /* ------------------------------------------------------------------ */
+/* The machine model: threads and address spaces along the records     */
+/* ------------------------------------------------------------------ */
+
+/* The threads and maps of a capture as perf keeps them while it delivers
+ * the records (COMM, FORK, EXIT, MMAP, MMAP2 and the samples that make
+ * threads), for a reader of records (ps_reader_next()) that wants to know
+ * what perf knew at each sample: `perf report -D`'s " ... thread:" and
+ * " ...... dso:" lines. */
+struct ps_model;
+
+struct ps_model_opts {
+	size_t sz; /* sizeof(struct ps_model_opts): see PS_OPTS() */
+	/* Where kernel symbols come from, as in ps_session_opts; they say
+	 * how far the kernel's map reaches once perf has loaded it. A
+	 * capture read from an archive uses the archive's instead. */
+	const char *symfs;
+	const char *buildid_dir;
+	const char *kallsyms;
+	ps_log_fn log; /* warnings (kernel symbols not found) */
+	void *log_ctx;
+};
+
+/* A model of reader's capture; reader must outlive it. opts may be NULL.
+ * 0 and *out, or -EINVAL (bad opts), -ENOMEM, with the reason told to
+ * opts->log at PS_LOG_ERROR. */
+PS_API int ps_model_open(const struct ps_reader *reader, const struct ps_model_opts *opts,
+                         struct ps_model **out);
+PS_API void ps_model_close(struct ps_model *model);
+/* Apply one record of reader, in the order ps_reader_next() delivers
+ * them (perf's with PS_ORDER_TIME), every record given once. 0 or
+ * -ENOMEM. */
+PS_API int ps_model_apply(struct ps_model *model, const struct ps_event *event);
+
+/* Where a sample ran, as perf's machine__resolve() finds it. */
+struct ps_sample_location {
+	const char *comm; /* the thread's name at the sample's time */
+	int32_t tid;
+	/* The long name of the DSO (the recorded path; "[kernel.kallsyms]",
+	 * "[vdso]", "/tmp/perf-PID.map" for JIT code) of the map holding the
+	 * sampled IP in the address space its cpumode selects; NULL when no
+	 * map holds it. */
+	const char *dso;
+	/* A cpumode perf does not look up (not the host's kernel or user
+	 * space): perf prints "[hypervisor]"; dso is then NULL. */
+	bool hypervisor;
+};
+
+/* The location of a PERF_RECORD_SAMPLE of the reader, before or after it
+ * was applied; a thread not seen before is made, as perf makes it. The
+ * strings are valid until the next ps_model_apply(). 0, -EINVAL (not a
+ * sample), -ENOMEM. */
+PS_API int ps_model_locate(struct ps_model *model, const struct ps_event *sample,
+                           struct ps_sample_location *out);
+
+/* ------------------------------------------------------------------ */
 /* Stacks: samples with their symbolised call stacks                   */
 /* ------------------------------------------------------------------ */
 
@@ -900,6 +1010,37 @@ struct ps_session_opts {
 	 * every worker meets is passed on as often as one session would pass
 	 * it on. At most 64. */
 	unsigned jobs;
+	/* perf script --stitch-lbr: in LBR call graphs (perf record
+	 * --call-graph lbr), a stack whose oldest LBR entries are the ones
+	 * the thread's previous sample held gets the frames that sample saw
+	 * further out, so stacks deeper than the LBR show whole. As perf,
+	 * ps_session_open() turns it off, with a warning, unless the
+	 * capture's events sample branch stacks without user registers and
+	 * stack (and so always in pipe mode, whose events are not known
+	 * then). Needs the LBR depth the CPU_PMU_CAPS feature records. */
+	bool stitch_lbr;
+	/* Told of every record other than a sample, in perf's order, once
+	 * the session has applied it to its model of the processes (perf
+	 * script's --show-*-events print them); ps_session_comm() names
+	 * threads from here. A non-zero return stops ps_session_next(),
+	 * which returns it. NULL: not told. Called on the calling thread. */
+	int (*record)(void *ctx, const struct ps_event *event);
+	void *record_ctx;
+	/* Records in the order of the file, not of their timestamps (perf
+	 * script --show-round-events reads so); COMPRESSED and
+	 * FINISHED_ROUND records reach record then. */
+	bool file_order;
+	/* srclines with the whole path of the source file, not its base
+	 * name (perf script --full-source-path) */
+	bool full_source_path;
+	/* More directories searched like perf_map_dir, after it
+	 * (--perf-map-dir given several times: one per container). The
+	 * perf-*.map and jit-*.dump files of any name in perf_map_dir and
+	 * these are candidates for every process of the capture; a file is
+	 * taken for a process only when its entries account for the
+	 * process's sampled JIT addresses (see pystitch(1), PERF MAPS). */
+	const char *const *perf_map_dirs;
+	size_t nr_perf_map_dirs;
 };
 
 struct ps_frame {
@@ -976,6 +1117,12 @@ PS_API struct ps_reader *ps_session_reader(const struct ps_session *session);
  * the reader), and -ENOMEM. Symbols that cannot be found are not errors:
  * their frames have NULL sym or dso. */
 PS_API int ps_session_next(struct ps_session *session, const struct ps_stack **stack);
+
+/* The name of thread tid of process pid at this point of the reading,
+ * as perf names it: a thread not seen yet is taken in with its process's
+ * name, or ":TID" (perf's machine__findnew_thread()). NULL when out of
+ * memory. Valid until the next call on the session. */
+PS_API const char *ps_session_comm(struct ps_session *session, int32_t pid, int32_t tid);
 
 /* A process of the capture that mapped a CPython interpreter or ran JIT
  * code, and what pystitch found to name its Python frames. */

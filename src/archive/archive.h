@@ -101,6 +101,9 @@ const char *ps_archive_perf_data(const struct ps_archive *archive);
  * archive has none (the path did not exist for the session). Fits
  * ps_file_hooks.resolve (ctx is the archive). */
 const char *ps_archive_resolve(void *archive, const char *path);
+/* The path the index-th archived file was looked up at, NULL past the
+ * last (a ps_file_hooks list function). */
+const char *ps_archive_path_at(void *archive, size_t index);
 /* The kernel symbols file and its kind (KALLSYMS or VMLINUX), or NULL. */
 const char *ps_archive_kernel(const struct ps_archive *archive, enum ps_archive_kind *kind);
 

@@ -567,6 +567,13 @@ const char *ps_archive_resolve(void *ctx, const char *path)
 	return found ? found->local : NULL;
 }
 
+const char *ps_archive_path_at(void *ctx, size_t index)
+{
+	const struct ps_archive *a = ctx;
+
+	return index < a->manifest.nr_files ? a->manifest.files[index].path : NULL;
+}
+
 const char *ps_archive_kernel(const struct ps_archive *a, enum ps_archive_kind *kind)
 {
 	*kind = a->kernel_kind;

@@ -13,6 +13,9 @@ struct ps_file_hooks {
 	/* The local file holding path's contents, or NULL when path does
 	 * not exist there. The string lives as long as the resolver. */
 	const char *(*resolve)(void *ctx, const char *path);
+	/* With a resolver: the index-th path it knows, NULL past the last
+	 * (how the folders of perf maps are listed in an archive). */
+	const char *(*path_at)(void *ctx, size_t index);
 	void *resolve_ctx;
 	ps_file_used_fn used;
 	void *used_ctx;

@@ -60,6 +60,7 @@ struct ps_cli_args {
 	int32_t *pids, *tids, *cpus;
 	char *comm_text;
 	const char **comms;
+	const char **perf_map_dirs; /* every --perf-map-dir, in order */
 };
 
 /* A command's own long options take values from here up, so that they
@@ -129,7 +130,9 @@ int ps_cli_bad_value(const struct ps_cli *cli, const char *option, const char *v
 	"      --python MODE     Python frames, as in `pystitch script`: merged\n" \
 	"                        (default), all, native or only\n" \
 	"      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n" \
-	"                        then next to the capture, then in /tmp\n" \
+	"                        then next to the capture, then in /tmp; may be\n" \
+	"                        given again (one per container): maps of any\n" \
+	"                        name there are matched to processes by content\n" \
 	"      --unwinder KIND   how DWARF stacks are unwound: table (default;\n" \
 	"                        compiled CFI rules, libdwfl for the frames they\n" \
 	"                        cannot express) or libdwfl (libdwfl alone); the\n" \

@@ -10,25 +10,32 @@
 #include "cli.h"
 
 static const char info_usage[] =
-        "usage: pystitch info [-i FILE] [-I] [options]\n"
+        "usage: pystitch info [-i FILE] [-I] [-P] [options]\n"
         "\n"
         "Print the header of a perf.data capture: where and how it was recorded,\n"
-        "its events, and the features perf stored with it. Then, for every\n"
-        "process that ran CPython or JIT code, the interpreter and its version,\n"
-        "and the perf map and jitdump found to name its Python frames (the\n"
-        "whole capture is read for that: a damaged record ends the read with\n"
-        "an error, after the header is printed; -f reads past it).\n"
+        "its events, and the features perf stored with it, byte for byte as\n"
+        "`perf report --header-only` prints them. A file capture's header is all\n"
+        "that is read; a pipe capture's features arrive as records, so the whole\n"
+        "stream is read (a damaged record ends the read with an error, after the\n"
+        "header is printed; -f reads past it).\n"
         "\n"
         "  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
-        "  -I, --show-info       what perf shows only with -I: the CPU topology's\n"
-        "                        sibling lists in place of its \"use -I\" hint\n"
-        "                        (NUMA, cache, memory and hybrid topology are\n"
-        "                        named, as pystitch does not decode them)\n"
+        "  -I, --show-info       what perf shows only with -I: the CPU, NUMA, cache,\n"
+        "                        memory and hybrid topology in place of their\n"
+        "                        \"use -I\" hints\n"
+        "  -P, --pystitch        then pystitch's own lines: the build ids, the size\n"
+        "                        of the tracing data, and for every process that ran\n"
+        "                        CPython or JIT code the interpreter and its version\n"
+        "                        and the perf map and jitdump found to name its\n"
+        "                        Python frames (the whole capture is read for that)\n"
         "      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n"
-        "                        then next to the capture, then in /tmp\n"
+        "                        then next to the capture, then in /tmp; may be\n"
+        "                        given again (one per container): maps of any\n"
+        "                        name there are matched to processes by content\n"
+        "                        (with -P)\n"
         "      --symfs DIR       look for the recorded files under DIR (build-id\n"
-        "                        cache: DIR/.debug)\n"
-        "      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n"
+        "                        cache: DIR/.debug; with -P)\n"
+        "      --buildid-dir DIR perf's build-id cache (default ~/.debug; with -P)\n"
         "  -f, --force           read past damaged records\n"
         "  -q, --quiet           no warnings on stderr\n"
         "  -v, --verbose         more messages on stderr\n"
@@ -70,10 +77,12 @@ static int64_t captured_on(const struct ps_cli *cli, struct ps_session *session)
 
 enum {
 	OPT_SHOW_INFO = 'I',
+	OPT_PYSTITCH = 'P',
 };
 
 struct info_state {
 	bool show_info;
+	bool pystitch;
 };
 
 static int info_option(struct ps_cli *cli, struct ps_cli_args *args, void *state, int opt,
@@ -83,6 +92,8 @@ static int info_option(struct ps_cli *cli, struct ps_cli_args *args, void *state
 
 	if (opt == OPT_SHOW_INFO)
 		st->show_info = true;
+	else if (opt == OPT_PYSTITCH)
+		st->pystitch = true;
 	return 0;
 }
 
@@ -107,10 +118,14 @@ static int info_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 		ps_session_close(session);
 		return ps_cli_out_of_memory(cli);
 	}
-	/* every record: a pipe capture's features arrive as records, and the
-	 * processes are known only at the end */
-	ret = ps_session_read_to_end(session);
-	if (ps_session_python_processes(session, add_python_process, &lines) < 0 && !lines.error)
+	/* every record when a pipe capture's features (which arrive as
+	 * records) or the processes (known only at the end) are wanted; a
+	 * file's features were read with its header */
+	ret = 0;
+	if (st->pystitch || ps_reader_is_pipe(ps_session_reader(session)))
+		ret = ps_session_read_to_end(session);
+	if (st->pystitch && ps_session_python_processes(session, add_python_process, &lines) < 0 &&
+	    !lines.error)
 		lines.error = -ENOMEM;
 	if (fclose(lines.text) != 0 && !lines.error)
 		lines.error = -ENOMEM;
@@ -121,6 +136,7 @@ static int info_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 		                            .sz = sizeof(struct ps_info_opts),
 		                            .captured_on = captured_on(cli, session),
 		                            .show_info = st->show_info,
+		                            .pystitch = st->pystitch,
 		                    },
 		                    ps_output_file_write, out);
 	if (!err && python_len)
@@ -143,6 +159,7 @@ static int info_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 
 static const struct option info_options[] = {
 	{ "show-info", no_argument, NULL, OPT_SHOW_INFO },
+	{ "pystitch", no_argument, NULL, OPT_PYSTITCH },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -153,7 +170,7 @@ const struct ps_cli_command ps_cmd_info = {
 	.help = info_usage,
 	.takes = PS_CLI_TAKES_SYMBOLS | PS_CLI_TAKES_PERF_MAPS,
 	.options = info_options,
-	.short_options = "I",
+	.short_options = "IP",
 	.state_size = sizeof(struct info_state),
 	.option = info_option,
 	.run = info_run,

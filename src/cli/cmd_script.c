@@ -1,10 +1,14 @@
 /* `pystitch script` (the default command): every sample with its stack,
  * as `perf script` prints it, streamed out in large blocks. */
+#define _GNU_SOURCE /* asprintf */
 #include <errno.h>
+#include <limits.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -40,6 +44,9 @@ static const char script_usage[] =
         "      --max-stack N     frames per stack part (default 127, as perf)\n"
         "      --libdw-unwind    print the DWARF stacks perf built with libdw prints\n"
         "                        instead of Debian's perf (libunwind's ends of stacks)\n"
+        "      --stitch-lbr      LBR call graphs (--call-graph lbr): join each stack to\n"
+        "                        the frames the thread's previous sample saw below\n"
+        "                        it, as perf script --stitch-lbr\n"
         "      --python MODE     Python frames of CPython 3.12+ run with -X perf or\n"
         "                        -X perf_jit, or 3.8-3.11 with pystitch_perf:\n"
         "                        merged (default: Python frames replace\n"
@@ -47,11 +54,29 @@ static const char script_usage[] =
         "                        native frame too), native (what perf script prints)\n"
         "                        or only (Python frames alone)\n"
         "      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n"
-        "                        then next to the capture, then in /tmp\n"
+        "                        then next to the capture, then in /tmp; may be\n"
+        "                        given again (one per container): maps of any\n"
+        "                        name there are matched to processes by content\n"
         "      --unwinder KIND   how DWARF stacks are unwound: table (default;\n"
         "                        compiled CFI rules, libdwfl for the frames they\n"
         "                        cannot express) or libdwfl (libdwfl alone); the\n"
         "                        output is the same\n" PS_CLI_JOBS_HELP
+        "      --reltime         times from the first sample\n"
+        "      --deltatime       times from the previous sample\n"
+        "      --inline          frames for inlined functions (the default)\n"
+        "  -S, --symbols LIST    only samples in these functions\n"
+        "      --dsos LIST       only samples in these objects (file names or paths)\n"
+        "      --header          print the capture's header first (as perf report\n"
+        "                        --header-only); --header-only: the header alone\n"
+        "  -I, --show-info       the header's CPU and NUMA topology too\n"
+        "      --show-task-events, --show-mmap-events, --show-switch-events,\n"
+        "      --show-namespace-events, --show-cgroup-events, --show-lost-events,\n"
+        "      --show-round-events, --show-bpf-events, --show-text-poke-events\n"
+        "                        print those records too, as perf script does\n"
+        "      --per-event-dump  each event's lines into FILE.EVENT.dump\n"
+        "      --full-source-path srclines with the whole path of the file\n"
+        "      --show-kernel-path, --demangle, --demangle-kernel,\n"
+        "      --max-blocks N    taken as perf takes them (see the man page)\n"
         "  -f, --force           stop quietly at a damaged record\n"
         "  -q, --quiet           no progress line and no warnings on stderr\n"
         "  -v, --verbose         more messages on stderr\n"
@@ -61,12 +86,137 @@ enum {
 	OPT_NS = PS_OPT_COMMAND_FIRST,
 	OPT_MAX_STACK,
 	OPT_LIBDW,
+	OPT_RELTIME,
+	OPT_DELTATIME,
+	OPT_INLINE,
+	OPT_DSOS,
+	OPT_HEADER,
+	OPT_HEADER_ONLY,
+	OPT_PER_EVENT_DUMP,
+	OPT_SHOW_KERNEL_PATH,
+	OPT_DEMANGLE,
+	OPT_DEMANGLE_KERNEL,
+	OPT_STITCH_LBR,
+	OPT_MAX_BLOCKS,
+	OPT_FULL_SOURCE_PATH,
+	OPT_SHOW_FIRST, /* one per PS_SCRIPT_SHOW_* bit, in its order */
+	OPT_LEFT_OUT_FIRST = 1000, /* one per left_out[] entry, in its order */
 };
 
 struct script_state {
 	const char *fields;
-	bool ns;
+	bool ns, reltime, deltatime, header, header_only, show_info, per_event_dump;
+	bool show_kernel_path;
+	uint32_t show_events;
+	char *symbols_text, *dsos_text;
+	const char **symbols, **dsos;
+	size_t nr_symbols, nr_dsos;
 };
+
+/* The options of perf 6.1's `perf script -h` pystitch leaves out, each
+ * with why (the man page has the list): refused in one line naming it,
+ * not the usage. X(name, getopt argument, why); script_options[] lists
+ * them in this order. */
+#define LEFT_OUT(X)                                                                                \
+	X("script", required_argument, "runs Perl/Python scripts in perf")                         \
+	X("gen-script", required_argument, "writes a perf script skeleton")                        \
+	X("list", optional_argument, "lists perf's scripts")                                       \
+	X("list-dlfilters", no_argument, "lists perf's dlfilters")                                 \
+	X("dlfilter", required_argument, "loads perf dlfilter plugins")                            \
+	X("dlarg", required_argument, "an argument of --dlfilter")                                 \
+	X("itrace", optional_argument, "decodes hardware traces (Intel PT, CoreSight)")            \
+	X("insn-trace", optional_argument, "decodes hardware traces")                              \
+	X("call-trace", no_argument, "decodes hardware traces")                                    \
+	X("call-ret-trace", no_argument, "decodes hardware traces")                                \
+	X("graph-function", required_argument, "filters decoded hardware traces")                  \
+	X("xed", no_argument, "disassembles hardware traces with Intel XED")                       \
+	X("no-demangle", no_argument, "not supported yet: symbols are always demangled")           \
+	X("dump-raw-trace", no_argument, "that is `pystitch dump`")                                \
+	X("dump-unsorted-raw-trace", no_argument, "that is `pystitch dump`")                       \
+	X("debug-mode", no_argument, "checks perf's own event ordering")                           \
+	X("Latency", no_argument, "tracepoint latency fields: not supported yet")                  \
+	X("switch-on", required_argument, "not supported yet")                                     \
+	X("switch-off", required_argument, "not supported yet")                                    \
+	X("show-on-off-events", no_argument, "not supported yet")                                  \
+	X("stop-bt", required_argument, "not supported yet")                                       \
+	X("addr-range", required_argument, "not supported yet")                                    \
+	X("guestmount", required_argument, "reads guest machines' symbols")                        \
+	X("guestvmlinux", required_argument, "reads guest machines' symbols")                      \
+	X("guestkallsyms", required_argument, "reads guest machines' symbols")                     \
+	X("guestmodules", required_argument, "reads guest machines' symbols")                      \
+	X("guest-code", no_argument, "reads guest machines' code")                                 \
+	X("all-cpus", no_argument, "belongs to `perf script record`")
+
+static const struct {
+	const char *name;
+	const char *why;
+} left_out[] = {
+#define LEFT_OUT_WHY(name, has_arg, why) { name, why },
+	LEFT_OUT(LEFT_OUT_WHY)
+#undef LEFT_OUT_WHY
+};
+#define NR_LEFT_OUT (sizeof(left_out) / sizeof(left_out[0]))
+
+static const char *const show_names[] = {
+	"show-task-events",      "show-mmap-events",   "show-switch-events",
+	"show-namespace-events", "show-cgroup-events", "show-lost-events",
+	"show-round-events",     "show-bpf-events",    "show-text-poke-events",
+};
+#define NR_SHOW (sizeof(show_names) / sizeof(show_names[0]))
+
+/* perf's short letters of the options left out */
+static const struct {
+	char letter;
+	const char *name;
+} left_out_letters[] = {
+	{ 's', "script" },         { 'g', "gen-script" }, { 'l', "list" },     { 'L', "Latency" },
+	{ 'D', "dump-raw-trace" }, { 'd', "debug-mode" }, { 'a', "all-cpus" },
+};
+
+static int refuse(const struct ps_cli *cli, int opt)
+{
+	const char *name = NULL;
+
+	if (opt >= OPT_LEFT_OUT_FIRST && opt < OPT_LEFT_OUT_FIRST + (int)NR_LEFT_OUT)
+		name = left_out[opt - OPT_LEFT_OUT_FIRST].name;
+	for (size_t i = 0; i < sizeof(left_out_letters) / sizeof(left_out_letters[0]); i++)
+		if (opt == left_out_letters[i].letter)
+			name = left_out_letters[i].name;
+	for (size_t i = 0; name && i < NR_LEFT_OUT; i++)
+		if (strcmp(left_out[i].name, name) == 0) {
+			ps_cli_command_error(cli, "--%s: left out (%s; see the man page)", name,
+			                     left_out[i].why);
+			return PS_EXIT_USAGE;
+		}
+	return 0;
+}
+
+static int split_list(const char *arg, char **text, const char ***out, size_t *nr)
+{
+	size_t cap = 0;
+
+	free(*text);
+	free(*out);
+	*out = NULL;
+	*nr = 0;
+	*text = strdup(arg);
+	if (!*text)
+		return -ENOMEM;
+	for (char *save = NULL, *t = strtok_r(*text, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (*nr == cap) {
+			const char **n;
+
+			cap = cap ? cap * 2 : 8;
+			n = realloc(*out, cap * sizeof(**out));
+			if (!n)
+				return -ENOMEM;
+			*out = n;
+		}
+		(*out)[(*nr)++] = t;
+	}
+	return 0;
+}
 
 static int script_option(struct ps_cli *cli, struct ps_cli_args *args, void *state, int opt,
                          const char *arg)
@@ -95,6 +245,65 @@ static int script_option(struct ps_cli *cli, struct ps_cli_args *args, void *sta
 	case OPT_LIBDW:
 		o->unwind_style = PS_UNWIND_PERF_LIBDW;
 		break;
+	case OPT_RELTIME:
+		st->reltime = true;
+		break;
+	case OPT_DELTATIME:
+		st->deltatime = true;
+		break;
+	case OPT_INLINE:
+		o->no_inline = false;
+		break;
+	case 'S':
+		if (split_list(arg, &st->symbols_text, &st->symbols, &st->nr_symbols))
+			return ps_cli_out_of_memory(cli);
+		break;
+	case OPT_DSOS:
+		if (split_list(arg, &st->dsos_text, &st->dsos, &st->nr_dsos))
+			return ps_cli_out_of_memory(cli);
+		break;
+	case OPT_HEADER:
+		st->header = true;
+		break;
+	case OPT_HEADER_ONLY:
+		st->header = st->header_only = true;
+		break;
+	case 'I':
+		st->show_info = true;
+		break;
+	case OPT_PER_EVENT_DUMP:
+		st->per_event_dump = true;
+		break;
+	case OPT_FULL_SOURCE_PATH:
+		o->full_source_path = true;
+		break;
+	case OPT_STITCH_LBR:
+		o->stitch_lbr = true; /* the session switches it off as perf */
+		break;
+	case OPT_SHOW_KERNEL_PATH:
+		st->show_kernel_path = true;
+		break;
+	case OPT_DEMANGLE:
+	case OPT_DEMANGLE_KERNEL:
+		/* what perf prints for captures read with kallsyms: the
+		 * kernel's path is its name, C++ names are demangled (as
+		 * pystitch always does), kernel names are not mangled */
+		break;
+	case OPT_MAX_BLOCKS: {
+		char *end;
+		long n = strtol(arg, &end, 10);
+
+		/* only brstackinsn prints blocks */
+		if (*end || end == arg || n < 0)
+			return ps_cli_bad_value(cli, "--max-blocks", arg);
+		break;
+	}
+	default:
+		if (opt >= OPT_SHOW_FIRST && opt < OPT_SHOW_FIRST + (int)NR_SHOW) {
+			st->show_events |= 1u << (opt - OPT_SHOW_FIRST);
+			break;
+		}
+		return refuse(cli, opt);
 	}
 	return 0;
 }
@@ -104,59 +313,317 @@ static int write_stdout(void *ctx, const void *data, size_t size)
 	return ps_output_file_write(ctx, data, size);
 }
 
+/* One output: standard output, or with --per-event-dump one file per
+ * event (FILE.EVENT.dump), each with its writer. */
+struct script_out {
+	struct ps_output_file *file;
+	struct ps_script *script;
+	char *path;
+	uint64_t samples, bytes;
+};
+
+struct script_run {
+	struct ps_cli *cli;
+	struct ps_session *session;
+	struct script_out *outs; /* [0] standard output, then one per event */
+	size_t nr_outs;
+	bool per_event;
+	/* --header of a pipe: perf prints the features as their records
+	 * arrive, before any sample or record; printed before the first */
+	const struct script_state *pending_header;
+};
+
+static int write_header(struct script_run *run, const struct script_state *st);
+
+static int write_pending_header(struct script_run *run)
+{
+	const struct script_state *st = run->pending_header;
+
+	run->pending_header = NULL;
+	return st ? write_header(run, st) : 0;
+}
+
+static int count_write(void *ctx, const void *data, size_t size)
+{
+	struct script_out *o = ctx;
+
+	o->bytes += size;
+	return ps_output_file_write(o->file, data, size);
+}
+
+/* --show-*-events: the session tells of every record; the writer on
+ * standard output (perf prints them there, even with --per-event-dump)
+ * says which it prints. */
+static int on_record(void *ctx, const struct ps_event *event)
+{
+	struct script_run *run = ctx;
+	struct ps_script *script = run->outs[0].script;
+	const char *comm = NULL;
+	int32_t pid, tid;
+
+	if (!ps_script_shows_record(script, event, &pid, &tid))
+		return 0;
+	int err = write_pending_header(run);
+	if (err)
+		return err;
+	if (tid != -1 && !(comm = ps_session_comm(run->session, pid, tid)))
+		return -ENOMEM;
+	return ps_script_write_record(script, event, comm);
+}
+
+static bool in_names(const char *const *names, size_t nr, const char *name)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* -S and --dsos: perf looks at the symbol and the object of the sampled
+ * address (the outermost frame of its inline chain); a sample without a
+ * symbol (an object) is left out. */
+static bool stack_wanted(const struct script_state *st, const struct ps_stack *stack)
+{
+	const struct ps_frame *f = NULL;
+
+	if (!st->nr_symbols && !st->nr_dsos)
+		return true;
+	for (size_t i = 0; i < stack->nr_frames && !f; i++)
+		if (!stack->frames[i].inlined)
+			f = &stack->frames[i];
+	if (!f)
+		return false;
+	if (st->nr_symbols && (!f->sym || !in_names(st->symbols, st->nr_symbols, f->sym)))
+		return false;
+	if (st->nr_dsos) {
+		const char *base;
+
+		if (!f->dso)
+			return false;
+		/* perf's short name of a file is its base name */
+		base = f->dso[0] == '[' || !strrchr(f->dso, '/') ? f->dso
+		                                                 : strrchr(f->dso, '/') + 1;
+		if (!in_names(st->dsos, st->nr_dsos, base) &&
+		    !in_names(st->dsos, st->nr_dsos, f->dso))
+			return false;
+	}
+	return true;
+}
+
+/* What perf prints as "captured on": the file's modification time (as
+ * `pystitch info` has it). */
+static int64_t captured_on(const struct ps_cli *cli, struct ps_session *session)
+{
+	int64_t archived_mtime;
+	struct stat st;
+
+	if (ps_reader_is_archive(ps_session_reader(session), &archived_mtime))
+		return archived_mtime;
+	if (strcmp(cli->input, "-") == 0 ? fstat(0, &st) == 0 : stat(cli->input, &st) == 0)
+		return st.st_mtime;
+	return 0;
+}
+
+static int open_out(struct script_run *run, const struct script_state *st,
+                    const struct ps_session_opts *opts, struct script_out *o)
+{
+	return ps_script_open(ps_session_reader(run->session),
+	                      &(struct ps_script_opts){ .sz = sizeof(struct ps_script_opts),
+	                                                .fields = st->fields,
+	                                                .hide_call_graph = opts->no_callchain,
+	                                                .ns = st->ns,
+	                                                .write = count_write,
+	                                                .write_ctx = o,
+	                                                .reltime = st->reltime,
+	                                                .deltatime = st->deltatime,
+	                                                .show_events = st->show_events,
+	                                                .cpus = opts->cpus,
+	                                                .nr_cpus = opts->nr_cpus },
+	                      &o->script);
+}
+
+/* perf's files are named after the input and each event. */
+static int open_outs(struct script_run *run, const struct script_state *st,
+                     const struct ps_session_opts *opts)
+{
+	const struct ps_reader *reader = ps_session_reader(run->session);
+	size_t nr = run->per_event ? ps_reader_nr_attrs(reader) : 0;
+
+	run->outs = calloc(nr + 1, sizeof(*run->outs));
+	if (!run->outs)
+		return -ENOMEM;
+	run->nr_outs = nr + 1;
+	if (ps_output_file_open_fd(STDOUT_FILENO, &run->outs[0].file) ||
+	    open_out(run, st, opts, &run->outs[0]))
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		struct script_out *o = &run->outs[i + 1];
+		const char *name = ps_reader_attr(reader, i)->name;
+		int err;
+
+		if (asprintf(&o->path, "%s.%s.dump", run->cli->input, name) < 0) {
+			o->path = NULL;
+			return -ENOMEM;
+		}
+		err = ps_output_file_open(o->path, &o->file);
+		if (err) {
+			ps_cli_command_error(run->cli, "cannot write %s: %s", o->path,
+			                     strerror(-err));
+			return -EIO;
+		}
+		if (open_out(run, st, opts, o))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static struct script_out *out_of(struct script_run *run, const struct ps_stack *stack)
+{
+	if (!run->per_event)
+		return &run->outs[0];
+	return &run->outs[1 + stack->event->attr->index];
+}
+
+/* perf's closing lines of --per-event-dump: each file's size as fstat()
+ * had it, with stdio's 4 KiB buffer not yet written out. */
+static int per_event_summary(struct script_run *run)
+{
+	for (size_t i = 1; i < run->nr_outs; i++) {
+		struct script_out *o = &run->outs[i];
+		uint64_t written = o->bytes ? (o->bytes - 1) / 4096 * 4096 : 0;
+		char line[PATH_MAX + 128];
+		int n;
+
+		n = snprintf(
+		        line, sizeof(line), "[ perf script: Wrote %.3f MB %s (%llu samples) ]\n",
+		        (double)written / 1024.0 / 1024.0, o->path, (unsigned long long)o->samples);
+		if (n < 0 || (size_t)n >= sizeof(line) ||
+		    ps_output_file_write(run->outs[0].file, line, (size_t)n))
+			return -EIO;
+	}
+	return 0;
+}
+
+static void close_outs(struct script_run *run, bool keep)
+{
+	for (size_t i = 0; i < run->nr_outs; i++) {
+		struct script_out *o = &run->outs[i];
+
+		ps_script_close(o->script);
+		if (i && keep && o->file)
+			ps_output_file_commit(o->file);
+		else
+			ps_output_file_abort(o->file);
+		free(o->path);
+	}
+	free(run->outs);
+	run->outs = NULL;
+}
+
+static int write_header(struct script_run *run, const struct script_state *st)
+{
+	return ps_info_write(
+	        ps_session_reader(run->session),
+	        &(struct ps_info_opts){ .sz = sizeof(struct ps_info_opts),
+	                                .captured_on = captured_on(run->cli, run->session),
+	                                .show_info = st->show_info },
+	        write_stdout, run->outs[0].file);
+}
+
 static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 {
 	struct script_state *st = state;
 	struct ps_session_opts *opts = &args->opts;
-	struct ps_output_file *out = NULL;
-	struct ps_session *session = NULL;
-	struct ps_script *script = NULL;
+	struct script_run run = { .cli = cli, .per_event = st->per_event_dump };
 	const struct ps_stack *stack;
-	int status, ret, err = 0;
+	int status = 0, ret = 0, err = 0;
 
+	if (st->show_kernel_path && opts->vmlinux) {
+		/* perf prints the vmlinux path of kernel frames then */
+		ps_cli_command_error(cli, "--show-kernel-path with --vmlinux: not supported yet");
+		status = PS_EXIT_USAGE;
+		goto out;
+	}
 	/* source lines cost a DWARF line lookup per frame: only on request */
 	opts->srcline = ps_script_fields_need_srcline(st->fields);
 	ps_cli_session_defaults(args);
-	status = ps_cli_session_open(cli, args, &session);
+	if (st->show_events) {
+		opts->record = on_record;
+		opts->record_ctx = &run;
+		opts->file_order = st->show_events & PS_SCRIPT_SHOW_ROUND;
+	}
+	status = ps_cli_session_open(cli, args, &run.session);
 	if (status)
-		return status;
-	if (ps_output_file_open_fd(STDOUT_FILENO, &out) ||
-	    ps_script_open(ps_session_reader(session),
-	                   &(struct ps_script_opts){ .sz = sizeof(struct ps_script_opts),
-	                                             .fields = st->fields,
-	                                             .hide_call_graph = opts->no_callchain,
-	                                             .ns = st->ns,
-	                                             .write = write_stdout,
-	                                             .write_ctx = out },
-	                   &script)) {
+		goto out;
+	err = open_outs(&run, st, opts);
+	if (err == -EIO) {
+		status = PS_EXIT_USAGE;
+		goto out;
+	}
+	if (err) {
 		status = ps_cli_out_of_memory(cli);
 		goto out;
 	}
+	if (st->header && !st->header_only && ps_reader_is_pipe(ps_session_reader(run.session)))
+		run.pending_header = st;
+	else if (st->header && (err = write_header(&run, st)))
+		goto written;
+	if (st->header_only)
+		goto written;
 	ps_progress_start(cli->progress, "samples", cli->quiet, true);
-	while ((ret = ps_session_next(session, &stack)) > 0) {
-		ps_progress_tick(cli->progress, ps_session_reader(session));
-		err = ps_script_write(script, stack);
+	while ((ret = ps_session_next(run.session, &stack)) > 0) {
+		struct script_out *o;
+
+		ps_progress_tick(cli->progress, ps_session_reader(run.session));
+		if (!stack_wanted(st, stack))
+			continue;
+		o = out_of(&run, stack);
+		o->samples++;
+		err = write_pending_header(&run);
+		if (!err)
+			err = ps_script_write(o->script, stack);
 		if (err)
 			break;
 	}
 	ps_progress_end(cli->progress);
+	if (ret < 0 && !ps_session_errmsg(run.session)[0]) {
+		/* the record callback's writer failed: its fields, or the
+		 * output */
+		err = ps_script_errmsg(run.outs[0].script)[0] ? -EINVAL : ret;
+		ret = 0;
+	}
+written:
+	if (!err && ret >= 0)
+		err = write_pending_header(&run);
+	for (size_t i = 0; !err && i < run.nr_outs; i++)
+		err = ps_script_flush(run.outs[i].script);
+	if (!err && run.per_event && ret >= 0)
+		err = per_event_summary(&run);
 	if (err == -EINVAL) {
-		ps_cli_command_error(cli, "%s", ps_script_errmsg(script));
+		for (size_t i = 0; i < run.nr_outs; i++)
+			if (ps_script_errmsg(run.outs[i].script)[0]) {
+				ps_cli_command_error(cli, "%s",
+				                     ps_script_errmsg(run.outs[i].script));
+				break;
+			}
 		status = PS_EXIT_USAGE;
 		goto out;
 	}
-	if (err || ps_script_flush(script)) {
+	if (err) {
 		ps_cli_command_error(cli, "cannot write output");
 		status = PS_EXIT_USAGE;
 	}
 	if (ret < 0) {
-		ps_cli_error(cli, "%s", ps_session_errmsg(session));
+		ps_cli_error(cli, "%s", ps_session_errmsg(run.session));
 		status = ps_cli_status(ret);
 	}
 out:
-	ps_script_close(script);
-	ps_output_file_abort(out);
-	ps_session_close(session);
+	close_outs(&run, !status);
+	ps_session_close(run.session);
+	free(st->symbols);
+	free(st->symbols_text);
+	free(st->dsos);
+	free(st->dsos_text);
 	return status;
 }
 
@@ -166,6 +633,59 @@ static const struct option script_options[] = {
 	{ "ns", no_argument, NULL, OPT_NS },
 	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 	{ "libdw-unwind", no_argument, NULL, OPT_LIBDW },
+	{ "reltime", no_argument, NULL, OPT_RELTIME },
+	{ "deltatime", no_argument, NULL, OPT_DELTATIME },
+	{ "inline", no_argument, NULL, OPT_INLINE },
+	{ "symbols", required_argument, NULL, 'S' },
+	{ "dsos", required_argument, NULL, OPT_DSOS },
+	{ "header", no_argument, NULL, OPT_HEADER },
+	{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
+	{ "show-info", no_argument, NULL, 'I' },
+	{ "per-event-dump", no_argument, NULL, OPT_PER_EVENT_DUMP },
+	{ "show-kernel-path", no_argument, NULL, OPT_SHOW_KERNEL_PATH },
+	{ "demangle", no_argument, NULL, OPT_DEMANGLE },
+	{ "demangle-kernel", no_argument, NULL, OPT_DEMANGLE_KERNEL },
+	{ "stitch-lbr", no_argument, NULL, OPT_STITCH_LBR },
+	{ "max-blocks", required_argument, NULL, OPT_MAX_BLOCKS },
+	{ "full-source-path", no_argument, NULL, OPT_FULL_SOURCE_PATH },
+	{ "show-task-events", no_argument, NULL, OPT_SHOW_FIRST + 0 },
+	{ "show-mmap-events", no_argument, NULL, OPT_SHOW_FIRST + 1 },
+	{ "show-switch-events", no_argument, NULL, OPT_SHOW_FIRST + 2 },
+	{ "show-namespace-events", no_argument, NULL, OPT_SHOW_FIRST + 3 },
+	{ "show-cgroup-events", no_argument, NULL, OPT_SHOW_FIRST + 4 },
+	{ "show-lost-events", no_argument, NULL, OPT_SHOW_FIRST + 5 },
+	{ "show-round-events", no_argument, NULL, OPT_SHOW_FIRST + 6 },
+	{ "show-bpf-events", no_argument, NULL, OPT_SHOW_FIRST + 7 },
+	{ "show-text-poke-events", no_argument, NULL, OPT_SHOW_FIRST + 8 },
+	/* left out: each has the value of its place in left_out[] */
+	{ "script", required_argument, NULL, OPT_LEFT_OUT_FIRST + 0 },
+	{ "gen-script", required_argument, NULL, OPT_LEFT_OUT_FIRST + 1 },
+	{ "list", optional_argument, NULL, OPT_LEFT_OUT_FIRST + 2 },
+	{ "list-dlfilters", no_argument, NULL, OPT_LEFT_OUT_FIRST + 3 },
+	{ "dlfilter", required_argument, NULL, OPT_LEFT_OUT_FIRST + 4 },
+	{ "dlarg", required_argument, NULL, OPT_LEFT_OUT_FIRST + 5 },
+	{ "itrace", optional_argument, NULL, OPT_LEFT_OUT_FIRST + 6 },
+	{ "insn-trace", optional_argument, NULL, OPT_LEFT_OUT_FIRST + 7 },
+	{ "call-trace", no_argument, NULL, OPT_LEFT_OUT_FIRST + 8 },
+	{ "call-ret-trace", no_argument, NULL, OPT_LEFT_OUT_FIRST + 9 },
+	{ "graph-function", required_argument, NULL, OPT_LEFT_OUT_FIRST + 10 },
+	{ "xed", no_argument, NULL, OPT_LEFT_OUT_FIRST + 11 },
+	{ "no-demangle", no_argument, NULL, OPT_LEFT_OUT_FIRST + 12 },
+	{ "dump-raw-trace", no_argument, NULL, OPT_LEFT_OUT_FIRST + 13 },
+	{ "dump-unsorted-raw-trace", no_argument, NULL, OPT_LEFT_OUT_FIRST + 14 },
+	{ "debug-mode", no_argument, NULL, OPT_LEFT_OUT_FIRST + 15 },
+	{ "Latency", no_argument, NULL, OPT_LEFT_OUT_FIRST + 16 },
+	{ "switch-on", required_argument, NULL, OPT_LEFT_OUT_FIRST + 17 },
+	{ "switch-off", required_argument, NULL, OPT_LEFT_OUT_FIRST + 18 },
+	{ "show-on-off-events", no_argument, NULL, OPT_LEFT_OUT_FIRST + 19 },
+	{ "stop-bt", required_argument, NULL, OPT_LEFT_OUT_FIRST + 20 },
+	{ "addr-range", required_argument, NULL, OPT_LEFT_OUT_FIRST + 21 },
+	{ "guestmount", required_argument, NULL, OPT_LEFT_OUT_FIRST + 22 },
+	{ "guestvmlinux", required_argument, NULL, OPT_LEFT_OUT_FIRST + 23 },
+	{ "guestkallsyms", required_argument, NULL, OPT_LEFT_OUT_FIRST + 24 },
+	{ "guestmodules", required_argument, NULL, OPT_LEFT_OUT_FIRST + 25 },
+	{ "guest-code", no_argument, NULL, OPT_LEFT_OUT_FIRST + 26 },
+	{ "all-cpus", no_argument, NULL, OPT_LEFT_OUT_FIRST + 27 },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -177,7 +697,7 @@ const struct ps_cli_command ps_cmd_script = {
 	.help = script_usage,
 	.takes = PS_CLI_TAKES_SESSION,
 	.options = script_options,
-	.short_options = "F:G",
+	.short_options = "F:GS:Is:g:l::LDda",
 	.state_size = sizeof(struct script_state),
 	.option = script_option,
 	.run = script_run,

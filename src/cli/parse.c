@@ -297,9 +297,21 @@ static int apply_option(struct ps_cli_args *a, int opt, const char *arg)
 		return 0;
 	case PS_OPT_PYTHON:
 		return parse_python_mode(arg, &o->python);
-	case PS_OPT_PERF_MAP_DIR:
-		o->perf_map_dir = arg;
+	case PS_OPT_PERF_MAP_DIR: {
+		/* several: one directory per container; the first is also
+		 * perf_map_dir, which an archive records */
+		const char **dirs =
+		        realloc(a->perf_map_dirs, (o->nr_perf_map_dirs + 1) * sizeof(*dirs));
+
+		if (!dirs)
+			return -ENOMEM;
+		dirs[o->nr_perf_map_dirs++] = arg;
+		a->perf_map_dirs = dirs;
+		o->perf_map_dirs = dirs;
+		if (!o->perf_map_dir)
+			o->perf_map_dir = arg;
 		return 0;
+	}
 	case 'j': {
 		char *end;
 		long n;
@@ -336,9 +348,13 @@ void ps_cli_args_release(struct ps_cli_args *a)
 	free(a->tids);
 	free(a->cpus);
 	free(a->comms);
+	free(a->perf_map_dirs);
 	free(a->comm_text);
 	a->pids = a->tids = a->cpus = NULL;
 	a->comms = NULL;
+	a->perf_map_dirs = NULL;
+	a->opts.perf_map_dirs = NULL;
+	a->opts.nr_perf_map_dirs = 0;
 	a->comm_text = NULL;
 }
 

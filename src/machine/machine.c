@@ -39,6 +39,7 @@ struct ps_machine {
 	struct ps_mapped_object *objects[BUCKETS];
 	struct ps_process kernel;
 	const struct ps_features *features;
+	void (*free_thread_state)(void *state);
 };
 
 static size_t hash_int(int32_t v)
@@ -80,6 +81,18 @@ void ps_machine_set_features(struct ps_machine *machine, const struct ps_feature
 	machine->features = features;
 }
 
+static void free_thread_state(struct ps_machine *machine, struct ps_thread *t)
+{
+	if (t->state && machine->free_thread_state)
+		machine->free_thread_state(t->state);
+	t->state = NULL;
+}
+
+void ps_machine_set_thread_free(struct ps_machine *machine, void (*free_state)(void *state))
+{
+	machine->free_thread_state = free_state;
+}
+
 static void process_free(struct ps_process *p)
 {
 	for (size_t i = 0; i < PS_PROCESS_NR_SLOTS; i++)
@@ -95,6 +108,7 @@ void ps_machine_free(struct ps_machine *machine)
 	for (size_t b = 0; b < BUCKETS; b++) {
 		for (struct ps_thread *t = machine->threads[b], *n; t; t = n) {
 			n = t->next;
+			free_thread_state(machine, t);
 			free(t->comm);
 			free(t);
 		}
@@ -405,6 +419,7 @@ static void remove_thread(struct ps_machine *machine, struct ps_thread *victim)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = victim->next;
+	free_thread_state(machine, victim);
 	free(victim->comm);
 	free(victim);
 }
@@ -534,7 +549,11 @@ static int process_mmap(struct ps_machine *machine, const struct ps_event *ev)
 		return -ENOMEM;
 	const char *name = m->filename ? m->filename : "";
 	char perf_map[40];
-	uint32_t prot = ev->type == PERF_RECORD_MMAP2 ? m->prot : 0;
+	/* an MMAP (not MMAP2) has no prot: perf takes it for executable
+	 * unless its data bit is set (machine__process_mmap_event) */
+	uint32_t prot = ev->type == PERF_RECORD_MMAP2             ? m->prot
+	                : (ev->misc & PERF_RECORD_MISC_MMAP_DATA) ? 0
+	                                                          : PROT_EXEC;
 	uint32_t flags = ev->type == PERF_RECORD_MMAP2 ? m->flags : 0;
 	map.identity = !kernel &&
 	               (is_anon_memory(name) || is_no_dso_memory(name) || (flags & MAP_HUGETLB));
@@ -585,9 +604,14 @@ int ps_machine_process_event(struct ps_machine *machine, const struct ps_event *
 	}
 	case PERF_RECORD_FORK:
 		return process_fork(machine, ev);
-	case PERF_RECORD_EXIT:
-		/* perf keeps exited threads around for later samples */
+	case PERF_RECORD_EXIT: {
+		/* perf keeps exited threads around for later samples; the
+		 * state kept for the samples of a live thread goes */
+		struct ps_thread *t = find_thread(machine, (int32_t)ev->u.fork.tid);
+		if (t)
+			free_thread_state(machine, t);
 		return 0;
+	}
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		return process_mmap(machine, ev);

@@ -62,6 +62,11 @@ struct ps_thread {
 	int32_t pid, tid, ppid;
 	char *comm; /* ":tid" until a COMM names it */
 	bool comm_set;
+	/* One consumer's state for the thread (the pipeline's LBR stitching,
+	 * which perf keeps on its thread), freed with the thread, when it
+	 * exits, and with the machine, by the function
+	 * ps_machine_set_thread_free() gave; NULL: none. */
+	void *state;
 	struct ps_thread *next;
 };
 
@@ -69,6 +74,9 @@ struct ps_machine;
 
 int ps_machine_new(struct ps_machine **out);
 void ps_machine_free(struct ps_machine *machine);
+
+/* The function that frees ps_thread.state (NULL: it is not freed). */
+void ps_machine_set_thread_free(struct ps_machine *machine, void (*free_state)(void *state));
 
 /* Apply COMM, FORK, EXIT, MMAP, MMAP2 (other records are ignored).
  * Returns 0 or -ENOMEM. */

@@ -1,5 +1,14 @@
-/* Private interface of the dump printers: what dump.c and dump_sample.c
- * share. Nothing outside src/output includes this. */
+/* Private interface of the dump printers: what the files of `pystitch
+ * dump` share. Nothing outside src/output includes this.
+ *  - dump.c: each record's frame (its first line, hex dump, timestamp and
+ *    record line), the thread and DSO lines of samples, the public writer;
+ *  - dump_hex.c: the hex dump of a record;
+ *  - dump_kernel.c, dump_user.c: the fields of the kernel's records and of
+ *    perf's own (type >= 64);
+ *  - dump_sample.c: the fields of PERF_RECORD_SAMPLE;
+ *  - dump_stats.c: what is counted from record to record, and the
+ *    statistics that end a dump.
+ * dump.c calls the others; they call nothing but this header's inlines. */
 #ifndef PS_OUTPUT_DUMP_PRIV_H
 #define PS_OUTPUT_DUMP_PRIV_H
 
@@ -14,6 +23,30 @@
  * "0xOFF [0xSIZE]: PERF_RECORD_SAMPLE" prefix. */
 void ps_dump_sample(struct ps_strbuf *out, const struct ps_reader *reader,
                     const struct ps_event *event);
+
+/* What perf prints after "PERF_RECORD_NAME" for a record of the kernel
+ * (type < 64) other than a sample, and for one of perf's own. Both end
+ * with a newline when they print anything; perf prints nothing for some
+ * records, which the newline that starts the next record then ends. */
+void ps_dump_kernel_fields(struct ps_strbuf *out, const struct ps_reader *reader,
+                           const struct ps_event *event);
+void ps_dump_user_fields(struct ps_strbuf *out, const struct ps_reader *reader,
+                         const struct ps_event *event);
+
+/* The hex dump of a record's len bytes (see dump_hex.c). */
+void ps_dump_hex(struct ps_strbuf *out, const uint8_t *data, size_t len);
+
+/* How many times perf delivers a sample to `perf report` (1, or with
+ * PERF_SAMPLE_READ one per read value whose counter moved), each counted
+ * for its event in st (which may be NULL: then only the number). */
+unsigned ps_dump_count_sample(struct ps_dump_state *st, const struct ps_reader *reader,
+                              const struct ps_event *event);
+
+/* perf's default handler of the records `perf report` does not process */
+static inline void ps_dump_unhandled(struct ps_strbuf *out)
+{
+	ps_strbuf_addstr(out, ": unhandled!\n");
+}
 
 /* A few records carry fields the decoded event does not expose (or that
  * perf reads at fixed offsets whatever the layout); those are read from

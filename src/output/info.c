@@ -1,6 +1,7 @@
 /* `pystitch info`: the header and features as perf 6.1's `perf report --header-only` prints
- * them (header.c's print_* printers), plus the build-ids and tracepoint formats perf shows
- * elsewhere or not at all. */
+ * them (header.c's perf_header__fprintf_info and print_* printers; the machine's features
+ * and the BPF programs have files of their own), then, on request, the build-ids and
+ * tracepoint formats perf shows elsewhere or not at all. */
 #include "output/output.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 
 #include "base/opts.h"
+#include "output/info_priv.h"
 #include "output/sink.h"
 
 static bool has_feat(const struct ps_features *f, unsigned bit)
@@ -316,21 +318,8 @@ static void print_clock_data(struct ps_strbuf *out, const struct ps_features *f)
 	               clockid_name(f->clock_data_clockid));
 }
 
-/* CPU_TOPOLOGY with -I: the sibling lists the reader keeps (perf also
- * prints the die siblings and each CPU's core, die and socket ids, which
- * it does not). */
-static void print_cpu_topology(struct ps_strbuf *out, const struct ps_features *f)
-{
-	for (size_t i = 0; i < f->cpu_topology_sibling_cores.nr; i++)
-		ps_strbuf_addf(out, "# sibling sockets : %s\n",
-		               f->cpu_topology_sibling_cores.items[i]);
-	for (size_t i = 0; i < f->cpu_topology_sibling_threads.nr; i++)
-		ps_strbuf_addf(out, "# sibling threads : %s\n",
-		               f->cpu_topology_sibling_threads.items[i]);
-}
-
 static void print_feature(struct ps_strbuf *out, const struct ps_reader *reader,
-                          const struct ps_features *f, unsigned bit, bool show_info)
+                          const struct ps_features *f, unsigned bit)
 {
 	switch (bit) {
 	case PS_FEAT_HOSTNAME:
@@ -364,23 +353,35 @@ static void print_feature(struct ps_strbuf *out, const struct ps_reader *reader,
 	case PS_FEAT_EVENT_DESC:
 		print_event_desc(out, reader);
 		break;
-	/* perf prints these only with -I; without it, this line */
 	case PS_FEAT_CPU_TOPOLOGY:
-		if (show_info) {
-			print_cpu_topology(out, f);
-			break;
-		}
-		ps_strbuf_addf(out, "# %s info available, use -I to display\n",
-		               ps_feature_name(bit));
+		ps_info_print_cpu_topology(out, f);
 		break;
 	case PS_FEAT_NUMA_TOPOLOGY:
+		ps_info_print_numa_topology(out, f);
+		break;
 	case PS_FEAT_CACHE:
+		ps_info_print_cache(out, f);
+		break;
 	case PS_FEAT_MEM_TOPOLOGY:
+		ps_info_print_mem_topology(out, f);
+		break;
 	case PS_FEAT_HYBRID_TOPOLOGY:
-		ps_strbuf_addf(out,
-		               show_info ? "# %s info available, not decoded by pystitch\n"
-		                         : "# %s info available, use -I to display\n",
-		               ps_feature_name(bit));
+		ps_info_print_hybrid_topology(out, f);
+		break;
+	case PS_FEAT_GROUP_DESC:
+		ps_info_print_group_desc(out, reader, f);
+		break;
+	case PS_FEAT_BPF_PROG_INFO:
+		ps_info_print_bpf_prog_info(out, f, !ps_reader_is_pipe(reader));
+		break;
+	case PS_FEAT_BPF_BTF:
+		ps_info_print_bpf_btf(out, f);
+		break;
+	case PS_FEAT_CPU_PMU_CAPS:
+		ps_info_print_cpu_pmu_caps(out, f);
+		break;
+	case PS_FEAT_PMU_CAPS:
+		ps_info_print_pmu_caps(out, f);
 		break;
 	case PS_FEAT_BRANCH_STACK:
 		/* a pipe carries no BRANCH_STACK or STAT record: perf has
@@ -406,8 +407,9 @@ static void print_feature(struct ps_strbuf *out, const struct ps_reader *reader,
 		               f->clockid_res_ns * 1000);
 		break;
 	case PS_FEAT_DIR_FORMAT:
-		ps_strbuf_addf(out, "# directory data version : %" PRIu64 "\n",
-		               f->dir_format_version);
+		/* perf reads the version only into a directory capture, and
+		 * pystitch reads files */
+		ps_strbuf_addstr(out, "# directory data version : 0\n");
 		break;
 	case PS_FEAT_COMPRESSED:
 		ps_strbuf_addf(out, "# compressed : %s, level = %d, ratio = %d\n",
@@ -418,15 +420,23 @@ static void print_feature(struct ps_strbuf *out, const struct ps_reader *reader,
 		print_clock_data(out, f);
 		break;
 	default:
-		/* TRACING_DATA and BUILD_ID: perf prints nothing here (we add
-		 * our own lines at the end). GROUP_DESC, BPF_PROG_INFO, BPF_BTF,
-		 * CPU_PMU_CAPS and PMU_CAPS: not decoded by the reader. */
+		/* TRACING_DATA and BUILD_ID: perf prints nothing (pystitch's
+		 * own lines, with --pystitch, follow perf's text) */
 		break;
 	}
 }
 
-/* Lines perf's header printout lacks: the build-ids (`perf buildid-list`)
- * and how many tracepoint formats the TRACING_DATA held. */
+/* perf's feat_ops[].full_only: printed only with -I, else a hint */
+static bool full_only(unsigned bit)
+{
+	return bit == PS_FEAT_CPU_TOPOLOGY || bit == PS_FEAT_NUMA_TOPOLOGY ||
+	       bit == PS_FEAT_CACHE || bit == PS_FEAT_MEM_TOPOLOGY ||
+	       bit == PS_FEAT_HYBRID_TOPOLOGY;
+}
+
+/* pystitch's own lines (--pystitch), after perf's text: the build-ids
+ * (`perf buildid-list`) and how many tracepoint formats the TRACING_DATA
+ * held. */
 static void print_extras(struct ps_strbuf *out, const struct ps_features *f)
 {
 	if (f->has_tracing_data)
@@ -443,8 +453,17 @@ static void print_extras(struct ps_strbuf *out, const struct ps_features *f)
 	}
 }
 
+static bool damaged(const struct ps_features *f, unsigned bit)
+{
+	return (f->damaged[bit / 64] >> (bit % 64)) & 1;
+}
+
+/* perf_session__fprintf_info(): the frame, and in a file the features
+ * inside it; in a pipe the features arrive as records after perf has
+ * closed the frame, and it prints each as it comes (in bit order, the
+ * order perf record writes them). */
 void ps_info_print(struct ps_strbuf *out, const struct ps_reader *reader, time_t captured_on,
-                   bool show_info)
+                   bool show_info, bool pystitch)
 {
 	const struct ps_features *f = ps_reader_features(reader);
 	bool pipe = ps_reader_is_pipe(reader);
@@ -462,24 +481,34 @@ void ps_info_print(struct ps_strbuf *out, const struct ps_reader *reader, time_t
 	               pipe ? 0 : ps_reader_data_size(reader));
 	ps_strbuf_addf(out, "# feat offset    : %" PRIu64 "\n",
 	               pipe ? 0 : ps_reader_data_offset(reader) + ps_reader_data_size(reader));
-	/* in a pipe the features arrive as records, after perf has closed
-	 * its header block, and it prints them as they come */
 	if (pipe)
 		ps_strbuf_addstr(out, "# ========\n#\n");
-	if (f) {
-		/* a damaged feature was warned about and is left out */
-		for (unsigned bit = 1; bit < PS_FEAT_LAST; bit++)
-			if (has_feat(f, bit) && !((f->damaged[bit / 64] >> (bit % 64)) & 1))
-				print_feature(out, reader, f, bit, show_info);
-		print_extras(out, f);
+	/* a damaged feature was warned about and is left out */
+	for (unsigned bit = 1; f && bit < PS_FEAT_LAST; bit++) {
+		static const struct ps_features unread;
+		unsigned stop = f->perf_stops_at;
+
+		if (!has_feat(f, bit) || damaged(f, bit))
+			continue;
+		/* where perf stops reading features, a pipe ends (perf
+		 * fails); in a file perf prints what it has: nothing read */
+		if (stop && bit >= stop && pipe)
+			break;
+		if (full_only(bit) && !show_info)
+			ps_strbuf_addf(out, "# %s info available, use -I to display\n",
+			               ps_feature_name(bit));
+		else
+			print_feature(out, reader, stop && bit > stop ? &unread : f, bit);
 	}
-	if (pipe)
-		return;
-	ps_strbuf_addstr(out, "# missing features: ");
-	for (unsigned bit = 1; bit < PS_FEAT_LAST; bit++)
-		if (!f || !has_feat(f, bit))
-			ps_strbuf_addf(out, "%s ", str_or_null(ps_feature_name(bit)));
-	ps_strbuf_addstr(out, "\n# ========\n#\n");
+	if (!pipe) {
+		ps_strbuf_addstr(out, "# missing features: ");
+		for (unsigned bit = 1; bit < PS_FEAT_LAST; bit++)
+			if (!f || !has_feat(f, bit))
+				ps_strbuf_addf(out, "%s ", str_or_null(ps_feature_name(bit)));
+		ps_strbuf_addstr(out, "\n# ========\n#\n");
+	}
+	if (pystitch && f)
+		print_extras(out, f);
 }
 
 void ps_info_print_python(struct ps_strbuf *out, const struct ps_python_process *p, bool first)
@@ -534,7 +563,7 @@ int ps_info_write(const struct ps_reader *reader, const struct ps_info_opts *opt
 	if (ps_opts_copy(&o, sizeof(o), opts))
 		return -EINVAL;
 	ps_sink_init(&sink, write, ctx);
-	ps_info_print(&sink.text, reader, (time_t)o.captured_on, o.show_info);
+	ps_info_print(&sink.text, reader, (time_t)o.captured_on, o.show_info, o.pystitch);
 	err = ps_sink_drain(&sink);
 	ps_sink_release(&sink);
 	return err;

@@ -1,6 +1,6 @@
 /* Building a sample's stack of named frames: the recorded callchain as
- * perf walks it (or the sampled IP alone), then the unwound user stack,
- * every address turned into the names perf script prints for it.
+ * perf walks it, the LBR call stack (lbr.c), or the sampled IP alone, then
+ * the unwound user stack.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -8,120 +8,6 @@
 #include <string.h>
 
 #include "pipeline/pipeline_priv.h"
-
-#include "base/array.h"
-
-#define MAX_INLINE 32
-
-static struct ps_frame *push_frame(struct ps_pipeline *pipeline)
-{
-	struct ps_pipeline_stack *stack = &pipeline->stack;
-	struct ps_frame *f;
-
-	if (!ps_array_reserve((void **)&pipeline->frames, &pipeline->cap_frames,
-	                      stack->nr_frames + 1, sizeof(*pipeline->frames), 256))
-		return NULL;
-	stack->frames = pipeline->frames;
-	f = &pipeline->frames[stack->nr_frames++];
-	memset(f, 0, sizeof(*f));
-	return f;
-}
-
-static const struct ps_map *find_frame_map(struct ps_pipeline *pipeline,
-                                           const struct ps_process *process, uint64_t ip)
-{
-	const struct ps_map *map = pipeline->hint_map;
-
-	if (map && pipeline->hint_process == process && ip >= map->start && ip < map->end)
-		return map;
-	map = ps_process_find_map(process, ip);
-	if (map) {
-		pipeline->hint_process = process;
-		pipeline->hint_map = map;
-	}
-	return map;
-}
-
-/* A kernel address no recorded map holds: perf finds it in the kernel
- * map once that map is loaded and covers every kernel symbol (init text,
- * past the _etext where perf record's kernel MMAP ends). */
-static const struct ps_map *kernel_extent_map(struct ps_pipeline *pipeline, uint64_t ip)
-{
-	const struct ps_process *kernel = ps_machine_kernel(pipeline->machine);
-	uint64_t start, end;
-
-	if (!ps_symbols_kernel_extent(pipeline->symbols, &start, &end) || ip < start || ip >= end)
-		return NULL;
-	for (const struct ps_map *map = ps_process_next_map(kernel, NULL); map;
-	     map = ps_process_next_map(kernel, map))
-		if (map->object->kernel && !map->object->module_name &&
-		    strncmp(map->object->name, "[kernel.kallsyms]", 17) == 0)
-			return map;
-	return NULL;
-}
-
-/* Append the frame(s) for one address. cpumode picks the address space;
- * inlines expands inline chains (perf does so for DWARF-unwound frames). */
-static int add_frames(struct ps_pipeline *pipeline, struct ps_process *process, unsigned cpumode,
-                      uint64_t ip, bool inlines)
-{
-	struct ps_frame_name names[MAX_INLINE];
-	const struct ps_map *map = NULL;
-	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL;
-	struct ps_frame *f;
-
-	if (kernel) {
-		map = find_frame_map(pipeline, ps_machine_kernel(pipeline->machine), ip);
-		if (!map)
-			map = kernel_extent_map(pipeline, ip);
-	} else if (cpumode == PERF_RECORD_MISC_USER && process)
-		map = find_frame_map(pipeline, process, ip);
-	if (!map) {
-		f = push_frame(pipeline);
-		if (!f)
-			return -ENOMEM;
-		f->addr = ip;
-		f->ip = ip;
-		f->kernel = kernel;
-		return 0;
-	}
-	/* kernel objects are looked up by raw address, user ones by file offset */
-	uint64_t addr = map->object->kernel || map->identity ? ip : ip - map->start + map->pgoff;
-	size_t n = 0;
-	if (map->object->jit_pid) {
-		/* JIT code: whoever knows it names it */
-		f = push_frame(pipeline);
-		if (!f)
-			return -ENOMEM;
-		f->addr = addr;
-		f->ip = ip;
-		f->dso = map->object->name;
-		if (pipeline->rules->name_jit)
-			pipeline->rules->name_jit(pipeline->rules_ctx, process, map->object, ip, f);
-		return 0;
-	}
-	struct ps_dso *dso = ps_pipeline_object_dso(pipeline, map->object);
-	if (dso)
-		n = ps_dso_resolve(dso, addr, inlines, names, MAX_INLINE);
-	if (n == 0) {
-		names[0] = (struct ps_frame_name){ 0 };
-		n = 1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		f = push_frame(pipeline);
-		if (!f)
-			return -ENOMEM;
-		f->addr = addr;
-		f->ip = ip;
-		f->sym = names[i].sym;
-		f->symoff = names[i].offset;
-		f->inlined = names[i].inlined;
-		f->srcline = names[i].srcline;
-		f->kernel = map->object->kernel;
-		f->dso = ps_pipeline_object_name(map->object);
-	}
-	return 0;
-}
 
 /* The recorded callchain, as perf's thread__resolve_callchain_sample
  * walks it: context markers switch the address space, at most max_stack
@@ -135,24 +21,14 @@ static int add_callchain(struct ps_pipeline *pipeline, struct ps_process *proces
 	for (size_t i = 0; i < sample->callchain_nr && entries < pipeline->max_stack; i++) {
 		uint64_t ip = sample->callchain[i];
 		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
-			switch (ip) {
-			case (uint64_t)PERF_CONTEXT_HV:
-				cpumode = PERF_RECORD_MISC_HYPERVISOR;
-				break;
-			case (uint64_t)PERF_CONTEXT_KERNEL:
-				cpumode = PERF_RECORD_MISC_KERNEL;
-				break;
-			case (uint64_t)PERF_CONTEXT_USER:
-				cpumode = PERF_RECORD_MISC_USER;
-				break;
-			default:
+			if (!ps_pipeline_switch_context(ip, &cpumode)) {
 				pipeline->stack.nr_frames = 0;
 				return 0;
 			}
 			continue;
 		}
 		entries++;
-		int err = add_frames(pipeline, process, cpumode, ip, false);
+		int err = ps_pipeline_add_frames(pipeline, process, cpumode, ip, false);
 		if (err)
 			return err;
 	}
@@ -168,7 +44,7 @@ static void find_user_first(struct ps_pipeline_stack *stack)
 }
 
 int ps_pipeline_begin_stack(struct ps_pipeline *pipeline, const struct ps_event *event,
-                            struct ps_process *process)
+                            struct ps_thread *thread, struct ps_process *process)
 {
 	const struct ps_sample *sample = &event->u.sample;
 	struct ps_pipeline_stack *stack = &pipeline->stack;
@@ -182,12 +58,19 @@ int ps_pipeline_begin_stack(struct ps_pipeline *pipeline, const struct ps_event 
 	stack->has_callchain =
 	        !pipeline->no_callchain && (event->attr->sample_type & PERF_SAMPLE_CALLCHAIN);
 	if (!stack->has_callchain) {
-		err = add_frames(pipeline, process, event->misc & PERF_RECORD_MISC_CPUMODE_MASK,
-		                 sample->ip, false);
+		err = ps_pipeline_add_frames(pipeline, process,
+		                             event->misc & PERF_RECORD_MISC_CPUMODE_MASK,
+		                             sample->ip, false);
 		if (!err && stack->nr_frames)
 			stack->frames[0].addr = sample->ip; /* printed raw without a callchain */
 	} else {
-		err = add_callchain(pipeline, process, sample);
+		err = 0;
+		if (event->attr->branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK)
+			err = ps_pipeline_add_lbr(pipeline, thread, process, event);
+		if (err == 0)
+			err = add_callchain(pipeline, process, sample);
+		else if (err > 0)
+			err = 0;
 	}
 	find_user_first(stack);
 	return err;
@@ -205,8 +88,8 @@ int ps_pipeline_add_unwound(struct ps_pipeline *pipeline, struct ps_process *pro
 	stack->unwound = true;
 	stack->stop = stop;
 	for (int i = 0; i < n; i++) {
-		int err = add_frames(pipeline, process, PERF_RECORD_MISC_USER, pcs[i],
-		                     !pipeline->no_inline);
+		int err = ps_pipeline_add_frames(pipeline, process, PERF_RECORD_MISC_USER, pcs[i],
+		                                 !pipeline->no_inline);
 		if (err)
 			return err;
 	}

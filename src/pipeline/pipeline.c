@@ -35,6 +35,10 @@ int ps_pipeline_new(const struct ps_pipeline_opts *opts, struct ps_pipeline **ou
 		pipeline->max_stack = PS_PIPELINE_MAX_PCS;
 	pipeline->no_inline = o.no_inline;
 	pipeline->no_callchain = o.no_callchain;
+	pipeline->stitch_lbr = o.stitch_lbr;
+	pipeline->max_lbr = ps_pipeline_max_lbr(o.features);
+	pipeline->log = o.symbols.log;
+	pipeline->log_ctx = o.symbols.log_ctx;
 	pipeline->unwind_opts = o.unwind;
 	pipeline->unwind_opts.sz = sizeof(pipeline->unwind_opts);
 	pipeline->unwind_opts.max_frames = pipeline->max_stack;
@@ -42,6 +46,7 @@ int ps_pipeline_new(const struct ps_pipeline_opts *opts, struct ps_pipeline **ou
 		goto nomem;
 	ps_machine_set_features(pipeline->machine, o.features);
 	pipeline->features = o.features;
+	ps_machine_set_thread_free(pipeline->machine, ps_pipeline_free_lbr);
 	err = ps_symbols_new(&o.symbols, &pipeline->symbols);
 	if (err) {
 		snprintf(errmsg, errmsg_size, "cannot set up symbol lookup: %s", strerror(-err));

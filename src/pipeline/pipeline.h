@@ -59,9 +59,12 @@ struct ps_pipeline_opts {
 	unsigned max_stack;
 	bool no_inline; /* no inline frames for unwound PCs */
 	bool no_callchain; /* only the sampled IP (perf script -G) */
-	/* The capture's features (build-ids of the objects); must outlive the
-	 * pipeline. */
+	/* The capture's features (build-ids of the objects, the LBR depth);
+	 * must outlive the pipeline. */
 	const struct ps_features *features;
+	/* perf script --stitch-lbr (the caller checks that the capture has
+	 * LBR call stacks, as perf does) */
+	bool stitch_lbr;
 };
 
 /* 0, -EINVAL (options) or -ENOMEM, with a one-line reason in errmsg. */
@@ -112,6 +115,15 @@ const struct ps_unwind_step *ps_pipeline_steps(struct ps_pipeline *pipeline,
 bool ps_pipeline_replay(struct ps_pipeline *pipeline, struct ps_process *process,
                         const struct ps_unwind_step *steps, size_t n);
 
+/* The map perf's thread__find_map() finds for ip (a sample's IP, say):
+ * in the kernel's address space for PERF_RECORD_MISC_KERNEL, in process's
+ * (which may be NULL) for PERF_RECORD_MISC_USER, none for the other
+ * cpumodes; NULL when no map holds it. Finding the kernel's map loads it
+ * as perf does (see ps_symbols_kernel_extent()). Valid until the next
+ * record is applied. Not for use while a stack is being built. */
+const struct ps_map *ps_pipeline_find_map(struct ps_pipeline *pipeline, struct ps_process *process,
+                                          unsigned cpumode, uint64_t ip);
+
 /* A stack as it is built: the recorded callchain (kernel part, or
  * everything with -g) followed by the unwound user stack, every frame
  * named. */
@@ -126,10 +138,12 @@ struct ps_pipeline_stack {
 	enum ps_unwind_stop stop;
 };
 
-/* Start the stack of a sample of process (which may be NULL): the
- * recorded callchain, or the sampled IP. 0 or -ENOMEM. */
+/* Start the stack of a sample of thread and process (either may be
+ * NULL): the recorded callchain, the LBR call stack (with --stitch-lbr
+ * joined to the thread's earlier ones: the samples of a thread must come
+ * in the capture's order), or the sampled IP. 0 or -ENOMEM. */
 int ps_pipeline_begin_stack(struct ps_pipeline *pipeline, const struct ps_event *event,
-                            struct ps_process *process);
+                            struct ps_thread *thread, struct ps_process *process);
 /* Append the frames of a user stack unwound for it (by
  * ps_pipeline_unwind() here or in another pipeline over the same
  * capture): n PCs and why the walk ended. 0 or -ENOMEM. */

@@ -2,8 +2,11 @@
  *  - pipeline.c: the handle, the rules, applying records;
  *  - maps.c: the DSO of each mapped object and the per-process unwinding
  *    state: maps as the unwinder sees them, unwinding one sample;
+ *  - name.c: the frame(s) of one address;
+ *  - lbr.c: the frames of an LBR call stack, and its stitching;
  *  - frames.c: building a stack of named frames.
- * pipeline.c and frames.c use maps.c; nothing calls back up.
+ * frames.c uses lbr.c and name.c, lbr.c uses name.c, everything uses
+ * maps.c; nothing calls back up.
  */
 #ifndef PS_PIPELINE_PIPELINE_PRIV_H
 #define PS_PIPELINE_PIPELINE_PRIV_H
@@ -17,6 +20,13 @@ struct ps_pipeline {
 	unsigned max_stack;
 	bool no_inline, no_callchain;
 	const struct ps_features *features; /* may be NULL */
+	/* perf script --stitch-lbr, and the LBR depth of the capture's CPU
+	 * (CPU_PMU_CAPS branches=, 0 when not recorded) it needs */
+	bool stitch_lbr;
+	unsigned max_lbr;
+	bool warned_stitch_max, warned_lbr_depth;
+	ps_log_fn log;
+	void *log_ctx;
 	const struct ps_pipeline_rules *rules; /* never NULL */
 	void *rules_ctx;
 
@@ -55,5 +65,35 @@ void ps_pipeline_exec(struct pipeline_process *state, bool flush);
 void ps_pipeline_map_inserted(struct ps_pipeline *pipeline, struct ps_process *process,
                               uint64_t addr);
 void ps_pipeline_forked(struct ps_pipeline *pipeline, struct ps_process *process, bool new_process);
+
+/* ---- name.c --------------------------------------------------------- */
+
+/* Room for one more frame of the stack being built; NULL when out of
+ * memory. The frame is zeroed. */
+struct ps_frame *ps_pipeline_push_frame(struct ps_pipeline *pipeline);
+/* Append the frame(s) for one address. cpumode picks the address space;
+ * inlines expands inline chains (perf does so for DWARF-unwound frames).
+ * 0 or -ENOMEM. */
+int ps_pipeline_add_frames(struct ps_pipeline *pipeline, struct ps_process *process,
+                           unsigned cpumode, uint64_t ip, bool inlines);
+/* A callchain context marker (ip >= PERF_CONTEXT_MAX): the cpumode it
+ * switches to, or false for a marker perf does not know (it then
+ * discards the chain). */
+bool ps_pipeline_switch_context(uint64_t marker, unsigned *cpumode);
+
+/* ---- lbr.c ---------------------------------------------------------- */
+
+/* The callchain of a sample of an event with LBR call stacks
+ * (branch_sample_type CALL_STACK) as perf 6.1 builds it: 1 when the
+ * stack was built, 0 when the recorded callchain is to be walked instead
+ * (the stack is then empty), or -ENOMEM. thread (may be NULL) keeps the
+ * stitching state. */
+int ps_pipeline_add_lbr(struct ps_pipeline *pipeline, struct ps_thread *thread,
+                        struct ps_process *process, const struct ps_event *event);
+/* Free a thread's stitching state (ps_thread.state). */
+void ps_pipeline_free_lbr(void *state);
+/* The LBR depth CPU_PMU_CAPS records (its branches= value read as perf
+ * reads it), 0 when it is not recorded. features may be NULL. */
+unsigned ps_pipeline_max_lbr(const struct ps_features *features);
 
 #endif /* PS_PIPELINE_PIPELINE_PRIV_H */

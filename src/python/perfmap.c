@@ -1,13 +1,12 @@
 /* Perf maps (perf-PID.map: "START SIZE NAME" lines), read in chunks and
  * damage-tolerant; the sorted table of named code ranges that both readers
- * fill; ps_jit_names, which finds one process's files and merges them. */
+ * fill (ps_jit_names, in jitnames.c, picks the files of a process). */
 #include "python/python_priv.h"
 
 #include "base/array.h"
 #include "base/message.h"
 #include "base/opts.h"
 
-#include "base/strbuf.h"
 #include "base/textline.h"
 
 #include <errno.h>
@@ -24,7 +23,6 @@
 #define DEFAULT_MAX_UNWIND_BYTES ((size_t)64 << 20)
 #define MAP_LINE_MAX ((size_t)64 << 10) /* a longer line is damaged */
 #define MAP_CHUNK ((size_t)64 << 10)
-#define SEARCH_DIRS_MAX 3
 
 /* ------------------------------------------------------------------ */
 /* The table                                                           */
@@ -563,197 +561,4 @@ int ps_perf_map_read_file(const char *path, const char *file, const struct ps_ji
 		return err;
 	ps_jit_table_finish(table);
 	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* One process's sources                                               */
-/* ------------------------------------------------------------------ */
-
-struct ps_jit_names {
-	int32_t pid;
-	const struct ps_file_hooks *files;
-	struct ps_jit_limits limits;
-	char *dirs[SEARCH_DIRS_MAX];
-	size_t nr_dirs;
-	bool loaded;
-	int load_result;
-	struct ps_jit_table *map, *dump;
-	char *where;
-	char errmsg[PS_MSG_MAX];
-};
-
-/* Add dir (len bytes) to the search list unless it is there already;
- * trailing slashes do not count. */
-static int add_dir(struct ps_jit_names *names, const char *dir, size_t len)
-{
-	char *copy;
-
-	while (len > 1 && dir[len - 1] == '/')
-		len--;
-	if (len == 0)
-		return 0;
-	for (size_t i = 0; i < names->nr_dirs; i++)
-		if (strlen(names->dirs[i]) == len && memcmp(names->dirs[i], dir, len) == 0)
-			return 0;
-	copy = strndup(dir, len);
-	if (!copy)
-		return -ENOMEM;
-	names->dirs[names->nr_dirs++] = copy;
-	return 0;
-}
-
-int ps_jit_names_new(const struct ps_jit_names_opts *opts, int32_t pid, struct ps_jit_names **out)
-{
-	struct ps_jit_names_opts o;
-	struct ps_jit_names *names;
-	const char *data;
-	int err = 0;
-
-	*out = NULL;
-	if (pid < 0 || ps_opts_copy(&o, sizeof(o), opts))
-		return -EINVAL;
-	names = calloc(1, sizeof(*names));
-	if (!names)
-		return -ENOMEM;
-	names->pid = pid;
-	names->limits = o.limits;
-	names->files = o.files;
-	if (o.perf_map_dir)
-		err = add_dir(names, o.perf_map_dir, strlen(o.perf_map_dir));
-	data = o.perf_data_path;
-	if (!err && data && data[0] && strcmp(data, "-") != 0) {
-		const char *slash = strrchr(data, '/');
-
-		if (!slash)
-			err = add_dir(names, ".", 1);
-		else
-			err = add_dir(names, data, slash == data ? 1 : (size_t)(slash - data));
-	}
-	if (!err)
-		err = add_dir(names, "/tmp", 4);
-	if (err) {
-		ps_jit_names_free(names);
-		return err;
-	}
-	*out = names;
-	return 0;
-}
-
-void ps_jit_names_free(struct ps_jit_names *names)
-{
-	if (!names)
-		return;
-	for (size_t i = 0; i < names->nr_dirs; i++)
-		free(names->dirs[i]);
-	ps_jit_table_free(names->map);
-	ps_jit_table_free(names->dump);
-	free(names->where);
-	free(names);
-}
-
-typedef int (*read_fn)(const char *path, const char *file, const struct ps_jit_limits *limits,
-                       struct ps_jit_table **out);
-
-/* The file from the first directory that has it. 0 (*out set), -ENOENT
- * when no directory has it, or the error reading the first one found. */
-static int find_and_read(struct ps_jit_names *names, const char *pattern, read_fn read_file,
-                         enum ps_file_kind kind, struct ps_jit_table **out)
-{
-	char path[4096];
-	struct ps_jit_table *table = NULL;
-	int err = -ENOENT;
-
-	*out = NULL;
-	for (size_t i = 0; i < names->nr_dirs; i++) {
-		int len = snprintf(path, sizeof(path), pattern, names->dirs[i], (int)names->pid);
-
-		if (len < 0 || (size_t)len >= sizeof(path))
-			continue;
-		const char *file = ps_file_local(names->files, path);
-
-		err = file ? read_file(path, file, &names->limits, &table) : -ENOENT;
-		if (err == -ENOENT || err == -ENOTDIR) {
-			ps_jit_table_free(table);
-			table = NULL;
-			err = -ENOENT;
-			continue;
-		}
-		/* found, even if it could not be used: what it says counts */
-		ps_file_note_used(names->files, path, file, kind);
-		break;
-	}
-	if (err && err != -ENOENT && !names->errmsg[0])
-		snprintf(names->errmsg, sizeof(names->errmsg), "%s",
-		         table && ps_jit_table_errmsg(table) ? ps_jit_table_errmsg(table)
-		                                             : "out of memory");
-	if (err) {
-		ps_jit_table_free(table);
-		return err;
-	}
-	*out = table;
-	return 0;
-}
-
-static char *describe_search(const struct ps_jit_names *names)
-{
-	struct ps_strbuf text = PS_STRBUF_INIT;
-
-	ps_strbuf_addf(&text, "no perf-%d.map or jit-%d.dump in ", (int)names->pid,
-	               (int)names->pid);
-	for (size_t i = 0; i < names->nr_dirs; i++)
-		ps_strbuf_addf(&text, "%s%s", i ? ", " : "", names->dirs[i]);
-	if (ps_strbuf_failed(&text)) {
-		ps_strbuf_release(&text);
-		return NULL;
-	}
-	return text.buf;
-}
-
-int ps_jit_names_load(struct ps_jit_names *names)
-{
-	int map_err, dump_err;
-
-	if (names->loaded)
-		return names->load_result;
-	names->loaded = true;
-	map_err = find_and_read(names, "%s/perf-%d.map", ps_perf_map_read_file, PS_FILE_PERF_MAP,
-	                        &names->map);
-	dump_err = find_and_read(names, "%s/jit-%d.dump", ps_jitdump_read_file, PS_FILE_JITDUMP,
-	                         &names->dump);
-	if (!map_err || !dump_err)
-		names->load_result = (map_err == 0) + (dump_err == 0);
-	else if (map_err == -ENOENT && dump_err == -ENOENT)
-		names->load_result = -ENOENT;
-	else
-		names->load_result = map_err != -ENOENT ? map_err : dump_err;
-	if (names->load_result == -ENOENT) {
-		names->where = describe_search(names);
-		if (!names->where)
-			names->load_result = -ENOMEM;
-	}
-	return names->load_result;
-}
-
-bool ps_jit_names_lookup(struct ps_jit_names *names, uint64_t addr, struct ps_jit_symbol *out)
-{
-	if (!names->loaded)
-		ps_jit_names_load(names);
-	return ps_jit_table_lookup(names->dump, addr, out) ||
-	       ps_jit_table_lookup(names->map, addr, out);
-}
-
-const char *ps_jit_names_where(const struct ps_jit_names *names)
-{
-	return names->where;
-}
-
-const char *ps_jit_names_errmsg(const struct ps_jit_names *names)
-{
-	return names->errmsg[0] ? names->errmsg : NULL;
-}
-
-const struct ps_jit_table *ps_jit_names_table(const struct ps_jit_names *names,
-                                              enum ps_jit_source source)
-{
-	return source == PS_JIT_SOURCE_DUMP ? names->dump : names->map;
 }

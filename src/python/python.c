@@ -20,6 +20,25 @@ static const struct ps_pipeline_rules python_rules = {
 	.recover_popped = ps_python_recover_popped,
 };
 
+/* The pool of candidate files: perf_map_dir, then perf_map_dirs. */
+static int make_pool(struct ps_python *python, const struct ps_python_opts *o)
+{
+	const char **dirs = calloc(o->nr_perf_map_dirs + 1, sizeof(*dirs));
+	size_t nr = 0;
+	int err;
+
+	if (!dirs)
+		return -ENOMEM;
+	if (o->perf_map_dir)
+		dirs[nr++] = o->perf_map_dir;
+	for (size_t i = 0; i < o->nr_perf_map_dirs; i++)
+		if (o->perf_map_dirs[i])
+			dirs[nr++] = o->perf_map_dirs[i];
+	err = ps_jit_pool_new(dirs, nr, o->files, NULL, o->log, o->log_ctx, &python->pool);
+	free(dirs);
+	return err;
+}
+
 int ps_python_new(const struct ps_python_opts *opts, struct ps_pipeline *pipeline,
                   struct ps_python **out)
 {
@@ -41,11 +60,18 @@ int ps_python_new(const struct ps_python_opts *opts, struct ps_pipeline *pipelin
 		if (!python->data_path)
 			goto nomem;
 	}
+	if (make_pool(python, &o))
+		goto nomem;
 	python->names_opts = (struct ps_jit_names_opts){
 		.sz = sizeof(python->names_opts),
 		.perf_map_dir = o.perf_map_dir,
+		.perf_map_dirs = o.perf_map_dirs,
+		.nr_perf_map_dirs = o.nr_perf_map_dirs,
 		.perf_data_path = python->data_path,
 		.files = o.files,
+		.pool = python->pool,
+		.log = o.log,
+		.log_ctx = o.log_ctx,
 	};
 	if (ps_py_registry_new(&python->registry) || ps_py_merger_new(&python->merger))
 		goto nomem;
@@ -63,6 +89,7 @@ void ps_python_free(struct ps_python *python)
 	if (!python)
 		return;
 	ps_python_sources_free(python);
+	ps_jit_pool_free(python->pool);
 	ps_python_trampolines_free(python);
 	ps_py_registry_free(python->registry);
 	ps_py_merger_free(python->merger);

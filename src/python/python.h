@@ -31,6 +31,10 @@ struct ps_python_opts {
 	 * not), then the directory of the capture (NULL or "-": not), then
 	 * /tmp. */
 	const char *perf_map_dir;
+	/* more directories like perf_map_dir, after it; the perf maps and
+	 * jitdumps of any name in these are candidates for every process */
+	const char *const *perf_map_dirs;
+	size_t nr_perf_map_dirs;
 	const char *perf_data_path;
 	/* Where files are read from and who is told (may be NULL); must
 	 * outlive the handle. */
@@ -65,5 +69,10 @@ int ps_python_merge(struct ps_python *python, struct ps_process *process,
  * CPython interpreter or JIT code, in pid order, with what was found to
  * name its Python frames. Reads no records. 0 or -ENOMEM. */
 int ps_python_report(struct ps_python *python, ps_python_process_fn fn, void *ctx);
+
+/* The end of the capture: make the choice of files for the processes
+ * that had too few JIT addresses to make it before, and say which files
+ * of the --perf-map-dir directories no process took. Once. */
+void ps_python_finish(struct ps_python *python);
 
 #endif /* PS_PYTHON_PYTHON_H */

@@ -147,43 +147,96 @@ void ps_jit_table_note(struct ps_jit_table *table, const char *fmt, ...)
 int ps_jit_table_fail(struct ps_jit_table *table, int err, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
+/* The candidate files of every process of a capture, each read once and
+ * shared (jitnames.c): perf-*.map and jit-*.dump of any name in the
+ * --perf-map-dir directories, and the files found by a process's name. */
+struct ps_jit_pool;
+
+/* dirs: the --perf-map-dir directories, listed on first use (files of any
+ * name there may belong to any process: containers name theirs by their
+ * namespace pid). files may be NULL; it and log must outlive the pool.
+ * 0, -ENOMEM. */
+int ps_jit_pool_new(const char *const *dirs, size_t nr_dirs, const struct ps_file_hooks *files,
+                    const struct ps_jit_limits *limits, ps_log_fn log, void *log_ctx,
+                    struct ps_jit_pool **out);
+void ps_jit_pool_free(struct ps_jit_pool *pool);
+/* At the end of the capture: say once of each listed file that no
+ * process took it. */
+void ps_jit_pool_report_unused(struct ps_jit_pool *pool);
+
 /* The frame-name sources of one process, found and loaded on first use. */
 struct ps_jit_names;
 
 struct ps_jit_names_opts {
 	size_t sz; /* sizeof(struct ps_jit_names_opts) */
 	const char *perf_map_dir; /* --perf-map-dir DIR: searched first; may be NULL */
+	/* more --perf-map-dir directories, searched after perf_map_dir */
+	const char *const *perf_map_dirs;
+	size_t nr_perf_map_dirs;
 	const char *perf_data_path; /* the capture; its directory is searched
 	                             * second (NULL or "-": not searched) */
 	/* Where files are read from and who is told (may be NULL); must
 	 * outlive the names. */
 	const struct ps_file_hooks *files;
 	struct ps_jit_limits limits;
+	/* Shared candidates (NULL: the names keep a pool of their own, of
+	 * perf_map_dir and perf_map_dirs); must outlive the names. */
+	struct ps_jit_pool *pool;
+	/* Where the choice of a file is said (NULL: not said). */
+	ps_log_fn log;
+	void *log_ctx;
 };
 
-/* Each file is searched for on its own: perf-PID.map and jit-PID.dump are
- * each taken from the first of perf_map_dir, the capture's directory and
- * /tmp where it exists. No file is touched until the first load or lookup.
- * 0, -EINVAL (pid < 0, opts) or -ENOMEM. */
+/* The candidates of a pid, in this order of precedence: while the pid runs
+ * in another pid or mount namespace, /proc/PID/root/tmp/perf-NSPID.map
+ * (the namespace pid from /proc/PID/status NStgid, as perf looks); then
+ * perf-PID.map and jit-PID.dump in perf_map_dir(s), the capture's
+ * directory and /tmp; then every perf-*.map and jit-*.dump in the
+ * --perf-map-dir directories. A file is taken for the pid only when its
+ * entries account for the pid's JIT addresses looked up: after
+ * PS_JIT_MATCH_EVIDENCE lookups, the candidate covering at least 9 in 10
+ * of them (of several, the one covering most, then precedence; two with
+ * different contents are said); until then each lookup is answered by
+ * the covering candidate with most hits so far. No file is touched until
+ * the first load or lookup. 0, -EINVAL (pid < 0, opts) or -ENOMEM. */
+#define PS_JIT_MATCH_EVIDENCE 32
 int ps_jit_names_new(const struct ps_jit_names_opts *opts, int32_t pid, struct ps_jit_names **out);
 void ps_jit_names_free(struct ps_jit_names *names);
 /* Load now (lookups do it on first use; later calls return the first
- * result). Returns how many of the two files were read (1 or 2; the other
- * may have failed, see ps_jit_names_errmsg()), -ENOENT when neither exists
- * (see ps_jit_names_where()), or the error of a file that exists but could
- * not be read. */
+ * result). Returns how many of the two kinds of file were found (1 or 2;
+ * one may have failed, see ps_jit_names_errmsg()), -ENOENT when no
+ * candidate exists (see ps_jit_names_where()), or the error of a file
+ * that exists but could not be read. */
 int ps_jit_names_load(struct ps_jit_names *names);
-/* The jitdump's range containing addr, else the perf map's. */
+/* The jitdump's range containing addr, else the perf map's; each lookup
+ * is evidence for the choice of the files. */
 bool ps_jit_names_lookup(struct ps_jit_names *names, uint64_t addr, struct ps_jit_symbol *out);
-/* After a load that found neither file: "no perf-1234.map or jit-1234.dump
- * in /data, /tmp"; NULL when a file was found or before loading. */
+/* The same; evidence false: addr is not the pid's own (a forked child's
+ * address looked up in its parent's files) and does not count. */
+bool ps_jit_names_lookup_as(struct ps_jit_names *names, uint64_t addr, bool evidence,
+                            struct ps_jit_symbol *out);
+/* After a load that found no candidate: "no perf-1234.map or
+ * jit-1234.dump in /data, /tmp"; NULL when a file was found or before
+ * loading. */
 const char *ps_jit_names_where(const struct ps_jit_names *names);
+/* How many readable files listed from --perf-map-dir are candidates (after
+ * loading): when no file of the pid's name exists, the choice says what
+ * was found, not the load. */
+size_t ps_jit_names_nr_listed(const struct ps_jit_names *names);
 /* The first failure to read a file that exists, else NULL. Damage inside
  * files is in the tables' stats and messages. */
 const char *ps_jit_names_errmsg(const struct ps_jit_names *names);
-/* The table read from that source, or NULL (not found, failed, not loaded). */
+/* The table of that source taken (or, before the choice, the best so
+ * far; NULL: none, refused, not loaded). */
 const struct ps_jit_table *ps_jit_names_table(const struct ps_jit_names *names,
                                               enum ps_jit_source source);
+/* perf's file for the pid, by name only (native mode): the first
+ * candidate of that source found by the pid's name. */
+const struct ps_jit_table *ps_jit_names_by_name(const struct ps_jit_names *names,
+                                                enum ps_jit_source source);
+/* Make the choice now with the evidence there is (the end of the
+ * capture). */
+void ps_jit_names_decide(struct ps_jit_names *names);
 
 /* ==== end section: frame-name sources =============================== */
 
@@ -409,6 +462,8 @@ struct ps_python {
 	ps_log_fn log;
 	void *log_ctx;
 	struct ps_jit_names_opts names_opts;
+	struct ps_jit_pool *pool; /* the candidates every pid shares */
+	bool finished;
 	char *data_path;
 	struct python_pid_names *names[PS_PYTHON_NAMES_BUCKETS];
 	struct ps_py_registry *registry;

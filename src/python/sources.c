@@ -43,6 +43,8 @@ static void report_load(struct ps_python *python, struct python_pid_names *n, in
 {
 	static const enum ps_jit_source sources[] = { PS_JIT_SOURCE_MAP, PS_JIT_SOURCE_DUMP };
 
+	if (rc == -ENOENT && ps_jit_names_nr_listed(n->names) && python->mode != PS_PYTHON_NATIVE)
+		return; /* said when the files are chosen */
 	if (rc == -ENOENT) {
 		ps_python_say(python, PS_LOG_WARN, "%s: Python frames of pid %d stay unnamed",
 		              ps_jit_names_where(n->names), (int)n->pid);
@@ -105,7 +107,7 @@ struct ps_jit_names *ps_python_pid_names(struct ps_python *python, int32_t pid, 
 
 /* The named range holding addr, for JIT code named after jit_pid. Native
  * mode reads only the perf map, as perf does. */
-static bool lookup_jit(struct ps_python *python, int32_t jit_pid, uint64_t addr,
+static bool lookup_jit(struct ps_python *python, int32_t jit_pid, bool own, uint64_t addr,
                        struct ps_jit_symbol *out)
 {
 	struct ps_jit_names *names = ps_python_pid_names(python, jit_pid, false);
@@ -113,10 +115,11 @@ static bool lookup_jit(struct ps_python *python, int32_t jit_pid, uint64_t addr,
 	if (!names)
 		return false;
 	if (python->mode == PS_PYTHON_NATIVE) {
-		const struct ps_jit_table *map = ps_jit_names_table(names, PS_JIT_SOURCE_MAP);
+		/* perf's file: by name, never refused */
+		const struct ps_jit_table *map = ps_jit_names_by_name(names, PS_JIT_SOURCE_MAP);
 		return map && ps_jit_table_lookup(map, addr, out);
 	}
-	return ps_jit_names_lookup(names, addr, out);
+	return ps_jit_names_lookup_as(names, addr, own, out);
 }
 
 /* perf reads only the map the JIT object's name gives (after fork, the
@@ -127,8 +130,23 @@ bool ps_python_lookup_jit(struct ps_python *python, int32_t jit_pid, int32_t pid
                           struct ps_jit_symbol *out)
 {
 	if (python->mode == PS_PYTHON_NATIVE || pid <= 0 || pid == jit_pid)
-		return lookup_jit(python, jit_pid, addr, out);
-	return lookup_jit(python, pid, addr, out) || lookup_jit(python, jit_pid, addr, out);
+		return lookup_jit(python, jit_pid, true, addr, out);
+	/* the parent's files are asked for what the child's lack: that is
+	 * no evidence about which files are the parent's */
+	return lookup_jit(python, pid, true, addr, out) ||
+	       lookup_jit(python, jit_pid, false, addr, out);
+}
+
+void ps_python_finish(struct ps_python *python)
+{
+	/* native mode takes files by name alone, as perf: nothing to decide */
+	if (python->finished || python->mode == PS_PYTHON_NATIVE)
+		return;
+	python->finished = true;
+	for (size_t b = 0; b < PS_PYTHON_NAMES_BUCKETS; b++)
+		for (struct python_pid_names *n = python->names[b]; n; n = n->next)
+			ps_jit_names_decide(n->names);
+	ps_jit_pool_report_unused(python->pool);
 }
 
 void ps_python_name_jit(void *ctx, struct ps_process *process,

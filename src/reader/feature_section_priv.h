@@ -32,10 +32,19 @@ int ps_section_string(struct ps_feature_section *s, const char **out);
 /* u32 nr, then nr strings. */
 int ps_section_string_list(struct ps_feature_section *s, struct ps_string_list *out);
 
+/* perf 6.1 stops reading a capture's features at one it refuses although
+ * it is not damaged (ps_features.perf_stops_at): the first such. */
+static inline void ps_features_perf_stops(struct ps_features *f, unsigned bit)
+{
+	if (!f->perf_stops_at)
+		f->perf_stops_at = bit;
+}
+
 /* The features that describe the recording machine (features_machine.c):
  * the rest of CPU_TOPOLOGY, NUMA_TOPOLOGY, CACHE, MEM_TOPOLOGY,
- * HYBRID_TOPOLOGY, CPU_PMU_CAPS, PMU_CAPS, GROUP_DESC, BPF_PROG_INFO,
- * BPF_BTF and AUXTRACE. 0, -EINVAL for a damaged section, -ENOMEM. */
+ * HYBRID_TOPOLOGY, CPU_PMU_CAPS, PMU_CAPS, GROUP_DESC and AUXTRACE; and
+ * BPF_PROG_INFO and BPF_BTF (features_bpf.c). 0, -EINVAL for a damaged
+ * section, -ENOMEM. */
 int ps_decode_cpu_topology(struct ps_feature_section *s);
 int ps_decode_numa_topology(struct ps_feature_section *s);
 int ps_decode_cache(struct ps_feature_section *s);

@@ -368,6 +368,8 @@ static int decode_clock_data(struct ps_feature_section *s)
 	if (version != 1) {
 		ps_reader_log(s->r, PS_LOG_WARN, "feature %s: unknown version %u, ignored", s->name,
 		              version);
+		/* and reads no feature after it */
+		ps_features_perf_stops(f, PS_FEAT_CLOCK_DATA);
 		return 0;
 	}
 	f->clock_data_clockid = clockid;
@@ -438,6 +440,11 @@ static int decode_section(struct ps_feature_section *s, unsigned bit)
 	case PS_FEAT_CLOCKID:
 		return decode_u64(s, &f->clockid_res_ns, &f->has_clockid);
 	case PS_FEAT_DIR_FORMAT:
+		/* perf 6.1 takes DIR_FORMAT only from the header file of a
+		 * directory capture (perf record --threads), which the reader
+		 * does not open: from a file it refuses it and reads no feature
+		 * after it */
+		ps_features_perf_stops(f, bit);
 		return decode_u64(s, &f->dir_format_version, &f->has_dir_format);
 	case PS_FEAT_BPF_PROG_INFO:
 		return ps_decode_bpf_prog_info(s);
@@ -537,10 +544,12 @@ static void forget_feature(struct ps_features *f, unsigned bit)
 		f->has_dir_format = false;
 		break;
 	case PS_FEAT_BPF_PROG_INFO:
-		f->nr_bpf_progs = 0;
+		f->nr_bpf_progs = f->nr_bpf_prog_list = 0;
+		f->bpf_prog_list = NULL;
 		break;
 	case PS_FEAT_BPF_BTF:
-		f->nr_bpf_btfs = 0;
+		f->nr_bpf_btfs = f->nr_bpf_btf_list = 0;
+		f->bpf_btf_list = NULL;
 		break;
 	case PS_FEAT_COMPRESSED:
 		f->has_compressed = false;

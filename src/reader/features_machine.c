@@ -1,11 +1,13 @@
 /* The features that describe the recording machine: CPU, NUMA, cache and
  * memory topology, hybrid core types, PMU capabilities, event groups, and
- * the BPF and AUX-area indexes (formats as perf's util/header.c writes
- * them). Every count is checked against what is left of the section
- * before anything is allocated for it, so a damaged count is an error
- * naming the feature, never an allocation of its size.
+ * the AUX-area index (formats as perf's util/header.c writes them; the BPF
+ * programs are in features_bpf.c). Every count is checked against what is
+ * left of the section before anything is allocated for it, so a damaged
+ * count is an error naming the feature, never an allocation of its size.
  */
 #include "reader/feature_section_priv.h"
+
+#include "base/cpu_list.h"
 
 #include <errno.h>
 #include <string.h>
@@ -16,6 +18,17 @@
 #define MAX_MEMORY_BITS (1u << 24)
 
 /* ---- CPU_TOPOLOGY ------------------------------------------------------- */
+
+/* perf 6.1 takes a socket id above the number of CPUs for a topology
+ * newer than itself: it drops every CPU's ids (and the dies after them)
+ * and reads no feature after this one, except on s390 and aarch64, whose
+ * socket ids are not so bounded. */
+static bool socket_id_refused(const struct ps_features *f, uint32_t socket_id, uint32_t nr_cpus)
+{
+	if (f->arch && (strncmp(f->arch, "s390", 4) == 0 || strncmp(f->arch, "aarch64", 7) == 0))
+		return false;
+	return socket_id != UINT32_MAX && socket_id > nr_cpus;
+}
 
 int ps_decode_cpu_topology(struct ps_feature_section *s)
 {
@@ -44,6 +57,14 @@ int ps_decode_cpu_topology(struct ps_feature_section *s)
 		ids[i].core_id = (int32_t)ps_cursor_u32(&s->c);
 		ids[i].socket_id = (int32_t)ps_cursor_u32(&s->c);
 		ids[i].die_id = -1;
+		if (socket_id_refused(f, (uint32_t)ids[i].socket_id, nr_cpus)) {
+			ps_reader_log(s->r, PS_LOG_DEBUG,
+			              "feature %s: CPU %u's socket id %u is more than the %u CPUs: "
+			              "its ids are not kept, as perf does not keep them",
+			              s->name, i, (uint32_t)ids[i].socket_id, nr_cpus);
+			ps_features_perf_stops(f, PS_FEAT_CPU_TOPOLOGY);
+			return 0;
+		}
 	}
 	f->cpu_ids = ids;
 	f->nr_cpu_ids = nr_cpus;
@@ -88,6 +109,13 @@ int ps_decode_numa_topology(struct ps_feature_section *s)
 		err = ps_section_string(s, &nodes[i].cpus);
 		if (err)
 			return err;
+		/* perf refuses the whole feature over a list it cannot read */
+		err = ps_cpu_list_format(nodes[i].cpus, NULL);
+		if (err == -ENOMEM)
+			return ps_section_out_of_memory(s);
+		if (err)
+			return ps_section_fail(s, "node %u: a CPU list perf cannot read: \"%.40s\"",
+			                       nodes[i].node, nodes[i].cpus);
 	}
 	f->numa_nodes = nodes;
 	f->nr_numa_nodes = nr;
@@ -293,6 +321,31 @@ int ps_decode_pmu_caps(struct ps_feature_section *s)
 
 /* ---- GROUP_DESC ---------------------------------------------------------- */
 
+/* perf 6.1's check of the groups against its events (process_group_desc):
+ * each group's leader is the event of its index and its members the
+ * events after it, no group starts inside another, and every group ends
+ * by the last event. perf reads no feature after groups that fail it. */
+static bool groups_fit_events(const struct ps_group_desc *groups, uint32_t nr_groups,
+                              size_t nr_events)
+{
+	uint32_t group = 0, left = 0;
+
+	if (!nr_groups)
+		return true;
+	for (size_t i = 0; i < nr_events; i++) {
+		if (group < nr_groups && i == groups[group].leader_index) {
+			if (left > 0)
+				return false;
+			/* perf's u32: a group of no members takes the rest */
+			left = groups[group].nr_members - 1;
+			group++;
+		} else if (left) {
+			left--;
+		}
+	}
+	return group == nr_groups && left == 0;
+}
+
 int ps_decode_group_desc(struct ps_feature_section *s)
 {
 	struct ps_features *f = &s->r->features;
@@ -320,60 +373,20 @@ int ps_decode_group_desc(struct ps_feature_section *s)
 	}
 	f->groups = groups;
 	f->nr_groups = nr;
-	return 0;
-}
-
-/* ---- BPF_PROG_INFO, BPF_BTF, AUXTRACE: counted and checked ---------------- */
-
-/* Their contents name BPF programs and AUX-area data that no output here
- * uses, so only their structure is checked and their entries counted. */
-
-int ps_decode_bpf_prog_info(struct ps_feature_section *s)
-{
-	uint32_t count = ps_cursor_u32(&s->c);
-	int err;
-
-	if (!ps_cursor_ok(&s->c))
-		return ps_section_truncated(s);
-	/* u32 info_len, u32 data_len, u64 arrays, then their bytes */
-	err = ps_section_count_fits(s, count, 16, "programs");
-	if (err)
-		return err;
-	for (uint32_t i = 0; i < count; i++) {
-		uint32_t info_len = ps_cursor_u32(&s->c);
-		uint32_t data_len = ps_cursor_u32(&s->c);
-
-		if (!ps_cursor_skip(&s->c, 8) || !ps_cursor_skip(&s->c, info_len) ||
-		    !ps_cursor_skip(&s->c, data_len))
-			return ps_section_fail(s,
-			                       "program %u: %u + %u bytes pass the section's end",
-			                       i, info_len, data_len);
+	if (!groups_fit_events(groups, nr, s->r->nr_attrs)) {
+		ps_reader_log(s->r, PS_LOG_DEBUG,
+		              "feature %s: the %u groups do not fit the %zu events, as perf "
+		              "finds too",
+		              s->name, nr, s->r->nr_attrs);
+		ps_features_perf_stops(f, PS_FEAT_GROUP_DESC);
 	}
-	s->r->features.nr_bpf_progs = count;
 	return 0;
 }
 
-int ps_decode_bpf_btf(struct ps_feature_section *s)
-{
-	uint32_t count = ps_cursor_u32(&s->c);
-	int err;
+/* ---- AUXTRACE: counted and checked ---------------------------------------- */
 
-	if (!ps_cursor_ok(&s->c))
-		return ps_section_truncated(s);
-	err = ps_section_count_fits(s, count, 8, "BTF entries");
-	if (err)
-		return err;
-	for (uint32_t i = 0; i < count; i++) {
-		uint32_t id = ps_cursor_u32(&s->c);
-		uint32_t size = ps_cursor_u32(&s->c);
-
-		if (!ps_cursor_ok(&s->c) || !ps_cursor_skip(&s->c, size))
-			return ps_section_fail(s, "BTF id %u: %u bytes pass the section's end", id,
-			                       size);
-	}
-	s->r->features.nr_bpf_btfs = count;
-	return 0;
-}
+/* Its entries index AUX-area data that no output here uses, so only
+ * their number is checked and kept. */
 
 int ps_decode_auxtrace(struct ps_feature_section *s)
 {

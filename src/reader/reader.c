@@ -429,6 +429,13 @@ const char *ps_reader_path(const struct ps_reader *r)
 	return r->path;
 }
 
+const char *ps_reader_capture_path(const struct ps_reader *r)
+{
+	const char *archived = r->archive ? ps_archive_manifest(r->archive)->perf_data_path : NULL;
+
+	return archived ? archived : r->path;
+}
+
 struct ps_archive *ps_reader_archive(const struct ps_reader *r)
 {
 	return r->archive;
@@ -453,6 +460,10 @@ bool ps_reader_is_archive(const struct ps_reader *r, int64_t *perf_data_mtime)
 bool ps_reader_is_pipe(const struct ps_reader *r)
 {
 	return r->is_pipe;
+}
+enum ps_order ps_reader_order(const struct ps_reader *r)
+{
+	return r->opts.order;
 }
 bool ps_reader_is_swapped(const struct ps_reader *r)
 {

@@ -10,6 +10,7 @@
 #include "reader/tracing_check_priv.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -268,6 +269,9 @@ static int parse_printk(struct tracing_blob *b)
 	uint32_t size = ps_cursor_u32(&b->c);
 	const uint8_t *bytes = take_sized(b, size);
 	char *text, *cursor, *line;
+	const char *skipped_why = NULL;
+	unsigned long long skipped_addr = 0;
+	size_t skipped = 0;
 
 	if (!bytes)
 		return blob_truncated(b, "printk formats");
@@ -296,11 +300,28 @@ static int parse_printk(struct tracing_blob *b)
 		bare = format + (*format == '"');
 		if (strlen(bare) < 3)
 			continue;
+		/* the record's own bytes go through these (bprint events),
+		 * as through an event's print format: bounded alike */
+		size_t at;
+		const char *why = ps_tracing_check_conversions(format, strlen(format), &at);
+		if (why) {
+			if (!skipped++) {
+				skipped_why = why;
+				skipped_addr = addr;
+			}
+			continue;
+		}
 		if (tep_register_print_string(b->tep, format, addr) < 0) {
 			free(text);
 			return out_of_memory(b);
 		}
 	}
+	if (skipped)
+		ps_reader_log(
+		        b->r, PS_LOG_WARN,
+		        "offset 0x%" PRIx64 ": tracing data: %zu printk format%s left out, the "
+		        "first (at %#llx) for %s; their trace_printk() events print raw",
+		        b->offset, skipped, skipped == 1 ? "" : "s", skipped_addr, skipped_why);
 	free(text);
 	return 0;
 }

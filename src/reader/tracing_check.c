@@ -26,6 +26,11 @@
 
 /* deeper nesting than any kernel format; libtraceevent recurses on it */
 #define MAX_DEPTH 64
+/* libtraceevent builds an argument's operators into a tree as deep as
+ * their chain and recurses on it as it parses, prints and frees: a
+ * 100,000-long "+1+1..." overflows the stack. A kernel's longest
+ * argument has a few dozen. */
+#define MAX_OPERATORS 256
 
 static bool is_identifier_char(char c)
 {
@@ -126,6 +131,11 @@ struct print_parser {
 	const char *p, *end;
 	struct token tok; /* the current token, at p */
 	unsigned depth;
+	unsigned operators; /* of the current top-level argument */
+	/* At the first operand of a conditional's last part, where
+	 * libtraceevent 1.7.1 follows a NULL pointer on a postfix '[', '.'
+	 * or '->' and on a sizeof() it does not parse (process_cond()). */
+	bool in_else;
 	const char *error; /* a static string, NULL while all is well */
 	const char *error_at;
 };
@@ -156,7 +166,9 @@ static struct token scan(const char *p, const char *end)
 		const char *q = p;
 
 		t.kind = *p >= '0' && *p <= '9' ? TOK_NUMBER : TOK_IDENT;
-		while (q < end && (is_identifier_char(*q) || (t.kind == TOK_NUMBER && *q == '.')))
+		/* (libtraceevent reads "1.5" as 1 '.' 5, as the kernel
+		 * has no floating point) */
+		while (q < end && is_identifier_char(*q))
 			q++;
 		t.len = (size_t)(q - p);
 		return t;
@@ -227,6 +239,26 @@ static bool is_binary_op(const struct print_parser *pp)
 
 static bool conditional(struct print_parser *pp);
 static bool flag_list(struct print_parser *pp, bool flags);
+
+/* One more operator in the current argument's tree (MAX_OPERATORS). */
+static bool count_operator(struct print_parser *pp)
+{
+	if (++pp->operators > MAX_OPERATORS)
+		return fail_at(pp, "more operators in one argument than any kernel writes");
+	return true;
+}
+
+/* parse, a level of its own ("( ... )", "[ ... ]"), where a
+ * conditional's last part around it does not reach. */
+static bool nested(struct print_parser *pp, bool (*parse)(struct print_parser *))
+{
+	bool in_else = pp->in_else, ok;
+
+	pp->in_else = false;
+	ok = parse(pp);
+	pp->in_else = in_else;
+	return ok;
+}
 
 /* "unsigned long *": identifiers, then stars. Leaves pp after it and
  * returns true only when what follows is end. */
@@ -389,12 +421,12 @@ static bool primary(struct print_parser *pp)
 		return true;
 	case TOK_OP:
 		if (is_op(pp, "{"))
-			return initializer(pp);
+			return nested(pp, initializer);
 		if (is_op(pp, "(")) {
 			advance(pp);
 			if (is_op(pp, "{"))
 				return statement_expression(pp);
-			return expression_list(pp) && expect(pp, ")", "')' expected");
+			return nested(pp, expression_list) && expect(pp, ")", "')' expected");
 		}
 		return fail_at(pp, "an operand expected");
 	case TOK_BAD:
@@ -407,45 +439,71 @@ static bool primary(struct print_parser *pp)
 	}
 }
 
+/* What follows a postfix expression's part, as far as libtraceevent
+ * tells them apart. */
+enum postfix_part { PART_OTHER, PART_REC, PART_FIELD, PART_SUBSCRIPT };
+
 static bool postfix(struct print_parser *pp)
 {
 	/* the name this postfix expression starts with, while it is one */
 	const char *name = pp->tok.kind == TOK_IDENT ? pp->tok.p : NULL;
 	size_t name_len = pp->tok.len;
+	enum postfix_part last = is_word(name, name_len, "REC") ? PART_REC : PART_OTHER;
 
 	if (!primary(pp))
 		return false;
 	for (;;) {
-		if (is_op(pp, "->") || is_op(pp, ".")) {
+		bool dot = is_op(pp, ".");
+		/* (an operator libtraceevent has not, but for REC's '->') */
+		bool postfix_op = dot || is_op(pp, "[") || (is_op(pp, "->") && last != PART_REC);
+
+		/* libtraceevent reads "x[i][j]", "x[i].f" and "x[i]->f" as
+		 * an operator without a right side and follows its NULL */
+		if (last == PART_SUBSCRIPT && postfix_op)
+			return fail_at(pp, "a subscript followed by '[', '.' or '->'");
+		if (pp->in_else && postfix_op)
+			return fail_at(pp, "'[', '.' or '->' first in a conditional's last part");
+		if (dot || is_op(pp, "->")) {
 			/* a record's fields are all libtraceevent knows of:
-			 * "REC->name", never "other->name" or "other.name"
-			 * (rxrpc's "REC->hdr.epoch" is a kernel's, kept
-			 * though libtraceevent has no '.' operator) */
-			if (name && is_op(pp, "."))
-				return fail_at(pp, "'.' after a name");
-			if (name && is_op(pp, "->") && !is_word(name, name_len, "REC"))
+			 * "REC->name"; the '.' of rxrpc's "REC->hdr.epoch",
+			 * which libtraceevent cannot parse, is kept where it
+			 * gives up on it cleanly */
+			if (!dot && name && last != PART_REC)
 				return fail_at(pp, "'->' after a name other than REC");
-			name = NULL;
+			if (dot && name)
+				return fail_at(pp, "'.' after a name");
+			if (dot && last != PART_FIELD)
+				return fail_at(pp, "'.' after something other than a field");
+			last = PART_FIELD;
 			advance(pp);
 			if (pp->tok.kind != TOK_IDENT)
 				return fail_at(pp, "a field name expected");
 			advance(pp);
 		} else if (is_op(pp, "[")) {
-			name = NULL;
-			advance(pp);
-			if (!expression_list(pp) || !expect(pp, "]", "']' expected"))
+			if (!count_operator(pp))
 				return false;
+			advance(pp);
+			if (!nested(pp, expression_list) || !expect(pp, "]", "']' expected"))
+				return false;
+			last = PART_SUBSCRIPT;
 		} else if (is_op(pp, "(")) {
 			bool flags = is_word(name, name_len, "__print_flags");
 			bool symbolic = is_word(name, name_len, "__print_symbolic");
+			bool in_else = pp->in_else, ok;
 
-			name = NULL;
+			if (in_else && is_word(name, name_len, "sizeof"))
+				return fail_at(pp, "sizeof() first in a conditional's last part");
 			advance(pp);
-			if (flags || symbolic ? !flag_list(pp, flags) : !arguments(pp))
+			pp->in_else = false;
+			ok = flags || symbolic ? flag_list(pp, flags) : arguments(pp);
+			pp->in_else = in_else;
+			if (!ok)
 				return false;
+			last = PART_OTHER;
 		} else {
 			return true;
 		}
+		name = NULL;
 	}
 }
 
@@ -457,6 +515,8 @@ static bool unary(struct print_parser *pp)
 		return fail_at(pp, "nested too deeply");
 	if (is_op(pp, "-") || is_op(pp, "!") || is_op(pp, "~") || is_op(pp, "*") ||
 	    is_op(pp, "&") || is_op(pp, "+")) {
+		if (!count_operator(pp))
+			return false;
 		advance(pp);
 		ok = unary(pp);
 	} else if (is_op(pp, "(")) {
@@ -487,18 +547,25 @@ static bool conditional(struct print_parser *pp)
 		return fail_at(pp, "nested too deeply");
 	if (!unary(pp))
 		return false;
+	pp->in_else = false;
 	while (is_binary_op(pp)) {
 		bool divides = is_op(pp, "/") || is_op(pp, "%");
 
+		if (!count_operator(pp))
+			return false;
 		advance(pp);
 		if ((divides && !constant_divisor(pp)) || !unary(pp))
 			return false;
 	}
 	if (is_op(pp, "?")) {
+		if (!count_operator(pp))
+			return false;
 		advance(pp);
 		/* (GNU C's "a ?: b" has no middle) */
-		if ((!is_op(pp, ":") && !conditional(pp)) || !expect(pp, ":", "':' expected") ||
-		    !conditional(pp))
+		if ((!is_op(pp, ":") && !conditional(pp)) || !expect(pp, ":", "':' expected"))
+			return false;
+		pp->in_else = true;
+		if (!conditional(pp))
 			return false;
 	}
 	pp->depth--;
@@ -511,10 +578,19 @@ static bool print_format(struct print_parser *pp)
 	pp->tok = scan(pp->p, pp->end);
 	if (pp->tok.kind != TOK_STRING)
 		return fail_at(pp, "no format string");
-	while (pp->tok.kind == TOK_STRING)
+	while (pp->tok.kind == TOK_STRING) {
+		size_t at;
+		const char *why = ps_tracing_check_conversions(pp->tok.p, pp->tok.len, &at);
+
+		if (why) {
+			pp->tok.p += at;
+			return fail_at(pp, why);
+		}
 		advance(pp);
+	}
 	while (is_op(pp, ",")) {
 		advance(pp);
+		pp->operators = 0;
 		if (!conditional(pp))
 			return false;
 	}
@@ -581,6 +657,8 @@ static bool constant_expression(struct print_parser *pp)
 	if (!constant_operand(pp))
 		return false;
 	while (is_op_in(pp, ops, sizeof(ops) / sizeof(ops[0]))) {
+		if (!count_operator(pp))
+			return false;
 		advance(pp);
 		if (!constant_operand(pp))
 			return false;
@@ -601,8 +679,13 @@ static bool flag_entry(struct print_parser *pp)
 		advance(pp);
 		return true;
 	}
+	/* (a tree of its own, worked out and freed at once) */
+	unsigned operators = pp->operators;
+
+	pp->operators = 0;
 	if (!constant_expression(pp) || !expect(pp, ",", shape))
 		return false;
+	pp->operators = operators;
 	if (is_op(pp, "-") || is_op(pp, "+") || is_op(pp, "~"))
 		return fail_at(pp, "a flag or symbol name other than a string or an operand");
 	if (pp->tok.kind != TOK_STRING)

@@ -27,4 +27,10 @@ size_t ps_tracing_odd_field_line(const char *text, size_t size, bool ftrace);
 int ps_tracing_replace_sizeof(const char *text, size_t size, int long_size, char **out,
                               size_t *out_size, char *msg, size_t msgsz);
 
+/* NULL when the conversions of the print format's string s (len bytes,
+ * quotes included) are ones libtraceevent prints in bounded space: widths
+ * and precisions of at most 1024, '*' only in %.*s and %*pb. Else why not,
+ * with *at the offset in s of the conversion (tracing_conversions.c). */
+const char *ps_tracing_check_conversions(const char *s, size_t len, size_t *at);
+
 #endif /* PS_READER_TRACING_CHECK_PRIV_H */

@@ -4,6 +4,7 @@
  * another, so that all of them number the samples that pass alike.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/perf_event.h>
 #include <math.h>
 #include <stdarg.h>
@@ -30,18 +31,17 @@ int ps_feed_fail(struct ps_feed *feed, int err, const char *fmt, ...)
 
 /* ---- opening -------------------------------------------------------- */
 
-/* Kernel symbols: an explicit file, or this machine's /proc/kallsyms when
- * the capture was made here (same host name and kernel release) and no
- * --symfs was given (perf reads no local kallsyms under a symfs). */
-static const char *kernel_symbols_file(const struct ps_feed *feed)
+const char *ps_feed_kernel_symbols(const struct ps_reader *reader, const char *kallsyms,
+                                   const char *vmlinux, const char *symfs)
 {
 	static const char proc_kallsyms[] = "/proc/kallsyms";
-	const struct ps_features *f = ps_reader_features(feed->reader);
+	const struct ps_features *f = ps_reader_features(reader);
 	struct utsname u;
 
-	if (feed->opts.kallsyms || feed->opts.vmlinux)
-		return feed->opts.kallsyms;
-	if (feed->opts.symfs && feed->opts.symfs[0])
+	if (kallsyms || vmlinux)
+		return kallsyms;
+	/* perf reads no local kallsyms under a symfs */
+	if (symfs && symfs[0])
 		return NULL;
 	if (uname(&u) != 0 || !f->hostname || !f->osrelease)
 		return NULL;
@@ -50,28 +50,28 @@ static const char *kernel_symbols_file(const struct ps_feed *feed)
 	return proc_kallsyms;
 }
 
-/* A capture that came in an archive is analysed as it was where the
- * archive was made: with the options it was made with, and only the files
- * it holds (a path it does not hold does not exist). *path becomes the
- * capture's path as given then, whose directory is searched for perf
- * maps. */
-static void use_archive(struct ps_feed *feed, struct ps_archive *archive, const char **path)
+/* An archive's capture is analysed with the options and only the files
+ * it was made with (session_priv.h). */
+void ps_feed_archive_opts(struct ps_archive *archive, struct ps_session_opts *o,
+                          struct ps_file_hooks *files, const char **path)
 {
 	const struct ps_manifest *m = ps_archive_manifest(archive);
-	struct ps_session_opts *o = &feed->opts;
 	enum ps_archive_kind kind;
 	const char *kernel = ps_archive_kernel(archive, &kind);
 
 	o->symfs = m->symfs;
 	o->buildid_dir = m->buildid_dir;
 	o->perf_map_dir = m->perf_map_dir;
+	o->perf_map_dirs = NULL;
+	o->nr_perf_map_dirs = 0;
 	o->vmlinux = kernel && kind == PS_ARCHIVE_VMLINUX ? kernel : NULL;
 	/* no kernel symbols were read: a path the archive lacks keeps it so */
 	o->kallsyms = kernel && kind == PS_ARCHIVE_KALLSYMS ? kernel
 	              : kernel                              ? NULL
 	                                                    : "/proc/kallsyms";
-	feed->files.resolve = ps_archive_resolve;
-	feed->files.resolve_ctx = archive;
+	files->resolve = ps_archive_resolve;
+	files->path_at = ps_archive_path_at;
+	files->resolve_ctx = archive;
 	*path = m->perf_data_path;
 }
 
@@ -105,10 +105,31 @@ static int percent_time_range(struct ps_feed *feed)
 	return 0;
 }
 
+/* perf script takes --stitch-lbr only when callchain_param_setup() finds
+ * LBR call graphs in the events' sample types taken together (user
+ * registers and stack make them DWARF ones), which it asks before any
+ * record is read: in pipe mode there is no event yet. */
+static void check_stitch_lbr(struct ps_feed *feed)
+{
+	uint64_t type = 0;
+
+	for (size_t i = 0; i < ps_reader_nr_attrs(feed->reader); i++)
+		type |= ps_reader_attr(feed->reader, i)->sample_type;
+	if ((type & PERF_SAMPLE_BRANCH_STACK) &&
+	    (type & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)) !=
+	            (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER))
+		return;
+	feed->opts.stitch_lbr = false;
+	ps_log(feed->opts.log, feed->opts.log_ctx, PS_LOG_WARN,
+	       "Can't find LBR callchain. Switch off --stitch-lbr. "
+	       "Please apply --call-graph lbr when recording.");
+}
+
 int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session_opts *opts,
                  bool record_names, char *errmsg, size_t errmsg_size)
 {
-	struct ps_reader_opts ropts = { .sz = sizeof(ropts), .order = PS_ORDER_TIME };
+	struct ps_reader_opts ropts = { .sz = sizeof(ropts),
+		                        .order = opts->file_order ? PS_ORDER_FILE : PS_ORDER_TIME };
 	const struct ps_session_opts *o = &feed->opts;
 	struct ps_archive *archive;
 	int err;
@@ -127,7 +148,9 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 	feed->files.used_ctx = o->file_used_ctx;
 	archive = ps_reader_archive(feed->reader);
 	if (archive)
-		use_archive(feed, archive, &path);
+		ps_feed_archive_opts(archive, &feed->opts, &feed->files, &path);
+	if (o->stitch_lbr)
+		check_stitch_lbr(feed);
 	if (o->time_percent) {
 		err = percent_time_range(feed);
 		if (err)
@@ -140,10 +163,13 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 			.sz = sizeof(popts.symbols),
 			.symfs = o->symfs,
 			.buildid_dir = o->buildid_dir,
-			.kallsyms = archive ? o->kallsyms : kernel_symbols_file(feed),
+			.kallsyms = archive ? o->kallsyms
+			                    : ps_feed_kernel_symbols(feed->reader, o->kallsyms,
+			                                             o->vmlinux, o->symfs),
 			.vmlinux = o->vmlinux,
 			.no_inline = o->no_inline,
 			.srcline = o->srcline,
+			.full_source_path = o->full_source_path,
 			.log = o->log,
 			.log_ctx = o->log_ctx,
 			.files = feed->files,
@@ -160,6 +186,7 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 		.no_inline = o->no_inline,
 		.no_callchain = o->no_callchain,
 		.features = ps_reader_features(feed->reader),
+		.stitch_lbr = o->stitch_lbr,
 	};
 	err = ps_pipeline_new(&popts, &feed->pipeline, errmsg, errmsg_size);
 	if (err)
@@ -169,6 +196,8 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 		.sz = sizeof(pyopts),
 		.mode = o->python,
 		.perf_map_dir = o->perf_map_dir,
+		.perf_map_dirs = o->perf_map_dirs,
+		.nr_perf_map_dirs = o->nr_perf_map_dirs,
 		.perf_data_path = path,
 		.files = &feed->files,
 		.log = o->log,
@@ -182,6 +211,8 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 
 void ps_feed_close(struct ps_feed *feed)
 {
+	ps_deferred_free(feed->deferred);
+	feed->deferred = NULL;
 	ps_pipeline_free(feed->pipeline);
 	ps_python_free(feed->python);
 	ps_reader_close(feed->reader);
@@ -244,19 +275,75 @@ static int apply(struct ps_feed *feed, const struct ps_event *ev)
 	return err ? ps_feed_fail(feed, err, "out of memory") : 0;
 }
 
-int ps_feed_next(struct ps_feed *feed, struct ps_feed_sample *out)
+/* Samples whose user callchain was deferred wait for it (deferred.c);
+ * the others, and the records, go through in order. */
+static int hold_deferred(struct ps_feed *feed, const struct ps_event *ev)
 {
-	struct ps_machine *machine = ps_pipeline_machine(feed->pipeline);
+	int ret;
+
+	if (!feed->deferred && ps_deferred_new(&feed->deferred))
+		return ps_feed_fail(feed, -ENOMEM, "out of memory");
+	ret = ps_deferred_hold(feed->deferred, ev);
+	if (ret < 0)
+		return ps_feed_fail(feed, ret, "out of memory");
+	if (ret > 0 && !feed->deferred_full_warned) {
+		feed->deferred_full_warned = true;
+		ps_log(feed->opts.log, feed->opts.log_ctx, PS_LOG_WARN,
+		       "at offset %#" PRIx64 ": more than %d samples wait for their deferred user "
+		       "callchain; the oldest are printed without it",
+		       ev->offset, PS_DEFERRED_MAX_HELD);
+	}
+	return 0;
+}
+
+/* The next sample to deliver: a held one that is ready, else the next
+ * one read. 0 at the end. */
+static int next_sample(struct ps_feed *feed, const struct ps_event **out)
+{
 	const struct ps_event *ev;
 	int ret;
 
-	while ((ret = ps_reader_next(feed->reader, &ev)) > 0) {
-		if (ev->type != PERF_RECORD_SAMPLE) {
-			ret = apply(feed, ev);
+	for (;;) {
+		if (feed->deferred && (*out = ps_deferred_next(feed->deferred, feed->reader)))
+			return 1;
+		ret = ps_reader_next(feed->reader, &ev);
+		if (ret < 0)
+			return ps_feed_fail(feed, ret, "%s", ps_reader_errmsg(feed->reader));
+		if (ret == 0) {
+			if (!feed->deferred || feed->deferred_flushed)
+				return 0;
+			feed->deferred_flushed = true;
+			ps_deferred_flush(feed->deferred);
+			continue;
+		}
+		if (ev->type == PERF_RECORD_SAMPLE) {
+			if (!ps_deferred_is_deferred(ev)) {
+				*out = ev;
+				return 1;
+			}
+			ret = hold_deferred(feed, ev);
 			if (ret)
 				return ret;
 			continue;
 		}
+		if (ev->type == PS_RECORD_CALLCHAIN_DEFERRED && feed->deferred &&
+		    ps_deferred_release(feed->deferred, ev))
+			return ps_feed_fail(feed, -ENOMEM, "out of memory");
+		ret = apply(feed, ev);
+		if (!ret && feed->opts.record)
+			ret = feed->opts.record(feed->opts.record_ctx, ev);
+		if (ret)
+			return ret;
+	}
+}
+
+int ps_feed_next(struct ps_feed *feed, struct ps_feed_sample *out)
+{
+	struct ps_machine *machine = ps_pipeline_machine(feed->pipeline);
+	const struct ps_event *ev = NULL;
+	int ret;
+
+	while ((ret = next_sample(feed, &ev)) > 0) {
 		const struct ps_sample *sample = &ev->u.sample;
 		if (!sample_wanted(&feed->opts, sample))
 			continue;
@@ -272,9 +359,7 @@ int ps_feed_next(struct ps_feed *feed, struct ps_feed_sample *out)
 		out->seq = feed->passed++;
 		return 1;
 	}
-	if (ret < 0)
-		return ps_feed_fail(feed, ret, "%s", ps_reader_errmsg(feed->reader));
-	return 0;
+	return ret;
 }
 
 int ps_feed_read_to_end(struct ps_feed *feed)

@@ -372,6 +372,7 @@ int ps_jobs_start(struct ps_jobs *jobs, const char *path, const struct ps_feed *
 		w->opts.file_used = NULL; /* the session reports the files */
 		w->opts.time_percent = false; /* resolved into time_start/end */
 		w->opts.jobs = 0;
+		w->opts.record = NULL; /* the session's reading tells of records */
 		w->ring = malloc(JOBS_RING * jobs->entry_size);
 		if (!w->ring) {
 			snprintf(errmsg, errmsg_size, "out of memory");

@@ -154,7 +154,7 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 	bool python;
 	int err;
 
-	err = ps_pipeline_begin_stack(pipeline, ev, sample->process);
+	err = ps_pipeline_begin_stack(pipeline, ev, sample->thread, sample->process);
 	stack = ps_pipeline_stack(pipeline);
 	if (!err && stack->has_callchain &&
 	    ps_pipeline_has_user_stack(pipeline, ev, sample->process))
@@ -190,6 +190,8 @@ int ps_session_next(struct ps_session *s, const struct ps_stack **out)
 
 	*out = NULL;
 	ret = ps_feed_next(&s->feed, &sample);
+	if (ret == 0)
+		ps_python_finish(s->feed.python);
 	if (ret <= 0)
 		return ret;
 	ret = build_stack(s, &sample);
@@ -197,6 +199,14 @@ int ps_session_next(struct ps_session *s, const struct ps_stack **out)
 		return ret;
 	*out = &s->stack;
 	return 1;
+}
+
+const char *ps_session_comm(struct ps_session *s, int32_t pid, int32_t tid)
+{
+	struct ps_thread *thread =
+	        ps_machine_thread(ps_pipeline_machine(s->feed.pipeline), pid, tid);
+
+	return thread ? thread->comm : NULL;
 }
 
 /* ---- the per-process report ----------------------------------------- */
@@ -210,5 +220,9 @@ int ps_session_python_processes(struct ps_session *s, ps_python_process_fn fn, v
 
 int ps_session_read_to_end(struct ps_session *s)
 {
-	return ps_feed_read_to_end(&s->feed);
+	int err = ps_feed_read_to_end(&s->feed);
+
+	if (!err)
+		ps_python_finish(s->feed.python);
+	return err;
 }

@@ -5,9 +5,11 @@
  *  - feed.c: one reading of the capture: the reader, the pipeline it keeps
  *    in step, the Python side plugged into it, and the filters. The
  *    session owns one, and so does each unwinding worker;
- *  - jobs.c: the unwinding workers (--jobs) and the log they share.
- * session.c uses feed.c and jobs.c, jobs.c uses feed.c; nothing calls
- * back up.
+ *  - jobs.c: the unwinding workers (--jobs) and the log they share;
+ *  - model.c: the public machine model (ps_model_*), a pipeline that
+ *    follows the records its caller reads.
+ * session.c uses feed.c and jobs.c, jobs.c and model.c use feed.c; nothing
+ * calls back up.
  */
 #ifndef PS_SESSION_SESSION_PRIV_H
 #define PS_SESSION_SESSION_PRIV_H
@@ -40,6 +42,11 @@ struct ps_feed {
 	 * system, or the archive the capture came in */
 	struct ps_file_hooks files;
 	uint64_t passed; /* samples that passed the filters so far */
+	/* samples waiting for their deferred user callchain (NULL until
+	 * the first one) */
+	struct ps_deferred *deferred;
+	bool deferred_flushed; /* the capture ended: what waited goes out */
+	bool deferred_full_warned;
 	char *errmsg; /* the owner's, errmsg_size bytes */
 	size_t errmsg_size;
 };
@@ -69,11 +76,43 @@ int ps_feed_next(struct ps_feed *feed, struct ps_feed_sample *out);
 int ps_feed_read_to_end(struct ps_feed *feed);
 /* Whether an event of the capture records user stacks to unwind. */
 bool ps_feed_has_user_stacks(const struct ps_feed *feed);
+/* Kernel symbols: an explicit file (kallsyms; NULL with vmlinux), or
+ * this machine's /proc/kallsyms when the capture was made here (same host
+ * name and kernel release) and no symfs is given; NULL: the symbols
+ * module's own choice. */
+const char *ps_feed_kernel_symbols(const struct ps_reader *reader, const char *kallsyms,
+                                   const char *vmlinux, const char *symfs);
+/* A capture that came in an archive is analysed as it was where the
+ * archive was made: o takes the options it was made with, files reads
+ * only the files it holds (a path it does not hold does not exist), and
+ * *path becomes the capture's path as given then, whose directory is
+ * searched for perf maps. */
+struct ps_archive;
+void ps_feed_archive_opts(struct ps_archive *archive, struct ps_session_opts *o,
+                          struct ps_file_hooks *files, const char **path);
 /* Write the failure to errmsg; returns err. */
 int ps_feed_fail(struct ps_feed *feed, int err, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
 /* ---- jobs.c --------------------------------------------------------- */
+
+/* deferred.c: samples held until their user callchain arrives */
+#define PS_DEFERRED_MAX_HELD 65536
+struct ps_deferred;
+
+int ps_deferred_new(struct ps_deferred **out);
+void ps_deferred_free(struct ps_deferred *d);
+/* ev is a sample whose user callchain was deferred. */
+bool ps_deferred_is_deferred(const struct ps_event *ev);
+/* Keep a copy of ev. 1: kept, but the oldest had waited too long and is
+ * delivered unmerged; -ENOMEM. */
+int ps_deferred_hold(struct ps_deferred *d, const struct ps_event *ev);
+/* A CALLCHAIN_DEFERRED record: its thread's samples are ready. */
+int ps_deferred_release(struct ps_deferred *d, const struct ps_event *rec);
+/* The capture ended: every held sample is ready, unmerged. */
+void ps_deferred_flush(struct ps_deferred *d);
+/* The oldest ready sample, valid until the next call, or NULL. */
+const struct ps_event *ps_deferred_next(struct ps_deferred *d, const struct ps_reader *reader);
 
 struct ps_jobs;
 

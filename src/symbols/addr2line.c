@@ -369,6 +369,13 @@ static const char *file_entry(const struct a2l_cu *cu, Dwarf_Word index, bool va
 	return name ? name : "<unknown>";
 }
 
+static const char *unit_comp_dir(const struct a2l_cu *cu)
+{
+	Dwarf_Attribute attr;
+
+	return dwarf_formstring(dwarf_attr((Dwarf_Die *)&cu->die, DW_AT_comp_dir, &attr));
+}
+
 static int add_function(struct a2l_cu *cu, Dwarf_Die *die, int tag, uint32_t enclosing)
 {
 	struct name_ctx ctx = { .die = die };
@@ -720,7 +727,7 @@ int ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr, struct ps_addr2l
 	struct a2l_cu *cu = NULL;
 	uint32_t func_index = FUNC_NONE;
 	struct a2l_func *func = NULL;
-	const char *file = NULL, *name = NULL;
+	const char *file = NULL, *name = NULL, *comp_dir = NULL;
 	const struct ps_elf_function *elf_fun;
 	unsigned line = 0;
 	bool found = false;
@@ -734,6 +741,8 @@ int ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr, struct ps_addr2l
 		if (rc < 0)
 			return rc;
 		found = rc > 0;
+		if (file)
+			comp_dir = unit_comp_dir(cu);
 	}
 	if (found && func_index != FUNC_NONE)
 		func = &cu->funcs[func_index];
@@ -758,7 +767,9 @@ int ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr, struct ps_addr2l
 	}
 	if (!found)
 		return 0;
-	out[n++] = (struct ps_addr2line_record){ .function = name, .file = file, .line = line };
+	out[n++] = (struct ps_addr2line_record){
+		.function = name, .file = file, .line = line, .comp_dir = comp_dir
+	};
 	/* bfd_find_inliner_info: the callers of inlined code */
 	if (func && func->tag == DW_TAG_inlined_subroutine) {
 		const struct a2l_func *f = func;
@@ -770,9 +781,12 @@ int ps_addr2line_query(struct ps_addr2line *a2l, uint64_t addr, struct ps_addr2l
 
 			if (a2l->want_files && f->has_call_file)
 				call_file = file_entry(cu, f->call_file, true);
-			out[n++] = (struct ps_addr2line_record){ .function = caller->name,
-				                                 .file = call_file,
-				                                 .line = f->call_line };
+			out[n++] = (struct ps_addr2line_record){
+				.function = caller->name,
+				.file = call_file,
+				.line = f->call_line,
+				.comp_dir = call_file ? unit_comp_dir(cu) : NULL,
+			};
 			f = caller;
 		}
 	}

@@ -34,6 +34,7 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 		return -ENOMEM;
 	symbols->no_inline = o.no_inline;
 	symbols->srcline = o.srcline;
+	symbols->full_source_path = o.full_source_path;
 	symbols->log = o.log;
 	symbols->log_ctx = o.log_ctx;
 	symbols->files = o.files;
@@ -446,7 +447,8 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 	want_chain = sym && chain;
 	if (want_chain && nr_records > 0) {
 		n = ps_inline_frames(records, nr_records, sym->name, addr - sym->start,
-		                     symbols->srcline, &dso->arena, frames, PS_INLINE_MAX);
+		                     symbols->srcline, symbols->full_source_path, &dso->arena,
+		                     frames, PS_INLINE_MAX);
 		if (n > 0)
 			return n;
 	}
@@ -456,8 +458,8 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 	frames[0].srcline = NULL;
 	if (symbols->srcline) {
 		if (nr_records > 0)
-			frames[0].srcline =
-			        ps_inline_plain_srcline(records, nr_records, &dso->arena);
+			frames[0].srcline = ps_inline_plain_srcline(
+			        records, nr_records, symbols->full_source_path, &dso->arena);
 		else
 			frames[0].srcline = addr_srcline(dso, addr + dso->text_offset);
 	}

@@ -30,25 +30,32 @@ static const char *trimmed(const char *name, char *buf, size_t size)
 
 /* addr2line prints "FILE:LINE" ("??" for no file, "?" for line 0); perf
  * splits that at the first ':' (filename_split), reads the line with
- * strtoul and keeps the basename (srcline_from_fileline). */
-static char *srcline_text(const struct ps_addr2line_record *record, struct ps_arena *arena)
+ * strtoul and keeps the basename (srcline_from_fileline) unless
+ * --full-source-path. */
+static char *srcline_text(const struct ps_addr2line_record *record, bool full_path,
+                          struct ps_arena *arena)
 {
 	char printed[4096], *colon, *text;
 	const char *base;
 	unsigned long line = 0;
 	size_t len;
 
+	/* bfd's full path puts the unit's directory before a relative one */
+	const char *dir =
+	        full_path && record->file && record->file[0] != '/' ? record->comp_dir : NULL;
+
 	if (record->line)
-		snprintf(printed, sizeof(printed), "%s:%u", record->file ? record->file : "??",
-		         record->line);
+		snprintf(printed, sizeof(printed), "%s%s%s:%u", dir ? dir : "", dir ? "/" : "",
+		         record->file ? record->file : "??", record->line);
 	else
-		snprintf(printed, sizeof(printed), "%s:?", record->file ? record->file : "??");
+		snprintf(printed, sizeof(printed), "%s%s%s:?", dir ? dir : "", dir ? "/" : "",
+		         record->file ? record->file : "??");
 	colon = strchr(printed, ':');
 	if (colon) {
 		*colon = 0;
 		line = strtoul(colon + 1, NULL, 0);
 	}
-	base = strrchr(printed, '/');
+	base = full_path ? NULL : strrchr(printed, '/');
 	base = base ? base + 1 : printed;
 	len = strlen(base) + 24;
 	text = ps_arena_alloc(arena, len);
@@ -58,7 +65,7 @@ static char *srcline_text(const struct ps_addr2line_record *record, struct ps_ar
 }
 
 size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr, const char *base_name,
-                        uint64_t offset, bool want_srcline, struct ps_arena *arena,
+                        uint64_t offset, bool want_srcline, bool full_path, struct ps_arena *arena,
                         struct ps_frame_name *out, size_t max)
 {
 	size_t n = 0;
@@ -76,7 +83,7 @@ size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr, co
 		if (demangled)
 			name = demangled;
 		frame->offset = offset;
-		frame->srcline = want_srcline ? srcline_text(&records[i], arena) : NULL;
+		frame->srcline = want_srcline ? srcline_text(&records[i], full_path, arena) : NULL;
 		/* new_inline_sym: the real symbol when the names match */
 		if (strcmp(name, base_name) == 0) {
 			frame->sym = base_name;
@@ -93,13 +100,13 @@ size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr, co
 }
 
 const char *ps_inline_plain_srcline(const struct ps_addr2line_record *records, size_t nr,
-                                    struct ps_arena *arena)
+                                    bool full_path, struct ps_arena *arena)
 {
 	char *text;
 
 	if (nr == 0)
 		return NULL;
-	text = srcline_text(&records[0], arena);
+	text = srcline_text(&records[0], full_path, arena);
 	/* map__fprintf_srcline prints nothing for SRCLINE_UNKNOWN */
 	if (text && strcmp(text, "??:0") == 0)
 		return NULL;

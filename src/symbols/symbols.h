@@ -64,6 +64,8 @@ struct ps_symbols_opts {
 	/* Keep the answers separate debug files give, for
 	 * ps_symbols_recorded_names() (an archive writer). */
 	bool record_names;
+	/* srclines with the whole path of the file (--full-source-path) */
+	bool full_source_path;
 };
 
 /* Returns 0 or a negative errno (-EINVAL for bad options, -ENOMEM). */

@@ -152,6 +152,9 @@ struct ps_addr2line_record {
 	const char *function; /* NULL: addr2line prints "??" */
 	const char *file; /* full path; NULL: "??" */
 	unsigned line; /* 0: "?" */
+	/* the unit's DW_AT_comp_dir, which addr2line puts before a relative
+	 * file (--full-source-path); NULL: none, or not from DWARF */
+	const char *comp_dir;
 };
 
 /* want_files: the records name their files (for srcline); else .file is NULL. */
@@ -213,12 +216,13 @@ const struct ps_line_row *ps_line_table_find(const struct ps_line_table *table, 
  * symbol perf chose (NULL: none, no chain then). Strings are allocated in
  * arena. Returns the number of frames (0: perf keeps the plain frame). */
 size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr, const char *base_name,
-                        uint64_t offset, bool want_srcline, struct ps_arena *arena,
+                        uint64_t offset, bool want_srcline, bool full_path, struct ps_arena *arena,
                         struct ps_frame_name *out, size_t max);
-/* perf's srcline for a frame without a chain: "file:line", or NULL when
- * that is "??:0" (perf prints nothing); records == 0 means not found. */
+/* perf's srcline for a frame without a chain: "file:line" (the file's
+ * base name unless full_path), or NULL when that is "??:0" (perf prints
+ * nothing); records == 0 means not found. */
 const char *ps_inline_plain_srcline(const struct ps_addr2line_record *records, size_t nr,
-                                    struct ps_arena *arena);
+                                    bool full_path, struct ps_arena *arena);
 
 /* ------------------------------------------------------------------ */
 /* names.c: recorded symbol answers, carried by archives in place of a

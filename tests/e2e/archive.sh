@@ -45,7 +45,7 @@ archive() {
 }
 
 # The commands compared (the Python capture: the first three).
-commands='script|script --python=native|info|collapse|script -F +srcline|dump|pprof -o -|flamegraph -o -'
+commands='script|script --python=native|info -P|collapse|script -F +srcline|dump|pprof -o -|flamegraph -o -'
 ncommands=8
 
 # outputs LABEL INPUT [ARGS...]: the output of each command on INPUT into
@@ -71,10 +71,8 @@ outputs() {
 		ou_n=$((ou_n + 1))
 		[ $ou_n -le $ncommands ] || break
 		ou_file=$E2E_TMP/$ou_label/$(echo "$ou_command" | tr ' =+' '___').txt
-		ou_extra=$ou_args
-		[ "$ou_command" != dump ] || ou_extra= # dump reads no symbols
 		# shellcheck disable=SC2086 # the command and its options split on purpose
-		e2e_run "$PYSTITCH" $ou_command -i "$ou_input" $ou_extra >"$ou_file" 2>"$ou_file.err" || {
+		e2e_run "$PYSTITCH" $ou_command -i "$ou_input" $ou_args >"$ou_file" 2>"$ou_file.err" || {
 			e2e_show "$ou_file.err"
 			e2e_fail "$ou_label: pystitch $ou_command -i $ou_input failed"
 		}
@@ -207,7 +205,7 @@ e2e_record "$py_data" -F 999 --call-graph dwarf,16384 -- \
 py_pid=$(sed -n 's/^threads \([0-9]*\).*/\1/p' "$E2E_TMP/python.expected" 2>/dev/null)
 [ -n "$py_pid" ] || py_pid=$(e2e_python_pid "$py_data")
 e2e_python_forget "$py_pid"
-commands='script|script --python=native|info|script --python=all|script --python=only|script --no-inline|collapse|pprof -o -'
+commands='script|script --python=native|info -P|script --python=all|script --python=only|script --no-inline|collapse|pprof -o -'
 ncommands=8
 outputs python "$py_data" --buildid-dir "$E2E_TMP/buildid-cache"
 grep -q 'py::' "$E2E_TMP/python/script.txt" || e2e_fail "python: no py:: frame"

@@ -90,7 +90,9 @@ cp "$fp" "$E2E_TMP/attrs.data"
 patch "$E2E_TMP/attrs.data" 24 "$(le64 $((size + 4096)))"
 expect_bad "$E2E_TMP/attrs.data" 'attrs section'
 # a callchain count of 2^60 in the first sample
-first_sample=$(grep -m 1 'PERF_RECORD_SAMPLE' "$fixtures/fp.dump" | cut -d' ' -f1)
+# (the offset of a record line comes after perf's timestamp columns)
+first_sample=$(sed -n 's/^[0-9 ]*\(0x[0-9a-f]*\) \[0x[0-9a-f]*\]: PERF_RECORD_SAMPLE.*/\1/p' \
+	"$fixtures/fp.dump" | head -n 1)
 cp "$fp" "$E2E_TMP/chain.data"
 # -g samples: header(8) ip(8) pid/tid(8) time(8) period(8), then the
 # callchain's nr
@@ -108,7 +110,8 @@ e2e_run "$PYSTITCH" dump --force -i - <"$E2E_TMP/pipe-cut.data" >/dev/null 2>&1 
 
 # corrupt zstd data inside the compressed fixture
 comp=$fixtures/compressed.data
-coff=$(grep -m 1 -B0 'PERF_RECORD_SAMPLE' "$fixtures/compressed.dump" | cut -d' ' -f1)
+coff=$(sed -n 's/^[0-9 ]*\(0x[0-9a-f]*\) \[0x[0-9a-f]*\]: PERF_RECORD_SAMPLE.*/\1/p' \
+	"$fixtures/compressed.dump" | head -n 1)
 cp "$comp" "$E2E_TMP/zstd.data"
 patch "$E2E_TMP/zstd.data" $((coff + 8)) '\377\377\377\377\377\377\377\377'
 expect_bad "$E2E_TMP/zstd.data" 'zstd'

@@ -1,6 +1,7 @@
 #!/bin/sh
 # dump_stdin: `perf record -o - ... | pystitch dump -i -` reads the pipe format
-# from a real pipe. A copy of the stream (tee) is given to `perf report -D`.
+# from a real pipe and must print what `perf report -D` prints of a copy of
+# the stream (tee), byte for byte.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
@@ -16,4 +17,7 @@ if [ $pystitch_status -ne 0 ]; then
 	e2e_fail "perf record -o - | pystitch dump -i - failed (exit status $pystitch_status)"
 fi
 e2e_perf_dump "$stream"
-e2e_compare "$e2e_name" -v min_samples=100
+status=0
+e2e_compare "$e2e_name" 100 || status=1
+e2e_compare_no_hex "$stream" "$e2e_name (the saved stream)" || status=1
+exit $status

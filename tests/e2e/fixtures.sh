@@ -1,8 +1,9 @@
 #!/bin/sh
 # fixtures: the committed captures in fixtures/ (made by fixtures/regenerate.sh
 # and checked against `perf report -D` then) still decode to the committed
-# `pystitch dump` and `pystitch info` output. Needs no perf, so parsing stays
-# tested where perf is missing.
+# `pystitch dump` and `pystitch info -P` output. Needs no perf, so parsing stays
+# tested where perf is missing. Dumped from the fixtures directory, as they
+# were made: each record's first line names the capture as -i gave it.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 fixtures=${abs_top_srcdir:-$e2e_dir/../..}/fixtures
@@ -13,15 +14,17 @@ trap e2e_cleanup EXIT
 checked=0
 for data in "$fixtures"/*.data; do
 	name=$(basename "$data" .data)
-	e2e_run "$PYSTITCH" dump -i "$data" >"$E2E_TMP/$name.dump" 2>"$E2E_TMP/err" ||
+	(cd "$fixtures" && e2e_run "$PYSTITCH" dump -i "$name.data") >"$E2E_TMP/$name.dump" 2>"$E2E_TMP/err" ||
 		{ e2e_show "$E2E_TMP/err"; e2e_fail "$name: pystitch dump failed"; }
 	diff -u "$fixtures/$name.dump" "$E2E_TMP/$name.dump" >"$E2E_TMP/diff" ||
 		{ e2e_show "$E2E_TMP/diff" 30; e2e_fail "$name: dump differs from fixtures/$name.dump"; }
-	e2e_run "$PYSTITCH" info -i "$data" | grep -v '^# captured on' >"$E2E_TMP/$name.info"
+	e2e_run "$PYSTITCH" info -P -i "$data" | grep -v '^# captured on' >"$E2E_TMP/$name.info"
 	diff -u "$fixtures/$name.info" "$E2E_TMP/$name.info" >"$E2E_TMP/diff" ||
 		{ e2e_show "$E2E_TMP/diff" 30; e2e_fail "$name: info differs from fixtures/$name.info"; }
-	# the same bytes on standard input
-	e2e_run "$PYSTITCH" dump -i - <"$data" | cmp -s - "$fixtures/$name.dump" ||
+	# the same bytes on standard input, where the capture's name is
+	# "(stdin)" (a pipe-mode capture is "pipe" either way)
+	e2e_run "$PYSTITCH" dump -i - <"$data" |
+		sed "s/^\(0x[0-9a-f]*\|0\)@(stdin) \[/\1@$name.data [/" | cmp -s - "$fixtures/$name.dump" ||
 		e2e_fail "$name: dump from stdin differs"
 	# stacks print without error, one block per sample
 	samples=$(grep -c 'PERF_RECORD_SAMPLE' "$fixtures/$name.dump")

@@ -95,8 +95,8 @@ e2e_say "$e2e_name: standard input and a FIFO: identical"
 
 # a capture damaged half-way: a sample record whose size field says 4
 # (less than its header): what comes before it, then the same error
-offset=$("$PYSTITCH" dump -i "$data" 2>/dev/null |
-	sed -n 's/^0x\([0-9a-f]*\) \[0x[0-9a-f]*\]: PERF_RECORD_SAMPLE.*/\1/p' |
+offset=$("$PYSTITCH" dump --no-hex -i "$data" 2>/dev/null |
+	sed -n 's/^[0-9 ]*0x\([0-9a-f]*\) \[0x[0-9a-f]*\]: PERF_RECORD_SAMPLE.*/\1/p' |
 	awk '{ line[NR] = $1 } END { if (NR) print line[int(NR / 2) + 1] }')
 [ -n "$offset" ] || e2e_fail "no sample record found in the dump of $data"
 cp "$data" "$E2E_TMP/cut.data"

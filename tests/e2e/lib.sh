@@ -169,7 +169,7 @@ e2e_keep_maps() {
 	km_dir=$(dirname "$1")
 	E2E_KEPT=
 	# every process of the capture, named in its COMM and FORK records
-	for km_pid in $("$PYSTITCH" dump -i "$1" 2>/dev/null |
+	for km_pid in $("$PYSTITCH" dump --no-hex -i "$1" 2>/dev/null |
 		sed -n 's/.*PERF_RECORD_COMM[^:]*: .*:\([0-9][0-9]*\)\/[0-9][0-9]*$/\1/p
 			s/.*PERF_RECORD_FORK(\([0-9][0-9]*\):.*/\1/p' | sort -u); do
 		for km_file in "/tmp/perf-$km_pid.map" "/tmp/jit-$km_pid.dump"; do
@@ -267,52 +267,127 @@ e2e_check_stacks() {
 	rm -f "$E2E_TMP"/check-*
 }
 
-# e2e_perf_dump FILE: `perf report -D` of FILE into $E2E_TMP/perf-dump.txt.
+# e2e_perf_dump FILE [ARGS...]: `perf report -D ARGS` of FILE into
+# $E2E_TMP/perf-dump.txt. One line is rewritten: where perf has no "[vdso]"
+# DSO from the capture's build-id table (pipe mode, perf record -B), it
+# names the vdso after a copy of its own that it writes to a new
+# /tmp/perf-vdso.so-XXXXXX on every run (util/vdso.c), which no other
+# program can print; pystitch prints "[vdso]" there. E2E_VDSO_COPIES is
+# the number of such lines.
 e2e_perf_dump() {
-	e2e_run "$PERF" report -D -i "$1" >"$E2E_TMP/perf-dump.txt" 2>"$E2E_TMP/perf-dump.err" || {
+	pd_data=$1
+	shift
+	e2e_run "$PERF" report -D "$@" -i "$pd_data" >"$E2E_TMP/perf-dump.raw" 2>"$E2E_TMP/perf-dump.err" || {
 		e2e_show "$E2E_TMP/perf-dump.err"
-		e2e_fail "perf report -D -i $1 failed"
+		e2e_fail "perf report -D $* -i $pd_data failed"
 	}
+	vdso_copy='^ \.\.\.\.\.\. dso: /tmp/perf-vdso\.so-[A-Za-z0-9]\{6\}$'
+	E2E_VDSO_COPIES=$(grep -c "$vdso_copy" "$E2E_TMP/perf-dump.raw")
+	sed "s#$vdso_copy# ...... dso: [vdso]#" "$E2E_TMP/perf-dump.raw" >"$E2E_TMP/perf-dump.txt"
+	rm -f "$E2E_TMP/perf-dump.raw"
 }
 
-# e2e_pystitch_dump FILE: `pystitch dump -i FILE` into $E2E_TMP/pystitch-dump.txt.
-# Call it after e2e_perf_dump: when pystitch fails, what it printed before
-# failing is compared with perf's output too, to show what was lost.
+# e2e_pystitch_dump FILE [ARGS...]: `pystitch dump ARGS -i FILE` into
+# $E2E_TMP/pystitch-dump.txt. Call it after e2e_perf_dump: when pystitch
+# fails, where what it printed before failing parts from perf's output is
+# shown too.
 e2e_pystitch_dump() {
-	e2e_run "$PYSTITCH" dump -i "$1" >"$E2E_TMP/pystitch-dump.txt" 2>"$E2E_TMP/pystitch-dump.err" || {
+	pd_data=$1
+	shift
+	e2e_run "$PYSTITCH" dump "$@" -i "$pd_data" >"$E2E_TMP/pystitch-dump.txt" 2>"$E2E_TMP/pystitch-dump.err" || {
 		status=$?
 		e2e_show "$E2E_TMP/pystitch-dump.err"
 		if [ -s "$E2E_TMP/perf-dump.txt" ]; then
-			e2e_say "what pystitch printed before failing, compared with perf:"
-			e2e_compare "$e2e_name (output before the failure)" | head -n 6
+			e2e_say "where what pystitch printed before failing parts from perf's output:"
+			e2e_first_difference "$E2E_TMP/perf-dump.txt" "$E2E_TMP/pystitch-dump.txt"
 		fi
-		e2e_fail "pystitch dump -i $1 failed (exit status $status)"
+		e2e_fail "pystitch dump $* -i $pd_data failed (exit status $status)"
 	}
 }
 
-# e2e_compare [LABEL [AWK_ASSIGNMENTS...]]: compares perf-dump.txt with
-# pystitch-dump.txt (see compare_dump.awk for the checks and variables).
-# Returns the comparison's status.
-e2e_compare() {
-	label=${1:-$e2e_name}
-	[ $# -gt 0 ] && shift
-	(cd "$E2E_TMP" && "$AWK" -v name="$label" "$@" -f "$e2e_dir/compare_dump.awk" \
-		perf-dump.txt pystitch-dump.txt)
-	status=$?
-	if [ $status -ne 0 ] && [ "${PS_E2E_KEEP:-}" != 1 ]; then
-		e2e_say "(rerun with PS_E2E_KEEP=1 to keep the capture and both outputs)"
-	fi
-	return $status
+# e2e_first_difference PERF_TEXT PYSTITCH_TEXT: the first lines where the
+# two differ (diff's, at most 20), with their line numbers.
+e2e_first_difference() {
+	diff "$1" "$2" | head -n 20 | cut -c 1-200 | sed 's/^/    /'
 }
 
-# e2e_compare_dump FILE [LABEL [AWK_ASSIGNMENTS...]]: dumps FILE with perf and
-# pystitch and compares the two.
+# e2e_dump_samples TEXT: the number of sample records in a perf report -D
+# text (their record lines, after the timestamp columns).
+e2e_dump_samples() {
+	grep -c -E '^(-?[0-9]+ )*(0x[0-9a-f]+|0) \[0x[0-9a-f]+\]: PERF_RECORD_SAMPLE' "$1"
+}
+
+# e2e_strip_hex < TEXT: a perf report -D text without its hex dumps: the
+# lines from the "." after each record's first line to the empty line that
+# ends the dump. What `pystitch dump --no-hex` leaves out.
+e2e_strip_hex() {
+	# shellcheck disable=SC2016 # an awk program
+	"$AWK" 'skip { if ($0 == "") skip = 0; next }
+		first && $0 == "." { skip = 1; first = 0; next }
+		{ first = ($0 ~ /^(0x[0-9a-f]+|0)@.* \[0x[0-9a-f]+\]: event: [0-9]+$/); print }'
+}
+
+# e2e_compare [LABEL [MIN_SAMPLES]]: perf-dump.txt and pystitch-dump.txt
+# must be identical, byte for byte, and hold at least MIN_SAMPLES samples
+# (default 1). Returns 0 or 1 (after showing the first differences).
+e2e_compare() {
+	label=${1:-$e2e_name}
+	min=${2:-1}
+	samples=$(e2e_dump_samples "$E2E_TMP/perf-dump.txt")
+	if ! cmp -s "$E2E_TMP/perf-dump.txt" "$E2E_TMP/pystitch-dump.txt"; then
+		e2e_say "$label: pystitch dump differs from perf report -D ($(diff "$E2E_TMP/perf-dump.txt" \
+			"$E2E_TMP/pystitch-dump.txt" | grep -c '^[<>]') lines, < perf, > pystitch):"
+		e2e_first_difference "$E2E_TMP/perf-dump.txt" "$E2E_TMP/pystitch-dump.txt"
+		[ "${PS_E2E_KEEP:-}" = 1 ] ||
+			e2e_say "(rerun with PS_E2E_KEEP=1 to keep the capture and both outputs)"
+		return 1
+	fi
+	if [ "$samples" -lt "$min" ]; then
+		e2e_say "$label: the capture holds $samples samples, fewer than the $min this test needs"
+		return 1
+	fi
+	vdso_note=
+	[ "${E2E_VDSO_COPIES:-0}" = 0 ] ||
+		vdso_note=" ($E2E_VDSO_COPIES DSO lines name the vdso where perf names its own copy)"
+	e2e_say "$label: $samples samples, $(wc -l <"$E2E_TMP/perf-dump.txt") lines identical to perf report -D$vdso_note"
+	return 0
+}
+
+# e2e_compare_no_hex FILE [LABEL [ARGS...]]: `pystitch dump --no-hex ARGS
+# -i FILE` must be perf-dump.txt without its hex dumps, byte for byte.
+e2e_compare_no_hex() {
+	nh_data=$1
+	nh_label=${2:-$e2e_name}
+	if [ $# -gt 1 ]; then shift 2; else shift; fi
+	e2e_strip_hex <"$E2E_TMP/perf-dump.txt" >"$E2E_TMP/perf-dump-no-hex.txt"
+	e2e_run "$PYSTITCH" dump --no-hex "$@" -i "$nh_data" >"$E2E_TMP/pystitch-no-hex.txt" 2>"$E2E_TMP/pystitch-no-hex.err" || {
+		e2e_show "$E2E_TMP/pystitch-no-hex.err"
+		e2e_say "$nh_label: pystitch dump --no-hex failed"
+		return 1
+	}
+	if ! cmp -s "$E2E_TMP/perf-dump-no-hex.txt" "$E2E_TMP/pystitch-no-hex.txt"; then
+		e2e_say "$nh_label: pystitch dump --no-hex differs from perf report -D without its hex dumps:"
+		e2e_first_difference "$E2E_TMP/perf-dump-no-hex.txt" "$E2E_TMP/pystitch-no-hex.txt"
+		return 1
+	fi
+	e2e_say "$nh_label: --no-hex: $(wc -l <"$E2E_TMP/pystitch-no-hex.txt") lines identical to perf's without hex dumps"
+	return 0
+}
+
+# e2e_compare_dump FILE [LABEL [MIN_SAMPLES [ARGS...]]]: dumps FILE with
+# perf report -D ARGS and pystitch dump ARGS, with and without hex dumps,
+# and compares them (e2e_compare, e2e_compare_no_hex).
 e2e_compare_dump() {
-	data=$1
-	shift
-	e2e_perf_dump "$data"
-	e2e_pystitch_dump "$data"
-	e2e_compare "$@"
+	cd_data=$1
+	cd_label=${2:-$e2e_name}
+	cd_min=${3:-1}
+	if [ $# -ge 3 ]; then shift 3; else shift $#; fi
+	e2e_perf_dump "$cd_data" "$@"
+	e2e_pystitch_dump "$cd_data" "$@"
+	cd_status=0
+	e2e_compare "$cd_label" "$cd_min" || cd_status=1
+	e2e_compare_no_hex "$cd_data" "$cd_label" "$@" || cd_status=1
+	return $cd_status
 }
 
 # e2e_count_compressed FILE: walks the records of a native-endian capture
@@ -345,20 +420,34 @@ e2e_count_compressed() {
 	done
 }
 
-# e2e_compare_info FILE [LABEL]: `perf report --header-only` against `pystitch info`.
+# e2e_compare_info FILE LABEL [ARGS...]: `pystitch info ARGS` must print
+# byte for byte what `perf report --header-only ARGS` prints (ARGS: -I or
+# nothing); on a difference the diff (< perf, > pystitch) goes to stderr.
+# Both read the same file, so even "captured on" (its mtime) agrees.
+# Returns 1 when they differ.
 e2e_compare_info() {
-	label=${2:-$e2e_name}
-	e2e_run "$PERF" report --header-only -i "$1" >"$E2E_TMP/perf-header.txt" 2>"$E2E_TMP/perf-header.err" || {
+	ci_data=$1
+	ci_label=$2
+	shift 2
+	e2e_run "$PERF" report --header-only "$@" -i "$ci_data" >"$E2E_TMP/perf-header.txt" \
+		2>"$E2E_TMP/perf-header.err" || {
 		e2e_show "$E2E_TMP/perf-header.err"
-		e2e_fail "perf report --header-only -i $1 failed"
+		e2e_fail "perf report --header-only $* -i $ci_data failed"
 	}
-	e2e_run "$PYSTITCH" info -i "$1" >"$E2E_TMP/pystitch-info.txt" 2>"$E2E_TMP/pystitch-info.err" || {
-		status=$?
+	e2e_run "$PYSTITCH" info "$@" -i "$ci_data" >"$E2E_TMP/pystitch-info.txt" \
+		2>"$E2E_TMP/pystitch-info.err" || {
+		ci_status=$?
 		e2e_show "$E2E_TMP/pystitch-info.err"
-		e2e_fail "pystitch info -i $1 failed (exit status $status)"
+		e2e_fail "pystitch info $* -i $ci_data failed (exit status $ci_status)"
 	}
-	(cd "$E2E_TMP" && "$AWK" -v name="$label" -f "$e2e_dir/compare_info.awk" \
-		perf-header.txt pystitch-info.txt)
+	ci_args=${*:-}
+	if cmp -s "$E2E_TMP/perf-header.txt" "$E2E_TMP/pystitch-info.txt"; then
+		e2e_say "$e2e_name: $ci_label: info${ci_args:+ $ci_args} = perf report --header-only${ci_args:+ $ci_args} ($(wc -l <"$E2E_TMP/perf-header.txt") lines)"
+		return 0
+	fi
+	e2e_say "FAIL: $e2e_name: $ci_label: pystitch info${ci_args:+ $ci_args} differs from perf report --header-only${ci_args:+ $ci_args} (< perf, > pystitch):" >&2
+	diff "$E2E_TMP/perf-header.txt" "$E2E_TMP/pystitch-info.txt" | head -n 40 >&2
+	return 1
 }
 
 # ---- perf script comparisons (the script_*.sh tests) ---------------------

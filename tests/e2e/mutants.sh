@@ -5,7 +5,7 @@
 # each with a fixed seed (tests/e2e/mutate.py: byte flips, truncations,
 # spliced records, mutated perf map lines) and runs every command on every
 # mutant (script in each --python mode, collapse, flamegraph -o FILE,
-# pprof -o FILE, info, dump; inline frames in the default script only, as
+# pprof -o FILE, info -I -P, dump; inline frames in the default script only, as
 # they cost most of a run and come from the unmutated debug files), on all
 # cores. Each run must exit 0 or 2, print
 # at most one line on stderr (-q: the error), no sanitizer report, within
@@ -24,10 +24,10 @@ if [ "${1:-}" = --one ]; then
 	set -- "script --python=merged" "script --python=all --no-inline" \
 		"script --python=native --no-inline" "script --python=only --no-inline" \
 		"collapse --no-inline" "flamegraph --no-inline -o $dir/out.svg" \
-		"pprof --no-inline -o $dir/out.pb.gz" info dump
+		"pprof --no-inline -o $dir/out.pb.gz" "info -I -P" dump
 	for command in "$@"; do
 		case $command in
-		info* | dump*) symbols= ;;
+		info*) symbols= ;;
 		*) symbols="--kallsyms $MUTANTS_KALLSYMS --buildid-dir $MUTANTS_BUILDID" ;;
 		esac
 		# shellcheck disable=SC2086 # the command and options split into words

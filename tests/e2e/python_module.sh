@@ -198,7 +198,7 @@ EOF
 			check "$name pystitch_perf $mode" "$expected" "$output"
 		fi
 	done
-	e2e_run "$PYSTITCH" info -i "$E2E_TMP/$tag.data" >"$E2E_TMP/info-$tag.txt" 2>&1 ||
+	e2e_run "$PYSTITCH" info -P -i "$E2E_TMP/$tag.data" >"$E2E_TMP/info-$tag.txt" 2>&1 ||
 		e2e_fail "$name: pystitch info failed"
 	grep -q 'trampoline template: decoded, from .*_pystitch_perf' "$E2E_TMP/info-$tag.txt" || {
 		e2e_show "$E2E_TMP/info-$tag.txt" 8

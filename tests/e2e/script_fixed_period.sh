@@ -19,7 +19,7 @@ fp_check() {
 		"$E2E_TMP/$E2E_PERF_OUT" | sort -u)
 	[ "$fp_seen" = "$3" ] || e2e_fail "$1: perf printed the periods '$fp_seen', not $3 alone"
 	# and `pystitch dump` prints it for every sample, as perf report -D
-	fp_dump=$(e2e_run "$PYSTITCH" dump -i "$2" | grep 'PERF_RECORD_SAMPLE' | grep -c -v " period: $3 addr: ")
+	fp_dump=$(e2e_run "$PYSTITCH" dump --no-hex -i "$2" | grep 'PERF_RECORD_SAMPLE' | grep -c -v " period: $3 addr: ")
 	[ "$fp_dump" = 0 ] || e2e_fail "$1: pystitch dump prints $fp_dump samples without 'period: $3'"
 }
 

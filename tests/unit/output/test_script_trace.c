@@ -1,12 +1,15 @@
 /* Unit tests of src/output/script's tracepoint fields (Check): payloads
  * printed through libtraceevent from an event format parsed here, whole,
  * cut short, with a string that runs to the payload's end, and for a format
- * whose fields lie past what a record can hold. The cut payloads are what
+ * whose fields lie past what a record can hold, and counts of bytes and
+ * elements a record's own fields give, read from padding or not at all
+ * past what a record can hold. The cut payloads are what
  * fuzz_tracing found read past (its reproducer is in
  * fuzz/corpus/fuzz_tracing/): each is given in an allocation of exactly
  * its size, so ASan catches any read past it. */
 #include <check.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <traceevent/event-parse.h>
@@ -38,11 +41,23 @@ static const char far_format[] =
         "\n"
         "print fmt: \"value=%d\", REC->value\n";
 
-/* A payload of event 7 (host order): comm "abc", value 42, name at 32. */
-static void payload(uint8_t *p, const char *name, size_t name_len)
+/* Counts from the record (kernels print x86 instructions so). */
+static const char counts_format[] =
+        "name: counts\n"
+        "ID: 9\n"
+        "format:\n"
+        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+        "\n"
+        "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+        "\tfield:int value;\toffset:24;\tsize:4;\tsigned:1;\n"
+        "\tfield:__data_loc char[] name;\toffset:28;\tsize:4;\tsigned:0;\n"
+        "\n"
+        "print fmt: \"hex=%s array=%s\", __print_hex(REC->comm, REC->value), "
+        "__print_array(__get_dynamic_array(name), __get_dynamic_array_len(name) / 2, 2)\n";
+
+/* A payload of event type (host order): comm "abc", value, name at 32. */
+static void payload_of(uint8_t *p, uint16_t type, int32_t value, const char *name, size_t name_len)
 {
-	uint16_t type = 7;
-	int32_t value = 42;
 	uint32_t loc = 32 | (uint32_t)name_len << 16;
 
 	memset(p, 0, 32);
@@ -51,6 +66,11 @@ static void payload(uint8_t *p, const char *name, size_t name_len)
 	memcpy(p + 24, &value, 4);
 	memcpy(p + 28, &loc, 4);
 	memcpy(p + 32, name, name_len);
+}
+
+static void payload(uint8_t *p, const char *name, size_t name_len)
+{
+	payload_of(p, 7, 42, name, name_len);
 }
 
 /* What script prints for the payload's first size bytes. */
@@ -156,6 +176,40 @@ START_TEST(fields_out_of_reach)
 }
 END_TEST
 
+/* libtraceevent reads __print_hex()'s and __print_array()'s counts of
+ * bytes and elements unchecked: from zeros past the payload, not past
+ * its copy, and not at all past what a record can hold. */
+START_TEST(counts_from_the_record)
+{
+	struct tep_handle *tep = parse(counts_format);
+	uint8_t p[40];
+	char *text, want[4096];
+
+	payload_of(p, 9, 3, "hi", 2);
+	text = print(tep, p, 34);
+	ck_assert_str_eq(text, tep_is_bigendian() ? "hex=61 62 63 array=26729\n"
+	                                          : "hex=61 62 63 array=26984\n");
+	free(text);
+	payload_of(p, 9, 1000, "hi", 2);
+	text = print(tep, p, 34);
+	/* the payload from comm on, then zeros */
+	strcpy(want, "hex=");
+	for (int i = 0; i < 1000; i++)
+		sprintf(want + strlen(want), i ? " %02x" : "%02x", 8 + i < 34 ? p[8 + i] : 0);
+	strcat(want, tep_is_bigendian() ? " array=26729\n" : " array=26984\n");
+	/* (compared short of Check's message limit on a difference) */
+	ck_assert_uint_eq(strlen(text), strlen(want));
+	for (size_t i = 0; i < strlen(want); i += 64)
+		ck_assert_msg(!strncmp(text + i, want + i, 64), "at %zu: %.64s", i, text + i);
+	free(text);
+	payload_of(p, 9, 0x7fffffff, "hi", 2);
+	text = print(tep, p, 34);
+	ck_assert_str_eq(text, "\n");
+	free(text);
+	tep_free(tep);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("script_trace");
@@ -167,6 +221,7 @@ int main(void)
 	tcase_add_test(tc, cut_payload);
 	tcase_add_test(tc, unterminated_string);
 	tcase_add_test(tc, fields_out_of_reach);
+	tcase_add_test(tc, counts_from_the_record);
 	suite_add_tcase(suite, tc);
 	runner = srunner_create(suite);
 	srunner_run_all(runner, CK_ENV);

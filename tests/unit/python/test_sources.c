@@ -1205,6 +1205,97 @@ START_TEST(test_names_resolver)
 }
 END_TEST
 
+/* Files of other names in the --perf-map-dir folders (containers name
+ * theirs by their namespace pid): the one whose entries cover the pid's
+ * looked-up addresses is taken, whatever its name or folder; a file of
+ * the pid's name that covers none of them is refused. */
+struct said {
+	char text[4][1024];
+	int nr;
+};
+
+static void note_said(void *ctx, enum ps_log_level level, const char *msg)
+{
+	struct said *said = ctx;
+
+	(void)level;
+	if (said->nr < 4)
+		snprintf(said->text[said->nr], sizeof(said->text[0]), "%s", msg);
+	said->nr++;
+}
+
+START_TEST(test_names_match_by_content)
+{
+	char dir_a[600], dir_b[600], capture[700], path[800];
+	const char *dirs[2] = { dir_a, dir_b };
+	const char *map_a = "1000 100 py::in_a:x\n", *map_b = "7000 100 py::in_b:x\n";
+	const char *stale = "40000 100 py::stale:x\n";
+	struct said said = { 0 };
+	struct ps_jit_names_opts opts = { .sz = sizeof(opts),
+		                          .perf_map_dirs = dirs,
+		                          .nr_perf_map_dirs = 2,
+		                          .log = note_said,
+		                          .log_ctx = &said };
+	struct ps_jit_names *names;
+	struct ps_jit_symbol sym;
+	uint64_t addr;
+
+	snprintf(dir_a, sizeof(dir_a), "%s/ca", test_dir);
+	snprintf(dir_b, sizeof(dir_b), "%s/cb", test_dir);
+	snprintf(capture, sizeof(capture), "%s/perf.data", test_dir);
+	ck_assert_int_eq(mkdir(dir_a, 0700), 0);
+	ck_assert_int_eq(mkdir(dir_b, 0700), 0);
+	snprintf(path, sizeof(path), "%s/perf-1.map", dir_a);
+	write_path(path, map_a, strlen(map_a));
+	snprintf(path, sizeof(path), "%s/perf-1.map", dir_b);
+	write_path(path, map_b, strlen(map_b));
+	/* beside the capture, by the pid's name: another process's */
+	write_path(pid_file(test_dir, "perf-%d.map"), stale, strlen(stale));
+	opts.perf_data_path = capture;
+
+	ck_assert_int_eq(ps_jit_names_new(&opts, FAKE_PID, &names), 0);
+	ck_assert_int_eq(ps_jit_names_load(names), 1); /* the file by name */
+	for (addr = 0; addr < PS_JIT_MATCH_EVIDENCE; addr++) {
+		ck_assert(ps_jit_names_lookup(names, 0x7000 + addr, &sym));
+		ck_assert_str_eq(sym.name, "py::in_b:x");
+	}
+	ck_assert(!ps_jit_names_lookup(names, 0x1000, &sym));
+	ck_assert(!ps_jit_names_lookup(names, 0x40000, &sym)); /* refused */
+	snprintf(path, sizeof(path), "%s/perf-1.map", dir_b);
+	ck_assert_str_eq(ps_jit_table_path(ps_jit_names_table(names, PS_JIT_SOURCE_MAP)), path);
+	ck_assert_int_eq(said.nr, 2);
+	ck_assert_msg(strstr(said.text[0], ": taken for pid ") && strstr(said.text[0], path), "%s",
+	              said.text[0]);
+	ck_assert_msg(strstr(said.text[1], "refused for pid") &&
+	                      strstr(said.text[1], pid_file(test_dir, "perf-%d.map")),
+	              "%s", said.text[1]);
+	/* native mode's file is still the one by name */
+	ck_assert_str_eq(ps_jit_table_path(ps_jit_names_by_name(names, PS_JIT_SOURCE_MAP)),
+	                 pid_file(test_dir, "perf-%d.map"));
+	ps_jit_names_free(names);
+
+	/* a few addresses (the end of the capture decides), the other map */
+	said.nr = 0;
+	ck_assert_int_eq(ps_jit_names_new(&opts, FAKE_PID, &names), 0);
+	ck_assert(ps_jit_names_lookup(names, 0x1010, &sym));
+	ck_assert_str_eq(sym.name, "py::in_a:x");
+	ps_jit_names_decide(names);
+	snprintf(path, sizeof(path), "%s/perf-1.map", dir_a);
+	ck_assert_str_eq(ps_jit_table_path(ps_jit_names_table(names, PS_JIT_SOURCE_MAP)), path);
+	ck_assert(!ps_jit_names_lookup(names, 0x7000, &sym));
+	ck_assert_int_eq(said.nr, 2);
+	ps_jit_names_free(names);
+
+	unlink(pid_file(test_dir, "perf-%d.map"));
+	snprintf(path, sizeof(path), "%s/perf-1.map", dir_a);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/perf-1.map", dir_b);
+	unlink(path);
+	rmdir(dir_a);
+	rmdir(dir_b);
+}
+END_TEST
+
 START_TEST(test_names_not_found)
 {
 	struct ps_jit_names_opts opts = { .sz = sizeof(opts) };
@@ -1512,6 +1603,7 @@ static Suite *sources_suite(void)
 	tcase_add_checked_fixture(names, setup, teardown);
 	tcase_add_test(names, test_names_search_order);
 	tcase_add_test(names, test_names_not_found);
+	tcase_add_test(names, test_names_match_by_content);
 	tcase_add_test(names, test_names_merge_and_errors);
 	tcase_add_test(names, test_names_resolver);
 	suite_add_tcase(suite, names);

@@ -561,6 +561,9 @@ static const char printk_formats[] =
         "0xffffffff82522918 : \"mas_wr_bnode\"\n"
         "0xffffffff82522988 : \"mas_wr_append\"\n"
         "0xffffffff825229a0 : \"\"\n" /* short: libtraceevent would misread it */
+        /* a width of the record's bytes, and one of 100 MB: left out */
+        "0xffffffff825229c0 : \"%*d wide\"\n"
+        "0xffffffff825229d0 : \"%99999999d\"\n"
         "no colon here\n"
         "0xffffffff825229b0 :";
 
@@ -650,8 +653,12 @@ START_TEST(test_tracing_data)
 	struct trace_seq seq;
 
 	put_blob(&b, &o);
-	put_zeros(&b, 3); /* pipe mode pads the blob to 8 */
+	put_zeros(&b, (8 - b.len % 8) % 8); /* pipe mode pads the blob to 8 */
 	ck_assert_int_eq(decode(r, PS_FEAT_TRACING_DATA, &b), 0);
+	ck_assert_msg(strstr(last_warning, "2 printk formats left out, the first (at "
+	                                   "0xffffffff825229c0) for a '*' width other than in "
+	                                   "%*pb; their trace_printk() events print raw"),
+	              "%s", last_warning);
 	ck_assert(f->has_tracing_data);
 	ck_assert_uint_eq(f->tracing_data_size, b.len);
 	ck_assert_uint_eq(f->tracing_nr_events, 1);

@@ -250,7 +250,15 @@ START_TEST(test_absurd_counts)
 	put_u32(&b, 0);
 	put_u64(&b, 0);
 	ck_assert_damaged(r, PS_FEAT_BPF_PROG_INFO, decode(r, PS_FEAT_BPF_PROG_INFO, &b),
-	                  "program 0: 4294967040 + 0 bytes pass the section's end");
+	                  "program 0: a bpf_prog_info of 4294967040 bytes, more than the 232");
+	b.len = 0;
+	put_u32(&b, 1);
+	put_u32(&b, 8);
+	put_u32(&b, 0xffffff00);
+	put_u64(&b, 0);
+	put_zeros(&b, 8);
+	ck_assert_damaged(r, PS_FEAT_BPF_PROG_INFO, decode(r, PS_FEAT_BPF_PROG_INFO, &b),
+	                  "program 0: 8 + 4294967040 bytes pass the section's end");
 	put_count(&b, 0xffffffff, false);
 	ck_assert_damaged(r, PS_FEAT_BPF_BTF, decode(r, PS_FEAT_BPF_BTF, &b),
 	                  "BTF entries do not fit");
@@ -280,6 +288,53 @@ START_TEST(test_absurd_counts)
 	ps_reader_close(r);
 }
 END_TEST
+
+/* One perf_bpil: bpf_prog_info of 232 bytes with id, name, btf_id and
+ * nr functions, then data: JITed addresses, lengths, tags, func_info.
+ * ksyms_offset overrides where the addresses are said to be. */
+static void put_prog(struct buf *b, uint32_t id, const char *name, uint32_t nr,
+                     uint64_t ksyms_offset)
+{
+	uint8_t info[232] = { 0 };
+	struct buf i = { .be = b->be };
+	size_t lens = 8 * nr, tags = lens + ((4 * nr + 7) & ~7u), func_info = tags + 8 * nr;
+
+	put_zeros(&i, 4);
+	put_u32(&i, id);
+	memcpy(info, i.data, 8);
+	memcpy(info + 64, name, strlen(name));
+	i.len = 0;
+	put_u32(&i, nr); /* nr_jited_ksyms, nr_jited_func_lens */
+	put_u32(&i, nr);
+	put_u64(&i, ksyms_offset);
+	put_u64(&i, lens);
+	put_u32(&i, 3); /* btf_id */
+	put_u32(&i, 8); /* func_info_rec_size */
+	put_u64(&i, func_info);
+	put_u32(&i, nr); /* nr_func_info */
+	memcpy(info + 104, i.data, i.len);
+	i.len = 0;
+	put_u32(&i, nr); /* nr_prog_tags */
+	put_u64(&i, tags);
+	memcpy(info + 180, i.data, i.len);
+	put_u32(b, 232);
+	put_u32(b, (uint32_t)(func_info + 8 * nr));
+	put_u64(b, 1u << 3 | 1u << 4 | 1u << 5 | 1u << 8);
+	put(b, info, sizeof(info));
+	for (uint32_t f = 0; f < nr; f++)
+		put_u64(b, 0xffffffffc0000000ull + f);
+	for (uint32_t f = 0; f < nr; f++)
+		put_u32(b, 16 + f);
+	if (nr % 2)
+		put_zeros(b, 4);
+	for (uint32_t f = 0; f < nr; f++)
+		put_u64(b, 0x1122334455667700ull + f);
+	for (uint32_t f = 0; f < nr; f++) {
+		put_u32(b, 2 * f);
+		put_u32(b, 10 + f);
+	}
+	buf_free(&i);
+}
 
 /* Every proper prefix of a well-formed section decodes or is damaged;
  * none reads past (each prefix is a copy of exactly its length). */
@@ -348,7 +403,177 @@ START_TEST(test_truncations)
 	put_u32(&b, 2);
 	put_zeros(&b, 2);
 	sweep(PS_FEAT_BPF_BTF, &b, be);
+	b.len = 0;
+	put_u32(&b, 1);
+	put_prog(&b, 1, "p", 2, 0);
+	sweep(PS_FEAT_BPF_PROG_INFO, &b, be);
 	buf_free(&b);
+}
+END_TEST
+
+/* BPF programs and BTF: kept by id, the first of each, as perf keeps
+ * them; none of the other byte order, which perf does not read; arrays
+ * that leave the program's data are damage. */
+START_TEST(test_bpf)
+{
+	bool be = _i;
+	struct ps_reader *r = pipe_reader(be);
+	const struct ps_features *f = ps_reader_features(r);
+	struct buf b = { .be = be };
+
+	put_u32(&b, 3);
+	put_prog(&b, 9, "nine", 1, 0);
+	put_prog(&b, 7, "seven", 2, 0);
+	put_prog(&b, 9, "again", 1, 0);
+	ck_assert_int_eq(decode(r, PS_FEAT_BPF_PROG_INFO, &b), 0);
+	ck_assert_uint_eq(f->nr_bpf_progs, 3);
+	if (be) {
+		ck_assert_uint_eq(f->nr_bpf_prog_list, 0);
+	} else {
+		const struct ps_bpf_prog *p;
+
+		ck_assert_uint_eq(f->nr_bpf_prog_list, 2);
+		p = &f->bpf_prog_list[0];
+		ck_assert_uint_eq(p->id, 7);
+		ck_assert_str_eq(p->name, "seven");
+		ck_assert(p->funcs_known);
+		ck_assert_uint_eq(p->nr_funcs, 2);
+		ck_assert_uint_eq(p->btf_id, 3);
+		ck_assert_uint_eq(p->funcs[1].addr, 0xffffffffc0000001ull);
+		ck_assert_uint_eq(p->funcs[1].size, 17);
+		ck_assert_uint_eq(p->funcs[1].tag[0], 0x01); /* tags are bytes, here LE */
+		ck_assert(p->funcs[1].has_btf_type);
+		ck_assert_uint_eq(p->funcs[1].btf_type, 11);
+		ck_assert_str_eq(f->bpf_prog_list[1].name, "nine");
+	}
+	/* addresses said to lie past the program's data */
+	b.len = 0;
+	put_u32(&b, 1);
+	put_prog(&b, 9, "far", 1, 4096);
+	if (be)
+		ck_assert_int_eq(decode(r, PS_FEAT_BPF_PROG_INFO, &b), 0);
+	else
+		ck_assert_damaged(r, PS_FEAT_BPF_PROG_INFO, decode(r, PS_FEAT_BPF_PROG_INFO, &b),
+		                  "program 9: the addresses, lengths and tags of its 1 functions");
+
+	b.len = 0;
+	put_u32(&b, 3);
+	put_u32(&b, 4);
+	put_u32(&b, 2);
+	put_zeros(&b, 2);
+	put_u32(&b, 2);
+	put_u32(&b, 1);
+	put_zeros(&b, 1);
+	put_u32(&b, 4);
+	put_u32(&b, 3);
+	put_zeros(&b, 3);
+	ck_assert_int_eq(decode(r, PS_FEAT_BPF_BTF, &b), 0);
+	ck_assert_uint_eq(f->nr_bpf_btfs, 3);
+	ck_assert_uint_eq(f->nr_bpf_btf_list, be ? 0 : 2);
+	if (!be) {
+		ck_assert_uint_eq(f->bpf_btf_list[0].id, 2);
+		ck_assert_uint_eq(f->bpf_btf_list[1].id, 4);
+		ck_assert_uint_eq(f->bpf_btf_list[1].size, 2);
+	}
+	buf_free(&b);
+	ps_reader_close(r);
+}
+END_TEST
+
+/* Sound features perf 6.1 refuses, after which it reads no feature:
+ * the first such is kept. */
+START_TEST(test_perf_stops)
+{
+	bool be = _i;
+	struct ps_reader *r = pipe_reader(be);
+	const struct ps_features *f = ps_reader_features(r);
+	struct buf b = { .be = be };
+
+	/* a socket id above the number of CPUs: no ids, as in perf */
+	put_u32(&b, 2);
+	put_u32(&b, 2);
+	ck_assert_int_eq(decode(r, PS_FEAT_NRCPUS, &b), 0);
+	b.len = 0;
+	put_u32(&b, 1);
+	put_hstring(&b, "0-1");
+	put_u32(&b, 1);
+	put_hstring(&b, "0-1");
+	put_u32(&b, 0);
+	put_u32(&b, 0);
+	put_u32(&b, 1);
+	put_u32(&b, 5);
+	ck_assert_int_eq(decode(r, PS_FEAT_CPU_TOPOLOGY, &b), 0);
+	ck_assert_ptr_null(f->cpu_ids);
+	ck_assert_uint_eq(f->cpu_topology_sibling_cores.nr, 1);
+	ck_assert_uint_eq(f->perf_stops_at, PS_FEAT_CPU_TOPOLOGY);
+	/* the first refusal is the one perf stops at */
+	b.len = 0;
+	put_u64(&b, 1);
+	ck_assert_int_eq(decode(r, PS_FEAT_DIR_FORMAT, &b), 0);
+	ck_assert_uint_eq(f->perf_stops_at, PS_FEAT_CPU_TOPOLOGY);
+	ps_reader_close(r);
+
+	/* on aarch64 socket ids are not bounded by the CPUs */
+	r = pipe_reader(be);
+	f = ps_reader_features(r);
+	b.len = 0;
+	put_hstring(&b, "aarch64");
+	ck_assert_int_eq(decode(r, PS_FEAT_ARCH, &b), 0);
+	b.len = 0;
+	put_u32(&b, 2);
+	put_u32(&b, 2);
+	ck_assert_int_eq(decode(r, PS_FEAT_NRCPUS, &b), 0);
+	b.len = 0;
+	put_u32(&b, 0);
+	put_u32(&b, 0);
+	put_u32(&b, 0);
+	put_u32(&b, 0);
+	put_u32(&b, 1);
+	put_u32(&b, 5);
+	ck_assert_int_eq(decode(r, PS_FEAT_CPU_TOPOLOGY, &b), 0);
+	ck_assert_ptr_nonnull(f->cpu_ids);
+	ck_assert_int_eq(f->cpu_ids[1].socket_id, 5);
+	ck_assert_uint_eq(f->perf_stops_at, 0);
+	/* a group of two with no event to lead */
+	b.len = 0;
+	put_u32(&b, 1);
+	put_hstring(&b, "{anon_group}");
+	put_u32(&b, 0);
+	put_u32(&b, 2);
+	ck_assert_int_eq(decode(r, PS_FEAT_GROUP_DESC, &b), 0);
+	ck_assert_uint_eq(f->nr_groups, 1);
+	ck_assert_uint_eq(f->perf_stops_at, PS_FEAT_GROUP_DESC);
+	ps_reader_close(r);
+
+	r = pipe_reader(be);
+	f = ps_reader_features(r);
+	b.len = 0;
+	put_u32(&b, 2);
+	put_u32(&b, 1);
+	put_u64(&b, 1);
+	put_u64(&b, 2);
+	ck_assert_int_eq(decode(r, PS_FEAT_CLOCK_DATA, &b), 0);
+	ck_assert(!f->has_clock_data);
+	ck_assert_uint_eq(f->perf_stops_at, PS_FEAT_CLOCK_DATA);
+	ps_reader_close(r);
+
+	r = pipe_reader(be);
+	f = ps_reader_features(r);
+	b.len = 0;
+	put_u64(&b, 1);
+	ck_assert_int_eq(decode(r, PS_FEAT_DIR_FORMAT, &b), 0);
+	ck_assert_uint_eq(f->perf_stops_at, PS_FEAT_DIR_FORMAT);
+	/* a CPU list perf cannot read is damage, as perf fails on it */
+	b.len = 0;
+	put_u32(&b, 1);
+	put_u32(&b, 0);
+	put_u64(&b, 1);
+	put_u64(&b, 1);
+	put_hstring(&b, "0-3,2");
+	ck_assert_damaged(r, PS_FEAT_NUMA_TOPOLOGY, decode(r, PS_FEAT_NUMA_TOPOLOGY, &b),
+	                  "node 0: a CPU list perf cannot read: \"0-3,2\"");
+	buf_free(&b);
+	ps_reader_close(r);
 }
 END_TEST
 
@@ -361,6 +586,8 @@ Suite *features_machine_suite(void)
 	tcase_add_loop_test(tc, test_pmu_caps_and_groups, 0, 2);
 	tcase_add_loop_test(tc, test_absurd_counts, 0, 2);
 	tcase_add_loop_test(tc, test_truncations, 0, 2);
+	tcase_add_loop_test(tc, test_bpf, 0, 2);
+	tcase_add_loop_test(tc, test_perf_stops, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

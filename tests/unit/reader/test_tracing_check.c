@@ -234,12 +234,76 @@ START_TEST(test_member_of_name)
 {
 	/* rxrpc's header fields */
 	expect_ok(fields, "\"%08x\", REC->full.epoch");
-	expect_ok(fields, "\"%d\", ((struct foo *)REC->ptr)->bar.baz, REC->ptr[1].x");
+	expect_ok(fields, "\"%d\", ((struct foo *)REC->ptr)->bar.baz, REC->ptr->x.y");
+	/* ftrace's func_repeats */
+	expect_ok(fields, "\"%llu\", (((u64)(REC)->full << 32) | (REC)->full)");
+	expect_refused(fields, "\"%d\", 1.5", "'.' after something other than a field");
 	expect_refused(fields,
 	               "\"%s\", REC->full ?~ _.print_flags(REC->full, \"|\", { 1, \"S\" }) : \"R\"",
 	               "'.' after a name");
 	expect_refused(fields, "\"%d\", REC.full", "'.' after a name");
 	expect_refused(fields, "\"%d\", -x.y", "'.' after a name");
+}
+END_TEST
+
+/* Where libtraceevent 1.7.1's parser makes an operator with no right side
+ * and follows the NULL (fuzz_tracing): a postfix operator after a
+ * subscript, and one, or a sizeof() it does not parse, first in a
+ * conditional's last part. What kernels write around them passes. */
+START_TEST(test_null_dereferences)
+{
+	expect_ok(fields, "\"%d\", REC->ptr[1] + 1, 1 ? REC->ptr[1] : 2, REC->ptr[1] ? 1 : 2");
+	expect_ok(fields, "\"%d\", 1 ? 2 : REC->full + 1, 1 ? 2 : 3 + REC->ptr[1]");
+	expect_ok(fields, "\"%d\", 1 ? 2 : (REC->ptr[1]), 1 ? 2 : 3 ? REC->ptr[1] : 4");
+	expect_ok(fields, "\"%d\", 1 ? 2 : __print_hex(REC->ptr[1], 1), 1 ? 2 : 1 + sizeof(char)");
+	static const char sub[] = "a subscript followed by '[', '.' or '->'";
+	expect_refused(fields, "\"%d\", REC->ptr[1][2]", sub);
+	expect_refused(fields, "\"%d\", (REC->ptr)[1].x", sub);
+	expect_refused(fields, "\"%d\", REC->ptr[1]->x", sub);
+	static const char last[] = "'[', '.' or '->' first in a conditional's last part";
+	expect_refused(fields, "\"%d\", 1 ? 2 : REC->ptr[1]", last);
+	expect_refused(fields, "\"%d\", 1 ? 2 : 3 ? 4 : REC->ptr[1]", last);
+	expect_refused(fields, "\"%d\", 1 ? 2 : REC->ptr[1] ? 3 : 4", last);
+	expect_refused(fields, "\"%d\", 1 ? 2 : REC->full.x + 3", last);
+	expect_refused(fields, "\"%d\", 1 ? (1 ? 2 : REC->full->x) : 2", last);
+	expect_refused(fields, "\"%d\", REC->full ? 2 : sizeof(char)",
+	               "sizeof() first in a conditional's last part");
+}
+END_TEST
+
+/* What libtraceevent prints with grows to whatever the conversions and
+ * the operators' tree ask for (fuzz_tracing: a stack overflow, and "%*d"
+ * of a record's bytes that never ended). */
+START_TEST(test_bounded_output)
+{
+	expect_ok(fields, "\"%16s %-8s %08lx %#016llx %.*s %*pbl %%99999d\", REC->prev_comm, "
+	                  "REC->prev_comm, REC->full, REC->full, 4, REC->prev_comm, 8, REC->ptr");
+	expect_ok(fields, "\"%1024d %.1024s\", REC->full, REC->prev_comm");
+	expect_refused(fields, "\"%d %1025d\", REC->full, REC->full",
+	               "a conversion wider than any kernel format writes");
+	expect_refused(fields, "\"%99999999999999999999d\", REC->full",
+	               "a conversion wider than any kernel format writes");
+	expect_refused(fields, "\"%.2000s\", REC->prev_comm",
+	               "a conversion's precision above any kernel format's");
+	expect_refused(fields, "\"%*d\", REC->full, REC->full", "a '*' width other than in %*pb");
+	expect_refused(fields, "\"%.*d\", 4, REC->full", "a '*' precision other than in %.*s");
+	expect_refused(fields, "\"a\" \"%-*s\", 4, REC->prev_comm", "a '*' width other than");
+	/* 256 operators in one argument, then 257 */
+	static char chain[1200];
+	strcpy(chain, "\"%d\", REC->full");
+	for (int i = 0; i < 256; i++)
+		strcat(chain, "+1");
+	expect_ok(fields, chain);
+	strcat(chain, "+1");
+	expect_refused(fields, chain, "more operators in one argument than any kernel writes");
+	/* and again in the next argument, each a tree of its own */
+	strcpy(chain, "\"%d\"");
+	for (int a = 0; a < 2; a++) {
+		strcat(chain, ", REC->full");
+		for (int i = 0; i < 200; i++)
+			strcat(chain, "|1");
+	}
+	expect_ok(fields, chain);
 }
 END_TEST
 
@@ -303,6 +367,8 @@ Suite *suite_tracing_check(void)
 	tcase_add_test(tc, test_damage_refused);
 	tcase_add_test(tc, test_flag_lists);
 	tcase_add_test(tc, test_member_of_name);
+	tcase_add_test(tc, test_null_dereferences);
+	tcase_add_test(tc, test_bounded_output);
 	tcase_add_test(tc, test_running_kernel);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,45 @@
+/* What the files of `pystitch script`'s printer share: the field printers
+ * of script_fields.c, used by script.c for samples and by script_events.c
+ * for the other records, and script_trace_reach.c's bound of what
+ * libtraceevent reads of a tracepoint record. */
+#ifndef PS_OUTPUT_SCRIPT_PRIV_H
+#define PS_OUTPUT_SCRIPT_PRIV_H
+
+#include "output/output.h"
+
+/* The start of perf's line for a sample or another record
+ * (perf_sample__fprintf_start()): comm, pid/tid, cpu, misc, tod, time. */
+struct ps_script_start {
+	const struct ps_attr *attr;
+	const char *comm; /* NULL: perf's ":-1" */
+	int32_t pid, tid, cpu;
+	uint64_t time;
+	uint32_t record_type;
+	uint16_t misc;
+};
+void ps_script_print_start(struct ps_strbuf *out, struct ps_script_format *fmt,
+                           const struct ps_script_start *start);
+void ps_script_print_misc(struct ps_strbuf *out, uint32_t record_type, uint16_t misc);
+void ps_script_print_tod(struct ps_strbuf *out, const struct ps_script_format *fmt, uint64_t time);
+void ps_script_print_data_src(struct ps_strbuf *out, struct ps_script_format *fmt,
+                              uint64_t data_src);
+void ps_script_print_regs(struct ps_strbuf *out, const struct ps_script_format *fmt,
+                          const struct ps_regs *regs, uint64_t attr_mask);
+void ps_script_print_page_size(struct ps_strbuf *out, uint64_t size);
+
+/* Which PS_SCRIPT_SHOW_* bits print a record type (0: none). */
+uint32_t ps_script_record_show(uint32_t record_type);
+/* The thread perf names for a record; false when it has none. */
+bool ps_script_record_thread(const struct ps_event *ev, int32_t *pid, int32_t *tid);
+void ps_script_print_record(struct ps_strbuf *out, struct ps_script_format *fmt,
+                            const struct ps_reader *reader, const struct ps_event *ev,
+                            const char *comm);
+
+struct tep_event;
+/* How many bytes from the start of a tracepoint record of size bytes at
+ * data libtraceevent reads to print it: past its fields, the reach of its
+ * __print_hex(), __print_hex_str() and __print_array() arguments, 0 when
+ * there are none; SIZE_MAX when a count is not one worked out here. */
+size_t ps_script_trace_reach(struct tep_event *event, const void *data, size_t size);
+
+#endif /* PS_OUTPUT_SCRIPT_PRIV_H */

@@ -1,0 +1,175 @@
+/* Naming one address: the frame, or the inline chain, perf script prints
+ * for an address of the kernel or of a process, found in the maps of the
+ * moment.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/pipeline_priv.h"
+
+#include "base/array.h"
+
+#define MAX_INLINE 32
+
+struct ps_frame *ps_pipeline_push_frame(struct ps_pipeline *pipeline)
+{
+	struct ps_pipeline_stack *stack = &pipeline->stack;
+	struct ps_frame *f;
+
+	if (!ps_array_reserve((void **)&pipeline->frames, &pipeline->cap_frames,
+	                      stack->nr_frames + 1, sizeof(*pipeline->frames), 256))
+		return NULL;
+	stack->frames = pipeline->frames;
+	f = &pipeline->frames[stack->nr_frames++];
+	memset(f, 0, sizeof(*f));
+	return f;
+}
+
+static const struct ps_map *find_frame_map(struct ps_pipeline *pipeline,
+                                           const struct ps_process *process, uint64_t ip)
+{
+	const struct ps_map *map = pipeline->hint_map;
+
+	if (map && pipeline->hint_process == process && ip >= map->start && ip < map->end)
+		return map;
+	map = ps_process_find_map(process, ip);
+	if (map) {
+		pipeline->hint_process = process;
+		pipeline->hint_map = map;
+	}
+	return map;
+}
+
+/* A kernel address no recorded map holds: perf finds it in the kernel
+ * map once that map is loaded and covers every kernel symbol (init text,
+ * past the _etext where perf record's kernel MMAP ends). */
+static const struct ps_map *kernel_extent_map(struct ps_pipeline *pipeline, uint64_t ip)
+{
+	const struct ps_process *kernel = ps_machine_kernel(pipeline->machine);
+	uint64_t start, end;
+
+	if (!ps_symbols_kernel_extent(pipeline->symbols, &start, &end) || ip < start || ip >= end)
+		return NULL;
+	for (const struct ps_map *map = ps_process_next_map(kernel, NULL); map;
+	     map = ps_process_next_map(kernel, map))
+		if (map->object->kernel && !map->object->module_name &&
+		    strncmp(map->object->name, "[kernel.kallsyms]", 17) == 0)
+			return map;
+	return NULL;
+}
+
+/* perf's thread__find_map(): the address space cpumode picks (the
+ * kernel's, or the process's; none for the others), then the map in it
+ * that holds ip. */
+static const struct ps_map *find_map(struct ps_pipeline *pipeline, struct ps_process *process,
+                                     unsigned cpumode, uint64_t ip)
+{
+	const struct ps_map *map = NULL;
+
+	if (cpumode == PERF_RECORD_MISC_KERNEL) {
+		map = find_frame_map(pipeline, ps_machine_kernel(pipeline->machine), ip);
+		if (!map)
+			map = kernel_extent_map(pipeline, ip);
+	} else if (cpumode == PERF_RECORD_MISC_USER && process) {
+		map = find_frame_map(pipeline, process, ip);
+	}
+	return map;
+}
+
+const struct ps_map *ps_pipeline_find_map(struct ps_pipeline *pipeline, struct ps_process *process,
+                                          unsigned cpumode, uint64_t ip)
+{
+	const struct ps_map *map;
+	struct ps_frame_name name;
+	struct ps_dso *dso;
+
+	/* records may have changed the maps since the last stack was built */
+	pipeline->hint_map = NULL;
+	map = find_map(pipeline, process, cpumode, ip);
+	pipeline->hint_map = NULL;
+	/* perf loads a kernel map as soon as it finds an address in it,
+	 * which re-sizes the kernel's (ps_symbols_kernel_extent()); resolving
+	 * the address is what loads it here */
+	if (map && map->object->kernel && !map->object->module_name &&
+	    strncmp(map->object->name, "[kernel.kallsyms]", 17) == 0) {
+		dso = ps_pipeline_object_dso(pipeline, map->object);
+		if (dso)
+			ps_dso_resolve(dso, ip, false, &name, 1);
+	}
+	return map;
+}
+
+int ps_pipeline_add_frames(struct ps_pipeline *pipeline, struct ps_process *process,
+                           unsigned cpumode, uint64_t ip, bool inlines)
+{
+	struct ps_frame_name names[MAX_INLINE];
+	const struct ps_map *map = find_map(pipeline, process, cpumode, ip);
+	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL;
+	struct ps_frame *f;
+
+	if (!map) {
+		f = ps_pipeline_push_frame(pipeline);
+		if (!f)
+			return -ENOMEM;
+		f->addr = ip;
+		f->ip = ip;
+		f->kernel = kernel;
+		return 0;
+	}
+	/* kernel objects are looked up by raw address, user ones by file offset */
+	uint64_t addr = map->object->kernel || map->identity ? ip : ip - map->start + map->pgoff;
+	size_t n = 0;
+	if (map->object->jit_pid) {
+		/* JIT code: whoever knows it names it */
+		f = ps_pipeline_push_frame(pipeline);
+		if (!f)
+			return -ENOMEM;
+		f->addr = addr;
+		f->ip = ip;
+		f->dso = map->object->name;
+		if (pipeline->rules->name_jit)
+			pipeline->rules->name_jit(pipeline->rules_ctx, process, map->object, ip, f);
+		return 0;
+	}
+	struct ps_dso *dso = ps_pipeline_object_dso(pipeline, map->object);
+	if (dso)
+		n = ps_dso_resolve(dso, addr, inlines, names, MAX_INLINE);
+	if (n == 0) {
+		names[0] = (struct ps_frame_name){ 0 };
+		n = 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		f = ps_pipeline_push_frame(pipeline);
+		if (!f)
+			return -ENOMEM;
+		f->addr = addr;
+		f->ip = ip;
+		f->sym = names[i].sym;
+		f->symoff = names[i].offset;
+		f->inlined = names[i].inlined;
+		f->srcline = names[i].srcline;
+		f->kernel = map->object->kernel;
+		f->dso = ps_pipeline_object_name(map->object);
+	}
+	return 0;
+}
+
+bool ps_pipeline_switch_context(uint64_t marker, unsigned *cpumode)
+{
+	switch (marker) {
+	case (uint64_t)PERF_CONTEXT_HV:
+		*cpumode = PERF_RECORD_MISC_HYPERVISOR;
+		return true;
+	case (uint64_t)PERF_CONTEXT_KERNEL:
+		*cpumode = PERF_RECORD_MISC_KERNEL;
+		return true;
+	case (uint64_t)PERF_CONTEXT_USER:
+	case PS_CONTEXT_USER_DEFERRED: /* perf 6.19+: a user marker */
+		*cpumode = PERF_RECORD_MISC_USER;
+		return true;
+	default:
+		return false;
+	}
+}

@@ -1,0 +1,74 @@
+#!/bin/sh
+# script_lbr: LBR call graphs (perf record --call-graph lbr), which this
+# machine cannot record (its CPU has no LBR), in a synthetic capture from
+# the reader's builder (tests/e2e/lbr_capture.c): samples of
+# tests/programs/deep whose branch stacks hold the real call sites of its
+# recursion (read from the binary with objdump), as a 32-entry LBR in
+# call-stack mode holds them, with a kernel part or none, on an event with
+# hw_idx and one without, in two threads, one of which exits and comes
+# back. `pystitch script` must print what `perf script` prints on it byte
+# for byte, without --stitch-lbr, with it (stacks joined to the frames the
+# thread's previous sample saw: they must get longer), and with a
+# --max-stack that cuts the chain before its user part. In pipe mode (a
+# copy by perf inject) and on a frame-pointer capture, --stitch-lbr must
+# be switched off with perf's warning.
+. "$(dirname "$0")/lib.sh"
+e2e_setup
+builder=$abs_top_builddir/tests/e2e/lbr_capture
+program=$E2E_PROGRAMS/deep
+[ -x "$builder" ] || e2e_fail "no $builder (make check builds it)"
+[ -x "$program" ] || e2e_fail "no $program (make check builds it)"
+command -v objdump >/dev/null 2>&1 || e2e_skip "no objdump to find deep's call sites"
+
+# FUNCTION=ADDRESS for every function, CALLER>CALLEE=ADDRESS for the first
+# call of CALLEE in CALLER, and the executable segment
+# shellcheck disable=SC2016 # awk programs
+objdump -d --no-show-raw-insn "$program" | "$AWK" '
+	/^[0-9a-f]+ <[^>]+>:$/ { fn = $2; gsub(/[<>:]/, "", fn); print fn "=" $1; next }
+	$2 == "call" && $4 ~ /^<[^@+>]+>$/ {
+		callee = $4; gsub(/[<>]/, "", callee); site = $1; sub(/:$/, "", site)
+		if (!((fn ">" callee) in seen)) { seen[fn ">" callee] = 1; print fn ">" callee "=" site }
+	}' >"$E2E_TMP/addresses" || e2e_fail "objdump -d $program failed"
+# shellcheck disable=SC2016
+readelf -lW "$program" | "$AWK" '$1 == "LOAD" && / R E / {
+	print "text_offset=" $2; print "text_vaddr=" $3; print "text_size=" $6; exit }' \
+	>>"$E2E_TMP/addresses" || e2e_fail "readelf -l $program failed"
+# shellcheck disable=SC2046 # one argument per line of the file
+"$builder" "$E2E_TMP/lbr.data" "$E2E_TMP/kallsyms" "$program" $(cat "$E2E_TMP/addresses") ||
+	e2e_fail "lbr_capture failed"
+
+failed=0
+E2E_MIN_SAMPLES=13 e2e_script_diff "LBR call stacks" 100 "$E2E_TMP/lbr.data" \
+	--kallsyms "$E2E_TMP/kallsyms" || failed=1
+plain=$E2E_TMP/$E2E_PERF_OUT
+# what the capture is there for, in perf's own output: frames from the
+# LBR (the latest call's target, the call sites as they are)
+for want in '^	 +[0-9a-f]+ bottom\+0x0 \(' '^	 +[0-9a-f]+ main\+0x[0-9a-f]+ \(' \
+	'schedule\+0x1b \(\[kernel\.kallsyms\]\)'; do
+	grep -q -E "$want" "$plain" ||
+		e2e_fail "perf script printed no line matching '$want' (the capture no longer tests it)"
+done
+E2E_MIN_SAMPLES=13 e2e_script_diff "LBR call stacks, stitched" 100 "$E2E_TMP/lbr.data" \
+	--kallsyms "$E2E_TMP/kallsyms" --stitch-lbr || failed=1
+[ "$(wc -l <"$E2E_TMP/$E2E_PERF_OUT")" -gt "$(wc -l <"$plain")" ] ||
+	e2e_fail "perf script --stitch-lbr stitched nothing (the capture no longer tests it)"
+E2E_MIN_SAMPLES=13 e2e_script_diff "LBR call stacks, --max-stack 3" 100 "$E2E_TMP/lbr.data" \
+	--kallsyms "$E2E_TMP/kallsyms" --max-stack 3 || failed=1
+
+# perf switches --stitch-lbr off, and says so, without LBR call graphs,
+# and in pipe mode (it decides before reading any event)
+switched_off() {
+	for out in "$E2E_PERF_OUT" "$E2E_PYSTITCH_OUT"; do
+		grep -q "Can't find LBR callchain. Switch off --stitch-lbr." "$E2E_TMP/$out.err" ||
+			e2e_fail "$out.err does not say that --stitch-lbr is switched off: $(cat "$E2E_TMP/$out.err")"
+	done
+}
+"$PERF" inject -i "$E2E_TMP/lbr.data" -o - >"$E2E_TMP/lbr-pipe.data" 2>"$E2E_TMP/inject.err" ||
+	e2e_fail "perf inject could not write a pipe-mode copy: $(cat "$E2E_TMP/inject.err")"
+E2E_MIN_SAMPLES=13 e2e_script_diff "LBR call stacks in pipe mode, --stitch-lbr" 100 \
+	"$E2E_TMP/lbr-pipe.data" --kallsyms "$E2E_TMP/kallsyms" --stitch-lbr || failed=1
+switched_off
+e2e_record "$E2E_TMP/fp.data" -F 999 -g -- "$E2E_PROGRAMS/loop" 0.2
+e2e_script_diff "-g with --stitch-lbr" 100 "$E2E_TMP/fp.data" --stitch-lbr || failed=1
+switched_off
+exit $failed

@@ -1,0 +1,206 @@
+#!/bin/sh
+# script_options_records: the perf script options and -F fields that
+# tooling passes (issue 17), each compared byte for byte, exit status
+# included, with `perf script` on the same capture:
+#  - a -g capture with --switch-events, --namespaces, --all-cgroups, -d,
+#    --phys-data, --data-page-size, --code-page-size, --intr-regs,
+#    --user-regs, --sample-cpu, -k CLOCK_MONOTONIC (clock data for tod) of
+#    cpu-clock and the sched:sched_process_exec tracepoint, over a shell
+#    running the threads and inlining programs: every --show-*-events
+#    option, --reltime, --deltatime, the fields misc, tod, data_src,
+#    phys_addr, the page sizes, iregs, uregs, flags, callindent, ipc,
+#    synth, metric, brstack*, machine_pid, vcpu (nothing to print without
+#    branch stacks or guests), the filters -S and --dsos, --inline,
+#    --demangle, --demangle-kernel, --show-kernel-path, --max-blocks,
+#    --stitch-lbr, --full-source-path, -C with the records, and
+#    --per-event-dump (its files and its summary);
+#  - a pipe-mode capture: records, rounds, misc, --reltime;
+#  - perf's refusals: weight and ins_lat the capture does not record, tod
+#    without clock data, brstackinsn without -b;
+#  - the options pystitch leaves out are refused in one line naming the
+#    option, and so is an unknown -F field.
+# Prints one "TEST: ...: identical" line per option.
+# shellcheck disable=SC2016 # awk programs in single quotes
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+e2e_setup
+failed=0
+
+# same LABEL FILE ARGS...: `perf script -i FILE ARGS` and `pystitch
+# script -i FILE ARGS` print the same bytes on stdout and both succeed, or
+# both fail.
+same() {
+	s_label=$1
+	s_data=$2
+	shift 2
+	s_tag=$(printf '%s' "$s_label" | tr -c 'A-Za-z0-9_.-' '_')
+	# perf sometimes dies of SIGPIPE (exit 141) when its addr2line child
+	# gives up on a file (seen on //anon with srcline fields): that is
+	# perf's failure, not an answer, so it gets two more tries
+	for s_try in 1 2 3; do
+		e2e_perf script -i "$s_data" "$@" >"$E2E_TMP/perf-$s_tag.txt" 2>"$E2E_TMP/perf-$s_tag.err"
+		s_perf=$?
+		[ "$s_perf" = 141 ] || break
+		e2e_say "TEST: $e2e_name: $s_label: perf died of SIGPIPE (try $s_try)"
+	done
+	e2e_run "$PYSTITCH" script -q --buildid-dir "$E2E_TMP/buildid-cache" -i "$s_data" "$@" \
+		>"$E2E_TMP/pystitch-$s_tag.txt" 2>"$E2E_TMP/pystitch-$s_tag.err"
+	s_ours=$?
+	if [ "$s_perf" != 0 ] && [ "$s_ours" != 0 ]; then
+		e2e_say "TEST: $e2e_name: $s_label: identical (both refuse)"
+		return 0
+	fi
+	if [ "$s_perf" = 0 ] && [ "$s_ours" = 0 ] &&
+		cmp -s "$E2E_TMP/perf-$s_tag.txt" "$E2E_TMP/pystitch-$s_tag.txt"; then
+		e2e_say "TEST: $e2e_name: $s_label: identical ($(wc -l <"$E2E_TMP/perf-$s_tag.txt") lines)"
+		return 0
+	fi
+	e2e_say "TEST: $e2e_name: $s_label: DIFFERENT (perf exit $s_perf, pystitch exit $s_ours)"
+	diff "$E2E_TMP/perf-$s_tag.txt" "$E2E_TMP/pystitch-$s_tag.txt" | head -8 >&2
+	e2e_show "$E2E_TMP/pystitch-$s_tag.err"
+	return 1
+}
+
+# has LABEL OUTPUT REGEX: perf's output holds such lines (so an option
+# that prints nothing cannot pass unnoticed).
+has() {
+	grep -q -E "$3" "$E2E_TMP/perf-$(printf '%s' "$1" | tr -c 'A-Za-z0-9_.-' '_').txt" ||
+		e2e_fail "$1: perf printed no line matching '$3' ($2)"
+}
+
+rec=$E2E_TMP/records.data
+e2e_record "$rec" -F 999 -g -k CLOCK_MONOTONIC --switch-events --namespaces --all-cgroups \
+	-d --phys-data --data-page-size --code-page-size --intr-regs --user-regs --sample-cpu \
+	-e cpu-clock -e sched:sched_process_exec -- /bin/sh -c \
+	"'$E2E_PROGRAMS/threads' 0.3 2 & '$E2E_PROGRAMS/inlining' 0.3; wait"
+
+for events in task mmap switch namespace cgroup lost round bpf text-poke; do
+	same "--show-$events-events" "$rec" "--show-$events-events" || failed=1
+done
+has --show-task-events "task records" 'PERF_RECORD_(COMM|FORK|EXIT)'
+has --show-mmap-events "mmap records" 'PERF_RECORD_MMAP2'
+has --show-switch-events "switch records" 'PERF_RECORD_SWITCH'
+has --show-namespace-events "namespace records" 'PERF_RECORD_NAMESPACES'
+has --show-cgroup-events "cgroup records" 'PERF_RECORD_CGROUP'
+has --show-round-events "rounds" 'PERF_RECORD_FINISHED_ROUND'
+same "all records, -F +misc" "$rec" --show-task-events --show-mmap-events --show-switch-events \
+	--show-namespace-events --show-cgroup-events -F +misc || failed=1
+# records pass -C as perf filters them, and none of the sample filters
+all_events="--show-task-events --show-mmap-events --show-switch-events --show-namespace-events --show-cgroup-events"
+for cpus in 0 1 0-1; do
+	# shellcheck disable=SC2086 # the options split into words
+	same "-C $cpus, all records" "$rec" -C "$cpus" $all_events || failed=1
+done
+# shellcheck disable=SC2086
+same "--comm threads --time 10%-50%, all records" "$rec" --comm threads --time 10%-50% $all_events ||
+	failed=1
+# shellcheck disable=SC2086
+same "-G -F comm,tid,time, all records" "$rec" -G -F comm,tid,time $all_events || failed=1
+same "--reltime" "$rec" --reltime || failed=1
+same "--deltatime" "$rec" --deltatime || failed=1
+same "--reltime --show-mmap-events" "$rec" --reltime --show-mmap-events || failed=1
+same "-F +misc,+tod" "$rec" -F +misc,+tod || failed=1
+same "--ns -F +tod" "$rec" --ns -F +tod || failed=1
+same "-F +data_src,+phys_addr,+data_page_size,+code_page_size" "$rec" \
+	-F +data_src,+phys_addr,+data_page_size,+code_page_size || failed=1
+same "-F +iregs,+uregs" "$rec" -F +iregs,+uregs || failed=1
+same "-G -F +iregs,+uregs,+misc" "$rec" -G -F +iregs,+uregs,+misc || failed=1
+same "-F +flags" "$rec" -F +flags || failed=1
+same "-F +callindent,+ipc,+synth,+metric" "$rec" -F +callindent,+ipc,+synth,+metric || failed=1
+same "-F +brstack,+brstacksym,+brstackoff" "$rec" -F +brstack,+brstacksym,+brstackoff || failed=1
+same "-F +machine_pid,+vcpu" "$rec" -F +machine_pid,+vcpu || failed=1
+same "-F trace:+bpf-output" "$rec" -F trace:+bpf-output || failed=1
+same "-F comm,tid,misc,tod,data_src" "$rec" -F comm,tid,misc,tod,data_src || failed=1
+same "--inline" "$rec" --inline || failed=1
+same "-G -F ip,sym,srcline --full-source-path" "$rec" -G -F ip,sym,srcline --full-source-path ||
+	failed=1
+same "-F comm,tid,ip,sym,dso,srcline --full-source-path" "$rec" -F comm,tid,ip,sym,dso,srcline \
+	--full-source-path || failed=1
+same "-F comm,tid,ip,sym,dso,srcline --full-source-path --no-inline" "$rec" \
+	-F comm,tid,ip,sym,dso,srcline --full-source-path --no-inline || failed=1
+same "--demangle --demangle-kernel" "$rec" --demangle --demangle-kernel || failed=1
+same "--show-kernel-path" "$rec" --show-kernel-path || failed=1
+same "--max-blocks 4" "$rec" --max-blocks 4 || failed=1
+same "--stitch-lbr" "$rec" --stitch-lbr || failed=1
+# perf's refusals
+same "-F +weight (not recorded)" "$rec" -F +weight || failed=1
+same "-F +ins_lat (not recorded)" "$rec" -F +ins_lat || failed=1
+same "-F +brstackinsn (no -b)" "$rec" -F +brstackinsn || failed=1
+
+# -S and --dsos: values from perf's view of the capture
+e2e_perf_script syms.txt -i "$rec" -G -F ip,sym
+sym=$("$AWK" '$2 != "[unknown]" && $2 != "" { n[$2]++ } END { for (s in n) if (n[s] > most) { most = n[s]; best = s } print best }' \
+	"$E2E_TMP/syms.txt")
+[ -n "$sym" ] || e2e_fail "no symbol in the capture for -S"
+same "-S $sym" "$rec" -S "$sym" || failed=1
+same "-S $sym,main -G" "$rec" -S "$sym,main" -G || failed=1
+same "--dsos inlining" "$rec" --dsos inlining || failed=1
+same "--dsos [kernel.kallsyms],libc.so.6" "$rec" --dsos '[kernel.kallsyms],libc.so.6' || failed=1
+same "--dsos $E2E_PROGRAMS/threads" "$rec" --dsos "$E2E_PROGRAMS/threads" || failed=1
+
+# --per-event-dump: the summary on stdout, then each event's file
+mkdir -p "$E2E_TMP/dump-perf" "$E2E_TMP/dump-ours"
+same "--per-event-dump" "$rec" --per-event-dump || failed=1
+for f in "$rec".*.dump; do
+	[ -e "$f" ] && rm -f "$f"
+done
+e2e_perf script -i "$rec" --per-event-dump >/dev/null 2>&1 || e2e_fail "perf script --per-event-dump failed"
+mv "$rec".*.dump "$E2E_TMP/dump-perf/"
+e2e_run "$PYSTITCH" script -q --buildid-dir "$E2E_TMP/buildid-cache" -i "$rec" --per-event-dump >/dev/null ||
+	e2e_fail "pystitch script --per-event-dump failed"
+mv "$rec".*.dump "$E2E_TMP/dump-ours/"
+nr_dumps=0
+for f in "$E2E_TMP/dump-perf"/*; do
+	nr_dumps=$((nr_dumps + 1))
+	if cmp -s "$f" "$E2E_TMP/dump-ours/${f##*/}"; then
+		e2e_say "TEST: $e2e_name: --per-event-dump ${f##*/}: identical"
+	else
+		e2e_say "TEST: $e2e_name: --per-event-dump ${f##*/}: DIFFERENT"
+		failed=1
+	fi
+done
+[ "$nr_dumps" = 2 ] || e2e_fail "perf wrote $nr_dumps --per-event-dump files (2 expected)"
+
+# ---- a capture without clock data: tod is refused, as perf refuses it ----
+plain=$E2E_TMP/plain.data
+e2e_record "$plain" -F 999 -- "$E2E_PROGRAMS/inlining" 0.2
+same "-F +tod (no clock data)" "$plain" -F +tod || failed=1
+same "-F +misc,+flags (plain)" "$plain" -F +misc,+flags || failed=1
+
+# ---- a pipe-mode capture: the records arrive among the attrs and features ----
+e2e_record - -F 999 -g -- "$E2E_PROGRAMS/inlining" 0.2
+pipe=$E2E_TMP/pipe-records.data
+mv "$E2E_RECORDED" "$pipe"
+same "pipe: --show-task-events --show-mmap-events --show-round-events" "$pipe" \
+	--show-task-events --show-mmap-events --show-round-events || failed=1
+same "pipe: -F +misc --reltime" "$pipe" -F +misc --reltime || failed=1
+# the header: a file's is printed first; a pipe's features come as
+# records, printed as they arrive, before any sample or record
+for data in "$plain" "$pipe"; do
+	kind="file"
+	[ "$data" = "$pipe" ] && kind=pipe
+	same "$kind: --header" "$data" --header || failed=1
+	same "$kind: --header-only" "$data" --header-only || failed=1
+	same "$kind: --header -I" "$data" --header -I || failed=1
+	same "$kind: --header --show-mmap-events" "$data" --header --show-mmap-events || failed=1
+done
+
+# ---- what pystitch leaves out: one line naming the option ----
+# each word: the option as given, ":", the name the message must hold
+for case in -sfoo.py:script --script=foo.py:script --itrace:itrace --xed:xed \
+	--insn-trace:insn-trace --no-demangle:no-demangle --Latency:Latency \
+	-F+insn:insn -F+srccode:srccode -F+nosuchfield:nosuchfield; do
+	option=${case%:*}
+	name=${case##*:}
+	e2e_run "$PYSTITCH" script -q -i "$plain" "$option" >"$E2E_TMP/left.txt" 2>"$E2E_TMP/left.err" &&
+		e2e_fail "pystitch script $option did not fail"
+	if [ "$(wc -l <"$E2E_TMP/left.err")" != 1 ] || ! grep -q -F -e "$name" "$E2E_TMP/left.err" ||
+		[ -s "$E2E_TMP/left.txt" ]; then
+		e2e_show "$E2E_TMP/left.err"
+		e2e_say "TEST: $e2e_name: $option: not refused in one line naming it"
+		failed=1
+	else
+		e2e_say "TEST: $e2e_name: $option refused: $(cat "$E2E_TMP/left.err")"
+	fi
+done
+exit $failed
