@@ -1,8 +1,11 @@
 /* The machine model: threads, processes and their maps, updated from
  * COMM/FORK/EXIT/MMAP/MMAP2 as perf's machine.c does: a thread seen first
  * in a sample gets the comm ":tid" (the idle task, tid 0, is "swapper"
- * from the start), threads share their process leader's address space,
- * FORK of a new process copies the parent's maps, a new map cuts away what
+ * from the start), threads share the address space their process leader
+ * had when they were made (a leader made again, as FORK makes it, starts
+ * a new one: the threads already there keep the old, as in perf, where a
+ * thread holds its maps), FORK of a new process copies the parent's maps,
+ * a new map cuts away what
  * it overlaps of older ones, and a kernel module's map is named as perf
  * names its DSO.
  */
@@ -35,7 +38,10 @@ struct ps_process {
 
 struct ps_machine {
 	struct ps_thread *threads[BUCKETS];
-	struct ps_process *processes[BUCKETS];
+	struct ps_process *processes[BUCKETS]; /* each pid's leader's */
+	/* address spaces a leader made again left to the threads that had
+	 * them, freed with the machine */
+	struct ps_process *retired;
 	struct ps_mapped_object *objects[BUCKETS];
 	struct ps_process kernel;
 	const struct ps_features *features;
@@ -117,6 +123,12 @@ void ps_machine_free(struct ps_machine *machine)
 			process_free(p);
 			free(p);
 		}
+		if (b == 0)
+			for (struct ps_process *p = machine->retired, *n; p; p = n) {
+				n = p->next;
+				process_free(p);
+				free(p);
+			}
 		for (struct ps_mapped_object *o = machine->objects[b], *n; o; o = n) {
 			n = o->next;
 			free(o->name);
@@ -224,6 +236,30 @@ struct ps_process *ps_machine_process(struct ps_machine *machine, int32_t pid)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
+	p->pid = pid;
+	p->next = machine->processes[hash_int(pid)];
+	machine->processes[hash_int(pid)] = p;
+	return p;
+}
+
+/* A new address space for pid's leader; the one it had, if any, stays
+ * with the threads that share it. */
+static struct ps_process *new_process(struct ps_machine *machine, int32_t pid)
+{
+	struct ps_process **pp = &machine->processes[hash_int(pid)];
+	struct ps_process *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	while (*pp && (*pp)->pid != pid)
+		pp = &(*pp)->next;
+	if (*pp) {
+		struct ps_process *old = *pp;
+
+		*pp = old->next;
+		old->next = machine->retired;
+		machine->retired = old;
+	}
 	p->pid = pid;
 	p->next = machine->processes[hash_int(pid)];
 	machine->processes[hash_int(pid)] = p;
@@ -392,12 +428,40 @@ static int set_comm(struct ps_thread *t, const char *comm)
 	return 0;
 }
 
+/* The address space a thread of pid gets (perf's thread__init_maps()):
+ * a leader a new one, another thread its leader's (the leader made first
+ * when unknown); NULL for pid -1, which perf gives maps of its own that no
+ * record fills. */
+static struct ps_process *process_for(struct ps_machine *machine, int32_t pid, int32_t tid)
+{
+	struct ps_thread *leader;
+
+	if (pid == -1)
+		return NULL;
+	if (pid == tid)
+		return new_process(machine, pid);
+	leader = find_thread(machine, pid);
+	if (!leader)
+		leader = new_thread(machine, pid, pid);
+	if (!leader)
+		return NULL;
+	if (!leader->process)
+		leader->process = new_process(machine, pid);
+	return leader->process;
+}
+
 static struct ps_thread *new_thread(struct ps_machine *machine, int32_t pid, int32_t tid)
 {
 	char name[16];
-	struct ps_thread *t = calloc(1, sizeof(*t));
+	struct ps_process *process = process_for(machine, pid, tid);
+	struct ps_thread *t;
+
+	if (pid != -1 && !process)
+		return NULL;
+	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
+	t->process = process;
 	snprintf(name, sizeof(name), ":%d", tid);
 	t->comm = strdup(name);
 	if (!t->comm) {
@@ -428,14 +492,24 @@ struct ps_thread *ps_machine_thread(struct ps_machine *machine, int32_t pid, int
 {
 	struct ps_thread *t = find_thread(machine, tid);
 	if (t) {
-		if (t->pid == -1 && pid != -1)
+		if (t->pid == -1 && pid != -1) {
+			/* machine__update_thread_pid(): a thread now known to
+			 * be another's takes its leader's address space */
+			struct ps_process *process = process_for(machine, pid, tid);
+
+			if (!process)
+				return NULL;
 			t->pid = pid;
+			t->process = process;
+		}
 		return t;
 	}
-	t = new_thread(machine, pid, tid);
-	if (t && pid != -1 && pid != tid && !find_thread(machine, pid))
-		new_thread(machine, pid, pid); /* perf creates the leader too */
-	return t;
+	return new_thread(machine, pid, tid);
+}
+
+struct ps_process *ps_machine_thread_process(struct ps_machine *machine, struct ps_thread *thread)
+{
+	return thread->process ? thread->process : ps_machine_process(machine, thread->pid);
 }
 
 static int process_fork(struct ps_machine *machine, const struct ps_event *ev)
@@ -542,9 +616,15 @@ static int process_mmap(struct ps_machine *machine, const struct ps_event *ev)
 	struct ps_process *p;
 	struct ps_map map = { 0 };
 
-	if (!kernel && !ps_machine_thread(machine, (int32_t)m->pid, (int32_t)m->tid))
-		return -ENOMEM;
-	p = kernel ? &machine->kernel : ps_machine_process(machine, (int32_t)m->pid);
+	if (kernel) {
+		p = &machine->kernel;
+	} else {
+		/* into the address space the thread holds (perf's
+		 * thread__insert_map()) */
+		struct ps_thread *t = ps_machine_thread(machine, (int32_t)m->pid, (int32_t)m->tid);
+
+		p = t ? ps_machine_thread_process(machine, t) : NULL;
+	}
 	if (!p)
 		return -ENOMEM;
 	const char *name = m->filename ? m->filename : "";

@@ -60,6 +60,9 @@ enum ps_process_slot {
 
 struct ps_thread {
 	int32_t pid, tid, ppid;
+	/* the address space it shares (its leader's when it was made, see
+	 * machine.c); NULL while its pid is unknown */
+	struct ps_process *process;
 	char *comm; /* ":tid" until a COMM names it */
 	bool comm_set;
 	/* One consumer's state for the thread (the pipeline's LBR stitching,
@@ -85,8 +88,12 @@ int ps_machine_process_event(struct ps_machine *machine, const struct ps_event *
 /* The thread perf would find for (pid, tid), created as perf creates it
  * when it has not been seen. NULL only when out of memory. */
 struct ps_thread *ps_machine_thread(struct ps_machine *machine, int32_t pid, int32_t tid);
-/* The address space of a process (created empty when unknown); NULL only
- * when out of memory. */
+/* The address space a thread's samples and maps are in: the one it
+ * shares, or for a thread of unknown pid the kernel's. NULL only when out
+ * of memory. */
+struct ps_process *ps_machine_thread_process(struct ps_machine *machine, struct ps_thread *thread);
+/* The address space of a process's leader (created empty when unknown);
+ * NULL only when out of memory. */
 struct ps_process *ps_machine_process(struct ps_machine *machine, int32_t pid);
 /* The kernel's address space (maps recorded with pid -1). */
 struct ps_process *ps_machine_kernel(struct ps_machine *machine);

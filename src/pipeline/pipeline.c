@@ -120,7 +120,10 @@ int ps_pipeline_apply(struct ps_pipeline *pipeline, const struct ps_event *ev)
 				ps_symbols_kernel_reloc(pipeline->symbols, ref + 2, m->pgoff);
 			return 0;
 		}
-		p = ps_machine_process(pipeline->machine, (int32_t)m->pid);
+		/* the address space the map went into: its thread's */
+		struct ps_thread *t =
+		        ps_machine_thread(pipeline->machine, (int32_t)m->pid, (int32_t)m->tid);
+		p = t ? ps_machine_thread_process(pipeline->machine, t) : NULL;
 		if (!p)
 			return -ENOMEM;
 		ps_pipeline_map_inserted(pipeline, p, m->start);

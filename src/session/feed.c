@@ -355,7 +355,7 @@ int ps_feed_next(struct ps_feed *feed, struct ps_feed_sample *out)
 			continue;
 		out->event = ev;
 		out->thread = thread;
-		out->process = ps_machine_process(machine, thread->pid);
+		out->process = ps_machine_thread_process(machine, thread);
 		out->seq = feed->passed++;
 		return 1;
 	}

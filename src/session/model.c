@@ -131,7 +131,7 @@ int ps_model_locate(struct ps_model *model, const struct ps_event *sample,
 	/* a thread of unknown process (pid -1) has maps of its own, which
 	 * no MMAP can fill */
 	if (cpumode == PERF_RECORD_MISC_USER && thread->pid != -1) {
-		process = ps_machine_process(machine, thread->pid);
+		process = ps_machine_thread_process(machine, thread);
 		if (!process)
 			return -ENOMEM;
 	}

@@ -158,10 +158,60 @@ START_TEST(test_unwind_ready)
 	p = ps_machine_process(m, 200);
 	ps_process_set_unwind_ready(p);
 	ck_assert_int_eq(ps_machine_process_event(m, &child), 0);
-	ck_assert_ptr_eq(ps_machine_process(m, 200), p);
+	/* (the new leader has an address space of its own, see below) */
+	p = ps_machine_process(m, 200);
 	ck_assert(!ps_process_unwind_ready(p));
 	ck_assert_ptr_nonnull(ps_process_find_map(p, 0x400000));
 	ck_assert(ps_process_unwind_ready(parent));
+	ps_machine_free(m);
+}
+END_TEST
+
+/* Read in file order, a process's maps and a thread of it can come before
+ * the FORK that makes it (the CPUs' buffers are written apart). perf's
+ * FORK makes the leader again with maps of its own, a copy of its
+ * parent's, while the thread already there keeps the maps it holds, and
+ * perf names its frames from them (script --show-round-events). */
+START_TEST(test_fork_after_its_records)
+{
+	struct ps_machine *m;
+	struct ps_event mmap = { .type = PERF_RECORD_MMAP2, .misc = PERF_RECORD_MISC_USER };
+	struct ps_event leader = fork_event(300, 100, 300, 100);
+	struct ps_event again = fork_event(300, 300, 302, 300);
+	struct ps_thread *worker, *later;
+
+	ck_assert_int_eq(ps_machine_new(&m), 0);
+	mmap.u.mmap = (struct ps_record_mmap){
+		.pid = 100, .tid = 100, .start = 0x400000, .len = 0x1000, .filename = "/bin/sh"
+	};
+	ck_assert_int_eq(ps_machine_process_event(m, &mmap), 0);
+	mmap.u.mmap = (struct ps_record_mmap){
+		.pid = 300, .tid = 300, .start = 0x500000, .len = 0x1000, .filename = "/bin/prog"
+	};
+	ck_assert_int_eq(ps_machine_process_event(m, &mmap), 0);
+	worker = ps_machine_thread(m, 300, 301);
+	ck_assert_ptr_nonnull(ps_process_find_map(ps_machine_thread_process(m, worker), 0x500000));
+	ck_assert_int_eq(ps_machine_process_event(m, &leader), 0);
+	/* the leader: its parent's maps alone */
+	struct ps_process *fresh = ps_machine_thread_process(m, ps_machine_thread(m, 300, 300));
+	ck_assert_ptr_eq(fresh, ps_machine_process(m, 300));
+	ck_assert_ptr_nonnull(ps_process_find_map(fresh, 0x400000));
+	ck_assert_ptr_null(ps_process_find_map(fresh, 0x500000));
+	/* the thread made before: the maps it had */
+	ck_assert_ptr_eq(ps_machine_thread(m, 300, 301), worker);
+	ck_assert_ptr_nonnull(ps_process_find_map(ps_machine_thread_process(m, worker), 0x500000));
+	ck_assert_ptr_null(ps_process_find_map(ps_machine_thread_process(m, worker), 0x400000));
+	/* a map of that thread goes into its maps, not the leader's */
+	mmap.u.mmap = (struct ps_record_mmap){
+		.pid = 300, .tid = 301, .start = 0x600000, .len = 0x1000, .filename = "/lib/l.so"
+	};
+	ck_assert_int_eq(ps_machine_process_event(m, &mmap), 0);
+	ck_assert_ptr_nonnull(ps_process_find_map(ps_machine_thread_process(m, worker), 0x600000));
+	ck_assert_ptr_null(ps_process_find_map(fresh, 0x600000));
+	/* a thread made after: the leader's */
+	ck_assert_int_eq(ps_machine_process_event(m, &again), 0);
+	later = ps_machine_thread(m, 300, 302);
+	ck_assert_ptr_eq(ps_machine_thread_process(m, later), fresh);
 	ps_machine_free(m);
 }
 END_TEST
@@ -178,6 +228,7 @@ int main(void)
 	tcase_add_test(tc, test_idle_thread_is_swapper);
 	tcase_add_test(tc, test_module_names);
 	tcase_add_test(tc, test_unwind_ready);
+	tcase_add_test(tc, test_fork_after_its_records);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);
