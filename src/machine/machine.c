@@ -399,7 +399,8 @@ static int clone_maps(struct ps_process *to, const struct ps_process *from)
 	to->nr_maps = 0;
 	if (reserve_maps(to, from->nr_maps))
 		return -ENOMEM;
-	memcpy(to->maps, from->maps, from->nr_maps * sizeof(*from->maps));
+	if (from->nr_maps) /* (to->maps may be NULL then) */
+		memcpy(to->maps, from->maps, from->nr_maps * sizeof(*from->maps));
 	to->nr_maps = from->nr_maps;
 	to->generation++;
 	/* perf gives the child maps of its own, checked again map by map */
