@@ -38,8 +38,11 @@ struct held {
 };
 
 struct ps_deferred {
-	struct held **queue; /* in the order held */
-	size_t nr, cap;
+	/* in the order held: queue[first..nr), the ready ones nr_ready of
+	 * them (the front moves as samples go, so that neither a delivery
+	 * nor a look for one costs a pass over 65,536 waiting samples) */
+	struct held **queue;
+	size_t first, nr, cap, nr_ready;
 	struct held **spare; /* slots to reuse, their buffers kept */
 	size_t nr_spare, cap_spare;
 	size_t slots; /* made so far: spare has room for all of them */
@@ -64,7 +67,7 @@ void ps_deferred_free(struct ps_deferred *d)
 {
 	if (!d)
 		return;
-	for (size_t i = 0; i < d->nr; i++)
+	for (size_t i = d->first; i < d->nr; i++)
 		held_free(d->queue[i]);
 	for (size_t i = 0; i < d->nr_spare; i++)
 		held_free(d->spare[i]);
@@ -172,14 +175,21 @@ int ps_deferred_hold(struct ps_deferred *d, const struct ps_event *ev)
 {
 	int full = 0;
 
-	if (d->nr >= PS_DEFERRED_MAX_HELD) {
+	if (d->nr - d->first >= PS_DEFERRED_MAX_HELD) {
 		/* the oldest waiting sample goes out as it is */
-		for (size_t i = 0; i < d->nr; i++)
+		for (size_t i = d->first; i < d->nr; i++)
 			if (!d->queue[i]->ready) {
 				d->queue[i]->ready = true;
+				d->nr_ready++;
 				break;
 			}
 		full = 1;
+	}
+	if (d->first && d->first >= d->nr - d->first) {
+		/* more gone than waiting: the rest to the start */
+		memmove(d->queue, d->queue + d->first, (d->nr - d->first) * sizeof(*d->queue));
+		d->nr -= d->first;
+		d->first = 0;
 	}
 	if (!ps_array_reserve((void **)&d->queue, &d->cap, d->nr + 1, sizeof(*d->queue), 16))
 		return -ENOMEM;
@@ -203,13 +213,14 @@ int ps_deferred_release(struct ps_deferred *d, const struct ps_event *rec)
 	 * a sample's without PERF_SAMPLE_TID */
 	uint32_t tid = rec->sample_id.has_tid ? rec->sample_id.tid : UINT32_MAX;
 
-	for (size_t i = 0; i < d->nr; i++) {
+	for (size_t i = d->first; i < d->nr; i++) {
 		struct held *h = d->queue[i];
 		struct ps_sample *s = &h->ev.u.sample;
 
 		if (h->ready || s->tid != tid)
 			continue;
 		h->ready = true;
+		d->nr_ready++;
 		if (s->callchain[s->callchain_nr - 1] != cd->cookie)
 			continue;
 		/* the chain up to the marker, then the deferred user part, in
@@ -230,8 +241,9 @@ int ps_deferred_release(struct ps_deferred *d, const struct ps_event *rec)
 
 void ps_deferred_flush(struct ps_deferred *d)
 {
-	for (size_t i = 0; i < d->nr; i++)
+	for (size_t i = d->first; i < d->nr; i++)
 		d->queue[i]->ready = true;
+	d->nr_ready = d->nr - d->first;
 }
 
 const struct ps_event *ps_deferred_next(struct ps_deferred *d, const struct ps_reader *reader)
@@ -240,12 +252,17 @@ const struct ps_event *ps_deferred_next(struct ps_deferred *d, const struct ps_r
 		give_slot(d, d->current);
 		d->current = NULL;
 	}
-	for (size_t i = 0; i < d->nr; i++) {
+	for (size_t i = d->first; d->nr_ready && i < d->nr; i++) {
 		struct held *h = d->queue[i];
 		if (!h->ready)
 			continue;
-		memmove(&d->queue[i], &d->queue[i + 1], (d->nr - i - 1) * sizeof(*d->queue));
-		d->nr--;
+		/* the ones before it move up a place: the order is kept */
+		memmove(&d->queue[d->first + 1], &d->queue[d->first],
+		        (i - d->first) * sizeof(*d->queue));
+		d->first++;
+		d->nr_ready--;
+		if (d->first == d->nr)
+			d->first = d->nr = 0;
 		d->current = h;
 		h->ev.attr = ps_reader_attr(reader, h->attr_index);
 		return &h->ev;
