@@ -46,8 +46,11 @@ native() {
 
 if command -v node >/dev/null 2>&1; then
 	E2E_MIN_SAMPLES=100
+	# (V8 writes an isolate log into the current directory unless told
+	# where: the test's own directory)
 	e2e_record "$E2E_TMP/node.data" -F 999 --call-graph dwarf -- \
-		node --perf-basic-prof "$e2e_dir/../programs/jitloop.js" 0.5
+		node --perf-basic-prof --no-logfile-per-isolate --logfile="$E2E_TMP/v8.log" \
+		"$e2e_dir/../programs/jitloop.js" 0.5
 	# --no-inline: perf runs addr2line on node's 100 MB of DWARF otherwise
 	native node "$E2E_TMP/node.data" --no-inline || failed=1
 	jit=$(grep -c '(/tmp/perf-[0-9]*\.map)$' "$E2E_TMP/$E2E_PERF_OUT")
