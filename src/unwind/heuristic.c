@@ -47,29 +47,18 @@ bool ps_unwind_eh_covered(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc)
  * datarel|sdata4 entries. */
 static bool elf_has_eh_frame_hdr(Elf *elf)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	Elf_Scn *scn = ps_unwind_elf_section(elf, ".eh_frame_hdr", &shdr);
+	Elf_Data *data;
 
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+	if (!scn || shdr.sh_type == SHT_NOBITS)
 		return false;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr shdr;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &shdr) ||
-		    !(name = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
-		    strcmp(name, ".eh_frame_hdr") != 0)
-			continue;
-		if (shdr.sh_type == SHT_NOBITS)
-			return false;
-		Elf_Data *data = elf_rawdata(scn, NULL);
-		if (!data || !data->d_buf || data->d_size < 4)
-			return false;
-		const unsigned char *hdr = data->d_buf;
-		/* version, eh_frame_ptr_enc, fde_count_enc, table_enc */
-		return hdr[0] == 1 && hdr[3] == (DW_EH_PE_datarel | DW_EH_PE_sdata4);
-	}
-	return false;
+	data = elf_rawdata(scn, NULL);
+	if (!data || !data->d_buf || data->d_size < 4)
+		return false;
+	const unsigned char *hdr = data->d_buf;
+	/* version, eh_frame_ptr_enc, fde_count_enc, table_enc */
+	return hdr[0] == 1 && hdr[3] == (DW_EH_PE_datarel | DW_EH_PE_sdata4);
 }
 
 bool ps_unwind_has_eh_frame_hdr(struct ps_unwinder *u, Dwfl_Module *mod)

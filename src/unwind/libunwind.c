@@ -331,26 +331,14 @@ static bool section(Dwfl_Module *mod, const char *name, uint64_t *addr, uint64_t
                     Elf_Data **data)
 {
 	Dwarf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	Elf_Scn *scn = ps_unwind_elf_section(dwfl_module_getelf(mod, &bias), name, &shdr);
 
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+	if (!scn)
 		return false;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr shdr;
-		const char *sname;
-
-		if (!gelf_getshdr(scn, &shdr) ||
-		    !(sname = elf_strptr(elf, shstrndx, shdr.sh_name)) || strcmp(sname, name) != 0)
-			continue;
-		*addr = shdr.sh_addr;
-		*size = shdr.sh_size;
-		if (data && (shdr.sh_type == SHT_NOBITS || !(*data = elf_rawdata(scn, NULL))))
-			return false;
-		return true;
-	}
-	return false;
+	*addr = shdr.sh_addr;
+	*size = shdr.sh_size;
+	return !data || (shdr.sh_type != SHT_NOBITS && (*data = elf_rawdata(scn, NULL)) != NULL);
 }
 
 /* Whether [start, start + size) reads, through perf's maps, as the file of

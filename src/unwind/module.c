@@ -354,3 +354,20 @@ void ps_unwinder_forget_modules(struct ps_unwinder *u)
 	if (u)
 		ps_unwind_dwfl_destroy(u);
 }
+
+Elf_Scn *ps_unwind_elf_section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *sname;
+
+		if (gelf_getshdr(scn, shdr) && (sname = elf_strptr(elf, shstrndx, shdr->sh_name)) &&
+		    strcmp(sname, name) == 0)
+			return scn;
+	}
+	return NULL;
+}

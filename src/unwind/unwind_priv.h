@@ -6,6 +6,7 @@
 #include "unwind/unwind.h"
 
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 
 #include "base/message.h"
 
@@ -241,6 +242,10 @@ int ps_unwind_dwfl_create(struct ps_unwinder *u, uint32_t pid);
 void ps_unwind_dwfl_destroy(struct ps_unwinder *u);
 void ps_unwind_log(struct ps_unwinder *u, enum ps_log_level level, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
+/* The first section of elf named name, its header in *shdr; NULL when
+ * there is none or the section table cannot be read. perf and libunwind
+ * find .eh_frame_hdr and .eh_frame so, by name. */
+Elf_Scn *ps_unwind_elf_section(Elf *elf, const char *name, GElf_Shdr *shdr);
 
 /* libunwind.c */
 enum ps_unwind_info {
