@@ -56,6 +56,21 @@ int ps_section_count_fits(struct ps_feature_section *s, uint64_t count, size_t m
 	return 0;
 }
 
+void *ps_section_array(struct ps_feature_section *s, uint64_t count, size_t min_size,
+                       size_t elem_size, const char *what, int *err)
+{
+	void *mem;
+
+	*err = ps_section_count_fits(s, count, min_size, what);
+	if (*err)
+		return NULL;
+	/* count <= the section's size, so the product cannot overflow */
+	mem = ps_arena_alloc(&s->r->arena, (count ? (size_t)count : 1) * elem_size);
+	if (!mem)
+		*err = ps_section_out_of_memory(s);
+	return mem;
+}
+
 int ps_section_string(struct ps_feature_section *s, const char **out)
 {
 	const uint8_t *start = s->c.p;

@@ -27,6 +27,11 @@ int ps_section_out_of_memory(struct ps_feature_section *s);
  * is left of the section ("4294967295 nodes do not fit in 12 bytes"). */
 int ps_section_count_fits(struct ps_feature_section *s, uint64_t count, size_t min_size,
                           const char *what);
+/* count elements of elem_size bytes from the reader's arena (one at
+ * least, so never NULL for 0), once ps_section_count_fits() has found
+ * that count items of min_size bytes fit; NULL with *err set otherwise. */
+void *ps_section_array(struct ps_feature_section *s, uint64_t count, size_t min_size,
+                       size_t elem_size, const char *what, int *err);
 /* perf's struct perf_header_string, into the reader's arena. */
 int ps_section_string(struct ps_feature_section *s, const char **out);
 /* u32 nr, then nr strings. */

@@ -176,12 +176,9 @@ int ps_decode_bpf_prog_info(struct ps_feature_section *s)
 	if (!ps_cursor_ok(&s->c))
 		return ps_section_truncated(s);
 	/* u32 info_len, u32 data_len, u64 arrays, then their bytes */
-	err = ps_section_count_fits(s, count, 16, "programs");
-	if (err)
-		return err;
-	progs = ps_arena_alloc(&s->r->arena, (count ? count : 1) * sizeof(*progs));
+	progs = ps_section_array(s, count, 16, sizeof(*progs), "programs", &err);
 	if (!progs)
-		return ps_section_out_of_memory(s);
+		return err;
 	for (uint32_t i = 0; i < count; i++) {
 		uint8_t info[PROG_INFO_SIZE] = { 0 };
 		uint32_t info_len = ps_cursor_u32(&s->c);
@@ -236,12 +233,9 @@ int ps_decode_bpf_btf(struct ps_feature_section *s)
 
 	if (!ps_cursor_ok(&s->c))
 		return ps_section_truncated(s);
-	err = ps_section_count_fits(s, count, 8, "BTF entries");
-	if (err)
-		return err;
-	btfs = ps_arena_alloc(&s->r->arena, (count ? count : 1) * sizeof(*btfs));
+	btfs = ps_section_array(s, count, 8, sizeof(*btfs), "BTF entries", &err);
 	if (!btfs)
-		return ps_section_out_of_memory(s);
+		return err;
 	for (uint32_t i = 0; i < count; i++) {
 		uint32_t id = ps_cursor_u32(&s->c);
 		uint32_t size = ps_cursor_u32(&s->c);

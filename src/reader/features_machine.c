@@ -47,12 +47,9 @@ int ps_decode_cpu_topology(struct ps_feature_section *s)
 		return 0;
 	if (nr_cpus > MAX_CPUS)
 		return ps_section_fail(s, "ids of %u CPUs, more than %u", nr_cpus, MAX_CPUS);
-	err = ps_section_count_fits(s, nr_cpus, 8, "CPUs' core and socket ids");
-	if (err)
-		return err;
-	ids = ps_arena_alloc(&s->r->arena, (nr_cpus ? nr_cpus : 1) * sizeof(*ids));
+	ids = ps_section_array(s, nr_cpus, 8, sizeof(*ids), "CPUs' core and socket ids", &err);
 	if (!ids)
-		return ps_section_out_of_memory(s);
+		return err;
 	for (uint32_t i = 0; i < nr_cpus; i++) {
 		ids[i].core_id = (int32_t)ps_cursor_u32(&s->c);
 		ids[i].socket_id = (int32_t)ps_cursor_u32(&s->c);
@@ -94,12 +91,9 @@ int ps_decode_numa_topology(struct ps_feature_section *s)
 	if (!ps_cursor_ok(&s->c))
 		return ps_section_truncated(s);
 	/* u32 node, u64 total, u64 free, a string of at least its length */
-	err = ps_section_count_fits(s, nr, 24, "nodes");
-	if (err)
-		return err;
-	nodes = ps_arena_alloc(&s->r->arena, (nr ? nr : 1) * sizeof(*nodes));
+	nodes = ps_section_array(s, nr, 24, sizeof(*nodes), "nodes", &err);
 	if (!nodes)
-		return ps_section_out_of_memory(s);
+		return err;
 	for (uint32_t i = 0; i < nr; i++) {
 		nodes[i].node = ps_cursor_u32(&s->c);
 		nodes[i].mem_total_kb = ps_cursor_u64(&s->c);
@@ -135,12 +129,9 @@ int ps_decode_cache(struct ps_feature_section *s)
 	if (version != 1)
 		return ps_section_fail(s, "version %u, not 1", version);
 	/* four u32 and three strings */
-	err = ps_section_count_fits(s, nr, 28, "cache levels");
-	if (err)
-		return err;
-	levels = ps_arena_alloc(&s->r->arena, (nr ? nr : 1) * sizeof(*levels));
+	levels = ps_section_array(s, nr, 28, sizeof(*levels), "cache levels", &err);
 	if (!levels)
-		return ps_section_out_of_memory(s);
+		return err;
 	for (uint32_t i = 0; i < nr; i++) {
 		struct ps_cache_level *l = &levels[i];
 
@@ -177,12 +168,9 @@ int ps_decode_mem_topology(struct ps_feature_section *s)
 	if (version != 1)
 		return ps_section_fail(s, "version %llu, not 1", (unsigned long long)version);
 	/* u64 node, u64 size, u64 bitmap size */
-	err = ps_section_count_fits(s, nr, 24, "memory nodes");
-	if (err)
-		return err;
-	nodes = ps_arena_alloc(&s->r->arena, (nr ? (size_t)nr : 1) * sizeof(*nodes));
+	nodes = ps_section_array(s, nr, 24, sizeof(*nodes), "memory nodes", &err);
 	if (!nodes)
-		return ps_section_out_of_memory(s);
+		return err;
 	for (uint64_t i = 0; i < nr; i++) {
 		struct ps_memory_node *n = &nodes[i];
 		uint64_t nr_bits, words;
@@ -199,12 +187,9 @@ int ps_decode_mem_topology(struct ps_feature_section *s)
 			                       (unsigned long long)n->node,
 			                       (unsigned long long)nr_bits, MAX_MEMORY_BITS);
 		words = (nr_bits + 63) / 64;
-		err = ps_section_count_fits(s, words, 8, "bitmap words");
-		if (err)
-			return err;
-		bits = ps_arena_alloc(&s->r->arena, (words ? (size_t)words : 1) * sizeof(*bits));
+		bits = ps_section_array(s, words, 8, sizeof(*bits), "bitmap words", &err);
 		if (!bits)
-			return ps_section_out_of_memory(s);
+			return err;
 		for (uint64_t w = 0; w < words; w++)
 			bits[w] = ps_cursor_u64(&s->c);
 		n->nr_bits = (size_t)nr_bits;
@@ -225,12 +210,9 @@ int ps_decode_hybrid_topology(struct ps_feature_section *s)
 
 	if (!ps_cursor_ok(&s->c))
 		return ps_section_truncated(s);
-	err = ps_section_count_fits(s, nr, 8, "nodes");
-	if (err)
-		return err;
-	nodes = ps_arena_alloc(&s->r->arena, (nr ? nr : 1) * sizeof(*nodes));
+	nodes = ps_section_array(s, nr, 8, sizeof(*nodes), "nodes", &err);
 	if (!nodes)
-		return ps_section_out_of_memory(s);
+		return err;
 	for (uint32_t i = 0; i < nr; i++) {
 		err = ps_section_string(s, &nodes[i].pmu);
 		if (!err)
@@ -255,12 +237,9 @@ static int read_caps(struct ps_feature_section *s, struct ps_string_list *out)
 
 	if (!ps_cursor_ok(&s->c))
 		return ps_section_truncated(s);
-	err = ps_section_count_fits(s, nr, 8, "capabilities");
-	if (err)
-		return err;
-	items = ps_arena_alloc(&s->r->arena, (nr ? nr : 1) * sizeof(*items));
+	items = ps_section_array(s, nr, 8, sizeof(*items), "capabilities", &err);
 	if (!items)
-		return ps_section_out_of_memory(s);
+		return err;
 	for (uint32_t i = 0; i < nr; i++) {
 		const char *name, *value;
 		size_t name_len, value_len;
@@ -301,12 +280,9 @@ int ps_decode_pmu_caps(struct ps_feature_section *s)
 	if (!ps_cursor_ok(&s->c))
 		return ps_section_truncated(s);
 	/* u32 number of caps and the PMU's name */
-	err = ps_section_count_fits(s, nr, 8, "PMUs");
-	if (err)
-		return err;
-	pmus = ps_arena_alloc(&s->r->arena, (nr ? nr : 1) * sizeof(*pmus));
+	pmus = ps_section_array(s, nr, 8, sizeof(*pmus), "PMUs", &err);
 	if (!pmus)
-		return ps_section_out_of_memory(s);
+		return err;
 	for (uint32_t i = 0; i < nr; i++) {
 		err = read_caps(s, &pmus[i].caps);
 		if (!err)
@@ -356,12 +332,9 @@ int ps_decode_group_desc(struct ps_feature_section *s)
 	if (!ps_cursor_ok(&s->c))
 		return ps_section_truncated(s);
 	/* a name, the leader's index and the number of members */
-	err = ps_section_count_fits(s, nr, 12, "groups");
-	if (err)
-		return err;
-	groups = ps_arena_alloc(&s->r->arena, (nr ? nr : 1) * sizeof(*groups));
+	groups = ps_section_array(s, nr, 12, sizeof(*groups), "groups", &err);
 	if (!groups)
-		return ps_section_out_of_memory(s);
+		return err;
 	for (uint32_t i = 0; i < nr; i++) {
 		err = ps_section_string(s, &groups[i].name);
 		if (err)
