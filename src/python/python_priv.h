@@ -436,6 +436,17 @@ bool ps_py_is_internal_name(const char *name);
 /* ==== section: the Python side of a pipeline (python.c, sources.c,
  * process.c, stack.c, report.c) ====================================== */
 
+/* A recorded call chain (perf record -g: the kernel's frame-pointer walk)
+ * that reaches a caller in no mapping read that return address from a
+ * frame built without frame pointers (a library's code, as libsqlite3
+ * between a Python callback and the query that called it): from there on
+ * it holds no stack. The number of user frames (leaf first) before such
+ * a caller, with *cut set, so that the merged stack is marked cut as at
+ * the stack-copy limit and a broken chain never passes for a whole one;
+ * else nr_user. The first frame (the sampled IP) may be in no mapping:
+ * JIT code whose map perf did not see. (stack.c) */
+size_t ps_python_chain_before_break(const struct ps_frame *user, size_t nr_user, bool *cut);
+
 #define PS_PYTHON_NAMES_BUCKETS 256
 #define PS_PYTHON_MAX_TRAMPOLINES 16 /* interpreter files with a template */
 

@@ -60,6 +60,17 @@ static const char *module_dso(struct ps_python *python, struct ps_process *proce
 	return NULL;
 }
 
+size_t ps_python_chain_before_break(const struct ps_frame *user, size_t nr_user, bool *cut)
+{
+	for (size_t i = 1; i < nr_user; i++) {
+		if (!user[i].dso && !user[i].python) {
+			*cut = true;
+			return i;
+		}
+	}
+	return nr_user;
+}
+
 int ps_python_merge(struct ps_python *python, struct ps_process *process,
                     const struct ps_pipeline_stack *stack, const struct ps_frame **frames,
                     size_t *nr_frames)
@@ -76,6 +87,8 @@ int ps_python_merge(struct ps_python *python, struct ps_process *process,
 	if (in.native_truncated && nr_user && user[nr_user - 1].addr == UINT64_MAX &&
 	    !user[nr_user - 1].sym)
 		nr_user--;
+	if (!stack->unwound)
+		nr_user = ps_python_chain_before_break(user, nr_user, &in.native_truncated);
 	module = module_dso(python, process);
 	if (!ps_array_reserve((void **)&python->native, &python->cap_native, nr_user,
 	                      sizeof(*python->native), 64))

@@ -324,6 +324,37 @@ START_TEST(test_invalid)
 }
 END_TEST
 
+/* ---- recorded call chains that break ---------------------------------- */
+
+START_TEST(test_chain_breaks)
+{
+	const char *lib = "/usr/lib/libsqlite3.so.0", *map = "/tmp/perf-7.map";
+	/* leaf first: a Python callback called from a library built without
+	 * frame pointers, whose caller the walk read as garbage */
+	struct ps_frame broken[] = {
+		{ .sym = "py::cb:/app.py", .dso = map, .python = true },
+		{ .sym = "func_callback", .dso = "/usr/lib/_sqlite3.so" },
+		{ .sym = "sqlite3VdbeExec", .dso = lib },
+		{ .addr = 0x7f5e205b7040 },
+		{ .addr = 0 },
+	};
+	struct ps_frame whole[] = {
+		{ .addr = 0x7f00 }, /* the sampled IP, in no mapping: still whole */
+		{ .sym = "py::run:/app.py", .dso = map, .python = true },
+		{ .sym = "__libc_start_call_main", .dso = "/usr/lib/libc.so.6" },
+	};
+	bool cut = false;
+
+	ck_assert_uint_eq(ps_python_chain_before_break(broken, 5, &cut), 3);
+	ck_assert(cut);
+	cut = false;
+	ck_assert_uint_eq(ps_python_chain_before_break(whole, 3, &cut), 3);
+	ck_assert(!cut);
+	ck_assert_uint_eq(ps_python_chain_before_break(whole, 0, &cut), 0);
+	ck_assert(!cut);
+}
+END_TEST
+
 /* ---- names ----------------------------------------------------------- */
 
 START_TEST(test_internal_names)
@@ -372,6 +403,7 @@ static Suite *merge_suite(void)
 	tcase_add_test(tc, test_big_stack);
 	tcase_add_test(tc, test_invalid);
 	tcase_add_test(tc, test_internal_names);
+	tcase_add_test(tc, test_chain_breaks);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
