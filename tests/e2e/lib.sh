@@ -550,6 +550,29 @@ e2e_expect_programs() {
 	done
 }
 
+# e2e_chains LABEL EXPECTED OUTPUT [CHECKER_ARGS...]: pychains_check.py,
+# run with $python (the interpreter under test), holds $E2E_TMP/OUTPUT to
+# the chains the workload wrote to EXPECTED: at least 99% of at least
+# $min_samples samples exactly right. Prints its figures, adds them to
+# $summary, and sets failed=1 when the check fails.
+# shellcheck disable=SC2154,SC2034 # python, min_samples, failed: the test's
+e2e_chains() {
+	ec_label=$1
+	ec_expected=$2
+	ec_output=$3
+	shift 3
+	ec_line=$("$python" "$e2e_dir/pychains_check.py" --label "$ec_label" --min 99 \
+		--min-samples "$min_samples" "$@" "$ec_expected" "$E2E_TMP/$ec_output" \
+		2>"$E2E_TMP/$ec_output.check") || {
+		failed=1
+		ec_line="$ec_line; FAIL"
+	}
+	e2e_say "$ec_line"
+	e2e_show "$E2E_TMP/$ec_output.check" 60
+	summary="$summary
+$ec_line"
+}
+
 # e2e_newest_python MINOR: prints the newest CPython 3.MINOR.N under pyenv's
 # versions directory (`pyenv root`, else $PYENV_ROOT, else ~/.pyenv), as
 # its bin/python3; release builds only (no rc, -dev or free-threaded t).

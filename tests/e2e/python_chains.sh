@@ -27,7 +27,6 @@
 e2e_setup
 
 workload=$e2e_dir/../programs/pychains.py
-checker=$e2e_dir/pychains_check.py
 seconds=${PS_E2E_PYCHAINS_SECONDS:-2}
 min_samples=500
 
@@ -48,24 +47,6 @@ pythons="$pythons ${PS_E2E_PYTHONS:-}"
 failed=0
 summary=
 jit_tested=
-
-# check LABEL EXPECTED OUTPUT [CHECKER_ARGS...]: runs the checker (with the
-# interpreter under test) on $E2E_TMP/OUTPUT and notes its figures.
-check() {
-	pc_label=$1
-	pc_expected=$2
-	pc_output=$3
-	shift 3
-	pc_line=$("$python" "$checker" --label "$pc_label" --min 99 --min-samples "$min_samples" \
-		"$@" "$pc_expected" "$E2E_TMP/$pc_output" 2>"$E2E_TMP/$pc_output.check") || {
-		failed=1
-		pc_line="$pc_line; FAIL"
-	}
-	e2e_say "$pc_line"
-	e2e_show "$E2E_TMP/$pc_output.check" 60
-	summary="$summary
-$pc_line"
-}
 
 # run_capture MODE: records the workload with -X MODE and checks it.
 run_capture() {
@@ -104,9 +85,9 @@ run_capture() {
 			e2e_pystitch_script "$pc_output" --python=$pc_python_mode -i "$E2E_TMP/$pc_tag.data"
 		fi
 		if [ $pc_python_mode = only ]; then
-			check "$pc_name $pc_python_mode" "$pc_expected" "$pc_output" --only
+			e2e_chains "$pc_name $pc_python_mode" "$pc_expected" "$pc_output" --only
 		else
-			check "$pc_name $pc_python_mode" "$pc_expected" "$pc_output"
+			e2e_chains "$pc_name $pc_python_mode" "$pc_expected" "$pc_output"
 		fi
 	done
 	# moved without its map: one warning naming where it looked, native

@@ -22,7 +22,6 @@ e2e_setup
 
 workload=$e2e_dir/../programs/pychains.py
 sqlite_workload=$e2e_dir/../programs/pysqlite.py
-checker=$e2e_dir/pychains_check.py
 seconds=${PS_E2E_PYCHAINS_SECONDS:-2}
 min_samples=500
 
@@ -95,14 +94,7 @@ sys.exit("-fno-omit-frame-pointer" not in (sysconfig.get_config_var("CFLAGS") or
 		only=
 		[ $mode = only ] && only=--only
 		# shellcheck disable=SC2086 # --only or nothing
-		line=$("$python" "$checker" --label "python$version -g $mode" --min 99 \
-			--min-samples "$min_samples" $only "$expected" "$E2E_TMP/$output" \
-			2>"$E2E_TMP/$output.check") || {
-			failed=1
-			line="$line; FAIL"
-		}
-		note "$line"
-		e2e_show "$E2E_TMP/$output.check" 40
+		e2e_chains "python$version -g $mode" "$expected" "$output" $only
 	done
 
 	# Python called back from libsqlite3

@@ -33,7 +33,6 @@ e2e_setup
 module_src=$e2e_dir/../../python
 workload=$e2e_dir/../programs/pychains.py
 fork_workload=$e2e_dir/../programs/pyfork.py
-checker=$e2e_dir/pychains_check.py
 behaviour=$e2e_dir/pymodule_check.py
 seconds=${PS_E2E_PYCHAINS_SECONDS:-2}
 min_samples=500
@@ -99,23 +98,6 @@ run_python() {
 	pm_python=$1
 	shift
 	env -u PYSTITCH_PERF -u PYTHONNOUSERSITE PYTHONUSERBASE="$userbase" "$pm_python" "$@"
-}
-
-# check LABEL EXPECTED OUTPUT [CHECKER_ARGS...]: as in python_chains.sh
-check() {
-	pm_label=$1
-	pm_expected=$2
-	pm_output=$3
-	shift 3
-	pm_line=$("$python" "$checker" --label "$pm_label" --min 99 --min-samples "$min_samples" \
-		"$@" "$pm_expected" "$E2E_TMP/$pm_output" 2>"$E2E_TMP/$pm_output.check") || {
-		failed=1
-		pm_line="$pm_line; FAIL"
-	}
-	e2e_say "$pm_line"
-	e2e_show "$E2E_TMP/$pm_output.check" 60
-	summary="$summary
-$pm_line"
 }
 
 # startup_state PYSTITCH_PERF_VALUE: what is_enabled() says at startup
@@ -193,9 +175,9 @@ EOF
 			e2e_pystitch_script "$output" --python=$mode -i "$E2E_TMP/$tag.data"
 		fi
 		if [ $mode = only ]; then
-			check "$name pystitch_perf $mode" "$expected" "$output" --only
+			e2e_chains "$name pystitch_perf $mode" "$expected" "$output" --only
 		else
-			check "$name pystitch_perf $mode" "$expected" "$output"
+			e2e_chains "$name pystitch_perf $mode" "$expected" "$output"
 		fi
 	done
 	e2e_run "$PYSTITCH" info -P -i "$E2E_TMP/$tag.data" >"$E2E_TMP/info-$tag.txt" 2>&1 ||
