@@ -918,7 +918,10 @@ enum ps_python_mode {
 enum ps_unwind_style {
 	/* Debian's perf, linked with libunwind: at a stack cut off by the
 	 * stack-copy limit it adds a bogus ffffffffffffffff frame and loses
-	 * the last real one. The default. */
+	 * the last real one. The default. The Python modes (all but
+	 * PS_PYTHON_NATIVE) unwind the processes that ran JIT code (CPython's
+	 * trampolines) as PS_UNWIND_PERF_LIBDW whatever the style: perf never
+	 * prints their stacks. */
 	PS_UNWIND_PERF_LIBUNWIND = 0,
 	/* perf built with libdw (NO_LIBUNWIND=1). */
 	PS_UNWIND_PERF_LIBDW,

@@ -289,6 +289,7 @@ int ps_pipeline_unwind(struct ps_pipeline *pipeline, const struct ps_event *even
 		return -ENOMEM;
 	us.recover_popped =
 	        rules->recover_popped && rules->recover_popped(pipeline->rules_ctx, process);
+	us.no_quirks = rules->no_quirks && rules->no_quirks(pipeline->rules_ctx, process);
 	n = ps_unwinder_unwind(state->unwinder, &us, pcs, pipeline->max_stack, stop);
 	return n == -ENOMEM ? n : n < 0 ? 0 : n;
 }

@@ -46,6 +46,10 @@ struct ps_pipeline_rules {
 	/* Whether the unwinder recovers the registers an epilogue popped at
 	 * the leaf (ps_unwind_sample.recover_popped) in this process. */
 	bool (*recover_popped)(void *ctx, struct ps_process *process);
+	/* Whether this process's stacks are unwound without Debian perf's
+	 * libunwind quirks whatever the style (ps_unwind_sample.no_quirks):
+	 * the text they make is pystitch's own, which perf never prints. */
+	bool (*no_quirks)(void *ctx, struct ps_process *process);
 };
 
 struct ps_pipeline_opts {

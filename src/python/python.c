@@ -13,11 +13,14 @@ static const struct ps_pipeline_rules native_rules = {
 	.name_jit = ps_python_name_jit,
 };
 
-/* the Python modes unwind through CPython's trampolines */
+/* the Python modes unwind through CPython's trampolines; the processes
+ * that ran JIT code (the trampolines) print stacks perf never prints, so
+ * they get the best walk, not Debian perf's ends of stacks */
 static const struct ps_pipeline_rules python_rules = {
 	.name_jit = ps_python_name_jit,
 	.frame_rule = ps_python_frame_rule,
 	.recover_popped = ps_python_recover_popped,
+	.no_quirks = ps_python_recover_popped,
 };
 
 /* The pool of candidate files: perf_map_dir, then perf_map_dirs. */

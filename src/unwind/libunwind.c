@@ -605,7 +605,7 @@ bool ps_unwinder_replay(struct ps_unwinder *u, const struct ps_unwind_step *step
 {
 	struct ps_unwind_rscache saved;
 
-	if (!u || !u->rs_on)
+	if (!u || !u->rs_kept)
 		return true;
 	memcpy(&saved, &u->rs, sizeof(saved));
 	for (size_t i = 0; i < n; i++) {

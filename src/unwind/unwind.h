@@ -238,6 +238,9 @@ struct ps_unwind_sample {
 	 * as the live register the pop restored from it, instead of failing
 	 * (perf fails, and its walk ends a frame later). */
 	bool recover_popped;
+	/* Walk as perf built with libdw does (PS_UNWIND_PERF_LIBDW), whatever
+	 * the unwinder's style: the stack is pystitch's own text, not perf's. */
+	bool no_quirks;
 };
 
 /* Why a walk ended. */

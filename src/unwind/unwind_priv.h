@@ -104,7 +104,8 @@ struct ps_unwinder {
 	struct ps_unwind_callbacks callbacks;
 	void *ctx;
 	unsigned max_frames;
-	bool quirks;
+	bool style_quirks; /* PS_UNWIND_PERF_LIBUNWIND */
+	bool quirks; /* this walk's: style_quirks unless the sample's no_quirks */
 	ps_log_fn log;
 	void *log_ctx;
 	bool table; /* walk with the compiled rules before libdwfl */
@@ -170,7 +171,8 @@ struct ps_unwinder {
 	/* quirk mode: libunwind's cache (unless fresh_lookups), as it was
 	 * before the sample's first change (a retried walk starts from it),
 	 * and the lookups of the sample's walk */
-	bool rs_on;
+	bool rs_kept; /* style_quirks without fresh_lookups */
+	bool rs_on; /* this walk's: rs_kept and quirks */
 	struct ps_unwind_rscache rs, rs_before;
 	bool rs_saved;
 	struct ps_unwind_step *steps;

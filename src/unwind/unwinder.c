@@ -58,11 +58,13 @@ int ps_unwinder_new(const struct ps_unwind_callbacks *callbacks, void *ctx,
 	u->callbacks = *callbacks;
 	u->ctx = ctx;
 	u->max_frames = o.max_frames ? o.max_frames : PS_UNWIND_DEFAULT_MAX_FRAMES;
-	u->quirks = o.style == PS_UNWIND_PERF_LIBUNWIND;
+	u->style_quirks = o.style == PS_UNWIND_PERF_LIBUNWIND;
+	u->quirks = u->style_quirks;
 	u->log = o.log;
 	u->log_ctx = o.log_ctx;
 	u->table = o.engine == PS_UNWIND_ENGINE_TABLE;
-	u->rs_on = u->quirks && !o.fresh_lookups;
+	u->rs_kept = u->style_quirks && !o.fresh_lookups;
+	u->rs_on = u->rs_kept;
 	ps_unwind_rs_flush(&u->rs);
 	/* a lookup per frame, the last one's included */
 	u->cap_steps = (size_t)u->max_frames + 2;
@@ -424,6 +426,10 @@ int ps_unwinder_unwind(struct ps_unwinder *u, const struct ps_unwind_sample *sam
 	if (!sample || !pcs || !cap)
 		return ps_fail(u->errmsg, sizeof(u->errmsg), -EINVAL, "invalid arguments");
 	u->errmsg[0] = '\0';
+	/* a sample without the quirks neither reads nor changes libunwind's
+	 * cache, and logs no lookups to replay */
+	u->quirks = u->style_quirks && !sample->no_quirks;
+	u->rs_on = u->rs_kept && u->quirks;
 	ps_unwind_lookups_begin(u, false);
 	/* perf unwinds nothing without registers or stack bytes */
 	if (sample->regs_abi == 0 || sample->stack_size == 0) {

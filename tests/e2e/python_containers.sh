@@ -148,11 +148,11 @@ check() {
 $ck_line"
 }
 
-# --libdw-unwind: by default the Python modes still end stacks where
-# Debian's perf (libunwind) ends them, and in these containers that cuts
-# about 10% of the samples right after ld.so's __tls_get_addr (perf script
-# stops there too; issue 19 item 6), which is not what this test is about
-dirs="--libdw-unwind --perf-map-dir $E2E_TMP/c1/maps --perf-map-dir $E2E_TMP/c2/maps"
+# the default unwinding: Debian's perf (libunwind) cuts about 10% of these
+# containers' samples right after ld.so's __tls_get_addr (perf script
+# stops there too); the Python modes unwind these processes, which ran
+# JIT code, as elfutils does, and must not
+dirs="--perf-map-dir $E2E_TMP/c1/maps --perf-map-dir $E2E_TMP/c2/maps"
 for mode in merged all only; do
 	out=pystitch-$mode.txt
 	# shellcheck disable=SC2086 # two options
