@@ -5,7 +5,8 @@
 # then compares `pystitch dump` (or `pystitch info`) with perf's own view of
 # the same file. Exit codes follow automake: 0 pass, 1 fail, 77 skip.
 # Without root or perf the tests skip, except under CI=true, where a skip is
-# a failure.
+# a failure; what only an environment variable can name (PS_E2E_FP_PYTHONS)
+# skips either way (e2e_skip_optional).
 #
 # Environment (make check sets the first ones through AM_TESTS_ENVIRONMENT):
 #   abs_top_builddir  build tree holding ./pystitch and tests/programs/
@@ -14,7 +15,9 @@
 #   PYSTITCH          pystitch binary to test (default: the build tree's)
 #   PS_E2E_KEEP=1     keep the work directory (captures and outputs)
 #   PS_E2E_TIMEOUT    seconds before a perf report or pystitch run is killed (120)
-#   CI=true           turn skips into failures
+#   CI=true           turn skips into failures (not e2e_skip_optional's)
+#   PS_E2E_PYTHONS, PS_E2E_MODULE_PYTHONS, PS_E2E_FP_PYTHONS: more
+#                     interpreters to test (README.md, "Building by hand")
 
 e2e_name=$(basename "$0" .sh)
 e2e_dir=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
@@ -57,6 +60,16 @@ e2e_skip() {
 		e2e_say "FAIL: $e2e_name: CI=true does not allow skipping; would have skipped because: $*" >&2
 		exit 1
 	fi
+	e2e_say "************************************************************" >&2
+	e2e_say "SKIP: $e2e_name: $*" >&2
+	e2e_say "************************************************************" >&2
+	exit 77
+}
+
+# e2e_skip_optional REASON: SKIP, as loudly, under CI=true too: for what
+# only an environment variable can name (interpreters built differently,
+# which neither this machine's packages nor CI's provide).
+e2e_skip_optional() {
 	e2e_say "************************************************************" >&2
 	e2e_say "SKIP: $e2e_name: $*" >&2
 	e2e_say "************************************************************" >&2
@@ -548,6 +561,23 @@ e2e_expect_programs() {
 		[ "$count" -ge "$min" ] ||
 			e2e_fail "$program has $count samples in the capture (at least $min expected)"
 	done
+}
+
+# e2e_find_pythons: sets pythons to the newest CPython 3.12.N and 3.13.N
+# under pyenv's versions directory (e2e_newest_python) and the paths in
+# PS_E2E_PYTHONS, saying which of the two is missing; SKIP when none.
+e2e_find_pythons() {
+	pythons=
+	for ef_minor in 12 13; do
+		if ef_found=$(e2e_newest_python "$ef_minor"); then
+			pythons="$pythons $ef_found"
+		else
+			e2e_say "$e2e_name: no CPython 3.$ef_minor under \$(pyenv root)/versions (or ~/.pyenv/versions)"
+		fi
+	done
+	pythons="$pythons ${PS_E2E_PYTHONS:-}"
+	[ -n "$(printf '%s' "$pythons" | tr -d ' ')" ] ||
+		e2e_skip "no CPython 3.12+ found under \$(pyenv root)/versions/3.1[23].* or ~/.pyenv/versions (set PS_E2E_PYTHONS)"
 }
 
 # e2e_chains LABEL EXPECTED OUTPUT [CHECKER_ARGS...]: pychains_check.py,

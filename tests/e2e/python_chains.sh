@@ -32,17 +32,7 @@ min_samples=500
 
 trap e2e_python_cleanup EXIT
 
-pythons=
-for minor in 12 13; do
-	if found=$(e2e_newest_python "$minor"); then
-		pythons="$pythons $found"
-	else
-		e2e_say "$e2e_name: no CPython 3.$minor under \$(pyenv root)/versions (or ~/.pyenv/versions)"
-	fi
-done
-pythons="$pythons ${PS_E2E_PYTHONS:-}"
-[ -n "$(printf '%s' "$pythons" | tr -d ' ')" ] ||
-	e2e_skip "no CPython 3.12+ found under \$(pyenv root)/versions/3.1[23].* or ~/.pyenv/versions (set PS_E2E_PYTHONS)"
+e2e_find_pythons
 
 failed=0
 summary=

@@ -20,11 +20,7 @@ min_samples=500
 
 trap e2e_python_cleanup EXIT
 
-pythons=
-for minor in 12 13; do
-	found=$(e2e_newest_python "$minor") && pythons="$pythons $found"
-done
-pythons="$pythons ${PS_E2E_PYTHONS:-}"
+e2e_find_pythons
 
 failed=0
 summary=

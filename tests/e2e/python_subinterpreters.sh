@@ -22,13 +22,7 @@ seconds=${PS_E2E_PYCHAINS_SECONDS:-2}
 
 trap e2e_python_cleanup EXIT
 
-pythons=
-for minor in 12 13; do
-	found=$(e2e_newest_python "$minor") && pythons="$pythons $found"
-done
-pythons="$pythons ${PS_E2E_PYTHONS:-}"
-[ -n "$(printf '%s' "$pythons" | tr -d ' ')" ] ||
-	e2e_skip "no CPython 3.12+ found under \$(pyenv root)/versions (set PS_E2E_PYTHONS)"
+e2e_find_pythons
 
 failed=0
 summary=
