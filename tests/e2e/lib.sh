@@ -563,6 +563,15 @@ e2e_expect_programs() {
 	done
 }
 
+# e2e_record_python FILE PERF_RECORD_ARGS...: e2e_record of a Python
+# workload; the trap (e2e_python_cleanup) knows FILE while it records, and
+# its process's maps are the test's own once it is recorded.
+e2e_record_python() {
+	E2E_PY_DATA=$1
+	e2e_record "$@"
+	e2e_python_forget "$(e2e_python_pid "$1")"
+}
+
 # e2e_find_pythons: sets pythons to the newest CPython 3.12.N and 3.13.N
 # under pyenv's versions directory (e2e_newest_python) and the paths in
 # PS_E2E_PYTHONS, saying which of the two is missing; SKIP when none.

@@ -24,10 +24,8 @@ python=$(e2e_newest_python 12) || python=
 	e2e_skip "no CPython 3.12+ found under \$(pyenv root)/versions (set PS_E2E_PYTHONS)"
 
 data=$E2E_TMP/cut.data
-E2E_PY_DATA=$data
-e2e_record "$data" -F 999 --call-graph dwarf,4096 -- \
+e2e_record_python "$data" -F 999 --call-graph dwarf,4096 -- \
 	"$python" -X perf "$workload" "$seconds" "$E2E_TMP/expected"
-e2e_python_forget "$(e2e_python_pid "$data")"
 
 bogus=$(printf '\tffffffffffffffff [unknown] ([unknown])')
 e2e_perf_script perf.txt -i "$data"

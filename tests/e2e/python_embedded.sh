@@ -43,9 +43,7 @@ for python in $pythons; do
 	}
 	expected=$E2E_TMP/$version.expected
 	data=$E2E_TMP/embedded-$version.data
-	E2E_PY_DATA=$data
-	e2e_record "$data" -F 999 --call-graph dwarf,16384 -- "$host" "$workload" "$seconds" "$expected"
-	e2e_python_forget "$(e2e_python_pid "$data")"
+	e2e_record_python "$data" -F 999 --call-graph dwarf,16384 -- "$host" "$workload" "$seconds" "$expected"
 	[ -s "$expected" ] || e2e_fail "embedded $version: the workload wrote no expected chains"
 	for mode in merged only; do
 		output=pystitch-$version-$mode.txt

@@ -46,9 +46,7 @@ record() {
 	rc_name=$1
 	shift
 	data=$E2E_TMP/$rc_name.data
-	E2E_PY_DATA=$data
-	e2e_record "$data" -F 999 "$@"
-	e2e_python_forget "$(e2e_python_pid "$data")"
+	e2e_record_python "$data" -F 999 "$@"
 }
 
 # callback_chains LABEL OUTPUT MIN_WHOLE: the samples of $E2E_TMP/OUTPUT

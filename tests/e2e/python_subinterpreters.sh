@@ -31,10 +31,8 @@ for python in $pythons; do
 		e2e_fail "$python does not run"
 	for how in plain activate; do
 		data=$E2E_TMP/sub-$version-$how.data
-		E2E_PY_DATA=$data
-		e2e_record "$data" -F 999 --call-graph dwarf,16384 -- \
+		e2e_record_python "$data" -F 999 --call-graph dwarf,16384 -- \
 			"$python" -X perf "$workload" "$seconds" "$how"
-		e2e_python_forget "$(e2e_python_pid "$data")"
 		output=pystitch-$version-$how.txt
 		e2e_pystitch_script "$output" -i "$data"
 		line=$(awk -v label="python$version $how" -v how="$how" 'BEGIN { RS = "" }
