@@ -431,6 +431,22 @@ PS_API uint64_t ps_reader_data_size(const struct ps_reader *reader);
  * size as far as it is known: the end of the data section for a file, 0
  * for a pipe. For a progress display; it cannot fail. */
 PS_API void ps_reader_progress(const struct ps_reader *reader, uint64_t *done, uint64_t *total);
+/* A capture that perf record is still writing to a file, followed by
+ * ps_capture_count_growing() (pystitch record's progress line): zero it,
+ * then call again as often as wanted. */
+struct ps_growing_capture {
+	uint64_t next; /* offset of the next record header; 0: header unread */
+	uint64_t bytes; /* the file's size at the last call */
+	uint64_t samples; /* PERF_RECORD_SAMPLE records so far */
+	uint64_t lost_records; /* PERF_RECORD_LOST records so far */
+	bool swap;
+};
+/* Count the records perf appended to path since the last call, up to the
+ * last one written whole, reading their headers only. 0 (also while the
+ * file or its header is not there yet), -EINVAL when path is not a
+ * file-mode perf.data or holds something perf did not write there, or
+ * the negative errno of open(2). */
+PS_API int ps_capture_count_growing(const char *path, struct ps_growing_capture *state);
 /* Attrs known so far; in pipe mode they arrive as records. */
 PS_API size_t ps_reader_nr_attrs(const struct ps_reader *reader);
 /* The attr at index, or NULL when index >= ps_reader_nr_attrs(). Owned by

@@ -29,6 +29,7 @@ struct ps_cli {
 	const char *program; /* "pystitch" or "perf pystitch" */
 	const char *command; /* the command's name, for messages */
 	const char *input; /* -i; default perf.data */
+	bool input_given; /* -i was given */
 	bool force;
 	bool quiet; /* -q: no progress line, no warnings */
 	int verbose;
@@ -61,6 +62,10 @@ struct ps_cli_args {
 	char *comm_text;
 	const char **comms;
 	const char **perf_map_dirs; /* every --perf-map-dir, in order */
+	/* what follows the options of a command that runs one (pystitch
+	 * record -- COMMAND ARGS...): argv's own, NULL-terminated; NULL if
+	 * none */
+	char **command;
 };
 
 /* A command's own long options take values from here up, so that they
@@ -78,6 +83,9 @@ struct ps_cli_command {
 	/* `pystitch NAME --help`; the first line is its usage line */
 	const char *help;
 	unsigned takes; /* PS_CLI_TAKES_* */
+	/* its options end at the first argument that is not one, which
+	 * starts a command to run (args->command) */
+	bool takes_command;
 	/* its own options: long ones (ending with a zero entry; NULL: none)
 	 * and short ones as getopt spells them ("F:G"; NULL: none) */
 	const struct option *options;
@@ -90,9 +98,17 @@ struct ps_cli_command {
 	int (*run)(struct ps_cli *cli, struct ps_cli_args *args, void *state);
 };
 
-extern const struct ps_cli_command ps_cmd_script, ps_cmd_collapse, ps_cmd_flamegraph, ps_cmd_pprof,
+extern const struct ps_cli_command ps_cmd_record, ps_cmd_script, ps_cmd_collapse, ps_cmd_flamegraph, ps_cmd_pprof,
         ps_cmd_archive, ps_cmd_info, ps_cmd_dump;
 
+/* The command of that name, or NULL. */
+const struct ps_cli_command *ps_cli_find_command(const char *name);
+/* Run command on cli->input with args (parsed for another command that
+ * takes the same shared options) and its own options at their defaults,
+ * but for -o output when output is not NULL (pystitch record's output).
+ * Its exit status. */
+int ps_cli_run_command(struct ps_cli *cli, const struct ps_cli_command *command,
+                       struct ps_cli_args *args, const char *output);
 /* The program: picks the command from argv and runs it. */
 int ps_cli_main(int argc, char **argv);
 
@@ -220,6 +236,8 @@ int ps_cli_output_close(struct ps_cli_output *output, bool keep);
 void ps_progress_start(struct ps_progress *p, const char *what, bool quiet, bool output_on_stdout);
 /* One more sample (or record) read from reader; redraws when it is time to. */
 void ps_progress_tick(struct ps_progress *p, const struct ps_reader *reader);
+/* Draw text as the line (pystitch record's own), when it is time to. */
+void ps_progress_line(struct ps_progress *p, const char *text);
 /* Erase the line (before another message on stderr). */
 void ps_progress_clear(struct ps_progress *p);
 /* Erase it for good: the run is over. */

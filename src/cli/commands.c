@@ -8,8 +8,8 @@
 #include "cli.h"
 
 static const struct ps_cli_command *const commands[] = {
-	&ps_cmd_script,  &ps_cmd_collapse, &ps_cmd_flamegraph, &ps_cmd_pprof,
-	&ps_cmd_archive, &ps_cmd_info,     &ps_cmd_dump,
+	&ps_cmd_record, &ps_cmd_script,  &ps_cmd_collapse, &ps_cmd_flamegraph,
+	&ps_cmd_pprof,  &ps_cmd_archive, &ps_cmd_info,     &ps_cmd_dump,
 };
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -17,7 +17,8 @@ static void print_usage(FILE *out)
 {
 	fputs("usage: pystitch [<command>] [options]\n"
 	      "\n"
-	      "Read a perf.data capture made by `perf record`.\n"
+	      "Record a program with perf (pystitch record), or read a perf.data\n"
+	      "capture made by `perf record`.\n"
 	      "\n"
 	      "commands:\n",
 	      out);
@@ -53,6 +54,35 @@ static int run_command(struct ps_cli *cli, const struct ps_cli_command *command,
 	return status;
 }
 
+const struct ps_cli_command *ps_cli_find_command(const char *name)
+{
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		if (strcmp(name, commands[i]->name) == 0)
+			return commands[i];
+	return NULL;
+}
+
+int ps_cli_run_command(struct ps_cli *cli, const struct ps_cli_command *command,
+                       struct ps_cli_args *args, const char *output)
+{
+	void *state = calloc(1, command->state_size ? command->state_size : 1);
+	const char *caller = cli->command;
+	int status = PS_EXIT_OK;
+
+	if (!state)
+		return ps_cli_out_of_memory(cli);
+	if (command->init)
+		command->init(state);
+	cli->command = command->name;
+	if (output && command->option)
+		status = command->option(cli, args, state, 'o', output);
+	if (status == PS_EXIT_OK)
+		status = command->run(cli, args, state);
+	cli->command = caller;
+	free(state);
+	return status;
+}
+
 int ps_cli_main(int argc, char **argv)
 {
 	struct ps_progress progress = { 0 };
@@ -76,9 +106,8 @@ int ps_cli_main(int argc, char **argv)
 	}
 	if (argv[1][0] == '-')
 		return run_command(&cli, &ps_cmd_script, argc, argv);
-	for (size_t i = 0; i < NR_COMMANDS; i++)
-		if (strcmp(argv[1], commands[i]->name) == 0)
-			return run_command(&cli, commands[i], argc - 1, argv + 1);
+	if (ps_cli_find_command(argv[1]))
+		return run_command(&cli, ps_cli_find_command(argv[1]), argc - 1, argv + 1);
 	ps_cli_error(&cli, "unknown command '%s' (try --help)", argv[1]);
 	return PS_EXIT_USAGE;
 }

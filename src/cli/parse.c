@@ -406,11 +406,13 @@ static int build_tables(const struct ps_cli_command *command, struct option_tabl
 	for (size_t i = 0; i < NR_SHARED; i++)
 		len += shared_options[i].short_option ? strlen(shared_options[i].short_option) : 0;
 	t->options = calloc(NR_SHARED + nr_own + 1, sizeof(*t->options));
-	/* ':' first: a missing value is told from an unknown option */
-	t->short_options = calloc(len + 1, 1);
+	/* ':' first: a missing value is told from an unknown option; '+'
+	 * before it: options end at a command to run, whose own options are
+	 * its own */
+	t->short_options = calloc(len + 2, 1);
 	if (!t->options || !t->short_options)
 		return -ENOMEM;
-	strcpy(t->short_options, ":");
+	strcpy(t->short_options, command->takes_command ? "+:" : ":");
 	for (size_t i = 0; i < NR_SHARED; i++) {
 		const struct shared_option *shared = &shared_options[i];
 
@@ -461,6 +463,7 @@ static int common_option(struct ps_cli *cli, const struct ps_cli_command *comman
 	switch (opt) {
 	case 'i':
 		cli->input = arg;
+		cli->input_given = true;
 		return 0;
 	case 'f':
 		args->opts.force = cli->force = true;
@@ -525,7 +528,9 @@ int ps_cli_parse(struct ps_cli *cli, const struct ps_cli_command *command, int a
 		else if (err)
 			status = ps_cli_bad_value(cli, option_name(opt), optarg);
 	}
-	if (!status && optind < argc) {
+	if (!status && optind < argc && command->takes_command) {
+		args->command = argv + optind;
+	} else if (!status && optind < argc) {
 		ps_cli_command_error(cli, "unexpected argument '%s'", argv[optind]);
 		status = PS_EXIT_USAGE;
 	}

@@ -76,12 +76,24 @@ static unsigned terminal_columns(void)
 	return 80;
 }
 
+/* Draw line in place of the last one, cut to the terminal's width. */
+static void put_line(struct ps_progress *p, const char *line, size_t len)
+{
+	/* a line that wraps could not be redrawn in place by '\r' */
+	size_t columns = terminal_columns() - 1;
+
+	if (len > columns)
+		len = columns;
+	fprintf(stderr, "\r%.*s\033[K", (int)len, line);
+	fflush(stderr);
+	p->shown = true;
+}
+
 static void draw(struct ps_progress *p, uint64_t now, uint64_t done, uint64_t total)
 {
 	double secs = (double)(now - p->start_ns) / 1e9;
 	double rate = secs > 0 ? (double)p->items / secs : 0;
 	char done_text[32], total_text[32], bar[PROGRESS_BAR_WIDTH + 1], line[256];
-	/* a line that wraps could not be redrawn in place by '\r' */
 	size_t columns = terminal_columns() - 1, len;
 
 	if (total && done > total)
@@ -118,11 +130,20 @@ static void draw(struct ps_progress *p, uint64_t now, uint64_t done, uint64_t to
 	}
 	if (len >= sizeof(line))
 		len = sizeof(line) - 1;
-	if (len > columns)
-		len = columns;
-	fprintf(stderr, "\r%.*s\033[K", (int)len, line);
-	fflush(stderr);
-	p->shown = true;
+	put_line(p, line, len);
+}
+
+void ps_progress_line(struct ps_progress *p, const char *text)
+{
+	uint64_t now;
+
+	if (!p->enabled)
+		return;
+	now = now_ns();
+	if (now < p->next_ns)
+		return;
+	p->next_ns = now + PROGRESS_REDRAW_NS;
+	put_line(p, text, strlen(text));
 }
 
 void ps_progress_tick(struct ps_progress *p, const struct ps_reader *reader)
