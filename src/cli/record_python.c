@@ -43,6 +43,30 @@ static int private_dir(const char *path)
 	return 0;
 }
 
+/* mkdir -p, new directories 0700. */
+static int make_parents(const char *path)
+{
+	char *copy = strdup(path);
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *p = copy + 1; !err; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char end = *p;
+
+		*p = '\0';
+		if (mkdir(copy, 0700) != 0 && errno != EEXIST)
+			err = -errno;
+		*p = end;
+		if (!end)
+			break;
+	}
+	free(copy);
+	return err;
+}
+
 char *record_cache_dir(const struct ps_cli *cli)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -50,17 +74,14 @@ char *record_cache_dir(const struct ps_cli *cli)
 	int err = -ENOENT;
 
 	if (xdg && *xdg == '/') {
-		if (asprintf(&path, "%s/pystitch", xdg) < 0)
-			return NULL;
-		err = private_dir(path);
+		if (make_parents(xdg) == 0 && asprintf(&path, "%s/pystitch", xdg) >= 0)
+			err = private_dir(path);
 	} else if (home && *home == '/') {
 		char *cache;
 
 		if (asprintf(&cache, "%s/.cache", home) < 0)
 			return NULL;
-		if (mkdir(cache, 0700) != 0 && errno != EEXIST)
-			err = -errno;
-		else if (asprintf(&path, "%s/pystitch", cache) >= 0)
+		if (make_parents(cache) == 0 && asprintf(&path, "%s/pystitch", cache) >= 0)
 			err = private_dir(path);
 		free(cache);
 	}

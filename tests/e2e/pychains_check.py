@@ -4,7 +4,8 @@ of a capture of tests/programs/pychains.py against the chains the workload
 recorded from the interpreter itself.
 
 Usage: pychains_check.py [--min PCT] [--min-samples N] [--pid PID]
-                         [--comm COMM] [--label L] [--only] EXPECTED [OUTPUT]
+                         [--comm COMM] [--label L] [--only] [--suffix]
+                         EXPECTED [OUTPUT]
 
 EXPECTED is the file pychains.py wrote: one chain per line (Python frames
 root first, `py::QUALNAME:FILENAME` joined by ';'), a line `threads TID...`
@@ -21,7 +22,10 @@ one of the expected chains; a sample without Python frames, or cut off
   [LABEL: ]chains: CORRECT/TOTAL (PCT%) truncated=N no_python=N unwound=N (PCT%)
 where unwound counts the samples whose root-most frame is _start or clone3
 (or clone): meaningful with --python=all. --only also requires that every
-frame is a Python frame. Shows up to 5 wrong samples on stderr. Exit
+frame is a Python frame. --suffix takes a chain whose root end is missing
+(the leaf end of an expected chain, at least one frame: a process whose
+perf trampolines were turned on while it ran names only the frames
+entered since). Shows up to 5 wrong samples on stderr. Exit
 status 1 when fewer than --min (default 99) percent are correct, or
 fewer than --min-samples (default 1) samples count; 2 on bad input.
 """
@@ -91,11 +95,14 @@ def main():
     parser.add_argument("--comm")
     parser.add_argument("--label", default="")
     parser.add_argument("--only", action="store_true")
+    parser.add_argument("--suffix", action="store_true")
     parser.add_argument("expected")
     parser.add_argument("output", nargs="?")
     args = parser.parse_args()
 
     chains, threads, (start, end) = read_expected(args.expected)
+    if args.suffix:
+        chains = set(";".join(c.split(";")[i:]) for c in chains for i in range(len(c.split(";"))))
     total = correct = truncated = no_python = unwound = unparsed = 0
     wrong = []
     source = open(args.output) if args.output else sys.stdin
