@@ -193,7 +193,8 @@ static bool read_parents(struct record_maps *maps)
 
 	if (!proc)
 		return false;
-	memset(maps->parents, 0, maps->nr_parents * sizeof(*maps->parents));
+	if (maps->parents)
+		memset(maps->parents, 0, maps->nr_parents * sizeof(*maps->parents));
 	while ((entry = readdir(proc))) {
 		char *end;
 		long pid = strtol(entry->d_name, &end, 10);
