@@ -74,6 +74,7 @@ struct summary {
 	struct function_count *slots; /* open addressing by name */
 	size_t nr_slots, nr_used;
 	uint64_t samples, python_samples;
+	uint64_t cut; /* stacks the stack-copy limit cut ([truncated]) */
 };
 
 static uint64_t name_hash(const char *s)
@@ -138,6 +139,8 @@ static void summary_add(struct summary *sum, const struct ps_stack *stack)
 		const struct ps_frame *frame = &stack->frames[i];
 		struct function_count *count;
 
+		if (frame->truncated)
+			sum->cut++;
 		if (!frame->python || !frame->sym)
 			continue;
 		count = function_of(sum, frame->sym);
@@ -166,7 +169,8 @@ static int by_self(const void *a, const void *b)
 	return strcmp(x->name ? x->name : "", y->name ? y->name : "");
 }
 
-static void summary_print(const struct ps_cli *cli, struct summary *sum)
+static void summary_print(const struct ps_cli *cli, const struct record_settings *settings,
+                          struct summary *sum)
 {
 	size_t rows = 0;
 
@@ -175,6 +179,16 @@ static void summary_print(const struct ps_cli *cli, struct summary *sum)
 	fprintf(stderr, "%s: record: %llu samples, %llu (%.1f%%) in Python code\n", cli->program,
 	        (unsigned long long)sum->samples, (unsigned long long)sum->python_samples,
 	        100.0 * (double)sum->python_samples / (double)sum->samples);
+	/* one stack in a hundred cut short is worth a bigger copy */
+	if (sum->cut * 100 >= sum->samples && !settings->frame_pointers)
+		fprintf(stderr,
+		        "%s: record: %.1f%% of the stacks were deeper than the %u-byte stack copy "
+		        "([truncated])%s\n",
+		        cli->program, 100.0 * (double)sum->cut / (double)sum->samples,
+		        settings->stack_size,
+		        settings->stack_size < 65528 ? ": record with --call-graph dwarf,65528 to keep "
+		                                       "more"
+		                                     : "");
 	if (!sum->python_samples)
 		return;
 	qsort(sum->slots, sum->nr_slots, sizeof(*sum->slots), by_self);
@@ -357,7 +371,7 @@ int record_write_output(struct ps_cli *cli, struct ps_cli_args *args,
 		fprintf(stderr, "%s: record: wrote %s (%.1f MB)\n", cli->program, output,
 		        stat(output, &st) == 0 ? (double)st.st_size / (1 << 20) : 0.0);
 		if (summary) {
-			summary_print(cli, &sum);
+			summary_print(cli, settings, &sum);
 			print_conversions(cli, output);
 		}
 	}
