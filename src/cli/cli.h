@@ -91,7 +91,7 @@ struct ps_cli_command {
 };
 
 extern const struct ps_cli_command ps_cmd_script, ps_cmd_collapse, ps_cmd_flamegraph, ps_cmd_pprof,
-        ps_cmd_archive, ps_cmd_info, ps_cmd_dump;
+        ps_cmd_speedscope, ps_cmd_archive, ps_cmd_info, ps_cmd_dump;
 
 /* The program: picks the command from argv and runs it. */
 int ps_cli_main(int argc, char **argv);
@@ -109,7 +109,7 @@ void ps_cli_args_release(struct ps_cli_args *args);
 int ps_cli_bad_value(const struct ps_cli *cli, const char *option, const char *value);
 
 /* The --help lines of the shared options, for the commands that take
- * them all as `script` does (collapse, flamegraph, pprof). */
+ * them all as `script` does (collapse, flamegraph, pprof, speedscope). */
 /* clang-format off */
 #define PS_CLI_SESSION_HELP \
 	"      --no-inline       no frames for inlined functions\n" \
