@@ -233,7 +233,10 @@ PS_API size_t ps_flamegraph_nr_nodes(const struct ps_flamegraph *flamegraph);
  * addresses seen; the frames of one address's inline chain are the lines
  * of one location, innermost first. Python frames ("py::qualname:file")
  * have locations without mapping or address whose function is named
- * qualname, in file file. */
+ * qualname, in file file. The first mapping, which profile.proto calls
+ * the main binary and pprof heads its reports with, is the program most
+ * samples ran (ps_stack.executable; without addresses when no frame fell
+ * in it); the others follow in the order they were met. */
 struct ps_pprof_opts {
 	size_t sz; /* sizeof(struct ps_pprof_opts) */
 	/* file names and line numbers of native functions from the frames'
@@ -247,7 +250,9 @@ struct ps_pprof_write_opts {
 	/* wall-clock time the capture started, ns since the epoch; 0:
 	 * unknown */
 	int64_t time_nanos;
-	/* build ids of the capture (ps_features.build_ids), for mappings */
+	/* build ids of the mappings' files: the capture's
+	 * (ps_features.build_ids), or with those of the files it lacks
+	 * (ps_session_build_ids()); the first entry naming a file wins */
 	size_t nr_build_ids;
 	const struct ps_build_id *build_ids;
 };

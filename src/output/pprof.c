@@ -72,6 +72,7 @@ void ps_pprof_close(struct ps_pprof *pprof)
 	free(pprof->values);
 	free(pprof->key);
 	free(pprof->stack);
+	free(pprof->executable_samples);
 	free(pprof);
 }
 
@@ -263,6 +264,30 @@ static void note_event(struct ps_pprof *pprof, const struct ps_stack *stack, int
 	}
 }
 
+/* One more sample of the stack's executable. -ENOMEM. */
+static int count_executable(struct ps_pprof *pprof, const struct ps_stack *stack)
+{
+	int64_t name;
+
+	if (!stack->executable)
+		return 0;
+	name = ps_pprof_string(pprof, stack->executable);
+	if (name < 0)
+		return -ENOMEM;
+	if ((size_t)name >= pprof->nr_executable_samples) {
+		if (!ps_array_reserve((void **)&pprof->executable_samples,
+		                      &pprof->executable_samples_cap, (size_t)name + 1,
+		                      sizeof(*pprof->executable_samples), 16))
+			return -ENOMEM;
+		memset(&pprof->executable_samples[pprof->nr_executable_samples], 0,
+		       ((size_t)name + 1 - pprof->nr_executable_samples) *
+		               sizeof(*pprof->executable_samples));
+		pprof->nr_executable_samples = (size_t)name + 1;
+	}
+	pprof->executable_samples[name]++;
+	return 0;
+}
+
 int ps_pprof_add(struct ps_pprof *pprof, const struct ps_stack *stack)
 {
 	const struct ps_sample *sample = &stack->event->u.sample;
@@ -270,7 +295,7 @@ int ps_pprof_add(struct ps_pprof *pprof, const struct ps_stack *stack)
 	int64_t comm = ps_pprof_string(pprof, stack->comm ? stack->comm : "[unknown]");
 	int64_t event = event_string(pprof, stack->event->attr), index;
 
-	if (comm < 0 || event < 0)
+	if (comm < 0 || event < 0 || count_executable(pprof, stack))
 		return -ENOMEM;
 	note_event(pprof, stack, event);
 	/* without a call chain frames[0] is the sampled IP, the rest is not

@@ -53,6 +53,10 @@ struct ps_pprof {
 	struct ps_pprof_stats stats;
 	bool have_time;
 	uint64_t first_time, last_time;
+	/* samples per executable (ps_stack.executable), by the index of its
+	 * name in the string table: the main binary is the one with most */
+	uint64_t *executable_samples;
+	size_t nr_executable_samples, executable_samples_cap;
 };
 
 /* A string's index in the string table, added when new; -ENOMEM. */
