@@ -23,7 +23,7 @@ command -v readelf >/dev/null 2>&1 || e2e_skip "readelf is not installed (binuti
 python=$(e2e_newest_python 12) ||
 	e2e_skip "no CPython 3.12 under \$(pyenv root)/versions (or ~/.pyenv/versions)"
 # go keeps its caches in the test's directory, not in $HOME
-GOCACHE=$E2E_TMP/go-cache GOPATH=$E2E_TMP/go GOFLAGS= GOTOOLCHAIN=local
+GOCACHE=$E2E_TMP/go-cache GOPATH=$E2E_TMP/go GOFLAGS='' GOTOOLCHAIN=local
 export GOCACHE GOPATH GOFLAGS GOTOOLCHAIN
 interpreter=$(readlink -f "$python")
 loop=$(readlink -f "$E2E_PROGRAMS/loop")
@@ -62,9 +62,10 @@ expect_main() {
 	*" $2 $em_id"*) ;;
 	*) e2e_fail "$1: the first mapping is '$em_first', not $2 with build id $em_id" ;;
 	esac
-	grep -q "^File: $(basename "$2")\$" "$E2E_TMP/$1.top" &&
-		grep -q "^Build ID: $em_id\$" "$E2E_TMP/$1.top" ||
+	if ! grep -q "^File: $(basename "$2")\$" "$E2E_TMP/$1.top" ||
+		! grep -q "^Build ID: $em_id\$" "$E2E_TMP/$1.top"; then
 		e2e_fail "$1: go tool pprof -top is headed '$(head -n 2 "$E2E_TMP/$1.top" | tr '\n' ' ')', not File: $(basename "$2") and its build id"
+	fi
 	e2e_say "$e2e_name: $1: File: $(basename "$2"), Build ID: $em_id"
 }
 

@@ -479,8 +479,10 @@ START_TEST(many_samples)
 	ck_assert_uint_eq(ps_speedscope_stats(speedscope)->stacks, 4096);
 	ck_assert_uint_eq(ps_speedscope_stats(speedscope)->frames, 65);
 	text = write_all(speedscope);
-	for (const char *c = text; (c = strstr(c, "\n[")); c++)
-		nr_lines++;
+	/* by hand: ASan's strstr() measures the whole rest of the text at
+	 * each call */
+	for (const char *c = text; *c; c++)
+		nr_lines += c[0] == '\n' && c[1] == '[';
 	ck_assert_uint_eq(nr_lines, 200000);
 	ck_assert_msg(strstr(text, "\"endValue\":40000,") != NULL, "no profile of 40000 samples");
 	free(text);
