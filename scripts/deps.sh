@@ -10,7 +10,7 @@ PYSTITCH_DEB_PACKAGES=(
 	libarchive-dev nettle-dev
 	linux-perf gawk python3 python3-dev zstd time
 	clang libclang-rt-dev clang-format cppcheck shellcheck
-	chromium
+	chromium golang-go
 )
 # the pprof test decodes profiles with an npm package; nodesource's nodejs
 # bundles npm and conflicts with Debian's npm package

@@ -1,7 +1,7 @@
 /* pystitch's output formats, for any program: perf script text, folded
- * stacks, SVG flame graphs, pprof profiles, `pystitch info` and `pystitch
- * dump` text, archives, and a safe way to write an output file. The
- * pystitch program is built on these functions alone.
+ * stacks, SVG flame graphs, pprof profiles, speedscope JSON, `pystitch
+ * info` and `pystitch dump` text, archives, and a safe way to write an
+ * output file. The pystitch program is built on these functions alone.
  *
  * Included by pystitch/pystitch.h, whose conventions hold here too: ps_
  * names, opaque handles from *_open() freed by *_close() (which takes
@@ -233,7 +233,10 @@ PS_API size_t ps_flamegraph_nr_nodes(const struct ps_flamegraph *flamegraph);
  * addresses seen; the frames of one address's inline chain are the lines
  * of one location, innermost first. Python frames ("py::qualname:file")
  * have locations without mapping or address whose function is named
- * qualname, in file file. */
+ * qualname, in file file. The first mapping, which profile.proto calls
+ * the main binary and pprof heads its reports with, is the program most
+ * samples ran (ps_stack.executable; without addresses when no frame fell
+ * in it); the others follow in the order they were met. */
 struct ps_pprof_opts {
 	size_t sz; /* sizeof(struct ps_pprof_opts) */
 	/* file names and line numbers of native functions from the frames'
@@ -247,7 +250,9 @@ struct ps_pprof_write_opts {
 	/* wall-clock time the capture started, ns since the epoch; 0:
 	 * unknown */
 	int64_t time_nanos;
-	/* build ids of the capture (ps_features.build_ids), for mappings */
+	/* build ids of the mappings' files: the capture's
+	 * (ps_features.build_ids), or with those of the files it lacks
+	 * (ps_session_build_ids()); the first entry naming a file wins */
 	size_t nr_build_ids;
 	const struct ps_build_id *build_ids;
 };
@@ -276,6 +281,71 @@ PS_API bool ps_pprof_time_range(const struct ps_pprof *pprof, uint64_t *first, u
  * error. */
 PS_API int64_t ps_pprof_write(struct ps_pprof *pprof, const struct ps_pprof_write_opts *opts,
                               ps_write_fn write, void *ctx);
+
+/* ------------------------------------------------------------------ */
+/* speedscope profiles (JSON)                                          */
+/* ------------------------------------------------------------------ */
+
+/* What one profile of the file holds, and its name (the names
+ * speedscope's own importer of perf script text gives). */
+enum ps_speedscope_per {
+	PS_SPEEDSCOPE_PER_TID = 0, /* a thread: "comm pid: PID tid: TID" */
+	PS_SPEEDSCOPE_PER_PID, /* a process: "comm pid: PID" */
+	PS_SPEEDSCOPE_PER_COMM, /* the threads of one name: "comm" */
+	PS_SPEEDSCOPE_PER_NONE, /* every sample: ps_speedscope_opts.name */
+};
+
+/* A file of speedscope's published format
+ * (https://www.speedscope.app/file-format-schema.json): one "sampled"
+ * profile per thread (opts.per), in the order their first samples came,
+ * each with its samples in time order (a sample's stack root first, as
+ * indexes into the file's one frame table) and their weights; startValue
+ * 0 and endValue the sum of the weights, as speedscope's own export
+ * writes them. A frame is {name, file, line}: a native frame is its
+ * symbol ("[unknown]" when none) in its DSO, or with opts.srcline in its
+ * source file at its line when the srcline has them; a Python frame
+ * ("py::qualname:file") is qualname in file. Strings are escaped for
+ * JSON, and bytes that are not UTF-8 (a hostile capture's names) become
+ * U+FFFD, one per byte. activeProfileIndex names the heaviest profile,
+ * the one speedscope opens on. */
+struct ps_speedscope_opts {
+	size_t sz; /* sizeof(struct ps_speedscope_opts) */
+	enum ps_speedscope_per per;
+	/* weigh each sample by its period: unit "nanoseconds" when every
+	 * sample is of cpu-clock or task-clock, else "none"; false: 1 per
+	 * sample, unit "none" */
+	bool period;
+	/* native frames in their source file and line from the frames'
+	 * srclines (open the session with ps_session_opts.srcline) */
+	bool srcline;
+	/* The file's name (speedscope's title), e.g. the capture's; also the
+	 * name of the profile with PS_SPEEDSCOPE_PER_NONE ("all samples"
+	 * when NULL). Copied. */
+	const char *name;
+};
+
+struct ps_speedscope_stats {
+	uint64_t nr_added; /* samples added */
+	uint64_t weight; /* the sum of their weights (saturating) */
+	size_t profiles, frames, stacks; /* unique ones */
+};
+
+/* The samples of a capture: a sample costs its stack's index, its weight
+ * and its time; memory grows with the number of samples and of unique
+ * stacks and frames, and no sample allocates on its own. */
+struct ps_speedscope;
+
+/* 0 and *out, or -EINVAL (bad opts), -ENOMEM. */
+PS_API int ps_speedscope_open(const struct ps_speedscope_opts *opts, struct ps_speedscope **out);
+PS_API void ps_speedscope_close(struct ps_speedscope *speedscope);
+/* Count one sample. 0 or -ENOMEM (the sample is not counted). */
+PS_API int ps_speedscope_add(struct ps_speedscope *speedscope, const struct ps_stack *stack);
+/* Counts so far; owned by the writer. */
+PS_API const struct ps_speedscope_stats *
+ps_speedscope_stats(const struct ps_speedscope *speedscope);
+/* Write the JSON document. The number of bytes written, -ENOMEM, or the
+ * write callback's error. */
+PS_API int64_t ps_speedscope_write(struct ps_speedscope *speedscope, ps_write_fn write, void *ctx);
 
 /* ------------------------------------------------------------------ */
 /* Capture header text (pystitch info)                                 */

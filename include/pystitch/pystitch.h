@@ -1097,6 +1097,12 @@ struct ps_stack {
 	bool has_callchain;
 	size_t nr_frames;
 	const struct ps_frame *frames;
+	/* The program the sampled process runs: the file of its first
+	 * executable file mapping since its exec (for a process that ran
+	 * before the capture began, its lowest-addressed one), named as
+	 * ps_frame.dso names files; NULL when the capture shows none (a
+	 * kernel thread). */
+	const char *executable;
 };
 
 /* Open a capture for stacks. Same conventions as ps_reader_open(): 0 and
@@ -1136,6 +1142,21 @@ PS_API struct ps_reader *ps_session_reader(const struct ps_session *session);
  * the reader), and -ENOMEM. Symbols that cannot be found are not errors:
  * their frames have NULL sym or dso. */
 PS_API int ps_session_next(struct ps_session *session, const struct ps_stack **stack);
+
+/* The build ids of the files the session's stacks name, in the form of
+ * ps_features.build_ids: the capture's own table (its BUILD_ID feature)
+ * first, then one entry per file the session has read symbols of (or
+ * whose MMAP2 record carried a build id) that the table lacks, with the
+ * build id the capture recorded for it or, when it recorded none, the one
+ * of the ELF file the session read for it (filename as ps_frame.dso names
+ * the file, pid -1). perf record leaves out of its table the files no
+ * sampled address fell in, such as a program's executable whose frames
+ * only DWARF unwinding found. For ps_pprof_write_opts.build_ids. A
+ * query: it reads nothing more. 0 with *ids and *nr (owned by the
+ * session, valid until the next call or ps_session_close()), or
+ * -ENOMEM. */
+PS_API int ps_session_build_ids(struct ps_session *session, const struct ps_build_id **ids,
+                                size_t *nr);
 
 /* The name of thread tid of process pid at this point of the reading,
  * as perf names it: a thread not seen yet is taken in with its process's

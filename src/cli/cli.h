@@ -98,8 +98,8 @@ struct ps_cli_command {
 	int (*run)(struct ps_cli *cli, struct ps_cli_args *args, void *state);
 };
 
-extern const struct ps_cli_command ps_cmd_record, ps_cmd_script, ps_cmd_collapse, ps_cmd_flamegraph, ps_cmd_pprof,
-        ps_cmd_archive, ps_cmd_info, ps_cmd_dump;
+extern const struct ps_cli_command ps_cmd_record, ps_cmd_script, ps_cmd_collapse, ps_cmd_flamegraph,
+        ps_cmd_pprof, ps_cmd_speedscope, ps_cmd_archive, ps_cmd_info, ps_cmd_dump;
 
 /* The command of that name, or NULL. */
 const struct ps_cli_command *ps_cli_find_command(const char *name);
@@ -125,7 +125,7 @@ void ps_cli_args_release(struct ps_cli_args *args);
 int ps_cli_bad_value(const struct ps_cli *cli, const char *option, const char *value);
 
 /* The --help lines of the shared options, for the commands that take
- * them all as `script` does (collapse, flamegraph, pprof). */
+ * them all as `script` does (collapse, flamegraph, pprof, speedscope). */
 /* clang-format off */
 #define PS_CLI_SESSION_HELP \
 	"      --no-inline       no frames for inlined functions\n" \

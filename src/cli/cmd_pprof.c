@@ -22,7 +22,9 @@ static const char pprof_usage[] =
         "nanoseconds for cpu-clock and task-clock, else the event's count).\n"
         "Labels: pid and tid (numbers), comm (the thread's name).\n"
         "Native addresses are file offsets for user code, as perf script prints\n"
-        "them, and raw addresses for the kernel.\n"
+        "them, and raw addresses for the kernel. The first mapping (pprof's main\n"
+        "binary) is the program most samples ran; a mapping's build id is the\n"
+        "capture's, or that of the file read when the capture has none.\n"
         "\n"
         "  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
         "  -o, --output FILE     profile to write (default profile.pb.gz, named on\n"
@@ -143,7 +145,8 @@ static int pprof_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 	struct pprof_state *st = state;
 	struct ps_pprof *pprof = NULL;
 	struct ps_session *session = NULL;
-	const struct ps_features *features;
+	const struct ps_build_id *build_ids;
+	size_t nr_build_ids;
 	struct ps_cli_output output = { 0 };
 	int64_t written;
 	int status, ret;
@@ -166,13 +169,18 @@ static int pprof_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 	}
 	if (!ps_cli_session_run(cli, args, add_stack, pprof, &session, &status))
 		goto out;
-	features = ps_reader_features(ps_session_reader(session));
+	/* the capture's build ids, and those of the files it lacks that
+	 * pystitch read */
+	if (ps_session_build_ids(session, &build_ids, &nr_build_ids)) {
+		status = ps_cli_out_of_memory(cli);
+		goto out;
+	}
 	written = ps_pprof_write(pprof,
 	                         &(struct ps_pprof_write_opts){
 	                                 .sz = sizeof(struct ps_pprof_write_opts),
 	                                 .time_nanos = start_time(cli, session, pprof),
-	                                 .nr_build_ids = features->nr_build_ids,
-	                                 .build_ids = features->build_ids,
+	                                 .nr_build_ids = nr_build_ids,
+	                                 .build_ids = build_ids,
 	                         },
 	                         ps_output_file_write, output.file);
 	if (written == -ENOMEM) {

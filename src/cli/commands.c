@@ -8,8 +8,8 @@
 #include "cli.h"
 
 static const struct ps_cli_command *const commands[] = {
-	&ps_cmd_record, &ps_cmd_script,  &ps_cmd_collapse, &ps_cmd_flamegraph,
-	&ps_cmd_pprof,  &ps_cmd_archive, &ps_cmd_info,     &ps_cmd_dump,
+	&ps_cmd_record,     &ps_cmd_script,  &ps_cmd_collapse, &ps_cmd_flamegraph, &ps_cmd_pprof,
+	&ps_cmd_speedscope, &ps_cmd_archive, &ps_cmd_info,     &ps_cmd_dump,
 };
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -315,8 +315,7 @@ static void print_conversions(const struct ps_cli *cli, const char *archive)
 	        "  pystitch script -i %s > %.*s.txt\n",
 	        cli->program, archive, stem, archive, archive, stem, archive, archive, stem, archive,
 	        archive, stem, archive);
-	if (ps_cli_find_command("speedscope"))
-		fprintf(stderr, "  pystitch speedscope -i %s -o %.*s.json\n", archive, stem, archive);
+	fprintf(stderr, "  pystitch speedscope -i %s -o %.*s.json\n", archive, stem, archive);
 }
 
 int record_write_output(struct ps_cli *cli, struct ps_cli_args *args,
@@ -353,11 +352,7 @@ int record_write_output(struct ps_cli *cli, struct ps_cli_args *args,
 		command = &ps_cmd_collapse;
 		break;
 	case RECORD_FORMAT_SPEEDSCOPE:
-		command = ps_cli_find_command("speedscope");
-		if (!command) {
-			ps_cli_command_error(cli, "no speedscope writer in this build");
-			status = PS_EXIT_USAGE;
-		}
+		command = &ps_cmd_speedscope;
 		break;
 	}
 	if (command)

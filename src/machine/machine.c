@@ -29,6 +29,8 @@ struct ps_process {
 	size_t nr_maps, cap_maps;
 	uint64_t generation;
 	bool unwind_ready;
+	/* the file it runs (ps_process_executable()); NULL until known */
+	const struct ps_mapped_object *executable;
 	struct {
 		void *state;
 		void (*free_state)(void *state);
@@ -330,6 +332,11 @@ void ps_process_set_unwind_ready(struct ps_process *p)
 	p->unwind_ready = true;
 }
 
+const struct ps_mapped_object *ps_process_executable(const struct ps_process *p)
+{
+	return p->executable;
+}
+
 void *ps_process_state(const struct ps_process *p, enum ps_process_slot slot)
 {
 	return p->slots[slot].state;
@@ -403,6 +410,7 @@ static int clone_maps(struct ps_process *to, const struct ps_process *from)
 		memcpy(to->maps, from->maps, from->nr_maps * sizeof(*from->maps));
 	to->nr_maps = from->nr_maps;
 	to->generation++;
+	to->executable = from->executable;
 	/* perf gives the child maps of its own, checked again map by map */
 	to->unwind_ready = false;
 	return 0;
@@ -663,6 +671,11 @@ static int process_mmap(struct ps_machine *machine, const struct ps_event *ev)
 	if (map.end < map.start)
 		map.end = UINT64_MAX;
 	map.pgoff = m->pgoff;
+	/* the kernel maps the program before its interpreter and libraries
+	 * at exec, and perf synthesizes a running process's maps in address
+	 * order, the program's first */
+	if (!kernel && !p->executable && (prot & PROT_EXEC) && !map.identity && name[0] == '/')
+		p->executable = map.object;
 	if (ev->type == PERF_RECORD_MMAP2) {
 		map.prot = m->prot;
 		map.flags = m->flags;
@@ -681,6 +694,13 @@ int ps_machine_process_event(struct ps_machine *machine, const struct ps_event *
 		                                        (int32_t)ev->u.comm.tid);
 		if (!t)
 			return -ENOMEM;
+		if (ev->misc & PERF_RECORD_MISC_COMM_EXEC) {
+			/* a new program: its maps follow */
+			struct ps_process *p = ps_machine_thread_process(machine, t);
+			if (!p)
+				return -ENOMEM;
+			p->executable = NULL;
+		}
 		return set_comm(t, ev->u.comm.comm ? ev->u.comm.comm : "");
 	}
 	case PERF_RECORD_FORK:

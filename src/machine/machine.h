@@ -123,6 +123,13 @@ const struct ps_map *ps_process_next_map(const struct ps_process *process,
 const struct ps_map *ps_process_first_map_of(const struct ps_process *process,
                                              const struct ps_mapped_object *object);
 
+/* The file the process runs: the object of its first executable file
+ * map since its last exec (a COMM record with PERF_RECORD_MISC_COMM_EXEC),
+ * or since the capture began for a process that was running then; a
+ * forked child inherits its parent's. NULL when no such map was seen
+ * (kernel threads, a capture without MMAP records). */
+const struct ps_mapped_object *ps_process_executable(const struct ps_process *process);
+
 /* Whether Debian's perf unwinds the process's DWARF stacks: perf's
  * maps->addr_space, which unwind__prepare_access() sets when a map it
  * can unwind with (its judge: whoever keeps the DSOs) is inserted, and

@@ -12,8 +12,6 @@
 
 #include "base/arena.h"
 #include "base/array.h"
-#include "base/hash.h"
-#include "base/hash_slots.h"
 #include "base/opts.h"
 #include "output/pprof_priv.h"
 
@@ -28,51 +26,11 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
  * chain continue in the next location. The symbols module gives 32. */
 #define MAX_LINES 64
 
-/* ---- interning ----------------------------------------------------- */
-
-static void intern_release(struct intern *table)
-{
-	free(table->entries);
-	free(table->slots);
-}
-
-int64_t ps_pprof_intern(struct intern *table, struct ps_arena *arena, const void *key, size_t len)
-{
-	uint64_t hash = ps_hash_bytes(key, len, 0);
-	size_t mask, slot;
-	char *copy;
-
-	if ((table->nr + 1) * 2 > table->nr_slots &&
-	    !ps_hash_slots_grow(&table->slots, &table->nr_slots, 256, table->entries,
-	                        sizeof(*table->entries), offsetof(struct intern_entry, hash), 0,
-	                        table->nr, 1))
-		return -ENOMEM;
-	mask = table->nr_slots - 1;
-	for (slot = (size_t)hash & mask; table->slots[slot]; slot = (slot + 1) & mask) {
-		const struct intern_entry *entry = &table->entries[table->slots[slot] - 1];
-		if (entry->hash == hash && entry->len == len &&
-		    (len == 0 || memcmp(entry->key, key, len) == 0))
-			return table->slots[slot] - 1;
-	}
-	if (table->nr >= UINT32_MAX - 1 || len == SIZE_MAX ||
-	    !ps_array_reserve((void **)&table->entries, &table->cap, table->nr + 1,
-	                      sizeof(*table->entries), 256))
-		return -ENOMEM;
-	copy = ps_arena_alloc(arena, len + 1); /* zeroed: the NUL is there */
-	if (!copy)
-		return -ENOMEM;
-	if (len)
-		memcpy(copy, key, len);
-	table->entries[table->nr] = (struct intern_entry){ .hash = hash, .key = copy, .len = len };
-	table->slots[slot] = (uint32_t)(table->nr + 1);
-	return (int64_t)table->nr++;
-}
-
 /* ---- collecting ---------------------------------------------------- */
 
 int64_t ps_pprof_string_len(struct ps_pprof *pprof, const char *text, size_t len)
 {
-	return ps_pprof_intern(&pprof->strings, &pprof->keys, text, len);
+	return ps_intern_add(&pprof->strings, &pprof->keys, text, len);
 }
 
 int64_t ps_pprof_string(struct ps_pprof *pprof, const char *text)
@@ -104,16 +62,17 @@ void ps_pprof_close(struct ps_pprof *pprof)
 {
 	if (!pprof)
 		return;
-	intern_release(&pprof->strings);
-	intern_release(&pprof->mappings);
-	intern_release(&pprof->functions);
-	intern_release(&pprof->locations);
-	intern_release(&pprof->samples);
+	ps_intern_release(&pprof->strings);
+	ps_intern_release(&pprof->mappings);
+	ps_intern_release(&pprof->functions);
+	ps_intern_release(&pprof->locations);
+	ps_intern_release(&pprof->samples);
 	ps_arena_free(&pprof->keys);
 	free(pprof->mapping_info);
 	free(pprof->values);
 	free(pprof->key);
 	free(pprof->stack);
+	free(pprof->executable_samples);
 	free(pprof);
 }
 
@@ -145,7 +104,7 @@ static int64_t mapping_id(struct ps_pprof *pprof, const struct ps_frame *frame)
 		return filename;
 	key[0] = frame->kernel;
 	key[1] = (uint64_t)filename;
-	index = ps_pprof_intern(&pprof->mappings, &pprof->keys, key, sizeof(key));
+	index = ps_intern_add(&pprof->mappings, &pprof->keys, key, sizeof(key));
 	if (index < 0)
 		return index;
 	if ((size_t)index >= pprof->stats.mappings) {
@@ -170,43 +129,22 @@ static int64_t function_id(struct ps_pprof *pprof, int64_t name, int64_t system_
 	key[0] = (uint64_t)name;
 	key[1] = (uint64_t)system_name;
 	key[2] = (uint64_t)filename;
-	index = ps_pprof_intern(&pprof->functions, &pprof->keys, key, sizeof(key));
+	index = ps_intern_add(&pprof->functions, &pprof->keys, key, sizeof(key));
 	if (index < 0)
 		return index;
 	pprof->stats.functions = pprof->functions.nr;
 	return index + 1;
 }
 
-/* "py::qualname:filename" -> qualname and filename. The qualname holds no
- * ':' (CPython writes dotted names), the file name may. */
+/* "py::qualname:filename" -> qualname and filename. */
 static int64_t python_function(struct ps_pprof *pprof, const char *sym)
 {
-	const char *rest = strncmp(sym, "py::", 4) == 0 ? sym + 4 : sym;
-	const char *colon = strchr(rest, ':');
-	size_t name_len = colon ? (size_t)(colon - rest) : strlen(rest);
+	const char *name, *file;
+	size_t name_len;
 
-	return function_id(pprof, ps_pprof_string_len(pprof, rest, name_len),
-	                   ps_pprof_string(pprof, sym),
-	                   ps_pprof_string(pprof, colon ? colon + 1 : ""));
-}
-
-/* perf's srcline text "file.c:123" -> its file and line; false for "??:0"
- * and texts without a line number ("libfoo.so[1a2b]"). */
-static bool split_srcline(const char *srcline, size_t *file_len, int64_t *line)
-{
-	const char *colon = srcline ? strrchr(srcline, ':') : NULL;
-	int64_t number = 0;
-
-	if (!colon || colon == srcline || !colon[1] || strncmp(srcline, "??", 2) == 0)
-		return false;
-	for (const char *p = colon + 1; *p; p++) {
-		if (*p < '0' || *p > '9' || number > INT64_MAX / 10 - 9)
-			return false;
-		number = number * 10 + (*p - '0');
-	}
-	*file_len = (size_t)(colon - srcline);
-	*line = number;
-	return true;
+	ps_python_frame_parts(sym, &name, &name_len, &file);
+	return function_id(pprof, ps_pprof_string_len(pprof, name, name_len),
+	                   ps_pprof_string(pprof, sym), ps_pprof_string(pprof, file ? file : ""));
 }
 
 /* How many frames from frames[0] make up one address's inline chain:
@@ -257,7 +195,7 @@ static int64_t location_id(struct ps_pprof *pprof, const struct ps_frame *frames
 			size_t file_len = 0;
 			int64_t line = 0, filename, function;
 			if (pprof->opts.srcline &&
-			    split_srcline(frame->srcline, &file_len, &line)) {
+			    ps_srcline_parts(frame->srcline, &file_len, &line)) {
 				filename = ps_pprof_string_len(pprof, frame->srcline, file_len);
 				srcline_file = true;
 			} else {
@@ -275,8 +213,8 @@ static int64_t location_id(struct ps_pprof *pprof, const struct ps_frame *frames
 	}
 	pprof->key[0] = (uint64_t)mapping;
 	pprof->key[2] = nr_lines;
-	index = ps_pprof_intern(&pprof->locations, &pprof->keys, pprof->key,
-	                        words * sizeof(uint64_t));
+	index = ps_intern_add(&pprof->locations, &pprof->keys, pprof->key,
+	                      words * sizeof(uint64_t));
 	if (index < 0)
 		return index;
 	pprof->stats.locations = pprof->locations.nr;
@@ -326,6 +264,30 @@ static void note_event(struct ps_pprof *pprof, const struct ps_stack *stack, int
 	}
 }
 
+/* One more sample of the stack's executable. -ENOMEM. */
+static int count_executable(struct ps_pprof *pprof, const struct ps_stack *stack)
+{
+	int64_t name;
+
+	if (!stack->executable)
+		return 0;
+	name = ps_pprof_string(pprof, stack->executable);
+	if (name < 0)
+		return -ENOMEM;
+	if ((size_t)name >= pprof->nr_executable_samples) {
+		if (!ps_array_reserve((void **)&pprof->executable_samples,
+		                      &pprof->executable_samples_cap, (size_t)name + 1,
+		                      sizeof(*pprof->executable_samples), 16))
+			return -ENOMEM;
+		memset(&pprof->executable_samples[pprof->nr_executable_samples], 0,
+		       ((size_t)name + 1 - pprof->nr_executable_samples) *
+		               sizeof(*pprof->executable_samples));
+		pprof->nr_executable_samples = (size_t)name + 1;
+	}
+	pprof->executable_samples[name]++;
+	return 0;
+}
+
 int ps_pprof_add(struct ps_pprof *pprof, const struct ps_stack *stack)
 {
 	const struct ps_sample *sample = &stack->event->u.sample;
@@ -333,7 +295,7 @@ int ps_pprof_add(struct ps_pprof *pprof, const struct ps_stack *stack)
 	int64_t comm = ps_pprof_string(pprof, stack->comm ? stack->comm : "[unknown]");
 	int64_t event = event_string(pprof, stack->event->attr), index;
 
-	if (comm < 0 || event < 0)
+	if (comm < 0 || event < 0 || count_executable(pprof, stack))
 		return -ENOMEM;
 	note_event(pprof, stack, event);
 	/* without a call chain frames[0] is the sampled IP, the rest is not
@@ -359,8 +321,7 @@ int ps_pprof_add(struct ps_pprof *pprof, const struct ps_stack *stack)
 	pprof->key[4] = nr_locations;
 	if (nr_locations)
 		memcpy(&pprof->key[SAMPLE_HEAD], pprof->stack, nr_locations * sizeof(uint64_t));
-	index = ps_pprof_intern(&pprof->samples, &pprof->keys, pprof->key,
-	                        words * sizeof(uint64_t));
+	index = ps_intern_add(&pprof->samples, &pprof->keys, pprof->key, words * sizeof(uint64_t));
 	if (index < 0)
 		return -ENOMEM;
 	if ((size_t)index >= pprof->stats.samples) {

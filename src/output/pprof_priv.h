@@ -1,5 +1,5 @@
 /* What src/output/pprof.c (collecting stacks) and pprof_write.c (writing
- * the profile) share: the interning tables and the key layouts. Private
+ * the profile) share: the tables and the key layouts. Private
  * to the output module. */
 #ifndef PS_OUTPUT_PPROF_PRIV_H
 #define PS_OUTPUT_PPROF_PRIV_H
@@ -9,33 +9,8 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "output/profile_parts_priv.h"
 #include "output/output.h"
-
-/* A set of byte strings, each with a dense index in order of first
- * appearance. Keys live in the owner's arena, 16-byte aligned and
- * followed by a NUL, so string keys serve as C strings and keys made of
- * u64 words can be read in place. */
-struct intern_entry {
-	uint64_t hash;
-	const void *key;
-	size_t len;
-};
-
-struct intern {
-	struct intern_entry *entries;
-	size_t nr, cap;
-	uint32_t *slots; /* entry index + 1; 0 marks an empty slot */
-	size_t nr_slots; /* a power of two, at least twice nr */
-};
-
-/* The index of key, added when new; -ENOMEM. */
-int64_t ps_pprof_intern(struct intern *table, struct ps_arena *arena, const void *key, size_t len);
-
-/* The u64 words of a key made of words. */
-static inline const uint64_t *key_words(const struct intern *table, size_t index)
-{
-	return table->entries[index].key;
-}
 
 /* What the locations of one mapping showed, for its Mapping message. */
 struct mapping_info {
@@ -78,6 +53,10 @@ struct ps_pprof {
 	struct ps_pprof_stats stats;
 	bool have_time;
 	uint64_t first_time, last_time;
+	/* samples per executable (ps_stack.executable), by the index of its
+	 * name in the string table: the main binary is the one with most */
+	uint64_t *executable_samples;
+	size_t nr_executable_samples, executable_samples_cap;
 };
 
 /* A string's index in the string table, added when new; -ENOMEM. */

@@ -137,43 +137,97 @@ static void *alloc_array(struct ps_arena *arena, size_t nr, size_t size)
 	return ps_arena_alloc(arena, nr * size);
 }
 
-static int build_mappings(struct ps_pprof *pprof, const struct ps_pprof_write_opts *info,
-                          struct ps_arena *arena, Perftools__Profiles__Profile *profile)
+/* The string of the executable most samples ran (the first of equals),
+ * or 0 when no sample named one. */
+static int64_t main_executable(const struct ps_pprof *pprof)
 {
-	size_t nr = pprof->mappings.nr;
-	Perftools__Profiles__Mapping *mappings = alloc_array(arena, nr, sizeof(*mappings));
+	int64_t best = 0;
 
-	profile->mapping = alloc_array(arena, nr, sizeof(*profile->mapping));
-	if (!mappings || !profile->mapping)
+	for (size_t i = 1; i < pprof->nr_executable_samples; i++)
+		if (pprof->executable_samples[i] > pprof->executable_samples[best])
+			best = (int64_t)i;
+	return pprof->nr_executable_samples && pprof->executable_samples[best] ? best : 0;
+}
+
+static int build_mapping(struct ps_pprof *pprof, const struct ps_pprof_write_opts *info,
+                         size_t index, uint64_t id, Perftools__Profiles__Mapping *mapping)
+{
+	const uint64_t *key = key_words(&pprof->mappings, index);
+	const struct mapping_info *seen = &pprof->mapping_info[index];
+	int64_t build_id = build_id_string(pprof, info, pprof->strings.entries[key[1]].key);
+
+	if (build_id < 0)
 		return -ENOMEM;
-	for (size_t i = 0; i < nr; i++) {
+	perftools__profiles__mapping__init(mapping);
+	mapping->id = id;
+	/* addresses are file offsets for user code (see output.h), so the
+	 * range seen maps onto the same offsets in the file */
+	mapping->memory_start = seen->low;
+	mapping->memory_limit = seen->high + 1;
+	mapping->file_offset = key[0] ? 0 : seen->low;
+	mapping->filename = (int64_t)key[1];
+	mapping->build_id = build_id;
+	mapping->has_functions = seen->has_functions;
+	mapping->has_filenames = seen->has_filenames;
+	mapping->has_line_numbers = seen->has_filenames;
+	mapping->has_inline_frames = seen->has_inline_frames;
+	return 0;
+}
+
+/* profile.proto: "The first mapping is the main binary" (pprof heads its
+ * reports with its file and build id), so the executable most samples ran
+ * comes first: its own mapping or, when no frame fell in it, one without
+ * addresses. The others follow in the order they were met. A mapping's id
+ * is its place + 1; *ids (in the arena) maps the tables' ids (index + 1,
+ * which the locations' keys hold) to those. */
+static int build_mappings(struct ps_pprof *pprof, const struct ps_pprof_write_opts *info,
+                          struct ps_arena *arena, Perftools__Profiles__Profile *profile,
+                          uint64_t **ids)
+{
+	size_t nr = pprof->mappings.nr, first = nr, next = 0;
+	int64_t executable = main_executable(pprof);
+	Perftools__Profiles__Mapping *mappings = alloc_array(arena, nr + 1, sizeof(*mappings));
+
+	profile->mapping = alloc_array(arena, nr + 1, sizeof(*profile->mapping));
+	*ids = alloc_array(arena, nr + 1, sizeof(**ids));
+	if (!mappings || !profile->mapping || !*ids)
+		return -ENOMEM;
+	for (size_t i = 0; executable && i < nr && first == nr; i++) {
 		const uint64_t *key = key_words(&pprof->mappings, i);
-		const struct mapping_info *seen = &pprof->mapping_info[i];
-		Perftools__Profiles__Mapping *mapping = &mappings[i];
-		int64_t build_id = build_id_string(pprof, info, pprof->strings.entries[key[1]].key);
+		if (!key[0] && key[1] == (uint64_t)executable)
+			first = i;
+	}
+	if (first < nr) {
+		if (build_mapping(pprof, info, first, 1, &mappings[first]))
+			return -ENOMEM;
+		(*ids)[first + 1] = 1;
+		profile->mapping[next++] = &mappings[first];
+	} else if (executable) {
+		Perftools__Profiles__Mapping *mapping = &mappings[nr];
+		int64_t build_id =
+		        build_id_string(pprof, info, pprof->strings.entries[executable].key);
 		if (build_id < 0)
 			return -ENOMEM;
 		perftools__profiles__mapping__init(mapping);
-		mapping->id = i + 1;
-		/* addresses are file offsets for user code (see output.h), so
-		 * the range seen maps onto the same offsets in the file */
-		mapping->memory_start = seen->low;
-		mapping->memory_limit = seen->high + 1;
-		mapping->file_offset = key[0] ? 0 : seen->low;
-		mapping->filename = (int64_t)key[1];
+		mapping->id = 1;
+		mapping->filename = executable;
 		mapping->build_id = build_id;
-		mapping->has_functions = seen->has_functions;
-		mapping->has_filenames = seen->has_filenames;
-		mapping->has_line_numbers = seen->has_filenames;
-		mapping->has_inline_frames = seen->has_inline_frames;
-		profile->mapping[i] = mapping;
+		profile->mapping[next++] = mapping;
 	}
-	profile->n_mapping = nr;
+	for (size_t i = 0; i < nr; i++) {
+		if (i == first)
+			continue;
+		if (build_mapping(pprof, info, i, next + 1, &mappings[i]))
+			return -ENOMEM;
+		(*ids)[i + 1] = next + 1;
+		profile->mapping[next++] = &mappings[i];
+	}
+	profile->n_mapping = next;
 	return 0;
 }
 
 static int build_locations(struct ps_pprof *pprof, struct ps_arena *arena,
-                           Perftools__Profiles__Profile *profile)
+                           Perftools__Profiles__Profile *profile, const uint64_t *mapping_ids)
 {
 	size_t nr = pprof->locations.nr, nr_lines = 0, next_line = 0;
 	Perftools__Profiles__Location *locations = alloc_array(arena, nr, sizeof(*locations));
@@ -191,7 +245,7 @@ static int build_locations(struct ps_pprof *pprof, struct ps_arena *arena,
 		Perftools__Profiles__Location *location = &locations[i];
 		perftools__profiles__location__init(location);
 		location->id = i + 1;
-		location->mapping_id = key[0];
+		location->mapping_id = key[0] ? mapping_ids[key[0]] : 0;
 		location->address = key[1];
 		location->n_line = key[2];
 		location->line = &line_pointers[next_line];
@@ -288,6 +342,7 @@ static int build_profile(struct ps_pprof *pprof, const struct ps_pprof_write_opt
                          Perftools__Profiles__ValueType types[3])
 {
 	struct sample_types names;
+	uint64_t *mapping_ids = NULL;
 	struct label_keys keys = {
 		.pid = ps_pprof_string(pprof, "pid"),
 		.tid = ps_pprof_string(pprof, "tid"),
@@ -300,9 +355,9 @@ static int build_profile(struct ps_pprof *pprof, const struct ps_pprof_write_opt
 		return -ENOMEM;
 	err = sample_types(pprof, &names);
 	if (!err)
-		err = build_mappings(pprof, info, arena, profile);
+		err = build_mappings(pprof, info, arena, profile, &mapping_ids);
 	if (!err)
-		err = build_locations(pprof, arena, profile);
+		err = build_locations(pprof, arena, profile, mapping_ids);
 	if (!err)
 		err = build_functions(pprof, arena, profile);
 	if (!err)

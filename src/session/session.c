@@ -5,9 +5,11 @@
  * the per-process report of the Python side.
  */
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/opts.h"
 #include "reader/reader.h"
 #include "session/session_priv.h"
@@ -95,6 +97,7 @@ void ps_session_close(struct ps_session *s)
 	ps_feed_close(&s->feed);
 	/* last: the workers and everything above log through it */
 	ps_jobs_free(s->jobs);
+	free(s->build_ids);
 	free(s);
 }
 
@@ -111,6 +114,63 @@ struct ps_reader *ps_session_reader(const struct ps_session *s)
 int ps_session_recorded_names(struct ps_session *s, const char *debug_path, struct ps_strbuf *out)
 {
 	return ps_symbols_recorded_names(ps_pipeline_symbols(s->feed.pipeline), debug_path, out);
+}
+
+/* ---- build ids ------------------------------------------------------ */
+
+struct build_id_list {
+	struct ps_session *session;
+	size_t nr_recorded; /* the capture's table, at the start */
+	bool failed;
+};
+
+/* One DSO's build id, added unless the capture's table names its file. */
+static void add_build_id(void *ctx, const char *name, bool kernel, const uint8_t *id, size_t size)
+{
+	struct build_id_list *list = ctx;
+	struct ps_session *s = list->session;
+	struct ps_build_id *entry;
+
+	for (size_t i = 0; i < list->nr_recorded; i++)
+		if (s->build_ids[i].filename && strcmp(s->build_ids[i].filename, name) == 0)
+			return;
+	if (list->failed || !ps_array_reserve((void **)&s->build_ids, &s->build_ids_cap,
+	                                      s->nr_build_ids + 1, sizeof(*s->build_ids), 64)) {
+		list->failed = true;
+		return;
+	}
+	entry = &s->build_ids[s->nr_build_ids++];
+	*entry = (struct ps_build_id){
+		.misc = kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
+		.pid = -1,
+		.size = (uint8_t)(size < sizeof(entry->id) ? size : sizeof(entry->id)),
+		.filename = name,
+	};
+	memcpy(entry->id, id, entry->size);
+}
+
+int ps_session_build_ids(struct ps_session *s, const struct ps_build_id **ids, size_t *nr)
+{
+	const struct ps_features *features = ps_reader_features(s->feed.reader);
+	struct build_id_list list = { .session = s, .nr_recorded = features->nr_build_ids };
+
+	*ids = NULL;
+	*nr = 0;
+	s->nr_build_ids = 0;
+	if (!ps_array_reserve((void **)&s->build_ids, &s->build_ids_cap,
+	                      features->nr_build_ids ? features->nr_build_ids : 1,
+	                      sizeof(*s->build_ids), 64))
+		return -ENOMEM;
+	if (features->nr_build_ids)
+		memcpy(s->build_ids, features->build_ids,
+		       features->nr_build_ids * sizeof(*s->build_ids));
+	s->nr_build_ids = features->nr_build_ids;
+	ps_symbols_for_each_build_id(ps_pipeline_symbols(s->feed.pipeline), add_build_id, &list);
+	if (list.failed)
+		return -ENOMEM;
+	*ids = s->build_ids;
+	*nr = s->nr_build_ids;
+	return 0;
 }
 
 /* ---- stacks --------------------------------------------------------- */
@@ -150,6 +210,7 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 	struct ps_pipeline *pipeline = s->feed.pipeline;
 	const struct ps_event *ev = sample->event;
 	enum ps_python_mode mode = s->feed.opts.python;
+	const struct ps_mapped_object *executable;
 	struct ps_pipeline_stack *stack;
 	bool python;
 	int err;
@@ -166,6 +227,8 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 	python = ps_python_mark_frames(stack->frames, stack->nr_frames);
 	s->stack.event = ev;
 	s->stack.comm = sample->thread->comm;
+	executable = ps_process_executable(sample->process);
+	s->stack.executable = executable ? executable->name : NULL;
 	s->stack.has_callchain = stack->has_callchain;
 	s->stack.frames = stack->frames;
 	s->stack.nr_frames = stack->nr_frames;

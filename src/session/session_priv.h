@@ -153,6 +153,9 @@ struct ps_session {
 	struct ps_stack stack;
 	char errmsg[PS_MSG_MAX];
 	bool errmsg_set; /* errmsg holds a worker's failure */
+	/* what ps_session_build_ids() last gave */
+	struct ps_build_id *build_ids;
+	size_t nr_build_ids, build_ids_cap;
 };
 
 #endif /* PS_SESSION_SESSION_PRIV_H */

@@ -112,6 +112,24 @@ void ps_symbols_free(struct ps_symbols *symbols)
 	free(symbols);
 }
 
+void ps_symbols_for_each_build_id(struct ps_symbols *symbols,
+                                  void (*fn)(void *ctx, const char *name, bool kernel,
+                                             const uint8_t *id, size_t size),
+                                  void *ctx)
+{
+	for (size_t i = 0; i < symbols->nr_buckets; i++) {
+		for (const struct ps_dso *dso = symbols->buckets[i]; dso; dso = dso->next) {
+			bool kernel = dso->kind == DSO_KERNEL || dso->kind == DSO_MODULE;
+
+			if (dso->build_id_recorded)
+				fn(ctx, dso->name, kernel, dso->build_id, dso->build_id_size);
+			else if (dso->located && dso->data && dso->data->build_id_size)
+				fn(ctx, dso->name, kernel, dso->data->build_id,
+				   dso->data->build_id_size);
+		}
+	}
+}
+
 static uint64_t hash_dso(const char *path, const uint8_t *id, size_t size)
 {
 	return ps_hash_bytes(id, size, ps_hash_string(path, 0));

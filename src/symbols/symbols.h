@@ -84,6 +84,16 @@ void ps_symbols_free(struct ps_symbols *symbols);
 struct ps_dso *ps_symbols_dso(struct ps_symbols *symbols, const char *recorded_path,
                               const uint8_t *build_id, size_t build_id_size);
 
+/* Call fn for every DSO of the registry that has a build id: the one
+ * recorded for it, else, when its files were located (ps_dso_resolve(),
+ * ps_dso_file()), the one of the ELF file holding its code. name is the
+ * path given to ps_symbols_dso(); kernel: the kernel or a module. Locates
+ * nothing. */
+void ps_symbols_for_each_build_id(struct ps_symbols *symbols,
+                                  void (*fn)(void *ctx, const char *name, bool kernel,
+                                             const uint8_t *id, size_t size),
+                                  void *ctx);
+
 /* The path given to ps_symbols_dso(). */
 const char *ps_dso_name(const struct ps_dso *dso);
 /* The ELF file holding the DSO's code (for unwinding: CFI and text), in

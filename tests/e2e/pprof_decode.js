@@ -61,11 +61,18 @@ const mappings = byId(profile.mapping, 'mapping');
 const functions = byId(profile.function, 'function');
 const locations = byId(profile.location, 'location');
 
+// a mapping no location refers to (the main binary put first when no
+// frame fell in it) has no addresses; every other has some
+const used = new Set(profile.location.map((l) => Number(l.mappingId)));
 for (const m of mappings.values()) {
 	str(m.filename, `mapping ${m.id} filename`);
 	str(m.buildId, `mapping ${m.id} build_id`);
-	if (BigInt(m.memoryLimit) <= BigInt(m.memoryStart))
+	if (!used.has(Number(m.id))) {
+		if (BigInt(m.memoryLimit) !== 0n || BigInt(m.memoryStart) !== 0n)
+			fail(`mapping ${m.id}: a range without locations`);
+	} else if (BigInt(m.memoryLimit) <= BigInt(m.memoryStart)) {
 		fail(`mapping ${m.id}: empty range`);
+	}
 }
 for (const f of functions.values()) {
 	str(f.name, `function ${f.id} name`);

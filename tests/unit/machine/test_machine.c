@@ -5,6 +5,7 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "machine/machine.h"
 
@@ -216,6 +217,73 @@ START_TEST(test_fork_after_its_records)
 }
 END_TEST
 
+/* A user map of pid's main thread: MMAP2 with these prot bits. */
+static void user_mmap(struct ps_machine *m, uint32_t pid, uint64_t start, uint32_t prot,
+                      const char *filename)
+{
+	struct ps_event ev = { .type = PERF_RECORD_MMAP2, .misc = PERF_RECORD_MISC_USER };
+
+	ev.u.mmap = (struct ps_record_mmap){ .pid = pid,
+		                             .tid = pid,
+		                             .start = start,
+		                             .len = 0x1000,
+		                             .prot = prot,
+		                             .filename = filename };
+	ck_assert_int_eq(ps_machine_process_event(m, &ev), 0);
+}
+
+static const char *executable(struct ps_machine *m, int32_t pid)
+{
+	const struct ps_mapped_object *object = ps_process_executable(ps_machine_process(m, pid));
+
+	return object ? object->name : NULL;
+}
+
+/* The program a process runs: its first executable file map since its
+ * exec, kept by a forked child until it runs one of its own. */
+START_TEST(test_executable)
+{
+	struct ps_event exec = { .type = PERF_RECORD_COMM, .misc = PERF_RECORD_MISC_COMM_EXEC };
+	struct ps_event comm = { .type = PERF_RECORD_COMM, .misc = PERF_RECORD_MISC_USER };
+	struct ps_event child = fork_event(20, 10, 20, 10);
+	struct ps_machine *m;
+
+	ck_assert_int_eq(ps_machine_new(&m), 0);
+	/* perf's own maps, synthesized before the workload's exec */
+	user_mmap(m, 10, 0x10000, PROT_READ | PROT_EXEC, "/usr/bin/perf");
+	ck_assert_str_eq(executable(m, 10), "/usr/bin/perf");
+	exec.u.comm = (struct ps_record_comm){ .pid = 10, .tid = 10, .comm = "python3" };
+	ck_assert_int_eq(ps_machine_process_event(m, &exec), 0);
+	ck_assert_ptr_null(executable(m, 10));
+	/* not the stack, JIT code, a data map of the program, the vdso */
+	user_mmap(m, 10, 0x7ff0000, PROT_READ | PROT_WRITE, "[stack]");
+	user_mmap(m, 10, 0x7000, PROT_READ | PROT_EXEC, "//anon");
+	user_mmap(m, 10, 0x50000, PROT_READ, "/usr/bin/python3.12");
+	user_mmap(m, 10, 0x60000, PROT_READ | PROT_EXEC, "[vdso]");
+	ck_assert_ptr_null(executable(m, 10));
+	/* the program's code, then its interpreter's and libraries' */
+	user_mmap(m, 10, 0x51000, PROT_READ | PROT_EXEC, "/usr/bin/python3.12");
+	user_mmap(m, 10, 0x90000, PROT_READ | PROT_EXEC, "/lib/ld-linux-x86-64.so.2");
+	user_mmap(m, 10, 0xa0000, PROT_READ | PROT_EXEC, "/lib/libpython3.12.so");
+	ck_assert_str_eq(executable(m, 10), "/usr/bin/python3.12");
+	/* a new name is no new program */
+	comm.u.comm = (struct ps_record_comm){ .pid = 10, .tid = 10, .comm = "worker" };
+	ck_assert_int_eq(ps_machine_process_event(m, &comm), 0);
+	ck_assert_str_eq(executable(m, 10), "/usr/bin/python3.12");
+	/* a forked child runs its parent's, until it execs */
+	ck_assert_int_eq(ps_machine_process_event(m, &child), 0);
+	ck_assert_str_eq(executable(m, 20), "/usr/bin/python3.12");
+	exec.u.comm = (struct ps_record_comm){ .pid = 20, .tid = 20, .comm = "sh" };
+	ck_assert_int_eq(ps_machine_process_event(m, &exec), 0);
+	user_mmap(m, 20, 0x40000, PROT_READ | PROT_EXEC, "/bin/dash");
+	ck_assert_str_eq(executable(m, 20), "/bin/dash");
+	ck_assert_str_eq(executable(m, 10), "/usr/bin/python3.12");
+	/* a kernel thread: none */
+	ck_assert_ptr_null(executable(m, 2));
+	ps_machine_free(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("machine");
@@ -229,6 +297,7 @@ int main(void)
 	tcase_add_test(tc, test_module_names);
 	tcase_add_test(tc, test_unwind_ready);
 	tcase_add_test(tc, test_fork_after_its_records);
+	tcase_add_test(tc, test_executable);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

@@ -121,10 +121,21 @@ static void check_invariants(const Profile *p)
 	/* ids are their position + 1, so they are unique, non-zero and
 	 * easy to look up */
 	for (size_t i = 0; i < p->n_mapping; i++) {
+		bool used = false;
 		ck_assert_uint_eq(p->mapping[i]->id, i + 1);
 		check_string(p, p->mapping[i]->filename);
 		check_string(p, p->mapping[i]->build_id);
-		ck_assert_uint_lt(p->mapping[i]->memory_start, p->mapping[i]->memory_limit);
+		for (size_t l = 0; l < p->n_location; l++)
+			used |= p->location[l]->mapping_id == i + 1;
+		/* only the main binary, put first when no frame fell in it,
+		 * has no addresses */
+		if (used) {
+			ck_assert_uint_lt(p->mapping[i]->memory_start, p->mapping[i]->memory_limit);
+		} else {
+			ck_assert_uint_eq(i, 0);
+			ck_assert_uint_eq(p->mapping[i]->memory_start, 0);
+			ck_assert_uint_eq(p->mapping[i]->memory_limit, 0);
+		}
 	}
 	for (size_t i = 0; i < p->n_function; i++) {
 		ck_assert_uint_eq(p->function[i]->id, i + 1);
@@ -439,6 +450,87 @@ START_TEST(empty_and_no_callchain)
 }
 END_TEST
 
+/* profile.proto's first mapping is the main binary: the executable most
+ * samples ran, with the build id of its file; the others in the order
+ * they were met, ids following their places. */
+START_TEST(main_binary_first)
+{
+	static const char *const PYTHON = "/usr/bin/python3.12", *const LOOP = "/bin/loop";
+	struct ps_build_id build_ids[] = {
+		{ .size = 2, .id = { 0xbe, 0xef }, .filename = PYTHON }
+	};
+	struct ps_pprof_write_opts info = { .sz = sizeof(info),
+		                            .nr_build_ids = 1,
+		                            .build_ids = build_ids };
+	struct ps_pprof *pprof = open_pprof(NULL);
+	const Perftools__Profiles__Location *l;
+	struct fake f;
+	Profile *p;
+
+	/* loop: one sample; python3.12: two, none in its own file */
+	fake_init(&f, "loop", 2, 2, 1, 0);
+	f.stack.executable = LOOP;
+	frame(&f, "copy_page", KERNEL, 0xffffffff81000010ull);
+	frame(&f, "spin", LOOP, 0x1100);
+	ck_assert_int_eq(ps_pprof_add(pprof, &f.stack), 0);
+	for (int i = 0; i < 2; i++) {
+		fake_init(&f, "python3", 1, 1, 1, 0);
+		f.stack.executable = PYTHON;
+		frame(&f, "sin", LIBC, 0x200);
+		frame(&f, "py::f:/a.py", "//anon", 0x7f00);
+		ck_assert_int_eq(ps_pprof_add(pprof, &f.stack), 0);
+	}
+	p = write_and_decode(pprof, &info);
+	check_invariants(p);
+	ck_assert_uint_eq(p->n_mapping, 4);
+	ck_assert_str_eq(str(p, p->mapping[0]->filename), PYTHON);
+	ck_assert_str_eq(str(p, p->mapping[0]->build_id), "beef");
+	ck_assert_str_eq(str(p, p->mapping[1]->filename), KERNEL);
+	ck_assert_str_eq(str(p, p->mapping[2]->filename), LOOP);
+	ck_assert_str_eq(str(p, p->mapping[3]->filename), LIBC);
+	/* the locations follow their mappings' new ids */
+	l = sample_location(p, 0, 1);
+	ck_assert_str_eq(str(p, p->mapping[l->mapping_id - 1]->filename), LOOP);
+	ck_assert_uint_eq(l->address, 0x1100);
+	l = sample_location(p, 1, 0);
+	ck_assert_str_eq(str(p, p->mapping[l->mapping_id - 1]->filename), LIBC);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+
+	/* two more samples of loop: now the main binary, its own mapping
+	 * first, with its range */
+	for (int i = 0; i < 2; i++) {
+		fake_init(&f, "loop", 2, 2, 1, 0);
+		f.stack.executable = LOOP;
+		frame(&f, "spin", LOOP, 0x1180);
+		ck_assert_int_eq(ps_pprof_add(pprof, &f.stack), 0);
+	}
+	p = write_and_decode(pprof, &info);
+	check_invariants(p);
+	ck_assert_uint_eq(p->n_mapping, 3);
+	ck_assert_str_eq(str(p, p->mapping[0]->filename), LOOP);
+	ck_assert_str_eq(str(p, p->mapping[0]->build_id), "");
+	ck_assert_uint_eq(p->mapping[0]->memory_start, 0x1100);
+	ck_assert_uint_eq(p->mapping[0]->memory_limit, 0x1181);
+	ck_assert_str_eq(str(p, p->mapping[1]->filename), KERNEL);
+	ck_assert_str_eq(str(p, p->mapping[2]->filename), LIBC);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	ps_pprof_close(pprof);
+
+	/* no sample names its program: the mappings as they were met */
+	pprof = open_pprof(NULL);
+	fake_init(&f, "app", 1, 1, 1, 0);
+	frame(&f, "copy_page", KERNEL, 0xffffffff81000010ull);
+	frame(&f, "main", LIBC, 0x10);
+	ck_assert_int_eq(ps_pprof_add(pprof, &f.stack), 0);
+	p = write_and_decode(pprof, NULL);
+	check_invariants(p);
+	ck_assert_uint_eq(p->n_mapping, 2);
+	ck_assert_str_eq(str(p, p->mapping[0]->filename), KERNEL);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	ps_pprof_close(pprof);
+}
+END_TEST
+
 /* Far more stacks than the tables' first sizes: every one kept apart. */
 START_TEST(many_stacks)
 {
@@ -484,6 +576,7 @@ int main(void)
 	tcase_add_test(tc, srclines);
 	tcase_add_test(tc, events);
 	tcase_add_test(tc, empty_and_no_callchain);
+	tcase_add_test(tc, main_binary_first);
 	tcase_add_test(tc, many_stacks);
 	suite_add_tcase(suite, tc);
 	runner = srunner_create(suite);
