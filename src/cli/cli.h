@@ -30,6 +30,9 @@ struct ps_cli {
 	const char *command; /* the command's name, for messages */
 	const char *input; /* -i; default perf.data */
 	bool input_given; /* -i was given */
+	/* what pystitch record recorded ("python3 app.py"), the title of the
+	 * flame graph or speedscope file it writes; NULL otherwise */
+	const char *profile_name;
 	bool force;
 	bool quiet; /* -q: no progress line, no warnings */
 	int verbose;

@@ -132,6 +132,8 @@ static int flamegraph_run(struct ps_cli *cli, struct ps_cli_args *args, void *st
 	struct ps_cli_output output = { 0 };
 	int status, ret;
 
+	if (!st->flame.title && cli->profile_name)
+		st->flame.title = cli->profile_name;
 	if (ps_flamegraph_open(&st->flame, &fg))
 		return ps_cli_out_of_memory(cli);
 	/* before the capture is read, so a bad name fails at once */

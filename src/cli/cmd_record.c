@@ -274,6 +274,31 @@ static char *default_output(const struct record_settings *s)
 	return path;
 }
 
+/* What was recorded, in words, for a flame graph's title: the command
+ * line (cut at 120 bytes), "pid 1234, 5678" or "every CPU". */
+static char *profile_name(const struct record_settings *s)
+{
+	char name[160];
+	size_t at = 0;
+
+	name[0] = '\0';
+	if (s->command) {
+		for (size_t i = 0; s->command[i] && at < 120; i++)
+			at += (size_t)snprintf(name + at, sizeof(name) - at, "%s%s", i ? " " : "",
+			                       s->command[i]);
+	} else if (s->nr_pids) {
+		at = (size_t)snprintf(name, sizeof(name), "pid");
+		for (size_t i = 0; i < s->nr_pids && at < 120; i++)
+			at += (size_t)snprintf(name + at, sizeof(name) - at, "%s %d", i ? "," : "",
+			                       (int)s->pids[i]);
+	} else {
+		snprintf(name, sizeof(name), "every CPU");
+	}
+	if (at >= 120)
+		snprintf(name + 117, sizeof(name) - 117, "...");
+	return strdup(name);
+}
+
 /* The directory the output goes to (the recording's own goes there). */
 static char *output_dir(const char *output)
 {
@@ -459,7 +484,7 @@ static int record_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 	struct record_maps *maps = NULL;
 	struct record_outcome outcome;
 	char *made_output = NULL, *perf = NULL, *out_dir = NULL, *work = NULL, *data = NULL,
-	     *maps_dir = NULL;
+	     *maps_dir = NULL, *title = NULL;
 	int status, written, version = 0;
 
 	status = check_request(cli, args, st, &made_output);
@@ -522,6 +547,8 @@ static int record_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 		        outcome.by_duration ? " (--duration)" : "");
 	}
 	warn_if_disk_full(cli, out_dir);
+	title = profile_name(s);
+	cli->profile_name = title;
 	written = record_write_output(cli, args, s, data,
 	                              record_maps_copied(maps) ? maps_dir : NULL, s->output,
 	                              made_output != NULL && !cli->quiet);
@@ -552,6 +579,8 @@ out:
 	free(out_dir);
 	free(perf);
 	free(made_output);
+	free(title);
+	cli->profile_name = NULL;
 	free(s->pids);
 	free(s->events);
 	return status;

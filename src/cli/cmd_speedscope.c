@@ -110,9 +110,10 @@ static int speedscope_run(struct ps_cli *cli, struct ps_cli_args *args, void *st
 	int status, ret;
 
 	/* the file's name in speedscope's title: the capture's */
-	st->speedscope.name = strcmp(cli->input, "-") == 0 ? "standard input"
-	                      : base && base[1]            ? base + 1
-	                                                   : cli->input;
+	st->speedscope.name = cli->profile_name              ? cli->profile_name
+	                      : strcmp(cli->input, "-") == 0 ? "standard input"
+	                      : base && base[1]              ? base + 1
+	                                                     : cli->input;
 	if (ps_speedscope_open(&st->speedscope, &speedscope))
 		return ps_cli_out_of_memory(cli);
 	/* before the capture is read, so a bad name fails at once */

@@ -15,7 +15,8 @@
 #    forks a worker of its own: each one's function is named;
 #  - the outputs, each read by a reader of its own: .svg by
 #    flamegraph_check.py (an XML parser), .pb.gz by the npm package
-#    pprof-format, .folded line by line;
+#    pprof-format, .json by Python's json module (speedscope's own
+#    reader is speedscope_browser.sh's), .folded line by line;
 #  - Ctrl-C half way (SIGINT to record alone): exit status 130, and the
 #    output written with the samples until then;
 #  - after each, no perf map or jitdump of a recorded process is left in
@@ -147,7 +148,18 @@ fi
 node "$e2e_dir/pprof_decode.js" "$npm_dir" "$E2E_TMP/out.pb.gz" python >"$E2E_TMP/pprof.python" ||
 	e2e_fail "pprof-format could not read the profile"
 grep -q 'py::leaf_loop:' "$E2E_TMP/pprof.python" || e2e_fail "no Python frames in the pprof profile"
-e2e_say "formats: .svg, .folded and .pb.gz read back with Python frames"
+record json.log -o "$E2E_TMP/out.json" -- "$python" "$chains_workload" 0.5 "$E2E_TMP/j.expected"
+python3 - "$E2E_TMP/out.json" <<'PY' || e2e_fail "the speedscope file does not hold Python frames"
+import json, sys
+doc = json.load(open(sys.argv[1], encoding="utf-8"))
+assert doc["$schema"] == "https://www.speedscope.app/file-format-schema.json"
+frames = doc["shared"]["frames"]
+leaf = [i for i, f in enumerate(frames) if f["name"] == "leaf_loop" and f.get("file", "").endswith("pychains.py")]
+assert leaf, "no leaf_loop frame"
+assert any(leaf[0] in s for p in doc["profiles"] for s in p["samples"]), "no sample in leaf_loop"
+assert "pychains.py" in doc["name"], doc["name"]
+PY
+e2e_say "formats: .svg, .folded, .pb.gz and .json read back with Python frames"
 
 # ---- Ctrl-C half way --------------------------------------------------
 "$PYSTITCH" record -o "$E2E_TMP/int.pst" -- "$python" "$chains_workload" 30 \
