@@ -86,6 +86,13 @@ struct ps_unwind_page {
 	uint8_t data[PS_UNWIND_PAGE_SIZE];
 };
 
+/* What the walks of an unwinder cache: which PCs .eh_frame covers, and
+ * pages of mapped files. */
+struct ps_unwind_caches {
+	struct ps_unwind_coverage coverage[1u << PS_UNWIND_COVERAGE_BITS];
+	struct ps_unwind_page pages[PS_UNWIND_PAGE_SLOTS];
+};
+
 /* Debian's perf's libunwind's register-state cache (libunwind.c): which
  * frame IPs it holds a state for, and the shift (struct ps_unwind_step)
  * of the row that state came from. */
@@ -127,8 +134,9 @@ struct ps_unwinder {
 	size_t nr_modules, cap_modules;
 	size_t last_module; /* index of the last module hit */
 
-	struct ps_unwind_coverage coverage[1u << PS_UNWIND_COVERAGE_BITS];
-	struct ps_unwind_page pages[PS_UNWIND_PAGE_SLOTS];
+	/* caches of the walks, allocated for the first one (and again after
+	 * ps_unwinder_trim()) */
+	struct ps_unwind_caches *caches;
 	uint64_t page_clock;
 
 	/* the current sample */
@@ -294,7 +302,8 @@ bool ps_unwind_apply_rule_regs(struct ps_unwinder *u, const Dwarf_Word *regs, ui
 /* memory.c */
 bool ps_unwind_read_file_word(struct ps_unwinder *u, const char *path, uint64_t offset,
                               uint64_t *value);
-void ps_unwind_pages_release(struct ps_unwinder *u);
+/* Free the caches of the walks (struct ps_unwind_caches). */
+void ps_unwind_caches_release(struct ps_unwinder *u);
 bool ps_unwind_is_sigreturn(struct ps_unwinder *u, uint64_t pc);
 /* One word of the sampled process as perf's libunwind access_mem() sees
  * it: 0 read, 1 mapped without readable contents (*value = 0), -1 not

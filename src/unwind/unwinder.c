@@ -92,11 +92,23 @@ void ps_unwinder_free(struct ps_unwinder *u)
 	ps_unwind_dwfl_destroy(u);
 	if (u->arch_elf)
 		elf_end(u->arch_elf);
-	ps_unwind_pages_release(u);
+	ps_unwind_caches_release(u);
 	ps_unwind_rows_release(u);
 	free(u->modules);
 	free(u->steps);
 	free(u);
+}
+
+void ps_unwinder_trim(struct ps_unwinder *u)
+{
+	if (!u)
+		return;
+	ps_unwind_dwfl_destroy(u);
+	ps_unwind_caches_release(u);
+	ps_unwind_rows_release(u);
+	free(u->modules);
+	u->modules = NULL;
+	u->cap_modules = 0;
 }
 
 const char *ps_unwinder_errmsg(const struct ps_unwinder *u)
@@ -435,6 +447,11 @@ int ps_unwinder_unwind(struct ps_unwinder *u, const struct ps_unwind_sample *sam
 	if (sample->regs_abi == 0 || sample->stack_size == 0) {
 		*stop = PS_UNWIND_STOP_NO_STACK;
 		return 0;
+	}
+	if (!u->caches) {
+		u->caches = calloc(1, sizeof(*u->caches));
+		if (!u->caches)
+			return ps_fail(u->errmsg, sizeof(u->errmsg), -ENOMEM, "out of memory");
 	}
 	int err = load_sample(u, sample);
 	if (err)
