@@ -246,8 +246,13 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 				ps_unwind_libunwind_info(u, mod, raw, lookup, &row_pc);
 			return stop(u, PS_UNWIND_STOP_MAX_FRAMES);
 		}
-		const struct ps_unwind_row *row =
-		        ps_unwind_row_get(u, mod, lookup, u->quirks && first);
+		/* with the quirks, libunwind's view: .eh_frame alone. A frame
+		 * it does not describe is libdwfl's with the frame callback,
+		 * which takes libunwind's guess there whatever .debug_frame
+		 * says, so that the file's debug information is not read for
+		 * it (decompressed anew for each process: ld.so's _start
+		 * ends the stacks of every process starting up) */
+		const struct ps_unwind_row *row = ps_unwind_row_get(u, mod, lookup, u->quirks);
 
 		if (!row || row->kind == PS_UNWIND_ROW_NOT_EH)
 			return handover(u, cur);
