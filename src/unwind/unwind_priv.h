@@ -175,6 +175,14 @@ struct ps_unwinder {
 	bool step_read_cut; /* a read past the end of the stack copy found no data */
 	bool step_read_failed; /* a read failed */
 	uint64_t prev_pc, prev_sp;
+	/* quirk mode: the registers libunwind holds for the current frame.
+	 * It takes a register its CFI row does not mention for unchanged;
+	 * libdw takes it for undefined unless the ABI's initial rules say
+	 * otherwise, and elfutils' x86-64 rules name rax where rbx is meant:
+	 * an rbx that libdw drops, libunwind keeps (see
+	 * ps_unwind_fill_carried()). */
+	Dwarf_Word carry[PS_UNWIND_NR_DWARF_REGS];
+	uint32_t carry_present;
 
 	/* quirk mode: libunwind's cache (unless fresh_lookups), as it was
 	 * before the sample's first change (a retried walk starts from it),
@@ -221,6 +229,14 @@ void ps_unwind_rows_clear(struct ps_unwinder *u);
 void ps_unwind_rows_release(struct ps_unwinder *u);
 
 /* table.c */
+/* Quirk mode, a caller frame found in mod at lookup, with libdw's
+ * registers in regs and present: when the frame's .eh_frame row takes its
+ * CFA from a register libdw dropped and libunwind kept (carry, as
+ * ps_unwinder.carry), put that value in regs and return true: the walk
+ * goes on from the frame as from a new first frame, in both engines. */
+bool ps_unwind_fill_carried(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t lookup,
+                            Dwarf_Word *regs, uint32_t *present, const Dwarf_Word *carry,
+                            uint32_t carry_present);
 enum ps_unwind_table_result {
 	PS_UNWIND_TABLE_STOPPED, /* the walk is over: stopped or retry is set */
 	PS_UNWIND_TABLE_ENDED, /* the last frame's return address is undefined */
