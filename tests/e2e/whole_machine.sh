@@ -46,7 +46,7 @@ native_diff() {
 	cat "$E2E_TMP/compare.txt"
 	return $nd_status
 }
-native_diff spawned 99.8 --comm true,spawner ||
+native_diff spawned 100 --comm true,spawner ||
 	e2e_fail "the spawned processes' stacks differ from perf script's"
 for comm in true spawner; do
 	grep -q ": $comm: " "$E2E_TMP/compare.txt" || e2e_fail "no sample of $comm in the capture"
