@@ -15,20 +15,33 @@
 #    unwinder and a copy of ld.so's debug information stayed), and its
 #    machine model freed at least half of them. Under ASan the RSS part
 #    is not checked: the sanitizer's quarantine keeps what was freed.
+#  - A CPython 3.12 -X perf process that runs before the spawner in the
+#    larger capture, and so is freed with its maps 3 s before its end,
+#    is still in `pystitch info -P`'s list, with its interpreter and map.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 E2E_NO_STACK_CHECK="a whole machine's capture: other users' processes change under it"
 TIME=/usr/bin/time
 "$TIME" -f %M -o /dev/null true 2>/dev/null ||
 	e2e_skip "GNU time is not installed (Debian: apt-get install time)"
+python=$(e2e_newest_python 12) || e2e_skip "no CPython 3.12 under pyenv"
 
 small=500
 big=1500
-for n in $small $big; do
-	e2e_record "$E2E_TMP/spawn$n.data" -a --call-graph dwarf,4096 -F 999 -- \
-		"$E2E_PROGRAMS/spawner" "$n" 500
-done
+e2e_record "$E2E_TMP/spawn$small.data" -a --call-graph dwarf,4096 -F 999 -- \
+	"$E2E_PROGRAMS/spawner" $small 500
+# shellcheck disable=SC2016 # a shell program for sh -c
+e2e_record "$E2E_TMP/spawn$big.data" -a --call-graph dwarf,4096 -F 999 -- \
+	sh -c '"$1" -X perf -c "$2" "$3" && exec "$4" "$5" 500' sh "$python" '
+import os, sys, time
+open(sys.argv[1], "w").write(str(os.getpid()))
+def work(n):
+    return sum(i * i for i in range(n))
+end = time.time() + 0.3
+while time.time() < end:
+    work(2000)' "$E2E_TMP/python.pid" "$E2E_PROGRAMS/spawner" $big
 data=$E2E_TMP/spawn$big.data
+pypid=$(cat "$E2E_TMP/python.pid")
 
 # ---- native stacks -------------------------------------------------------
 # native_diff LABEL MIN_PERCENT SCRIPT_ARGS...: perf script against
@@ -60,6 +73,18 @@ native_diff "all --no-inline" 0 --no-inline >/dev/null
 		if (pct + 0 < 98) { print "FAIL: below 98%"; bad = 1 } }
 	END { exit bad }' "$E2E_TMP/compare.txt" ||
 	e2e_fail "the machine's stacks differ from perf script's (--no-inline)"
+
+# ---- a freed process in the report -------------------------------------
+e2e_run "$PYSTITCH" info -P -i "$data" >"$E2E_TMP/info.txt" 2>"$E2E_TMP/info.err" || {
+	e2e_show "$E2E_TMP/info.err"
+	e2e_fail "pystitch info -P failed"
+}
+grep -A 3 "^# pid $pypid (" "$E2E_TMP/info.txt" >"$E2E_TMP/info-python.txt"
+cat "$E2E_TMP/info-python.txt"
+grep -q "^# pid $pypid (python3[^)]*): CPython 3\.12\." "$E2E_TMP/info-python.txt" ||
+	e2e_fail "pystitch info -P does not list the exited Python process $pypid with its interpreter"
+grep -q "perf map: .*perf-$pypid\.map, [1-9][0-9]* code ranges" "$E2E_TMP/info-python.txt" ||
+	e2e_fail "pystitch info -P does not name the exited Python process's perf map"
 
 # ---- memory --------------------------------------------------------------
 # $PYSTITCH may be libtool's wrapper script: ask the program it runs
