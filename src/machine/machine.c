@@ -4,14 +4,12 @@
  * from the start), threads share the address space their process leader
  * had when they were made (a leader made again, as FORK makes it, starts
  * a new one: the threads already there keep the old, as in perf, where a
- * thread holds its maps), FORK of a new process copies the parent's maps,
- * a new map cuts away what
- * it overlaps of older ones, and a kernel module's map is named as perf
- * names its DSO.
+ * thread holds its maps), FORK of a new process copies the parent's maps
+ * (maps.c has them), and what has ended is freed once the grace period
+ * after it is over (lifetime.c).
  */
-#include "machine/machine.h"
+#include "machine/machine_priv.h"
 
-#include "base/array.h"
 #include "base/hash.h"
 
 #include <errno.h>
@@ -19,41 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-
-#define BUCKETS 4096
-
-struct ps_process {
-	int32_t pid;
-	struct ps_map *maps;
-	size_t nr_maps, cap_maps;
-	uint64_t generation;
-	bool unwind_ready;
-	/* the file it runs (ps_process_executable()); NULL until known */
-	const struct ps_mapped_object *executable;
-	struct {
-		void *state;
-		void (*free_state)(void *state);
-	} slots[PS_PROCESS_NR_SLOTS];
-	struct ps_process *next;
-};
-
-struct ps_machine {
-	struct ps_thread *threads[BUCKETS];
-	struct ps_process *processes[BUCKETS]; /* each pid's leader's */
-	/* address spaces a leader made again left to the threads that had
-	 * them, freed with the machine */
-	struct ps_process *retired;
-	struct ps_mapped_object *objects[BUCKETS];
-	struct ps_process kernel;
-	const struct ps_features *features;
-	void (*free_thread_state)(void *state);
-};
-
-static size_t hash_int(int32_t v)
-{
-	return (size_t)(ps_hash_u64((uint32_t)v) % BUCKETS);
-}
 
 static size_t hash_str(const char *s)
 {
@@ -72,6 +35,7 @@ int ps_machine_new(struct ps_machine **out)
 	if (!machine)
 		return -ENOMEM;
 	machine->kernel.pid = -1;
+	machine->grace = PS_MACHINE_EXIT_GRACE_NS;
 	/* perf_session__register_idle_thread(): the idle task of every CPU is
 	 * one thread, pid and tid 0, named before any record is read (it has
 	 * no COMM record) */
@@ -89,7 +53,7 @@ void ps_machine_set_features(struct ps_machine *machine, const struct ps_feature
 	machine->features = features;
 }
 
-static void free_thread_state(struct ps_machine *machine, struct ps_thread *t)
+void ps_machine_free_thread_state(struct ps_machine *machine, struct ps_thread *t)
 {
 	if (t->state && machine->free_thread_state)
 		machine->free_thread_state(t->state);
@@ -101,7 +65,7 @@ void ps_machine_set_thread_free(struct ps_machine *machine, void (*free_state)(v
 	machine->free_thread_state = free_state;
 }
 
-static void process_free(struct ps_process *p)
+void ps_machine_process_release(struct ps_process *p)
 {
 	for (size_t i = 0; i < PS_PROCESS_NR_SLOTS; i++)
 		if (p->slots[i].state && p->slots[i].free_state)
@@ -113,24 +77,25 @@ void ps_machine_free(struct ps_machine *machine)
 {
 	if (!machine)
 		return;
-	for (size_t b = 0; b < BUCKETS; b++) {
+	/* every process is on the pid index or held by a thread: the
+	 * threads let go of theirs first */
+	for (size_t b = 0; b < BUCKETS; b++)
 		for (struct ps_thread *t = machine->threads[b], *n; t; t = n) {
 			n = t->next;
-			free_thread_state(machine, t);
+			ps_machine_free_thread_state(machine, t);
+			if (t->process && --t->process->refs == 0) {
+				ps_machine_process_release(t->process);
+				free(t->process);
+			}
 			free(t->comm);
 			free(t);
 		}
+	for (size_t b = 0; b < BUCKETS; b++) {
 		for (struct ps_process *p = machine->processes[b], *n; p; p = n) {
 			n = p->next;
-			process_free(p);
+			ps_machine_process_release(p);
 			free(p);
 		}
-		if (b == 0)
-			for (struct ps_process *p = machine->retired, *n; p; p = n) {
-				n = p->next;
-				process_free(p);
-				free(p);
-			}
 		for (struct ps_mapped_object *o = machine->objects[b], *n; o; o = n) {
 			n = o->next;
 			free(o->name);
@@ -138,7 +103,7 @@ void ps_machine_free(struct ps_machine *machine)
 			free(o);
 		}
 	}
-	process_free(&machine->kernel);
+	ps_machine_process_release(&machine->kernel);
 	free(machine);
 }
 
@@ -221,10 +186,26 @@ void ps_machine_for_each_process(struct ps_machine *machine,
 
 static struct ps_process *find_process(struct ps_machine *machine, int32_t pid)
 {
-	for (struct ps_process *p = machine->processes[hash_int(pid)]; p; p = p->next)
+	for (struct ps_process *p = machine->processes[ps_machine_hash_pid(pid)]; p; p = p->next)
 		if (p->pid == pid)
 			return p;
 	return NULL;
+}
+
+/* A new process, listed as its pid's current one. */
+static struct ps_process *list_new(struct ps_machine *machine, int32_t pid)
+{
+	struct ps_process *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->listed = true;
+	p->refs = 1;
+	p->next = machine->processes[ps_machine_hash_pid(pid)];
+	machine->processes[ps_machine_hash_pid(pid)] = p;
+	ps_machine_count_process(machine);
+	return p;
 }
 
 struct ps_process *ps_machine_process(struct ps_machine *machine, int32_t pid)
@@ -233,39 +214,18 @@ struct ps_process *ps_machine_process(struct ps_machine *machine, int32_t pid)
 	if (pid == -1)
 		return &machine->kernel;
 	p = find_process(machine, pid);
-	if (p)
-		return p;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	p->next = machine->processes[hash_int(pid)];
-	machine->processes[hash_int(pid)] = p;
-	return p;
+	return p ? p : list_new(machine, pid);
 }
 
 /* A new address space for pid's leader; the one it had, if any, stays
- * with the threads that share it. */
+ * with the threads that share it, and is freed with the last of them. */
 static struct ps_process *new_process(struct ps_machine *machine, int32_t pid)
 {
-	struct ps_process **pp = &machine->processes[hash_int(pid)];
-	struct ps_process *p = calloc(1, sizeof(*p));
+	struct ps_process *old = find_process(machine, pid);
 
-	if (!p)
-		return NULL;
-	while (*pp && (*pp)->pid != pid)
-		pp = &(*pp)->next;
-	if (*pp) {
-		struct ps_process *old = *pp;
-
-		*pp = old->next;
-		old->next = machine->retired;
-		machine->retired = old;
-	}
-	p->pid = pid;
-	p->next = machine->processes[hash_int(pid)];
-	machine->processes[hash_int(pid)] = p;
-	return p;
+	if (old)
+		ps_machine_process_unlist(machine, old, NULL);
+	return list_new(machine, pid);
 }
 
 struct ps_process *ps_machine_kernel(struct ps_machine *machine)
@@ -273,154 +233,11 @@ struct ps_process *ps_machine_kernel(struct ps_machine *machine)
 	return &machine->kernel;
 }
 
-/* First map whose end is above addr. */
-static size_t lower_bound(const struct ps_process *p, uint64_t addr)
-{
-	size_t lo = 0, hi = p->nr_maps;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (p->maps[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-const struct ps_map *ps_process_find_map(const struct ps_process *p, uint64_t addr)
-{
-	size_t i = lower_bound(p, addr);
-	if (i < p->nr_maps && p->maps[i].start <= addr)
-		return &p->maps[i];
-	return NULL;
-}
-
-const struct ps_map *ps_process_next_map(const struct ps_process *p, const struct ps_map *map)
-{
-	size_t next = map ? (size_t)(map - p->maps) + 1 : 0;
-
-	return next < p->nr_maps ? &p->maps[next] : NULL;
-}
-
-const struct ps_map *ps_process_first_map_of(const struct ps_process *p,
-                                             const struct ps_mapped_object *object)
-{
-	/* maps are sorted: the first found is the lowest */
-	for (size_t i = 0; i < p->nr_maps; i++)
-		if (p->maps[i].object == object)
-			return &p->maps[i];
-	return NULL;
-}
-
-int32_t ps_process_pid(const struct ps_process *p)
-{
-	return p->pid;
-}
-
-uint64_t ps_process_generation(const struct ps_process *p)
-{
-	return p->generation;
-}
-
-bool ps_process_unwind_ready(const struct ps_process *p)
-{
-	return p->unwind_ready;
-}
-
-void ps_process_set_unwind_ready(struct ps_process *p)
-{
-	p->unwind_ready = true;
-}
-
-const struct ps_mapped_object *ps_process_executable(const struct ps_process *p)
-{
-	return p->executable;
-}
-
-void *ps_process_state(const struct ps_process *p, enum ps_process_slot slot)
-{
-	return p->slots[slot].state;
-}
-
-void ps_process_set_state(struct ps_process *p, enum ps_process_slot slot, void *state,
-                          void (*free_state)(void *state))
-{
-	p->slots[slot].state = state;
-	p->slots[slot].free_state = free_state;
-}
-
-static int reserve_maps(struct ps_process *p, size_t extra)
-{
-	if (extra > SIZE_MAX - p->nr_maps ||
-	    !ps_array_reserve((void **)&p->maps, &p->cap_maps, p->nr_maps + extra, sizeof(*p->maps),
-	                      32))
-		return -ENOMEM;
-	return 0;
-}
-
-/* Insert a map, cutting away what it overlaps of existing maps (perf's
- * maps__fixup_overlappings): an old map may lose its head, its tail, or be
- * split in two around the new one. */
-static int insert_map(struct ps_process *p, const struct ps_map *map)
-{
-	size_t i, j;
-	if (map->end <= map->start)
-		return 0;
-	if (reserve_maps(p, 2))
-		return -ENOMEM;
-	i = lower_bound(p, map->start);
-	/* maps [i, j) overlap the new one */
-	for (j = i; j < p->nr_maps && p->maps[j].start < map->end; j++)
-		;
-	struct ps_map before = { 0 }, after = { 0 };
-	bool keep_before = false, keep_after = false;
-	if (i < j && p->maps[i].start < map->start) {
-		before = p->maps[i];
-		before.end = map->start;
-		keep_before = true;
-	}
-	if (i < j && p->maps[j - 1].end > map->end) {
-		after = p->maps[j - 1];
-		after.pgoff += map->end - after.start;
-		after.start = map->end;
-		keep_after = true;
-	}
-	size_t add = 1 + keep_before + keep_after;
-	size_t removed = j - i;
-	memmove(&p->maps[i + add], &p->maps[j], (p->nr_maps - j) * sizeof(*p->maps));
-	p->nr_maps = p->nr_maps - removed + add;
-	size_t k = i;
-	if (keep_before)
-		p->maps[k++] = before;
-	p->maps[k++] = *map;
-	if (keep_after)
-		p->maps[k++] = after;
-	p->generation++;
-	return 0;
-}
-
-static int clone_maps(struct ps_process *to, const struct ps_process *from)
-{
-	if (to == from)
-		return 0;
-	to->nr_maps = 0;
-	if (reserve_maps(to, from->nr_maps))
-		return -ENOMEM;
-	if (from->nr_maps) /* (to->maps may be NULL then) */
-		memcpy(to->maps, from->maps, from->nr_maps * sizeof(*from->maps));
-	to->nr_maps = from->nr_maps;
-	to->generation++;
-	to->executable = from->executable;
-	/* perf gives the child maps of its own, checked again map by map */
-	to->unwind_ready = false;
-	return 0;
-}
-
 /* ---- threads ------------------------------------------------------ */
 
 static struct ps_thread *find_thread(struct ps_machine *machine, int32_t tid)
 {
-	for (struct ps_thread *t = machine->threads[hash_int(tid)]; t; t = t->next)
+	for (struct ps_thread *t = machine->threads[ps_machine_hash_pid(tid)]; t; t = t->next)
 		if (t->tid == tid)
 			return t;
 	return NULL;
@@ -454,8 +271,13 @@ static struct ps_process *process_for(struct ps_machine *machine, int32_t pid, i
 		leader = new_thread(machine, pid, pid);
 	if (!leader)
 		return NULL;
-	if (!leader->process)
-		leader->process = new_process(machine, pid);
+	if (!leader->process) {
+		struct ps_process *p = new_process(machine, pid);
+
+		if (!p)
+			return NULL;
+		ps_machine_thread_attach(machine, leader, p);
+	}
 	return leader->process;
 }
 
@@ -470,7 +292,6 @@ static struct ps_thread *new_thread(struct ps_machine *machine, int32_t pid, int
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	t->process = process;
 	snprintf(name, sizeof(name), ":%d", tid);
 	t->comm = strdup(name);
 	if (!t->comm) {
@@ -480,21 +301,28 @@ static struct ps_thread *new_thread(struct ps_machine *machine, int32_t pid, int
 	t->pid = pid;
 	t->tid = tid;
 	t->ppid = -1;
-	t->next = machine->threads[hash_int(tid)];
-	machine->threads[hash_int(tid)] = t;
+	ps_machine_thread_attach(machine, t, process);
+	t->next = machine->threads[ps_machine_hash_pid(tid)];
+	machine->threads[ps_machine_hash_pid(tid)] = t;
+	machine->stats.threads_made++;
+	if (++machine->threads_kept > machine->stats.threads_peak)
+		machine->stats.threads_peak = machine->threads_kept;
 	return t;
 }
 
-static void remove_thread(struct ps_machine *machine, struct ps_thread *victim)
+void ps_machine_remove_thread(struct ps_machine *machine, struct ps_thread *victim)
 {
-	struct ps_thread **pp = &machine->threads[hash_int(victim->tid)];
+	struct ps_thread **pp = &machine->threads[ps_machine_hash_pid(victim->tid)];
 	while (*pp && *pp != victim)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = victim->next;
-	free_thread_state(machine, victim);
+	ps_machine_free_thread_state(machine, victim);
+	ps_machine_thread_detach(machine, victim);
 	free(victim->comm);
 	free(victim);
+	machine->stats.threads_freed++;
+	machine->threads_kept--;
 }
 
 struct ps_thread *ps_machine_thread(struct ps_machine *machine, int32_t pid, int32_t tid)
@@ -509,11 +337,16 @@ struct ps_thread *ps_machine_thread(struct ps_machine *machine, int32_t pid, int
 			if (!process)
 				return NULL;
 			t->pid = pid;
-			t->process = process;
+			ps_machine_thread_attach(machine, t, process);
 		}
 		return t;
 	}
 	return new_thread(machine, pid, tid);
+}
+
+struct ps_thread *ps_machine_find_thread(struct ps_machine *machine, int32_t tid)
+{
+	return find_thread(machine, tid);
 }
 
 struct ps_process *ps_machine_thread_process(struct ps_machine *machine, struct ps_thread *thread)
@@ -529,9 +362,10 @@ static int process_fork(struct ps_machine *machine, const struct ps_event *ev)
 
 	if (!parent)
 		return -ENOMEM;
+	ps_machine_thread_lives(machine, parent);
 	if (parent->pid != (int32_t)f->ppid) {
 		/* a stale thread under the parent's tid: start over, as perf does */
-		remove_thread(machine, parent);
+		ps_machine_remove_thread(machine, parent);
 		parent = ps_machine_thread(machine, (int32_t)f->ppid, (int32_t)f->ptid);
 		if (!parent)
 			return -ENOMEM;
@@ -540,7 +374,7 @@ static int process_fork(struct ps_machine *machine, const struct ps_event *ev)
 	 * removed as the parent */
 	old = find_thread(machine, (int32_t)f->tid);
 	if (old && old != parent)
-		remove_thread(machine, old);
+		ps_machine_remove_thread(machine, old);
 	child = new_thread(machine, (int32_t)f->pid, (int32_t)f->tid);
 	if (!child)
 		return -ENOMEM;
@@ -553,147 +387,23 @@ static int process_fork(struct ps_machine *machine, const struct ps_event *ev)
 		struct ps_process *from = find_process(machine, parent->pid);
 		if (!to)
 			return -ENOMEM;
-		if (from && clone_maps(to, from))
+		if (from && ps_machine_clone_maps(to, from))
 			return -ENOMEM;
 	}
 	return 0;
-}
-
-static bool is_anon_memory(const char *name)
-{
-	return strcmp(name, "//anon") == 0 || strncmp(name, "/dev/zero", 9) == 0 ||
-	       strncmp(name, "/anon_hugepage", 14) == 0;
-}
-
-static bool is_no_dso_memory(const char *name)
-{
-	return strncmp(name, "[stack", 6) == 0 || strncmp(name, "/SYSV", 5) == 0 ||
-	       strcmp(name, "[heap]") == 0;
-}
-
-/* perf's __kmod_path__parse(): the DSO name of a module map. "[name]"
- * stays as it is; otherwise the file name, without ".ko" (and ".gz" or
- * ".xz" after it, the compressions Debian's perf reads) and in brackets
- * when it has that suffix, with every '-' turned into '_'. */
-static char *kmod_name(const char *path)
-{
-	const char *name = strrchr(path, '/');
-	const char *ext = strrchr(path, '.');
-	bool kmod = false;
-	char *out;
-
-	name = name ? name + 1 : path;
-	if (name[0] == '[' || !ext)
-		return strdup(name);
-	if (strcmp(ext, ".gz") == 0 || strcmp(ext, ".xz") == 0)
-		ext -= 3;
-	if (ext > name)
-		kmod = strncmp(ext, ".ko", 3) == 0;
-	if (kmod) {
-		size_t len = (size_t)(ext - name);
-		out = malloc(len + 3);
-		if (!out)
-			return NULL;
-		out[0] = '[';
-		memcpy(out + 1, name, len);
-		out[len + 1] = ']';
-		out[len + 2] = 0;
-	} else {
-		out = strdup(name);
-		if (!out)
-			return NULL;
-	}
-	for (char *c = out; *c; c++)
-		if (*c == '-')
-			*c = '_';
-	return out;
-}
-
-/* machine__process_kernel_mmap_event(): a kernel-mode map is a module
- * when its name is a path, or in brackets but not the kernel's
- * ("[kernel.kallsyms]_text"). */
-static bool kernel_module_map(const char *name)
-{
-	return name[0] == '/' || (name[0] == '[' && strncmp(name, "[kernel.kallsyms", 16) != 0);
-}
-
-static int process_mmap(struct ps_machine *machine, const struct ps_event *ev)
-{
-	const struct ps_record_mmap *m = &ev->u.mmap;
-	unsigned cpumode = ev->misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL;
-	struct ps_process *p;
-	struct ps_map map = { 0 };
-
-	if (kernel) {
-		p = &machine->kernel;
-	} else {
-		/* into the address space the thread holds (perf's
-		 * thread__insert_map()) */
-		struct ps_thread *t = ps_machine_thread(machine, (int32_t)m->pid, (int32_t)m->tid);
-
-		p = t ? ps_machine_thread_process(machine, t) : NULL;
-	}
-	if (!p)
-		return -ENOMEM;
-	const char *name = m->filename ? m->filename : "";
-	char perf_map[40];
-	/* an MMAP (not MMAP2) has no prot: perf takes it for executable
-	 * unless its data bit is set (machine__process_mmap_event) */
-	uint32_t prot = ev->type == PERF_RECORD_MMAP2             ? m->prot
-	                : (ev->misc & PERF_RECORD_MISC_MMAP_DATA) ? 0
-	                                                          : PROT_EXEC;
-	uint32_t flags = ev->type == PERF_RECORD_MMAP2 ? m->flags : 0;
-	map.identity = !kernel &&
-	               (is_anon_memory(name) || is_no_dso_memory(name) || (flags & MAP_HUGETLB));
-	if ((prot & PROT_EXEC) && map.identity) {
-		/* executable anonymous memory is JIT code: perf names it after
-		 * the perf map the JIT writes for it */
-		snprintf(perf_map, sizeof(perf_map), "/tmp/perf-%d.map", (int32_t)m->pid);
-		name = perf_map;
-	}
-	map.object = ps_machine_object(machine, name, m->has_build_id ? m->build_id : NULL,
-	                               m->has_build_id ? m->build_id_size : 0);
-	if (!map.object)
-		return -ENOMEM;
-	if (kernel) {
-		map.object->kernel = true;
-		if (!map.object->module_name && kernel_module_map(name)) {
-			map.object->module_name = kmod_name(name);
-			if (!map.object->module_name)
-				return -ENOMEM;
-		}
-	}
-	if (name == perf_map)
-		map.object->jit_pid = (int32_t)m->pid;
-	map.start = m->start;
-	map.end = m->start + m->len;
-	if (map.end < map.start)
-		map.end = UINT64_MAX;
-	map.pgoff = m->pgoff;
-	/* the kernel maps the program before its interpreter and libraries
-	 * at exec, and perf synthesizes a running process's maps in address
-	 * order, the program's first */
-	if (!kernel && !p->executable && (prot & PROT_EXEC) && !map.identity && name[0] == '/')
-		p->executable = map.object;
-	if (ev->type == PERF_RECORD_MMAP2) {
-		map.prot = m->prot;
-		map.flags = m->flags;
-	} else {
-		/* MMAP has no prot: its data bit says whether it is executable */
-		map.prot = (ev->misc & PERF_RECORD_MISC_MMAP_DATA) ? 3 : 5;
-	}
-	return insert_map(p, &map);
 }
 
 int ps_machine_process_event(struct ps_machine *machine, const struct ps_event *ev)
 {
 	switch (ev->type) {
 	case PERF_RECORD_COMM: {
-		struct ps_thread *t = ps_machine_thread(machine, (int32_t)ev->u.comm.pid,
-		                                        (int32_t)ev->u.comm.tid);
+		struct ps_thread *t;
+
+		ps_machine_advance(machine, ev->timestamp);
+		t = ps_machine_thread(machine, (int32_t)ev->u.comm.pid, (int32_t)ev->u.comm.tid);
 		if (!t)
 			return -ENOMEM;
+		ps_machine_thread_lives(machine, t);
 		if (ev->misc & PERF_RECORD_MISC_COMM_EXEC) {
 			/* a new program: its maps follow */
 			struct ps_process *p = ps_machine_thread_process(machine, t);
@@ -704,19 +414,26 @@ int ps_machine_process_event(struct ps_machine *machine, const struct ps_event *
 		return set_comm(t, ev->u.comm.comm ? ev->u.comm.comm : "");
 	}
 	case PERF_RECORD_FORK:
+		ps_machine_advance(machine, ev->timestamp);
 		return process_fork(machine, ev);
 	case PERF_RECORD_EXIT: {
-		/* perf keeps exited threads around for later samples; the
-		 * state kept for the samples of a live thread goes */
-		struct ps_thread *t = find_thread(machine, (int32_t)ev->u.fork.tid);
+		/* perf keeps exited threads around for later samples (this
+		 * machine for the grace period); the state kept for the
+		 * samples of a live thread goes */
+		struct ps_thread *t;
+
+		ps_machine_advance(machine, ev->timestamp);
+		t = find_thread(machine, (int32_t)ev->u.fork.tid);
 		if (t)
-			free_thread_state(machine, t);
+			ps_machine_thread_exits(machine, t, ev->timestamp);
 		return 0;
 	}
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
-		return process_mmap(machine, ev);
+		ps_machine_advance(machine, ev->timestamp);
+		return ps_machine_process_mmap(machine, ev);
 	default:
+		ps_machine_advance(machine, ev->timestamp);
 		return 0;
 	}
 }

@@ -70,6 +70,16 @@ struct ps_thread {
 	 * exits, and with the machine, by the function
 	 * ps_machine_set_thread_free() gave; NULL: none. */
 	void *state;
+	/* An EXIT record was read for it (and no record of its life since):
+	 * perf keeps it for the samples still to come, the machine for the
+	 * grace period (ps_machine_set_exit_grace()). */
+	bool exited;
+	/* machine.c's own: when it exited, its place in the queue of exited
+	 * threads and among its process's threads, the tid index's chain */
+	uint64_t exit_time;
+	bool exit_queued;
+	struct ps_thread *exited_prev, *exited_next;
+	struct ps_thread *sibling_prev, *sibling_next;
 	struct ps_thread *next;
 };
 
@@ -81,6 +91,48 @@ void ps_machine_free(struct ps_machine *machine);
 /* The function that frees ps_thread.state (NULL: it is not freed). */
 void ps_machine_set_thread_free(struct ps_machine *machine, void (*free_state)(void *state));
 
+/* What a consumer is told of a process's end (each optional).
+ *  - died: its last thread exited (an EXIT record, or the thread made
+ *    way for a new one of its tid): what the consumer keeps only to go
+ *    faster can go; the process and its maps stay for the samples perf
+ *    still finds it for (see ps_machine_set_exit_grace()).
+ *  - gone: the process is about to be freed, with its maps still there;
+ *    comm is the name of its leader (or of the last thread it had), or
+ *    NULL. Not called when the machine itself is freed. */
+struct ps_machine_hooks {
+	void (*died)(void *ctx, struct ps_process *process);
+	void (*gone)(void *ctx, struct ps_process *process, const char *comm);
+};
+void ps_machine_set_hooks(struct ps_machine *machine, const struct ps_machine_hooks *hooks,
+                          void *ctx);
+
+/* perf 6.1 keeps an exited thread (and so its process's maps) until a
+ * FORK reuses its tid: samples of it still come after its EXIT record
+ * (its last moments in the kernel; up to tens of milliseconds after it on
+ * a loaded machine, some with a user stack). The machine frees them once
+ * the capture's time is grace nanoseconds past the EXIT (past the last
+ * thread's EXIT for a process and its threads), so that memory follows
+ * what is alive, not what the capture saw; a record without a timestamp
+ * frees nothing. UINT64_MAX: keep them as perf does. Default
+ * PS_MACHINE_EXIT_GRACE_NS. */
+#define PS_MACHINE_EXIT_GRACE_NS 1000000000ULL
+void ps_machine_set_exit_grace(struct ps_machine *machine, uint64_t grace);
+
+/* The capture's time has reached timestamp (UINT64_MAX: unknown): free
+ * what the grace period has run out for. ps_machine_process_event() does
+ * it for its record; a caller that looks threads up for a record before
+ * applying it calls it first. */
+void ps_machine_advance(struct ps_machine *machine, uint64_t timestamp);
+
+/* Counts of the model's threads and processes (address spaces): made
+ * over the capture, and kept at once at most. */
+struct ps_machine_stats {
+	uint64_t threads_made, processes_made;
+	uint64_t threads_freed, processes_freed;
+	uint64_t threads_peak, processes_peak;
+};
+const struct ps_machine_stats *ps_machine_stats(const struct ps_machine *machine);
+
 /* Apply COMM, FORK, EXIT, MMAP, MMAP2 (other records are ignored).
  * Returns 0 or -ENOMEM. */
 int ps_machine_process_event(struct ps_machine *machine, const struct ps_event *event);
@@ -88,6 +140,8 @@ int ps_machine_process_event(struct ps_machine *machine, const struct ps_event *
 /* The thread perf would find for (pid, tid), created as perf creates it
  * when it has not been seen. NULL only when out of memory. */
 struct ps_thread *ps_machine_thread(struct ps_machine *machine, int32_t pid, int32_t tid);
+/* The thread of tid, or NULL: a lookup that makes nothing. */
+struct ps_thread *ps_machine_find_thread(struct ps_machine *machine, int32_t tid);
 /* The address space a thread's samples and maps are in: the one it
  * shares, or for a thread of unknown pid the kernel's. NULL only when out
  * of memory. */
@@ -141,7 +195,8 @@ void ps_process_set_unwind_ready(struct ps_process *process);
 /* A slot's state, or NULL. */
 void *ps_process_state(const struct ps_process *process, enum ps_process_slot slot);
 /* Keep state in a slot (it must be empty); free_state (may be NULL) is
- * called on it when the machine is freed. */
+ * called on it when the process is freed (after its grace period, or
+ * with the machine). */
 void ps_process_set_state(struct ps_process *process, enum ps_process_slot slot, void *state,
                           void (*free_state)(void *state));
 

@@ -173,6 +173,16 @@ void ps_pipeline_exec(struct pipeline_process *state, bool flush)
 		ps_unwinder_forget_modules(state->unwinder);
 }
 
+void ps_pipeline_process_died(struct ps_process *process)
+{
+	struct pipeline_process *state = ps_process_state(process, PS_PROCESS_SLOT_UNWIND);
+
+	if (state) {
+		ps_unwinder_trim(state->unwinder);
+		state->last_valid = false;
+	}
+}
+
 void ps_pipeline_unwind_afresh(struct ps_pipeline *pipeline)
 {
 	pipeline->unwind_opts.fresh_lookups = true;

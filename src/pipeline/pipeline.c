@@ -8,11 +8,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/message.h"
 #include "base/opts.h"
 #include "pipeline/pipeline_priv.h"
 
 /* No rules: JIT code stays unnamed and frames without CFI end the walk. */
 static const struct ps_pipeline_rules no_rules;
+
+static void process_died(void *ctx, struct ps_process *process)
+{
+	(void)ctx;
+	ps_pipeline_process_died(process);
+}
+
+static void process_gone(void *ctx, struct ps_process *process, const char *comm)
+{
+	struct ps_pipeline *pipeline = ctx;
+
+	if (pipeline->rules->process_gone)
+		pipeline->rules->process_gone(pipeline->rules_ctx, process, comm);
+}
+
+static const struct ps_machine_hooks machine_hooks = {
+	.died = process_died,
+	.gone = process_gone,
+};
 
 int ps_pipeline_new(const struct ps_pipeline_opts *opts, struct ps_pipeline **out, char *errmsg,
                     size_t errmsg_size)
@@ -47,6 +67,7 @@ int ps_pipeline_new(const struct ps_pipeline_opts *opts, struct ps_pipeline **ou
 	ps_machine_set_features(pipeline->machine, o.features);
 	pipeline->features = o.features;
 	ps_machine_set_thread_free(pipeline->machine, ps_pipeline_free_lbr);
+	ps_machine_set_hooks(pipeline->machine, &machine_hooks, pipeline);
 	err = ps_symbols_new(&o.symbols, &pipeline->symbols);
 	if (err) {
 		snprintf(errmsg, errmsg_size, "cannot set up symbol lookup: %s", strerror(-err));
@@ -65,6 +86,18 @@ void ps_pipeline_free(struct ps_pipeline *pipeline)
 {
 	if (!pipeline)
 		return;
+	if (pipeline->machine) {
+		const struct ps_machine_stats *st = ps_machine_stats(pipeline->machine);
+
+		ps_log(pipeline->log, pipeline->log_ctx, PS_LOG_DEBUG,
+		       "machine: %llu processes and %llu threads made, %llu and %llu freed; at "
+		       "most %llu and %llu kept at once",
+		       (unsigned long long)st->processes_made, (unsigned long long)st->threads_made,
+		       (unsigned long long)st->processes_freed,
+		       (unsigned long long)st->threads_freed,
+		       (unsigned long long)st->processes_peak,
+		       (unsigned long long)st->threads_peak);
+	}
 	/* first: the processes' state holds unwinders over the DSOs' files */
 	ps_machine_free(pipeline->machine);
 	ps_symbols_free(pipeline->symbols);
@@ -96,6 +129,9 @@ int ps_pipeline_apply(struct ps_pipeline *pipeline, const struct ps_event *ev)
 	bool named = false;
 	int err;
 
+	/* what the grace period has run out for goes before the record's
+	 * thread is looked up */
+	ps_machine_advance(pipeline->machine, ev->timestamp);
 	/* perf flushes libunwind's cache at an exec only when the thread
 	 * had a name already (____thread__set_comm()) */
 	if (ev->type == PERF_RECORD_COMM && (ev->misc & PERF_RECORD_MISC_COMM_EXEC)) {

@@ -50,6 +50,9 @@ struct ps_pipeline_rules {
 	 * libunwind quirks whatever the style (ps_unwind_sample.no_quirks):
 	 * the text they make is pystitch's own, which perf never prints. */
 	bool (*no_quirks)(void *ctx, struct ps_process *process);
+	/* The process is about to be freed, its maps still there (see
+	 * ps_machine_hooks.gone): what must outlive it is taken now. */
+	void (*process_gone)(void *ctx, struct ps_process *process, const char *comm);
 };
 
 struct ps_pipeline_opts {
@@ -89,7 +92,9 @@ struct ps_dso *ps_pipeline_object_dso(struct ps_pipeline *pipeline,
                                       struct ps_mapped_object *object);
 
 /* Keep the machine model and the unwinders in step with a record that is
- * not a sample. 0 or -ENOMEM. */
+ * not a sample: a process whose last thread exited has its unwinder
+ * trimmed to what is not a mere cache (libunwind's), and the grace period
+ * over (ps_machine_set_exit_grace()) frees it. 0 or -ENOMEM. */
 int ps_pipeline_apply(struct ps_pipeline *pipeline, const struct ps_event *event);
 
 /* Whether a sample has a user stack to unwind (perf bails out when

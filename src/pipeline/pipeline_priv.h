@@ -59,6 +59,9 @@ void ps_pipeline_map_changed(struct pipeline_process *state, uint64_t addr);
 /* The process exec'd: its unwinder forgets every module, and with flush
  * libunwind's cache too. */
 void ps_pipeline_exec(struct pipeline_process *state, bool flush);
+/* The process's last thread exited: its unwinder keeps only what is not
+ * a cache (ps_unwinder_trim()). */
+void ps_pipeline_process_died(struct ps_process *process);
 /* A map holding addr was inserted into the process (MMAP records), or a
  * FORK gave it a copy of its parent's maps (or a new thread): whether
  * Debian's perf unwinds its stacks from now on (ps_process_unwind_ready()). */

@@ -76,6 +76,46 @@ static bool still_mapped(const struct ps_process *process, const struct ps_mappe
  * copies of: the interpreter's own (3.12+), else a mapped file exporting
  * the template's symbols (the pystitch_perf module, 3.8-3.11). Searched
  * again when the maps have changed and either is missing or gone. */
+bool ps_python_searched_map(const struct ps_map *map)
+{
+	return (map->prot & PROT_EXEC) && !map->identity && !map->object->kernel;
+}
+
+/* One file of the search, mapped at start: is it the interpreter, does
+ * it hold the template. */
+static void examine_object(struct ps_python *python, struct python_process *state,
+                           struct ps_mapped_object *object, uint64_t start)
+{
+	const struct ps_py_interp *interp;
+	const struct ps_elf *elf;
+	struct ps_dso *dso;
+	int rc;
+
+	dso = ps_pipeline_object_dso(python->pipeline, object);
+	/* the DSO's own handle: each file is opened once per feed */
+	elf = dso ? ps_dso_elf(dso) : NULL;
+	if (!elf || (rc = ps_py_registry_detect(python->registry, elf, &interp)) < 0)
+		return;
+	if (rc == 1 && !state->interp) {
+		state->interp_object = object;
+		state->interp_map_start = start;
+		state->interp = interp;
+	}
+	if (interp->has_trampoline && !state->template_object) {
+		state->template_object = object;
+		state->template_map_start = start;
+		state->trampoline = decoded_template(python, elf);
+	}
+}
+
+static void forget_interpreter(struct python_process *state)
+{
+	state->interp_object = NULL;
+	state->interp = NULL;
+	state->template_object = NULL;
+	state->trampoline = NULL;
+}
+
 void ps_python_find_interpreter(struct ps_python *python, struct python_process *state)
 {
 	const struct ps_process *p = state->process;
@@ -88,38 +128,24 @@ void ps_python_find_interpreter(struct ps_python *python, struct python_process 
 	if (still_mapped(p, state->interp_object, state->interp_map_start) &&
 	    still_mapped(p, state->template_object, state->template_map_start))
 		return;
-	state->interp_object = NULL;
-	state->interp = NULL;
-	state->template_object = NULL;
-	state->trampoline = NULL;
+	forget_interpreter(state);
 	for (const struct ps_map *map = ps_process_next_map(p, NULL);
 	     map && !(state->interp && state->template_object); map = ps_process_next_map(p, map)) {
-		const struct ps_py_interp *interp;
-		const struct ps_elf *elf;
-		struct ps_dso *dso;
-		int rc;
-
-		if (!(map->prot & PROT_EXEC) || map->identity || map->object->kernel)
+		if (!ps_python_searched_map(map))
 			continue;
 		if (map->object == last)
 			continue; /* one file, several mappings */
 		last = map->object;
-		dso = ps_pipeline_object_dso(python->pipeline, map->object);
-		/* the DSO's own handle: each file is opened once per feed */
-		elf = dso ? ps_dso_elf(dso) : NULL;
-		if (!elf || (rc = ps_py_registry_detect(python->registry, elf, &interp)) < 0)
-			continue;
-		if (rc == 1 && !state->interp) {
-			state->interp_object = map->object;
-			state->interp_map_start = map->start;
-			state->interp = interp;
-		}
-		if (interp->has_trampoline && !state->template_object) {
-			state->template_object = map->object;
-			state->template_map_start = map->start;
-			state->trampoline = decoded_template(python, elf);
-		}
+		examine_object(python, state, map->object, map->start);
 	}
+}
+
+void ps_python_find_interpreter_in(struct ps_python *python, struct python_process *state,
+                                   struct ps_mapped_object *const *objects, size_t nr)
+{
+	forget_interpreter(state);
+	for (size_t i = 0; i < nr && !(state->interp && state->template_object); i++)
+		examine_object(python, state, objects[i], 0);
 }
 
 bool ps_python_has_jit_code(const struct ps_process *p)

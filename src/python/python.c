@@ -11,6 +11,7 @@
 /* perf's behaviour: JIT code named from the perf map, nothing more */
 static const struct ps_pipeline_rules native_rules = {
 	.name_jit = ps_python_name_jit,
+	.process_gone = ps_python_process_gone,
 };
 
 /* the Python modes unwind through CPython's trampolines; the processes
@@ -21,6 +22,7 @@ static const struct ps_pipeline_rules python_rules = {
 	.frame_rule = ps_python_frame_rule,
 	.recover_popped = ps_python_recover_popped,
 	.no_quirks = ps_python_recover_popped,
+	.process_gone = ps_python_process_gone,
 };
 
 /* The pool of candidate files: perf_map_dir, then perf_map_dirs. */
@@ -94,6 +96,7 @@ void ps_python_free(struct ps_python *python)
 	ps_python_sources_free(python);
 	ps_jit_pool_free(python->pool);
 	ps_python_trampolines_free(python);
+	ps_python_gone_free(python);
 	ps_py_registry_free(python->registry);
 	ps_py_merger_free(python->merger);
 	free(python->native);

@@ -467,6 +467,23 @@ struct python_trampoline {
 	struct ps_trampoline trampoline;
 };
 
+/* What the report needs of a process that has been freed (report.c): the
+ * files it mapped executable, in address order (each once where its maps
+ * follow each other), whether it had JIT code, and its leader's name.
+ * Many processes share one (every run of one program), so each is kept
+ * once and a freed process is its pid and the number of its shape. */
+struct python_shape {
+	uint64_t hash;
+	char *comm; /* NULL: ":PID" */
+	bool jit_code;
+	size_t nr_objects;
+	struct ps_mapped_object **objects;
+};
+struct python_gone {
+	int32_t pid;
+	uint32_t shape;
+};
+
 struct ps_python {
 	struct ps_pipeline *pipeline;
 	enum ps_python_mode mode;
@@ -481,6 +498,14 @@ struct ps_python {
 	struct python_trampoline trampolines[PS_PYTHON_MAX_TRAMPOLINES];
 	size_t nr_trampolines;
 	struct ps_py_merger *merger;
+	/* the processes freed so far, for the report (report.c) */
+	struct python_shape *shapes;
+	size_t nr_shapes, cap_shapes;
+	uint32_t *shape_slots;
+	size_t nr_shape_slots;
+	struct python_gone *gone;
+	size_t nr_gone, cap_gone;
+	bool gone_nomem; /* one could not be kept: the report fails */
 	/* per-stack buffers, grown to the largest stack seen (stack.c) */
 	struct ps_py_native_frame *native;
 	size_t cap_native;
@@ -526,6 +551,13 @@ void ps_python_sources_free(struct ps_python *python);
 struct python_process *ps_python_process(struct ps_process *process);
 /* Look the interpreter and the template up (again when the maps changed). */
 void ps_python_find_interpreter(struct ps_python *python, struct python_process *state);
+/* The same among the files a freed process mapped executable (report.c):
+ * state->process is not looked at. */
+void ps_python_find_interpreter_in(struct ps_python *python, struct python_process *state,
+                                   struct ps_mapped_object *const *objects, size_t nr);
+/* Whether a map is one the interpreter is searched among: an executable
+ * file mapping. */
+bool ps_python_searched_map(const struct ps_map *map);
 /* Whether the process has mapped executable anonymous memory (JIT code). */
 bool ps_python_has_jit_code(const struct ps_process *process);
 /* ps_pipeline_rules.frame_rule and recover_popped */
@@ -533,6 +565,11 @@ bool ps_python_frame_rule(void *ctx, struct ps_process *process, uint64_t pc,
                           struct ps_unwind_rule *out);
 bool ps_python_recover_popped(void *ctx, struct ps_process *process);
 void ps_python_trampolines_free(struct ps_python *python);
+
+/* report.c */
+/* ps_pipeline_rules.process_gone: keep what the report says of it. */
+void ps_python_process_gone(void *ctx, struct ps_process *process, const char *comm);
+void ps_python_gone_free(struct ps_python *python);
 
 /* ==== end section: the Python side of a pipeline ==================== */
 

@@ -25,7 +25,8 @@ bool ps_unwind_eh_covered(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc)
 	/* samples repeat their PCs: a small direct-mapped cache spares most
 	 * lookups (dwarf_cfi_addrframe() allocates and runs the CFI program) */
 	struct ps_unwind_coverage *slot =
-	        &u->coverage[(pc * 0x9e3779b97f4a7c15ULL) >> (64 - PS_UNWIND_COVERAGE_BITS)];
+	        &u->caches
+	                 ->coverage[(pc * 0x9e3779b97f4a7c15ULL) >> (64 - PS_UNWIND_COVERAGE_BITS)];
 
 	if (slot->generation == u->generation && slot->pc == pc && slot->mod == mod)
 		return slot->covered;

@@ -27,10 +27,11 @@
  * miss costs open+pread+close, and no descriptor is kept open. */
 static struct ps_unwind_page *page_get(struct ps_unwinder *u, const char *path, uint64_t offset)
 {
-	struct ps_unwind_page *victim = &u->pages[0];
+	struct ps_unwind_page *pages = u->caches->pages;
+	struct ps_unwind_page *victim = &pages[0];
 
 	for (size_t i = 0; i < PS_UNWIND_PAGE_SLOTS; i++) {
-		struct ps_unwind_page *page = &u->pages[i];
+		struct ps_unwind_page *page = &pages[i];
 
 		if (page->path && page->offset == offset && strcmp(page->path, path) == 0) {
 			page->last_use = ++u->page_clock;
@@ -94,12 +95,14 @@ bool ps_unwind_read_file_word(struct ps_unwinder *u, const char *path, uint64_t 
 	return true;
 }
 
-void ps_unwind_pages_release(struct ps_unwinder *u)
+void ps_unwind_caches_release(struct ps_unwinder *u)
 {
-	for (size_t i = 0; i < PS_UNWIND_PAGE_SLOTS; i++) {
-		free(u->pages[i].path);
-		u->pages[i].path = NULL;
-	}
+	if (!u->caches)
+		return;
+	for (size_t i = 0; i < PS_UNWIND_PAGE_SLOTS; i++)
+		free(u->caches->pages[i].path);
+	free(u->caches);
+	u->caches = NULL;
 }
 
 /* ---- Dwfl_Thread_Callbacks ------------------------------------------ */

@@ -26,6 +26,9 @@
 struct table_frame {
 	Dwarf_Word regs[PS_UNWIND_NR_DWARF_REGS]; /* rip undecremented */
 	uint32_t present;
+	/* quirk mode: libunwind's registers (ps_unwinder.carry) */
+	Dwarf_Word carry[PS_UNWIND_NR_DWARF_REGS];
+	uint32_t carry_present;
 	/* the first frame of a libdwfl walk in the libdwfl-only unwinder:
 	 * the sample's own frame, or the caller of a frame_rule frame */
 	bool sample_first, restart_first;
@@ -39,6 +42,8 @@ static enum ps_unwind_table_result handover(struct ps_unwinder *u, const struct 
 	u->depth = f->depth;
 	u->prev_pc = f->prev_pc;
 	u->prev_sp = f->prev_sp;
+	memcpy(u->carry, f->carry, sizeof(u->carry));
+	u->carry_present = f->carry_present;
 	if (f->sample_first) {
 		memcpy(u->dwarf_regs, u->sample_regs, sizeof(u->dwarf_regs));
 		u->dwarf_regs_present = u->sample_regs_present;
@@ -114,6 +119,30 @@ int ps_unwind_row_apply(struct ps_unwinder *u, const struct ps_unwind_row *row,
 	return ra_undefined ? 0 : 1;
 }
 
+/* libunwind's registers after a step: the caller's, and those it did
+ * not find a value for kept from the frame before. */
+static void carry_over(const struct table_frame *f, struct table_frame *next)
+{
+	next->carry_present = f->carry_present | next->present;
+	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++)
+		next->carry[regno] =
+		        (next->present & BIT(regno)) ? next->regs[regno] : f->carry[regno];
+}
+
+bool ps_unwind_fill_carried(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t lookup,
+                            Dwarf_Word *regs, uint32_t *present, const Dwarf_Word *carry,
+                            uint32_t carry_present)
+{
+	const struct ps_unwind_row *row = ps_unwind_row_get(u, mod, lookup, true);
+
+	if (!row || row->kind != PS_UNWIND_ROW_SIMPLE || !row->from_eh ||
+	    (*present & BIT(row->cfa_reg)) || !(carry_present & BIT(row->cfa_reg)))
+		return false;
+	regs[row->cfa_reg] = carry[row->cfa_reg];
+	*present |= BIT(row->cfa_reg);
+	return true;
+}
+
 /* libdwfl's handle_cfi() for a compiled row, when every read comes from
  * the sample: the caller's registers in *next. */
 static enum step_result step(struct ps_unwinder *u, const struct ps_unwind_row *row,
@@ -123,6 +152,7 @@ static enum step_result step(struct ps_unwinder *u, const struct ps_unwind_row *
 
 	if (r < 0)
 		return STEP_LIBDWFL;
+	carry_over(f, next);
 	if (r == 0)
 		return STEP_END;
 	/* libdwfl ends at a return address of 0; libunwind's quirk adds a
@@ -151,6 +181,7 @@ static enum ps_unwind_table_result jit_frame(struct ps_unwinder *u, const struct
 		return stop(u, PS_UNWIND_STOP_END);
 	memcpy(next->regs, u->dwarf_regs, sizeof(next->regs));
 	next->present = u->dwarf_regs_present;
+	carry_over(f, next);
 	next->sample_first = false;
 	next->restart_first = true;
 	return PS_UNWIND_TABLE_HANDOVER; /* i.e. go on */
@@ -164,6 +195,8 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 	memset(cur, 0, sizeof(*cur));
 	memcpy(cur->regs, u->sample_regs, sizeof(cur->regs));
 	cur->present = u->sample_regs_present;
+	memcpy(cur->carry, u->sample_regs, sizeof(cur->carry));
+	cur->carry_present = u->sample_regs_present;
 	cur->sample_first = true;
 
 	for (;;) {
@@ -235,6 +268,14 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 			return handover(u, prev);
 		}
 
+		/* a register libunwind kept for the frame's CFA: the frame
+		 * callback starts libdwfl again from here with it */
+		if (u->quirks && !first &&
+		    ps_unwind_fill_carried(u, mod, lookup, cur->regs, &cur->present, cur->carry,
+		                           cur->carry_present)) {
+			first = true;
+			cur->restart_first = true;
+		}
 		/* libdwfl does not unwind a first frame that ends the walk,
 		 * nor (with the quirks) one .eh_frame does not describe;
 		 * libunwind still looks the last frame up */
@@ -246,8 +287,13 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 				ps_unwind_libunwind_info(u, mod, raw, lookup, &row_pc);
 			return stop(u, PS_UNWIND_STOP_MAX_FRAMES);
 		}
-		const struct ps_unwind_row *row =
-		        ps_unwind_row_get(u, mod, lookup, u->quirks && first);
+		/* with the quirks, libunwind's view: .eh_frame alone. A frame
+		 * it does not describe is libdwfl's with the frame callback,
+		 * which takes libunwind's guess there whatever .debug_frame
+		 * says, so that the file's debug information is not read for
+		 * it (decompressed anew for each process: ld.so's _start
+		 * ends the stacks of every process starting up) */
+		const struct ps_unwind_row *row = ps_unwind_row_get(u, mod, lookup, u->quirks);
 
 		if (!row || row->kind == PS_UNWIND_ROW_NOT_EH)
 			return handover(u, cur);

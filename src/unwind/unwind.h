@@ -297,6 +297,12 @@ void ps_unwinder_reset(struct ps_unwinder *unwinder);
 /* Forget every module only: an exec perf does not flush the cache for
  * (the first COMM of a thread perf had no name for). */
 void ps_unwinder_forget_modules(struct ps_unwinder *unwinder);
+/* The process has ended (its last thread exited): keep only libunwind's
+ * cache, the one state whose loss would change a later walk, and free the
+ * rest (the Dwfl with its modules and their debug information, the
+ * compiled rules, the pages of mapped files), which a walk of one of the
+ * samples still to come of it builds again as it would have been. */
+void ps_unwinder_trim(struct ps_unwinder *unwinder);
 
 /* Unwind one sample. Writes at most min(cap, max_frames) PCs to pcs, leaf
  * first, and returns how many, or a negative errno: -EINVAL (bad

@@ -86,6 +86,13 @@ struct ps_unwind_page {
 	uint8_t data[PS_UNWIND_PAGE_SIZE];
 };
 
+/* What the walks of an unwinder cache: which PCs .eh_frame covers, and
+ * pages of mapped files. */
+struct ps_unwind_caches {
+	struct ps_unwind_coverage coverage[1u << PS_UNWIND_COVERAGE_BITS];
+	struct ps_unwind_page pages[PS_UNWIND_PAGE_SLOTS];
+};
+
 /* Debian's perf's libunwind's register-state cache (libunwind.c): which
  * frame IPs it holds a state for, and the shift (struct ps_unwind_step)
  * of the row that state came from. */
@@ -127,8 +134,9 @@ struct ps_unwinder {
 	size_t nr_modules, cap_modules;
 	size_t last_module; /* index of the last module hit */
 
-	struct ps_unwind_coverage coverage[1u << PS_UNWIND_COVERAGE_BITS];
-	struct ps_unwind_page pages[PS_UNWIND_PAGE_SLOTS];
+	/* caches of the walks, allocated for the first one (and again after
+	 * ps_unwinder_trim()) */
+	struct ps_unwind_caches *caches;
 	uint64_t page_clock;
 
 	/* the current sample */
@@ -167,6 +175,14 @@ struct ps_unwinder {
 	bool step_read_cut; /* a read past the end of the stack copy found no data */
 	bool step_read_failed; /* a read failed */
 	uint64_t prev_pc, prev_sp;
+	/* quirk mode: the registers libunwind holds for the current frame.
+	 * It takes a register its CFI row does not mention for unchanged;
+	 * libdw takes it for undefined unless the ABI's initial rules say
+	 * otherwise, and elfutils' x86-64 rules name rax where rbx is meant:
+	 * an rbx that libdw drops, libunwind keeps (see
+	 * ps_unwind_fill_carried()). */
+	Dwarf_Word carry[PS_UNWIND_NR_DWARF_REGS];
+	uint32_t carry_present;
 
 	/* quirk mode: libunwind's cache (unless fresh_lookups), as it was
 	 * before the sample's first change (a retried walk starts from it),
@@ -213,6 +229,14 @@ void ps_unwind_rows_clear(struct ps_unwinder *u);
 void ps_unwind_rows_release(struct ps_unwinder *u);
 
 /* table.c */
+/* Quirk mode, a caller frame found in mod at lookup, with libdw's
+ * registers in regs and present: when the frame's .eh_frame row takes its
+ * CFA from a register libdw dropped and libunwind kept (carry, as
+ * ps_unwinder.carry), put that value in regs and return true: the walk
+ * goes on from the frame as from a new first frame, in both engines. */
+bool ps_unwind_fill_carried(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t lookup,
+                            Dwarf_Word *regs, uint32_t *present, const Dwarf_Word *carry,
+                            uint32_t carry_present);
 enum ps_unwind_table_result {
 	PS_UNWIND_TABLE_STOPPED, /* the walk is over: stopped or retry is set */
 	PS_UNWIND_TABLE_ENDED, /* the last frame's return address is undefined */
@@ -294,7 +318,8 @@ bool ps_unwind_apply_rule_regs(struct ps_unwinder *u, const Dwarf_Word *regs, ui
 /* memory.c */
 bool ps_unwind_read_file_word(struct ps_unwinder *u, const char *path, uint64_t offset,
                               uint64_t *value);
-void ps_unwind_pages_release(struct ps_unwinder *u);
+/* Free the caches of the walks (struct ps_unwind_caches). */
+void ps_unwind_caches_release(struct ps_unwinder *u);
 bool ps_unwind_is_sigreturn(struct ps_unwinder *u, uint64_t pc);
 /* One word of the sampled process as perf's libunwind access_mem() sees
  * it: 0 read, 1 mapped without readable contents (*value = 0), -1 not

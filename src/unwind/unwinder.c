@@ -92,11 +92,23 @@ void ps_unwinder_free(struct ps_unwinder *u)
 	ps_unwind_dwfl_destroy(u);
 	if (u->arch_elf)
 		elf_end(u->arch_elf);
-	ps_unwind_pages_release(u);
+	ps_unwind_caches_release(u);
 	ps_unwind_rows_release(u);
 	free(u->modules);
 	free(u->steps);
 	free(u);
+}
+
+void ps_unwinder_trim(struct ps_unwinder *u)
+{
+	if (!u)
+		return;
+	ps_unwind_dwfl_destroy(u);
+	ps_unwind_caches_release(u);
+	ps_unwind_rows_release(u);
+	free(u->modules);
+	u->modules = NULL;
+	u->cap_modules = 0;
 }
 
 const char *ps_unwinder_errmsg(const struct ps_unwinder *u)
@@ -150,6 +162,20 @@ static int load_sample(struct ps_unwinder *u, const struct ps_unwind_sample *s)
 	return 0;
 }
 
+/* Quirk mode: libunwind's registers at this frame, libdwfl's where it
+ * has them (see ps_unwinder.carry). */
+static void carry_update(struct ps_unwinder *u, Dwfl_Frame *state)
+{
+	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++) {
+		Dwarf_Word value;
+
+		if (dwfl_frame_reg(state, regno, &value) == 0) {
+			u->carry[regno] = value;
+			u->carry_present |= 1u << regno;
+		}
+	}
+}
+
 static int end_walk(struct ps_unwinder *u, enum ps_unwind_stop stop)
 {
 	ps_unwind_end_walk(u, stop);
@@ -175,6 +201,9 @@ static int guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t ip)
 		ps_unwind_record(u, UINT64_MAX);
 		return end_walk(u, stop);
 	}
+	/* libunwind's guess forgets every other register */
+	memcpy(u->carry, u->dwarf_regs, sizeof(u->carry));
+	u->carry_present = u->dwarf_regs_present;
 	/* libdwfl takes an initial PC as is: give it the decremented one
 	 * (the caller's call instruction), which is also what perf prints */
 	u->dwarf_regs[PS_UNWIND_DWARF_IP] = next - 1;
@@ -272,8 +301,11 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 	/* libunwind's guard against a step that moves neither pc nor sp */
 	if (u->depth > 0 && raw == u->prev_pc && sp == u->prev_sp)
 		return end_walk(u, PS_UNWIND_STOP_BAD_FRAME);
+	uint64_t guard_pc = u->prev_pc, guard_sp = u->prev_sp;
 	u->prev_pc = raw;
 	u->prev_sp = sp;
+	if (u->quirks)
+		carry_update(u, state);
 
 	/* The module must be reported before libdwfl unwinds this frame,
 	 * which it does looking up pc - 1 for callers (the call, not the
@@ -326,6 +358,30 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 	 * the sigreturn trampoline's own PC; libdwfl does not */
 	if (!first && activation && u->quirks && ps_unwind_is_sigreturn(u, pc))
 		activation = false;
+	/* the frame's CFA register libdwfl dropped and libunwind kept: a new
+	 * walk from this frame with it (the table does the same) */
+	if (u->quirks && !first && !activation && mod) {
+		Dwarf_Word regs[PS_UNWIND_NR_DWARF_REGS] = { 0 };
+		uint32_t present = 0;
+
+		for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++)
+			if (dwfl_frame_reg(state, regno, &regs[regno]) == 0)
+				present |= 1u << regno;
+		if (ps_unwind_fill_carried(u, mod, lookup, regs, &present, u->carry,
+		                           u->carry_present)) {
+			memcpy(u->dwarf_regs, regs, sizeof(regs));
+			u->dwarf_regs_present = present;
+			u->dwarf_regs[PS_UNWIND_DWARF_IP] = lookup;
+			/* the frame is seen again, as the new walk's first */
+			u->prev_pc = guard_pc;
+			u->prev_sp = guard_sp;
+			u->step_read_zero = false;
+			u->step_read_cut = false;
+			u->step_read_failed = false;
+			u->restart = true;
+			return DWARF_CB_ABORT;
+		}
+	}
 	if (!activation)
 		pc--;
 	bool room = ps_unwind_record(u, pc);
@@ -368,6 +424,8 @@ static int walk(struct ps_unwinder *u)
 	u->step_read_failed = false;
 	memcpy(u->dwarf_regs, u->sample_regs, sizeof(u->dwarf_regs));
 	u->dwarf_regs_present = u->sample_regs_present;
+	memcpy(u->carry, u->sample_regs, sizeof(u->carry));
+	u->carry_present = u->sample_regs_present;
 
 	if (u->stale)
 		ps_unwind_dwfl_destroy(u);
@@ -435,6 +493,11 @@ int ps_unwinder_unwind(struct ps_unwinder *u, const struct ps_unwind_sample *sam
 	if (sample->regs_abi == 0 || sample->stack_size == 0) {
 		*stop = PS_UNWIND_STOP_NO_STACK;
 		return 0;
+	}
+	if (!u->caches) {
+		u->caches = calloc(1, sizeof(*u->caches));
+		if (!u->caches)
+			return ps_fail(u->errmsg, sizeof(u->errmsg), -ENOMEM, "out of memory");
 	}
 	int err = load_sample(u, sample);
 	if (err)

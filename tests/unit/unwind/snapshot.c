@@ -124,6 +124,39 @@ __asm__(".text\n"
         "\tret\n"
         ".size ps_test_nocfi_call, .-ps_test_nocfi_call\n");
 
+/* rbx_call(ctx, fn): pushes rbx, takes its CFA from rbx as it aligns the
+ * stack, and calls fn(ctx) through rbx_hop, whose CFI leaves rbx out. */
+void ps_test_rbx_call(struct capture_ctx *ctx, void (*fn)(struct capture_ctx *));
+__asm__(".text\n"
+        ".type ps_test_rbx_hop, @function\n"
+        "ps_test_rbx_hop:\n"
+        "\t.cfi_startproc\n"
+        "\tsubq $8, %rsp\n"
+        "\t.cfi_def_cfa_offset 16\n"
+        "\tcall *%rsi\n"
+        "\taddq $8, %rsp\n"
+        "\t.cfi_def_cfa_offset 8\n"
+        "\tret\n"
+        "\t.cfi_endproc\n"
+        ".size ps_test_rbx_hop, .-ps_test_rbx_hop\n"
+        ".type ps_test_rbx_call, @function\n"
+        "ps_test_rbx_call:\n"
+        "\t.cfi_startproc\n"
+        "\tpushq %rbx\n"
+        "\t.cfi_def_cfa_offset 16\n"
+        "\t.cfi_offset %rbx, -16\n"
+        "\tmovq %rsp, %rbx\n"
+        "\t.cfi_def_cfa_register %rbx\n"
+        "\tandq $-32, %rsp\n"
+        "\tcall ps_test_rbx_hop\n"
+        "\tmovq %rbx, %rsp\n"
+        "\t.cfi_def_cfa_register %rsp\n"
+        "\tpopq %rbx\n"
+        "\t.cfi_def_cfa_offset 8\n"
+        "\tret\n"
+        "\t.cfi_endproc\n"
+        ".size ps_test_rbx_call, .-ps_test_rbx_call\n");
+
 /* CPython's trampoline templates, called as tramp(arg, NULL, NULL, fn) to
  * run fn(arg): the fourth argument arrives in rcx. */
 static const uint8_t template_312[] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1,
@@ -200,6 +233,8 @@ KEEP_FRAME static void level2(struct capture_ctx *ctx)
 		ps_test_nocfi_call(ctx, level1, &ctx->snap->nocfi_ra);
 	} else if (ctx->mode == SNAP_TRAMPOLINE || ctx->mode == SNAP_TRAMPOLINE_FP) {
 		call_through_trampoline(ctx);
+	} else if (ctx->mode == SNAP_RBX_CFA) {
+		ps_test_rbx_call(ctx, level1);
 	} else {
 		level1(ctx);
 	}

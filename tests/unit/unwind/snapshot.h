@@ -58,6 +58,11 @@ enum snap_mode {
 	/* the same with CPython 3.14's (push %rbp; mov %rsp,%rbp;
 	 * call *%rcx; pop %rbp; ret) */
 	SNAP_TRAMPOLINE_FP,
+	/* level2 calls level1 through an assembly function whose CFA is rbx
+	 * + 16 after it aligns the stack (as ld.so's _dl_runtime_resolve),
+	 * and an assembly hop whose CFI does not mention rbx: libdw takes
+	 * rbx for undefined there (libunwind for unchanged) */
+	SNAP_RBX_CFA,
 };
 
 /* Take a snapshot through level3 -> level2 -> level1 -> capture. Returns

@@ -117,10 +117,10 @@ static const struct ps_unwind_rule rule_314 = { .cfa_base = PS_UNWIND_CFA_SP,
 	                                        .rbp_saved = true,
 	                                        .rbp_offset = -16 };
 
-static const enum snap_mode modes[] = { SNAP_PLAIN, SNAP_SIGNAL, SNAP_NO_CFI, SNAP_TRAMPOLINE,
-	                                SNAP_TRAMPOLINE_FP };
-static const char *const mode_names[] = { "plain", "signal", "no-cfi", "trampoline",
-	                                  "trampoline-fp" };
+static const enum snap_mode modes[] = { SNAP_PLAIN,      SNAP_SIGNAL,        SNAP_NO_CFI,
+	                                SNAP_TRAMPOLINE, SNAP_TRAMPOLINE_FP, SNAP_RBX_CFA };
+static const char *const mode_names[] = { "plain",      "signal",        "no-cfi",
+	                                  "trampoline", "trampoline-fp", "rbx-cfa" };
 
 /* _i: mode * 2 + quirks */
 START_TEST(test_snapshots)

@@ -339,6 +339,37 @@ START_TEST(test_frame_without_cfi)
 }
 END_TEST
 
+/* A caller whose CFA is rbx + 16 (ld.so's _dl_runtime_resolve aligns the
+ * stack so), under a frame whose CFI does not mention rbx: libunwind
+ * (Debian's perf) takes rbx for unchanged there and unwinds on through
+ * level2 and level3; libdw takes it for undefined (elfutils' x86-64 ABI
+ * rules name rax where rbx is meant), and perf built with libdw stops at
+ * that caller. Seen in whole-machine captures at _dl_fixup's first
+ * instructions. */
+START_TEST(test_rbx_cfa)
+{
+	struct env e;
+	int found = -1;
+
+	env_open(&e, _i, SNAP_RBX_CFA);
+	int n = env_unwind_snapshot(&e);
+
+	assert_known_frames(&e, n, 2);
+	for (int k = 0; k < n; k++)
+		if (e.pcs[k] == e.snap.ra[2] - 1)
+			found = k;
+	if (_i) {
+		/* ip, level1, the hop, rbx_call, level2, level3 */
+		ck_assert_int_eq(found, 5);
+		ck_assert_uint_eq(e.pcs[6], e.snap.ra[3] - 1);
+	} else {
+		ck_assert_int_eq(found, -1);
+		ck_assert_int_le(n, 5);
+	}
+	env_close(&e);
+}
+END_TEST
+
 /* An older mapping of the executable, whole, at base, below the one in
  * use (perf keeps mappings across exec): libunwind reads the file's tables
  * through it when it looks the executable up from there. Returns base. */
@@ -1024,6 +1055,7 @@ static Suite *suite_unwind(void)
 	tcase_add_test(tc, test_stack_of_one_word);
 	tcase_add_loop_test(tc, test_signal_frame, 0, 2);
 	tcase_add_loop_test(tc, test_frame_without_cfi, 0, 2);
+	tcase_add_loop_test(tc, test_rbx_cfa, 0, 2);
 	tcase_add_loop_test(tc, test_libunwind_base, 0, 2);
 	tcase_add_test(tc, test_replay);
 	tcase_add_loop_test(tc, test_no_eh_frame_hdr, 0, 2);
