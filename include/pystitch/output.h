@@ -96,6 +96,14 @@ struct ps_script_opts {
 	 * all. Not copied. */
 	const int32_t *cpus;
 	size_t nr_cpus;
+	/* perf script -L: the thread's name in 8 columns, cut there, and
+	 * the CPU without brackets. */
+	bool latency;
+	/* perf script --stop-bt: a stack is printed down to its first frame
+	 * whose function has one of these names, that frame included. Not
+	 * copied. */
+	const char *const *stop_bt;
+	size_t nr_stop_bt;
 };
 
 #define PS_SCRIPT_SHOW_TASK (1u << 0) /* COMM, FORK, EXIT */

@@ -1044,6 +1044,9 @@ struct ps_session_opts {
 	 * process's sampled JIT addresses (see pystitch(1), PERF MAPS). */
 	const char *const *perf_map_dirs;
 	size_t nr_perf_map_dirs;
+	/* Symbol names as the ELF files and addr2line give them, not
+	 * demangled (perf script --no-demangle). */
+	bool no_demangle;
 };
 
 struct ps_frame {

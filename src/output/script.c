@@ -65,7 +65,19 @@ static void print_srcline(struct ps_strbuf *out, const struct ps_frame *f, uint6
 	}
 }
 
-static void print_callchain(struct ps_strbuf *out, const struct ps_stack *stack, uint64_t fields)
+/* --stop-bt: perf stops printing after a frame named in the list */
+static bool stops_stack(const struct ps_script_format *fmt, const struct ps_frame *f)
+{
+	if (!f->sym)
+		return false;
+	for (size_t i = 0; i < fmt->nr_stop_bt; i++)
+		if (strcmp(fmt->stop_bt[i], f->sym) == 0)
+			return true;
+	return false;
+}
+
+static void print_callchain(struct ps_strbuf *out, const struct ps_script_format *fmt,
+                            const struct ps_stack *stack, uint64_t fields)
 {
 	for (size_t i = 0; i < stack->nr_frames; i++) {
 		const struct ps_frame *f = &stack->frames[i];
@@ -83,6 +95,8 @@ static void print_callchain(struct ps_strbuf *out, const struct ps_stack *stack,
 		if (f->inlined)
 			ps_strbuf_addstr(out, " (inlined)");
 		ps_strbuf_addch(out, '\n');
+		if (fmt->nr_stop_bt && stops_stack(fmt, f))
+			break;
 	}
 }
 
@@ -210,9 +224,11 @@ void ps_script_print_start(struct ps_strbuf *out, struct ps_script_format *fmt,
 	if (fields & PS_FIELD_COMM) {
 		const char *comm = start->comm ? start->comm : ":-1";
 
-		/* "%s " with a callchain, else "%16s " */
-		if ((fields & PS_FIELD_IP) && fmt->use_callchain &&
-		    (start->attr->sample_type & PERF_SAMPLE_CALLCHAIN))
+		/* "%8.8s " with -L, "%s " with a callchain, else "%16s " */
+		if (fmt->latency)
+			ps_strbuf_add_padded(out, comm, strlen(comm) > 8 ? 8 : strlen(comm), 8);
+		else if ((fields & PS_FIELD_IP) && fmt->use_callchain &&
+		         (start->attr->sample_type & PERF_SAMPLE_CALLCHAIN))
 			ps_strbuf_addstr(out, comm);
 		else
 			ps_strbuf_add_padded(out, comm, strlen(comm), 16);
@@ -229,7 +245,11 @@ void ps_script_print_start(struct ps_strbuf *out, struct ps_script_format *fmt,
 		ps_strbuf_add_int(out, (fields & PS_FIELD_PID) ? start->pid : start->tid, 5, false);
 		ps_strbuf_addch(out, ' ');
 	}
-	if (fields & PS_FIELD_CPU) {
+	if ((fields & PS_FIELD_CPU) && fmt->latency) {
+		/* "%3d " */
+		ps_strbuf_add_int(out, start->cpu, 3, false);
+		ps_strbuf_addch(out, ' ');
+	} else if (fields & PS_FIELD_CPU) {
 		/* "[%03d] " */
 		ps_strbuf_addch(out, '[');
 		ps_strbuf_add_int(out, start->cpu, 3, true);
@@ -309,7 +329,7 @@ void ps_script_print(struct ps_strbuf *out, struct ps_script_format *fmt,
 	if (fields & PS_FIELD_IP) {
 		if (callchain) {
 			ps_strbuf_addch(out, '\n');
-			print_callchain(out, stack, fields);
+			print_callchain(out, fmt, stack, fields);
 		} else {
 			ps_strbuf_addch(out, ' ');
 			ps_strbuf_add_hex(out, s->ip, 16);
@@ -396,6 +416,9 @@ static int format_ready(struct ps_script *script)
 	fmt->deltatime = script->opts.deltatime;
 	fmt->cpus = script->opts.cpus;
 	fmt->nr_cpus = script->opts.nr_cpus;
+	fmt->latency = script->opts.latency;
+	fmt->stop_bt = script->opts.stop_bt;
+	fmt->nr_stop_bt = script->opts.nr_stop_bt;
 	script->format_ready = true;
 	return 0;
 }

@@ -170,6 +170,7 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 			.no_inline = o->no_inline,
 			.srcline = o->srcline,
 			.full_source_path = o->full_source_path,
+			.no_demangle = o->no_demangle,
 			.log = o->log,
 			.log_ctx = o->log_ctx,
 			.files = feed->files,

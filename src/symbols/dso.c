@@ -35,6 +35,7 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 	symbols->no_inline = o.no_inline;
 	symbols->srcline = o.srcline;
 	symbols->full_source_path = o.full_source_path;
+	symbols->no_demangle = o.no_demangle;
 	symbols->log = o.log;
 	symbols->log_ctx = o.log_ctx;
 	symbols->files = o.files;
@@ -447,8 +448,8 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 	want_chain = sym && chain;
 	if (want_chain && nr_records > 0) {
 		n = ps_inline_frames(records, nr_records, sym->name, addr - sym->start,
-		                     symbols->srcline, symbols->full_source_path, &dso->arena,
-		                     frames, PS_INLINE_MAX);
+		                     symbols->srcline, symbols->full_source_path,
+		                     !symbols->no_demangle, &dso->arena, frames, PS_INLINE_MAX);
 		if (n > 0)
 			return n;
 	}

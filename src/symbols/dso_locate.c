@@ -501,6 +501,7 @@ static void locate_user(struct ps_dso *dso)
 		dso->syms = dso->runtime;
 	if (!dso->runtime)
 		dso->runtime = dso->syms;
+	dso->symtab.no_demangle = dso->owner->no_demangle;
 	if (ps_symtab_load_dso(&dso->symtab, dso->syms, dso->runtime, err, sizeof(err)) > 0) {
 		dso->has_symtab = true;
 	} else {

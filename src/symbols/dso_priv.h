@@ -62,7 +62,7 @@ struct ps_dso {
 
 struct ps_symbols {
 	char *symfs, *buildid_dir, *kallsyms, *vmlinux;
-	bool no_inline, srcline, full_source_path;
+	bool no_inline, srcline, full_source_path, no_demangle;
 	bool record_names; /* keep the answers of separate debug files */
 	struct ps_file_hooks files;
 	ps_log_fn log;

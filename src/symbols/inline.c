@@ -65,8 +65,8 @@ static char *srcline_text(const struct ps_addr2line_record *record, bool full_pa
 }
 
 size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr, const char *base_name,
-                        uint64_t offset, bool want_srcline, bool full_path, struct ps_arena *arena,
-                        struct ps_frame_name *out, size_t max)
+                        uint64_t offset, bool want_srcline, bool full_path, bool demangle,
+                        struct ps_arena *arena, struct ps_frame_name *out, size_t max)
 {
 	size_t n = 0;
 
@@ -79,7 +79,7 @@ size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr, co
 		struct ps_frame_name *frame = &out[n++];
 
 		name = trimmed(name, trim_buf, sizeof(trim_buf));
-		demangled = ps_symbol_demangle(name);
+		demangled = demangle ? ps_symbol_demangle(name) : NULL;
 		if (demangled)
 			name = demangled;
 		frame->offset = offset;

@@ -66,6 +66,8 @@ struct ps_symbols_opts {
 	bool record_names;
 	/* srclines with the whole path of the file (--full-source-path) */
 	bool full_source_path;
+	/* names as the files have them (perf script --no-demangle) */
+	bool no_demangle;
 };
 
 /* Returns 0 or a negative errno (-EINVAL for bad options, -ENOMEM). */

@@ -84,6 +84,9 @@ struct ps_symtab {
 	 * right end then skips the walk down the tree */
 	uint32_t rightmost;
 	struct ps_arena names;
+	/* names are kept as the ELF file has them (perf script
+	 * --no-demangle); set before loading */
+	bool no_demangle;
 };
 
 #define PS_SYMTAB_NONE UINT32_MAX
@@ -216,8 +219,8 @@ const struct ps_line_row *ps_line_table_find(const struct ps_line_table *table, 
  * symbol perf chose (NULL: none, no chain then). Strings are allocated in
  * arena. Returns the number of frames (0: perf keeps the plain frame). */
 size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr, const char *base_name,
-                        uint64_t offset, bool want_srcline, bool full_path, struct ps_arena *arena,
-                        struct ps_frame_name *out, size_t max);
+                        uint64_t offset, bool want_srcline, bool full_path, bool demangle,
+                        struct ps_arena *arena, struct ps_frame_name *out, size_t max);
 /* perf's srcline for a frame without a chain: "file:line" (the file's
  * base name unless full_path), or NULL when that is "??:0" (perf prints
  * nothing); records == 0 means not found. */

@@ -10,8 +10,11 @@
 #    option, --reltime, --deltatime, the fields misc, tod, data_src,
 #    phys_addr, the page sizes, iregs, uregs, flags, callindent, ipc,
 #    synth, metric, brstack*, machine_pid, vcpu (nothing to print without
-#    branch stacks or guests), the filters -S and --dsos, --inline,
-#    --demangle, --demangle-kernel, --show-kernel-path, --max-blocks,
+#    branch stacks or guests), the filters -S (names, addresses,
+#    --addr-range) and --dsos, --inline, --demangle, --no-demangle (the
+#    threads program's work_chunk has a C++ name), --demangle-kernel,
+#    -L, --stop-bt, --switch-on, --switch-off, --show-on-off-events,
+#    --show-kernel-path, --max-blocks,
 #    --stitch-lbr, --full-source-path, -C with the records, and
 #    --per-event-dump (its files and its summary);
 #  - a pipe-mode capture: records, rounds, misc, --reltime;
@@ -151,6 +154,23 @@ same "-F comm,tid,ip,sym,dso,srcline --full-source-path" "$rec" -F comm,tid,ip,s
 same "-F comm,tid,ip,sym,dso,srcline --full-source-path --no-inline" "$rec" \
 	-F comm,tid,ip,sym,dso,srcline --full-source-path --no-inline || failed=1
 same "--demangle --demangle-kernel" "$rec" --demangle --demangle-kernel || failed=1
+has "--demangle --demangle-kernel" "threads' work_chunk" ' pystitch::work_chunk\+0x'
+same "--no-demangle" "$rec" --no-demangle || failed=1
+has "--no-demangle" "threads' work_chunk" ' _ZN8pystitch10work_chunkEid\+0x'
+same "--no-demangle --demangle" "$rec" --no-demangle --demangle || failed=1
+same "-L" "$rec" -L || failed=1
+same "--Latency -F comm,tid,cpu,time,event,ip,sym --show-task-events" "$rec" --Latency \
+	-F comm,tid,cpu,time,event,ip,sym --show-task-events || failed=1
+same "--stop-bt worker_main,main" "$rec" --stop-bt worker_main,main || failed=1
+same "--stop-bt start_thread -F ip,sym,dso" "$rec" --stop-bt start_thread -F ip,sym,dso || failed=1
+# --switch-on/--switch-off with the capture's two events
+for sw in "--switch-on sched:sched_process_exec" "--switch-off sched:sched_process_exec" \
+	"--switch-on sched:sched_process_exec --show-on-off-events" \
+	"--switch-on cpu-clock --switch-off sched:sched_process_exec --show-on-off-events"; do
+	# shellcheck disable=SC2086 # the options split into words
+	same "$sw" "$rec" $sw || failed=1
+done
+same "--switch-on no-such-event (refused)" "$rec" --switch-on no-such-event || failed=1
 same "--show-kernel-path" "$rec" --show-kernel-path || failed=1
 same "--max-blocks 4" "$rec" --max-blocks 4 || failed=1
 same "--stitch-lbr" "$rec" --stitch-lbr || failed=1
@@ -166,6 +186,20 @@ sym=$("$AWK" '$2 != "[unknown]" && $2 != "" { n[$2]++ } END { for (s in n) if (n
 [ -n "$sym" ] || e2e_fail "no symbol in the capture for -S"
 same "-S $sym" "$rec" -S "$sym" || failed=1
 same "-S $sym,main -G" "$rec" -S "$sym,main" -G || failed=1
+# -S takes addresses too: a function's start, the sampled addresses in
+# hexadecimal, and with --addr-range the bytes after them
+e2e_perf_script addrs.txt -i "$rec" -G -F ip,sym,symoff
+addr_off=$("$AWK" -v sym="$sym" '$2 ~ "^" sym "\\+0x" { off = $2; sub(/.*\+0x/, "", off)
+	print $1, off; exit }' "$E2E_TMP/addrs.txt")
+addr=${addr_off% *}
+[ -n "$addr" ] || e2e_fail "no address of $sym for -S"
+start=$(printf '0x%x' $((0x$addr - 0x${addr_off#* })))
+# a function's start is a number, not a name: perf matches it with the
+# sampled addresses (none here)
+same "-S $start (the start of $sym)" "$rec" -S "$start" || failed=1
+same "-S $addr,nosuch -G" "$rec" -S "$addr,nosuch" -G || failed=1
+same "-S $addr --addr-range 64" "$rec" -S "$addr" --addr-range 64 || failed=1
+same "-S $addr --addr-range -16 -G" "$rec" -S "$addr" --addr-range -16 -G || failed=1
 same "--dsos inlining" "$rec" --dsos inlining || failed=1
 same "--dsos [kernel.kallsyms],libc.so.6" "$rec" --dsos '[kernel.kallsyms],libc.so.6' || failed=1
 same "--dsos $E2E_PROGRAMS/threads" "$rec" --dsos "$E2E_PROGRAMS/threads" || failed=1
@@ -220,8 +254,7 @@ done
 # ---- what pystitch leaves out: one line naming the option ----
 # each word: the option as given, ":", the name the message must hold
 for case in -sfoo.py:script --script=foo.py:script --itrace:itrace --xed:xed \
-	--insn-trace:insn-trace --no-demangle:no-demangle --Latency:Latency \
-	-F+insn:insn -F+srccode:srccode -F+nosuchfield:nosuchfield; do
+	--insn-trace:insn-trace -F+nosuchfield:nosuchfield; do
 	option=${case%:*}
 	name=${case##*:}
 	e2e_run "$PYSTITCH" script -q -i "$plain" "$option" >"$E2E_TMP/left.txt" 2>"$E2E_TMP/left.err" &&
