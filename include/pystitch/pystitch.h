@@ -1047,6 +1047,9 @@ struct ps_session_opts {
 	/* Symbol names as the ELF files and addr2line give them, not
 	 * demangled (perf script --no-demangle). */
 	bool no_demangle;
+	/* Fill ps_stack.insn and insn_len with the sampled instruction as
+	 * perf script's -F insn,insnlen has it. */
+	bool sample_insn;
 };
 
 struct ps_frame {
@@ -1084,6 +1087,14 @@ struct ps_stack {
 	bool has_callchain;
 	size_t nr_frames;
 	const struct ps_frame *frames;
+	/* With ps_session_opts.sample_insn: the sampled instruction as perf
+	 * reads it for -F insn (from the file of the map holding the IP, when
+	 * the capture was made on a machine of this one's architecture or in
+	 * pipe mode) and the length perf's x86 decoder gives it; insn_len 0
+	 * when perf has none (kallsyms, JIT code, a missing file, bytes its
+	 * decoder refuses). */
+	uint8_t insn_len;
+	uint8_t insn[16];
 };
 
 /* Open a capture for stacks. Same conventions as ps_reader_open(): 0 and

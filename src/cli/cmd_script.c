@@ -531,6 +531,8 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 	}
 	/* source lines cost a DWARF line lookup per frame: only on request */
 	opts->srcline = ps_script_fields_need_srcline(st->fields);
+	/* and the sampled instruction is read only when printed */
+	opts->sample_insn = st->fields && strstr(st->fields, "insn");
 	ps_cli_session_defaults(args);
 	if (st->show_events) {
 		opts->record = on_record;

@@ -349,8 +349,22 @@ void ps_script_print(struct ps_strbuf *out, struct ps_script_format *fmt,
 		ps_script_print_regs(out, fmt, &s->regs_intr, ev->attr->sample_regs_intr);
 	if (fields & PS_FIELD_UREGS)
 		ps_script_print_regs(out, fmt, &s->regs_user, ev->attr->sample_regs_user);
-	/* brstack*, bpf-output, insn*, ipc: refused by ps_script_format_init()
+	/* brstack*, bpf-output, ipc: refused by ps_script_format_init()
 	 * where a capture would give them something to print */
+	if (fields & PS_FIELD_INSNLEN) {
+		ps_strbuf_add(out, " ilen: ", 7);
+		ps_strbuf_add_uint(out, stack->insn_len, 0, false);
+	}
+	if ((fields & PS_FIELD_INSN) && stack->insn_len) {
+		ps_strbuf_add(out, " insn:", 6);
+		for (size_t i = 0; i < stack->insn_len && i < sizeof(stack->insn); i++) {
+			/* " %02x" */
+			char byte[3] = { ' ', "0123456789abcdef"[stack->insn[i] >> 4],
+				         "0123456789abcdef"[stack->insn[i] & 15] };
+
+			ps_strbuf_add(out, byte, 3);
+		}
+	}
 	if (fields & PS_FIELD_PHYS_ADDR)
 		ps_strbuf_add_hex(out, s->phys_addr, 16);
 	if (fields & PS_FIELD_DATA_PAGE_SIZE)

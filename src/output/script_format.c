@@ -270,9 +270,6 @@ static int check_unprinted(const struct ps_script_format *fmt, const struct ps_a
 		uint64_t field;
 		const char *name;
 	} always[] = {
-		/* perf reads the sampled instruction from the binary */
-		{ PS_FIELD_INSN, "insn" },
-		{ PS_FIELD_INSNLEN, "insnlen" },
 		/* perf prints the source line from the source file */
 		{ PS_FIELD_SRCCODE, "srccode" },
 	};

@@ -101,6 +101,52 @@ const struct ps_map *ps_pipeline_find_map(struct ps_pipeline *pipeline, struct p
 	return map;
 }
 
+/* perf's machine__kernel_start(): the first time it is asked, perf loads
+ * the kernel map (machine__get_kernel_start()), which re-sizes it to every
+ * kernel symbol (ps_symbols_kernel_extent()); on x86-64 kernel addresses
+ * start at 1 << 63. */
+static uint64_t kernel_start(struct ps_pipeline *pipeline)
+{
+	const struct ps_process *kernel = ps_machine_kernel(pipeline->machine);
+	struct ps_frame_name name;
+
+	if (pipeline->kernel_start_asked)
+		return UINT64_C(1) << 63;
+	pipeline->kernel_start_asked = true;
+	for (const struct ps_map *map = ps_process_next_map(kernel, NULL); map;
+	     map = ps_process_next_map(kernel, map)) {
+		if (!map->object->kernel || map->object->module_name ||
+		    strncmp(map->object->name, "[kernel.kallsyms]", 17) != 0)
+			continue;
+		struct ps_dso *dso = ps_pipeline_object_dso(pipeline, map->object);
+
+		if (dso)
+			ps_dso_resolve(dso, map->start, false, &name, 1);
+		break;
+	}
+	return UINT64_C(1) << 63;
+}
+
+ssize_t ps_pipeline_read_code(struct ps_pipeline *pipeline, struct ps_process *process, uint64_t ip,
+                              void *buf, size_t size, bool *is64)
+{
+	unsigned cpumode =
+	        ip >= kernel_start(pipeline) ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	const struct ps_map *map = ps_pipeline_find_map(pipeline, process, cpumode, ip);
+	struct ps_dso *dso;
+
+	*is64 = true;
+	/* JIT code is named by a perf map, a text file perf reads at the
+	 * address itself, past its end */
+	if (!map || map->object->jit_pid)
+		return -1;
+	dso = ps_pipeline_object_dso(pipeline, map->object);
+	if (!dso)
+		return -1;
+	*is64 = ps_dso_code_is64(dso);
+	return ps_dso_read_code(dso, map->identity ? ip : ip - map->start + map->pgoff, buf, size);
+}
+
 int ps_pipeline_add_frames(struct ps_pipeline *pipeline, struct ps_process *process,
                            unsigned cpumode, uint64_t ip, bool inlines)
 {

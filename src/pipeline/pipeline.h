@@ -128,6 +128,16 @@ bool ps_pipeline_replay(struct ps_pipeline *pipeline, struct ps_process *process
 const struct ps_map *ps_pipeline_find_map(struct ps_pipeline *pipeline, struct ps_process *process,
                                           unsigned cpumode, uint64_t ip);
 
+/* perf's thread__memcpy() (what perf script reads for -F insn): up to
+ * size bytes of the code at ip, from the file of the map that holds it in
+ * the kernel's address space (ip >= 1 << 63) or process's, and into *is64
+ * whether perf decodes them as 64-bit code. The bytes read, 0 at the end
+ * of the file, -1 when there is none (no map, JIT code, kallsyms,
+ * anonymous memory, a file that cannot be found). The first call loads
+ * the kernel map, as perf's first look at the kernel's start does. */
+ssize_t ps_pipeline_read_code(struct ps_pipeline *pipeline, struct ps_process *process, uint64_t ip,
+                              void *buf, size_t size, bool *is64);
+
 /* A stack as it is built: the recorded callchain (kernel part, or
  * everything with -g) followed by the unwound user stack, every frame
  * named. */

@@ -25,6 +25,7 @@ struct ps_pipeline {
 	bool stitch_lbr;
 	unsigned max_lbr;
 	bool warned_stitch_max, warned_lbr_depth;
+	bool kernel_start_asked; /* see kernel_start() in name.c */
 	ps_log_fn log;
 	void *log_ctx;
 	const struct ps_pipeline_rules *rules; /* never NULL */

@@ -32,6 +32,7 @@ static int session_open(struct ps_session *s, const char *path, struct ps_sessio
 	err = ps_feed_open(&s->feed, path, o, record_names, s->errmsg, sizeof(s->errmsg));
 	if (err)
 		return err;
+	s->native_arch = ps_session_native_arch(s->feed.reader);
 	/* a capture that can be read once per worker (not an archive) and
 	 * has user stacks to unwind */
 	if (o->jobs > 1 && !ps_reader_archive(s->feed.reader) && ps_feed_has_user_stacks(&s->feed))
@@ -169,6 +170,7 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 	s->stack.has_callchain = stack->has_callchain;
 	s->stack.frames = stack->frames;
 	s->stack.nr_frames = stack->nr_frames;
+	ps_session_sample_extras(s, sample);
 	if (mode == PS_PYTHON_NATIVE || !stack->has_callchain)
 		return 0;
 	if (!python) {

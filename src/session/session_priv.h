@@ -153,6 +153,16 @@ struct ps_session {
 	struct ps_stack stack;
 	char errmsg[PS_MSG_MAX];
 	bool errmsg_set; /* errmsg holds a worker's failure */
+	bool native_arch; /* see ps_session_native_arch() */
 };
+
+/* ---- extras.c ------------------------------------------------------- */
+
+/* Whether perf fetches the sampled instructions of this capture: made on
+ * a machine of this architecture, or in pipe mode. */
+bool ps_session_native_arch(const struct ps_reader *reader);
+/* What the options ask of a sample besides its stack (the sampled
+ * instruction), into s->stack. */
+void ps_session_sample_extras(struct ps_session *s, const struct ps_feed_sample *sample);
 
 #endif /* PS_SESSION_SESSION_PRIV_H */

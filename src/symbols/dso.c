@@ -71,6 +71,8 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 
 static void dso_free(struct ps_dso *dso)
 {
+	free(dso->code_path);
+	free(dso->code_file);
 	ps_addr2line_close(dso->a2l);
 	ps_addr2line_close(dso->a2l_recording);
 	ps_names_free(dso->names);

@@ -41,6 +41,10 @@ struct ps_dso {
 	struct ps_elf *opened[8]; /* every file kept open, owned */
 	size_t nr_opened;
 	struct ps_elf *data, *syms, *runtime, *a2l_file;
+	/* the file perf reads the DSO's contents from (ps_dso_read_code()),
+	 * as looked up and as read; NULL: none */
+	bool code_tried;
+	char *code_path, *code_file;
 	struct ps_symtab symtab;
 	bool has_symtab;
 	uint64_t text_offset;

@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "base/cursor.h"
 #include "base/file_hooks.h"
@@ -108,6 +109,18 @@ const char *ps_dso_errmsg(struct ps_dso *dso);
  * (unwind__prepare_access()). Asked once per DSO; reads the ELF header
  * only, so it does not locate the DSO's symbols. */
 bool ps_dso_is_elf64(struct ps_dso *dso);
+
+/* perf's dso__data_read_offset(): up to size bytes of the file perf reads
+ * the DSO's contents from (the build-id cache entry, perf's own vdso or
+ * --symfs + path, the first that is a regular file, whatever its build-id;
+ * none for the kernel and modules read from kallsyms, "[...]" names and
+ * //anon), from offset. The bytes read (0 at the end of the file), or -1
+ * when there is no such file or offset is past its end. */
+ssize_t ps_dso_read_code(struct ps_dso *dso, uint64_t offset, void *buf, size_t size);
+/* perf's dso->is_64_bit: whether the file the DSO's symbols come from is
+ * a 64-bit ELF (true when there is none), which decides how perf decodes
+ * its instructions. */
+bool ps_dso_code_is64(struct ps_dso *dso);
 
 /* One printed frame. */
 struct ps_frame_name {

@@ -9,7 +9,7 @@
 #    running the threads and inlining programs: every --show-*-events
 #    option, --reltime, --deltatime, the fields misc, tod, data_src,
 #    phys_addr, the page sizes, iregs, uregs, flags, callindent, ipc,
-#    synth, metric, brstack*, machine_pid, vcpu (nothing to print without
+#    synth, metric, insn, insnlen, brstack*, machine_pid, vcpu (nothing to print without
 #    branch stacks or guests), the filters -S (names, addresses,
 #    --addr-range) and --dsos, --inline, --demangle, --no-demangle (the
 #    threads program's work_chunk has a C++ name), --demangle-kernel,
@@ -144,6 +144,13 @@ same "-F +flags" "$rec" -F +flags || failed=1
 same "-F +callindent,+ipc,+synth,+metric" "$rec" -F +callindent,+ipc,+synth,+metric || failed=1
 same "-F +brstack,+brstacksym,+brstackoff" "$rec" -F +brstack,+brstacksym,+brstackoff || failed=1
 same "-F +machine_pid,+vcpu" "$rec" -F +machine_pid,+vcpu || failed=1
+# the sampled instruction, read from each object's file (the vdso from
+# the build-id cache; none from kallsyms) and decoded as perf decodes it
+same "-F +insn,+insnlen" "$rec" -F +insn,+insnlen || failed=1
+has "-F +insn,+insnlen" "instructions" '^ ilen: [1-9][0-9]* insn:( [0-9a-f]{2})+$'
+has "-F +insn,+insnlen" "kernel samples" '^ ilen: 0$'
+same "-G -F comm,tid,ip,sym,dso,insnlen,insn" "$rec" -G -F comm,tid,ip,sym,dso,insnlen,insn ||
+	failed=1
 same "-F trace:+bpf-output" "$rec" -F trace:+bpf-output || failed=1
 same "-F comm,tid,misc,tod,data_src" "$rec" -F comm,tid,misc,tod,data_src || failed=1
 same "--inline" "$rec" --inline || failed=1
@@ -240,6 +247,7 @@ mv "$E2E_RECORDED" "$pipe"
 same "pipe: --show-task-events --show-mmap-events --show-round-events" "$pipe" \
 	--show-task-events --show-mmap-events --show-round-events || failed=1
 same "pipe: -F +misc --reltime" "$pipe" -F +misc --reltime || failed=1
+same "pipe: -F +insn,+insnlen" "$pipe" -F +insn,+insnlen || failed=1
 # the header: a file's is printed first; a pipe's features come as
 # records, printed as they arrive, before any sample or record
 for data in "$plain" "$pipe"; do

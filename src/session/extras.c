@@ -1,0 +1,54 @@
+/* What perf script prints of a sample besides its stack, which needs the
+ * machine model at the sample's time: the sampled instruction (-F insn,
+ * insnlen), read from the object's file and decoded as perf's x86 decoder
+ * does. */
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "insn/insn.h"
+#include "reader/reader.h"
+#include "session/session_priv.h"
+
+/* perf fetches instructions only when the capture was made on a machine
+ * of this architecture (an i386 one read on x86-64 too), and always in
+ * pipe mode, which has no header to tell. */
+bool ps_session_native_arch(const struct ps_reader *reader)
+{
+	const struct ps_features *features = ps_reader_features(reader);
+	struct utsname uts;
+
+	if (ps_reader_is_pipe(reader))
+		return true;
+	if (!features || !features->arch || uname(&uts) != 0)
+		return false;
+	return strcmp(uts.machine, features->arch) == 0 ||
+	       (strcmp(uts.machine, "x86_64") == 0 && strcmp(features->arch, "i386") == 0);
+}
+
+/* perf's arch_fetch_insn(): PS_INSN_MAX bytes at the IP, and the length
+ * perf's decoder gives them. */
+static void sample_insn(struct ps_session *s, const struct ps_feed_sample *sample)
+{
+	const struct ps_sample *smp = &sample->event->u.sample;
+	uint8_t code[PS_INSN_MAX];
+	struct ps_insn insn;
+	bool is64;
+	ssize_t n;
+
+	s->stack.insn_len = 0;
+	if (!s->native_arch || !smp->ip || !(sample->event->attr->sample_type & PERF_SAMPLE_IP))
+		return;
+	n = ps_pipeline_read_code(s->feed.pipeline, sample->process, smp->ip, code, sizeof(code),
+	                          &is64);
+	if (n <= 0 || !ps_insn_decode(code, (size_t)n, is64, &insn))
+		return;
+	s->stack.insn_len = insn.length;
+	memcpy(s->stack.insn, code, insn.length);
+}
+
+void ps_session_sample_extras(struct ps_session *s, const struct ps_feed_sample *sample)
+{
+	if (s->feed.opts.sample_insn)
+		sample_insn(s, sample);
+}
