@@ -74,8 +74,8 @@ struct ps_script_opts {
 	/* perf script's -F: "comm,tid,time,ip,sym", "+srcline", "-cpu",
 	 * "sw:comm,ip" (the fields of perf 6.1's -F; types hw, sw, trace,
 	 * raw, break, synth). Fields pystitch cannot print yet where the
-	 * capture would give them values (brstack*, insn, insnlen, srccode,
-	 * bpf-output of a BPF output event) fail at the first write. NULL: perf script's defaults.
+	 * capture would give them values (brstack*, bpf-output of a BPF
+	 * output event) fail at the first write. NULL: perf script's defaults.
 	 * Open the session with ps_session_opts.srcline when ps_script_fields_need_srcline(). Not
 	 * copied: keep it valid until ps_script_close(). */
 	const char *fields;
@@ -104,6 +104,13 @@ struct ps_script_opts {
 	 * copied. */
 	const char *const *stop_bt;
 	size_t nr_stop_bt;
+	/* Where the source lines of -F srccode go: NULL, after each sample;
+	 * or into this other writer (perf script --per-event-dump writes
+	 * them to standard output), which then also keeps what was printed
+	 * last per thread. Not copied; it must outlive this writer's
+	 * writes. Open the session with ps_session_opts.srccode when
+	 * ps_script_fields_need_srccode(). */
+	struct ps_script *srccode_to;
 };
 
 #define PS_SCRIPT_SHOW_TASK (1u << 0) /* COMM, FORK, EXIT */
@@ -152,6 +159,8 @@ PS_API const char *ps_script_errmsg(const struct ps_script *script);
 /* Whether a -F spec names srcline, so that the session must look source
  * lines up (ps_session_opts.srcline). fields may be NULL. */
 PS_API bool ps_script_fields_need_srcline(const char *fields);
+/* Whether a -F spec names srccode (ps_session_opts.srccode). */
+PS_API bool ps_script_fields_need_srccode(const char *fields);
 
 /* ------------------------------------------------------------------ */
 /* Folded stacks (pystitch collapse)                                   */

@@ -1050,6 +1050,9 @@ struct ps_session_opts {
 	/* Fill ps_stack.insn and insn_len with the sampled instruction as
 	 * perf script's -F insn,insnlen has it. */
 	bool sample_insn;
+	/* Fill ps_stack.srccode_* with the source line of the sampled
+	 * address, as perf script's -F srccode finds it. */
+	bool srccode;
 };
 
 struct ps_frame {
@@ -1095,6 +1098,19 @@ struct ps_stack {
 	 * decoder refuses). */
 	uint8_t insn_len;
 	uint8_t insn[16];
+	/* Which thread perf holds the sample's (perf's thread object: a tid
+	 * used again after perf made its thread anew gets another). */
+	uint64_t thread_serial;
+	/* With ps_session_opts.srccode: the source of the sampled address
+	 * (from addr2line as perf runs it) and the text of that line, which
+	 * perf script -F srccode prints unless it printed the same file and
+	 * line last for the thread: srccode_file NULL when perf prints
+	 * nothing; srccode_text holds srccode_len bytes, no NUL among them.
+	 * Valid until the next ps_session_next(). */
+	const char *srccode_file;
+	unsigned srccode_line;
+	const char *srccode_text;
+	size_t srccode_len;
 };
 
 /* Open a capture for stacks. Same conventions as ps_reader_open(): 0 and

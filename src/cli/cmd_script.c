@@ -22,7 +22,8 @@ static const char script_usage[] =
         "  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
         "  -F, --fields LIST     fields to print, as perf script -F: comm, tid, pid,\n"
         "                        time, cpu, period, event, trace, ip, sym, symoff,\n"
-        "                        dso, addr, srcline; TYPE:LIST for one event type\n"
+        "                        dso, addr, srcline, srccode, insn, insnlen, ...;\n"
+        "                        TYPE:LIST for one event type\n"
         "                        (hw, sw, trace, raw, break); +f / -f edit the defaults\n"
         "  -G, --hide-call-graph one line per sample, without the stack\n"
         "      --ns              times in nanoseconds\n"
@@ -409,22 +410,26 @@ static int64_t captured_on(const struct ps_cli *cli, struct ps_session *session)
 static int open_out(struct script_run *run, const struct script_state *st,
                     const struct ps_session_opts *opts, struct script_out *o)
 {
-	return ps_script_open(ps_session_reader(run->session),
-	                      &(struct ps_script_opts){ .sz = sizeof(struct ps_script_opts),
-	                                                .fields = st->fields,
-	                                                .hide_call_graph = opts->no_callchain,
-	                                                .ns = st->ns,
-	                                                .write = count_write,
-	                                                .write_ctx = o,
-	                                                .reltime = st->reltime,
-	                                                .deltatime = st->deltatime,
-	                                                .show_events = st->show_events,
-	                                                .cpus = opts->cpus,
-	                                                .nr_cpus = opts->nr_cpus,
-	                                                .latency = st->latency,
-	                                                .stop_bt = st->stop_bt,
-	                                                .nr_stop_bt = st->nr_stop_bt },
-	                      &o->script);
+	return ps_script_open(
+	        ps_session_reader(run->session),
+	        &(struct ps_script_opts){ .sz = sizeof(struct ps_script_opts),
+	                                  .fields = st->fields,
+	                                  .hide_call_graph = opts->no_callchain,
+	                                  .ns = st->ns,
+	                                  .write = count_write,
+	                                  .write_ctx = o,
+	                                  .reltime = st->reltime,
+	                                  .deltatime = st->deltatime,
+	                                  .show_events = st->show_events,
+	                                  .cpus = opts->cpus,
+	                                  .nr_cpus = opts->nr_cpus,
+	                                  .latency = st->latency,
+	                                  .stop_bt = st->stop_bt,
+	                                  .nr_stop_bt = st->nr_stop_bt,
+	                                  /* perf prints them on stdout */
+	                                  .srccode_to =
+	                                          o == &run->outs[0] ? NULL : run->outs[0].script },
+	        &o->script);
 }
 
 /* perf's files are named after the input and each event. */
@@ -533,6 +538,7 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 	opts->srcline = ps_script_fields_need_srcline(st->fields);
 	/* and the sampled instruction is read only when printed */
 	opts->sample_insn = st->fields && strstr(st->fields, "insn");
+	opts->srccode = ps_script_fields_need_srccode(st->fields);
 	ps_cli_session_defaults(args);
 	if (st->show_events) {
 		opts->record = on_record;

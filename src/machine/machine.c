@@ -46,6 +46,7 @@ struct ps_machine {
 	struct ps_process kernel;
 	const struct ps_features *features;
 	void (*free_thread_state)(void *state);
+	uint64_t nr_threads_made; /* the last ps_thread.serial given */
 };
 
 static size_t hash_int(int32_t v)
@@ -472,6 +473,7 @@ static struct ps_thread *new_thread(struct ps_machine *machine, int32_t pid, int
 	t->pid = pid;
 	t->tid = tid;
 	t->ppid = -1;
+	t->serial = ++machine->nr_threads_made;
 	t->next = machine->threads[hash_int(tid)];
 	machine->threads[hash_int(tid)] = t;
 	return t;

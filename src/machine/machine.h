@@ -70,6 +70,9 @@ struct ps_thread {
 	 * exits, and with the machine, by the function
 	 * ps_machine_set_thread_free() gave; NULL: none. */
 	void *state;
+	/* Which of the threads the machine made (1, 2, ...): a thread made
+	 * again for a tid (perf's FORK of a tid it knows) has another. */
+	uint64_t serial;
 	struct ps_thread *next;
 };
 

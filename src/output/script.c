@@ -382,6 +382,7 @@ struct ps_script {
 	struct ps_script_format format;
 	bool format_ready;
 	struct ps_sink sink;
+	struct ps_script_srccode srccode; /* what -F srccode printed last */
 	char errmsg[PS_MSG_MAX];
 };
 
@@ -411,6 +412,7 @@ void ps_script_close(struct ps_script *script)
 	if (!script)
 		return;
 	ps_sink_release(&script->sink);
+	ps_script_srccode_release(&script->srccode);
 	free(script);
 }
 
@@ -439,9 +441,21 @@ static int format_ready(struct ps_script *script)
 
 int ps_script_write(struct ps_script *script, const struct ps_stack *stack)
 {
+	const struct ps_script_format *fmt = &script->format;
+	struct ps_script *to = script->opts.srccode_to ? script->opts.srccode_to : script;
+	int err;
+
 	if (format_ready(script))
 		return -EINVAL;
 	ps_script_print(&script->sink.text, &script->format, stack);
+	/* after the sample, on perf's standard output */
+	if (fmt->fields[ps_output_type(stack->event->attr->type)] & PS_FIELD_SRCCODE) {
+		err = ps_script_print_srccode(&to->sink.text, &to->srccode, stack);
+		if (!err && to != script)
+			err = ps_sink_maybe_drain(&to->sink);
+		if (err)
+			return err;
+	}
 	return ps_sink_maybe_drain(&script->sink);
 }
 
@@ -478,4 +492,9 @@ const char *ps_script_errmsg(const struct ps_script *script)
 bool ps_script_fields_need_srcline(const char *fields)
 {
 	return fields && strstr(fields, "srcline");
+}
+
+bool ps_script_fields_need_srccode(const char *fields)
+{
+	return fields && strstr(fields, "srccode");
 }

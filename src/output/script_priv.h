@@ -35,6 +35,18 @@ void ps_script_print_record(struct ps_strbuf *out, struct ps_script_format *fmt,
                             const struct ps_reader *reader, const struct ps_event *ev,
                             const char *comm);
 
+/* -F srccode: what perf printed last per thread (script_srccode.c). */
+struct srccode_seen;
+struct ps_script_srccode {
+	struct srccode_seen *slots; /* by ps_stack.thread_serial */
+	size_t nr_slots, used;
+};
+/* The sample's source line, as perf prints it after the sample, unless
+ * perf printed that file and line last for the thread. 0 or -ENOMEM. */
+int ps_script_print_srccode(struct ps_strbuf *out, struct ps_script_srccode *sc,
+                            const struct ps_stack *stack);
+void ps_script_srccode_release(struct ps_script_srccode *sc);
+
 struct tep_event;
 /* How many bytes from the start of a tracepoint record of size bytes at
  * data libtraceevent reads to print it: past its fields, the reach of its

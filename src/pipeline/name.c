@@ -147,6 +147,20 @@ ssize_t ps_pipeline_read_code(struct ps_pipeline *pipeline, struct ps_process *p
 	return ps_dso_read_code(dso, map->identity ? ip : ip - map->start + map->pgoff, buf, size);
 }
 
+bool ps_pipeline_source(struct ps_pipeline *pipeline, struct ps_process *process, unsigned cpumode,
+                        uint64_t ip, char *path, size_t size, unsigned *line)
+{
+	const struct ps_map *map = ps_pipeline_find_map(pipeline, process, cpumode, ip);
+	struct ps_dso *dso;
+
+	/* perf never asks addr2line about a perf map */
+	if (!map || map->object->jit_pid || map->object->kernel)
+		return false;
+	dso = ps_pipeline_object_dso(pipeline, map->object);
+	return dso && ps_dso_source(dso, map->identity ? ip : ip - map->start + map->pgoff, path,
+	                            size, line);
+}
+
 int ps_pipeline_add_frames(struct ps_pipeline *pipeline, struct ps_process *process,
                            unsigned cpumode, uint64_t ip, bool inlines)
 {

@@ -138,6 +138,12 @@ const struct ps_map *ps_pipeline_find_map(struct ps_pipeline *pipeline, struct p
 ssize_t ps_pipeline_read_code(struct ps_pipeline *pipeline, struct ps_process *process, uint64_t ip,
                               void *buf, size_t size, bool *is64);
 
+/* perf's map__fprintf_srccode() lookup (-F srccode): the source file and
+ * line of ip (in cpumode's address space) as addr2line gives them, into
+ * path and *line; false when there are none. */
+bool ps_pipeline_source(struct ps_pipeline *pipeline, struct ps_process *process, unsigned cpumode,
+                        uint64_t ip, char *path, size_t size, unsigned *line);
+
 /* A stack as it is built: the recorded callchain (kernel part, or
  * everything with -g) followed by the unwound user stack, every frame
  * named. */

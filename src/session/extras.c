@@ -1,7 +1,7 @@
 /* What perf script prints of a sample besides its stack, which needs the
  * machine model at the sample's time: the sampled instruction (-F insn,
  * insnlen), read from the object's file and decoded as perf's x86 decoder
- * does. */
+ * does; the source line of the sampled address (-F srccode). */
 #include <linux/perf_event.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -9,6 +9,7 @@
 #include "insn/insn.h"
 #include "reader/reader.h"
 #include "session/session_priv.h"
+#include "symbols/symbols.h"
 
 /* perf fetches instructions only when the capture was made on a machine
  * of this architecture (an i386 one read on x86-64 too), and always in
@@ -47,8 +48,34 @@ static void sample_insn(struct ps_session *s, const struct ps_feed_sample *sampl
 	memcpy(s->stack.insn, code, insn.length);
 }
 
+/* perf's map__fprintf_srccode() for the sampled address, without its
+ * per-thread memory of what it printed last (the printer keeps that,
+ * seeing only the samples it prints). */
+static void sample_srccode(struct ps_session *s, const struct ps_feed_sample *sample)
+{
+	const struct ps_event *ev = sample->event;
+	const char *text;
+	unsigned line;
+	size_t len;
+
+	s->stack.srccode_file = NULL;
+	if (!ps_pipeline_source(s->feed.pipeline, sample->process,
+	                        ev->misc & PERF_RECORD_MISC_CPUMODE_MASK, ev->u.sample.ip,
+	                        s->srccode_file, sizeof(s->srccode_file), &line) ||
+	    !ps_symbols_source_text(ps_pipeline_symbols(s->feed.pipeline), s->srccode_file, line,
+	                            &text, &len))
+		return;
+	s->stack.srccode_file = s->srccode_file;
+	s->stack.srccode_line = line;
+	s->stack.srccode_text = text;
+	s->stack.srccode_len = len;
+}
+
 void ps_session_sample_extras(struct ps_session *s, const struct ps_feed_sample *sample)
 {
+	s->stack.thread_serial = sample->thread->serial;
 	if (s->feed.opts.sample_insn)
 		sample_insn(s, sample);
+	if (s->feed.opts.srccode)
+		sample_srccode(s, sample);
 }

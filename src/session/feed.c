@@ -171,6 +171,7 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 			.srcline = o->srcline,
 			.full_source_path = o->full_source_path,
 			.no_demangle = o->no_demangle,
+			.srccode = o->srccode,
 			.log = o->log,
 			.log_ctx = o->log_ctx,
 			.files = feed->files,

@@ -154,6 +154,7 @@ struct ps_session {
 	char errmsg[PS_MSG_MAX];
 	bool errmsg_set; /* errmsg holds a worker's failure */
 	bool native_arch; /* see ps_session_native_arch() */
+	char srccode_file[4096]; /* the stack's srccode_file */
 };
 
 /* ---- extras.c ------------------------------------------------------- */
@@ -162,7 +163,7 @@ struct ps_session {
  * a machine of this architecture, or in pipe mode. */
 bool ps_session_native_arch(const struct ps_reader *reader);
 /* What the options ask of a sample besides its stack (the sampled
- * instruction), into s->stack. */
+ * instruction, its source line), into s->stack. */
 void ps_session_sample_extras(struct ps_session *s, const struct ps_feed_sample *sample);
 
 #endif /* PS_SESSION_SESSION_PRIV_H */

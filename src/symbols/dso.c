@@ -36,6 +36,7 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 	symbols->srcline = o.srcline;
 	symbols->full_source_path = o.full_source_path;
 	symbols->no_demangle = o.no_demangle;
+	symbols->srccode = o.srccode;
 	symbols->log = o.log;
 	symbols->log_ctx = o.log_ctx;
 	symbols->files = o.files;
@@ -111,6 +112,7 @@ void ps_symbols_free(struct ps_symbols *symbols)
 	free(symbols->buildid_dir);
 	free(symbols->kallsyms);
 	free(symbols->vmlinux);
+	ps_sources_free(symbols->sources);
 	free(symbols->reloc_name);
 	free(symbols);
 }
@@ -433,7 +435,9 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 		struct ps_addr2line **a2l = asked ? &dso->a2l : &dso->a2l_recording;
 
 		if (dso->a2l_file && !*a2l && (asked || dso->recording) &&
-		    ps_addr2line_open(dso->a2l_file, symbols->srcline || dso->recording, a2l) < 0)
+		    ps_addr2line_open(dso->a2l_file,
+		                      symbols->srcline || symbols->srccode || dso->recording,
+		                      a2l) < 0)
 			dso->a2l_file = NULL;
 		if (*a2l && (asked || dso->recording)) {
 			int got = ps_addr2line_query(*a2l, addr + dso->text_offset,
@@ -467,6 +471,25 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 			frames[0].srcline = addr_srcline(dso, addr + dso->text_offset);
 	}
 	return 1;
+}
+
+bool ps_dso_source(struct ps_dso *dso, uint64_t addr, char *path, size_t size, unsigned *line)
+{
+	struct ps_symbols *symbols = dso->owner;
+	int got;
+
+	ps_dso_locate(dso);
+	/* perf asks addr2line on the file symbols came from (never on
+	 * "[...]" names), every time: it keeps no answer for srccode */
+	if ((dso->kind != DSO_USER && dso->kind != DSO_VDSO) || !dso->a2l_file)
+		return false;
+	if (!dso->a2l && ps_addr2line_open(dso->a2l_file, true, &dso->a2l) < 0) {
+		dso->a2l_file = NULL;
+		return false;
+	}
+	got = ps_addr2line_query(dso->a2l, addr + dso->text_offset, symbols->records,
+	                         PS_INLINE_MAX);
+	return got > 0 && ps_inline_source(&symbols->records[0], path, size, line);
 }
 
 static size_t resolve_kernel(struct ps_dso *dso, uint64_t addr, struct ps_frame_name *frames)

@@ -67,6 +67,7 @@ struct ps_dso {
 struct ps_symbols {
 	char *symfs, *buildid_dir, *kallsyms, *vmlinux;
 	bool no_inline, srcline, full_source_path, no_demangle;
+	bool srccode; /* addr2line's answers name their files */
 	bool record_names; /* keep the answers of separate debug files */
 	struct ps_file_hooks files;
 	ps_log_fn log;
@@ -89,7 +90,12 @@ struct ps_symbols {
 	struct ps_frame_name frames[PS_INLINE_MAX];
 	struct ps_addr2line_record records[PS_INLINE_MAX];
 	bool answer_incomplete; /* not to be cached: ask again next time */
+	struct ps_sources *sources; /* source.c: source files for srccode */
 };
+
+/* source.c */
+struct ps_sources;
+void ps_sources_free(struct ps_sources *sources);
 
 /* A message through the session's log callback, when there is one. */
 static inline void ps_symbols_log(const struct ps_symbols *symbols, enum ps_log_level level,

@@ -69,6 +69,8 @@ struct ps_symbols_opts {
 	bool full_source_path;
 	/* names as the files have them (perf script --no-demangle) */
 	bool no_demangle;
+	/* ps_dso_source() is asked (perf script -F srccode) */
+	bool srccode;
 };
 
 /* Returns 0 or a negative errno (-EINVAL for bad options, -ENOMEM). */
@@ -121,6 +123,24 @@ ssize_t ps_dso_read_code(struct ps_dso *dso, uint64_t offset, void *buf, size_t 
  * a 64-bit ELF (true when there is none), which decides how perf decodes
  * its instructions. */
 bool ps_dso_code_is64(struct ps_dso *dso);
+
+/* perf's get_srcline_split() for -F srccode: the source file of an
+ * address of the DSO (as ps_dso_resolve() takes it) as addr2line names it
+ * (a path, relative to where perf runs when the compilation unit's
+ * directory is), into path, and its line. false when addr2line has no
+ * answer, or is not run (kernel, "[...]" names, a DSO without its file).
+ * The DSO's addr2line answers in the order it is asked, as perf's child. */
+bool ps_dso_source(struct ps_dso *dso, uint64_t addr, char *path, size_t size, unsigned *line);
+
+/* perf's find_sourceline() for -F srccode: line (from 1) of the text file
+ * at path (read through the file hooks), without its newline: *len bytes
+ * at *text, valid until the next call; the last line of a file without a
+ * final newline runs to the file's end, and a NUL ends any line, as
+ * perf's printf has them. false when the file cannot be read or has no
+ * such line. Files are kept as perf keeps them (the 64 most recently
+ * used, 32 MiB). */
+bool ps_symbols_source_text(struct ps_symbols *symbols, const char *path, unsigned line,
+                            const char **text, size_t *len);
 
 /* One printed frame. */
 struct ps_frame_name {

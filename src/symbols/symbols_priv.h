@@ -221,6 +221,12 @@ const struct ps_line_row *ps_line_table_find(const struct ps_line_table *table, 
 size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr, const char *base_name,
                         uint64_t offset, bool want_srcline, bool full_path, bool demangle,
                         struct ps_arena *arena, struct ps_frame_name *out, size_t max);
+/* The source file and line perf takes from addr2line's answer for -F
+ * srccode (get_srcline_split()): the file as addr2line prints it (the
+ * unit's directory before a relative name) into path, cut at its first
+ * ':' as perf cuts it; false for addr2line's "??:0". */
+bool ps_inline_source(const struct ps_addr2line_record *record, char *path, size_t size,
+                      unsigned *line);
 /* perf's srcline for a frame without a chain: "file:line" (the file's
  * base name unless full_path), or NULL when that is "??:0" (perf prints
  * nothing); records == 0 means not found. */

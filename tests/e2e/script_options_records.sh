@@ -9,14 +9,14 @@
 #    running the threads and inlining programs: every --show-*-events
 #    option, --reltime, --deltatime, the fields misc, tod, data_src,
 #    phys_addr, the page sizes, iregs, uregs, flags, callindent, ipc,
-#    synth, metric, insn, insnlen, brstack*, machine_pid, vcpu (nothing to print without
+#    synth, metric, insn, insnlen, srccode, brstack*, machine_pid, vcpu (nothing to print without
 #    branch stacks or guests), the filters -S (names, addresses,
 #    --addr-range) and --dsos, --inline, --demangle, --no-demangle (the
 #    threads program's work_chunk has a C++ name), --demangle-kernel,
 #    -L, --stop-bt, --switch-on, --switch-off, --show-on-off-events,
 #    --show-kernel-path, --max-blocks,
 #    --stitch-lbr, --full-source-path, -C with the records, and
-#    --per-event-dump (its files and its summary);
+#    --per-event-dump (its files and its summary, with -F +srccode);
 #  - a pipe-mode capture: records, rounds, misc, --reltime;
 #  - perf's refusals: weight and ins_lat the capture does not record, tod
 #    without clock data, brstackinsn without -b;
@@ -151,6 +151,14 @@ has "-F +insn,+insnlen" "instructions" '^ ilen: [1-9][0-9]* insn:( [0-9a-f]{2})+
 has "-F +insn,+insnlen" "kernel samples" '^ ilen: 0$'
 same "-G -F comm,tid,ip,sym,dso,insnlen,insn" "$rec" -G -F comm,tid,ip,sym,dso,insnlen,insn ||
 	failed=1
+# the source line of each sample, when not the one printed last for its
+# thread (the tracepoint's default fields have no ip: perf refuses
+# srccode there)
+same "-F sw:+srccode" "$rec" -F sw:+srccode || failed=1
+has "-F sw:+srccode" "source lines" '^[|][0-9]+ +	'
+same "-F +srccode (refused)" "$rec" -F +srccode || failed=1
+same "-G -F comm,tid,ip,sym,srcline,srccode" "$rec" -G -F comm,tid,ip,sym,srcline,srccode ||
+	failed=1
 same "-F trace:+bpf-output" "$rec" -F trace:+bpf-output || failed=1
 same "-F comm,tid,misc,tod,data_src" "$rec" -F comm,tid,misc,tod,data_src || failed=1
 same "--inline" "$rec" --inline || failed=1
@@ -193,6 +201,9 @@ sym=$("$AWK" '$2 != "[unknown]" && $2 != "" { n[$2]++ } END { for (s in n) if (n
 [ -n "$sym" ] || e2e_fail "no symbol in the capture for -S"
 same "-S $sym" "$rec" -S "$sym" || failed=1
 same "-S $sym,main -G" "$rec" -S "$sym,main" -G || failed=1
+# only the samples printed count for what was printed last
+same "-S $sym,work_chunk,run -F sw:+srccode" "$rec" -S "$sym,pystitch::work_chunk,run" \
+	-F sw:+srccode || failed=1
 # -S takes addresses too: a function's start, the sampled addresses in
 # hexadecimal, and with --addr-range the bytes after them
 e2e_perf_script addrs.txt -i "$rec" -G -F ip,sym,symoff
@@ -217,11 +228,28 @@ same "--per-event-dump" "$rec" --per-event-dump || failed=1
 for f in "$rec".*.dump; do
 	[ -e "$f" ] && rm -f "$f"
 done
-e2e_perf script -i "$rec" --per-event-dump >/dev/null 2>&1 || e2e_fail "perf script --per-event-dump failed"
+# with -F sw:+srccode the source lines go to standard output. The
+# summary's sizes are left out there: perf flushes every file whenever it
+# starts an addr2line child (for srccode, srcline or the inline frames of
+# DWARF stacks), which moves what its stdio buffers hold when it looks
+e2e_perf script -i "$rec" --per-event-dump -F sw:+srccode >"$E2E_TMP/dump-perf.txt" 2>&1 ||
+	e2e_fail "perf script --per-event-dump failed"
 mv "$rec".*.dump "$E2E_TMP/dump-perf/"
-e2e_run "$PYSTITCH" script -q --buildid-dir "$E2E_TMP/buildid-cache" -i "$rec" --per-event-dump >/dev/null ||
-	e2e_fail "pystitch script --per-event-dump failed"
+e2e_run "$PYSTITCH" script -q --buildid-dir "$E2E_TMP/buildid-cache" -i "$rec" --per-event-dump \
+	-F sw:+srccode >"$E2E_TMP/dump-ours.txt" || e2e_fail "pystitch script --per-event-dump failed"
 mv "$rec".*.dump "$E2E_TMP/dump-ours/"
+for f in dump-perf.txt dump-ours.txt; do
+	sed 's/^\[ perf script: Wrote [0-9.]* MB /[ perf script: Wrote N MB /' "$E2E_TMP/$f" >"$E2E_TMP/$f.sizes"
+done
+grep -q '^[|][0-9]' "$E2E_TMP/dump-perf.txt" ||
+	e2e_fail "perf script --per-event-dump -F sw:+srccode printed no source line"
+if cmp -s "$E2E_TMP/dump-perf.txt.sizes" "$E2E_TMP/dump-ours.txt.sizes"; then
+	e2e_say "TEST: $e2e_name: --per-event-dump -F sw:+srccode: identical but for the sizes"
+else
+	e2e_say "TEST: $e2e_name: --per-event-dump -F sw:+srccode: DIFFERENT"
+	diff "$E2E_TMP/dump-perf.txt.sizes" "$E2E_TMP/dump-ours.txt.sizes" | head -8 >&2
+	failed=1
+fi
 nr_dumps=0
 for f in "$E2E_TMP/dump-perf"/*; do
 	nr_dumps=$((nr_dumps + 1))
