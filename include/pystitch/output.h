@@ -161,6 +161,10 @@ PS_API const char *ps_script_errmsg(const struct ps_script *script);
 PS_API bool ps_script_fields_need_srcline(const char *fields);
 /* Whether a -F spec names srccode (ps_session_opts.srccode). */
 PS_API bool ps_script_fields_need_srccode(const char *fields);
+/* What a -F spec needs of the branches (ps_session_opts.branches, enum
+ * ps_branch_names): the objects (brstack, brstackoff), or the functions
+ * too (brstacksym, which perf prints only without brstack). */
+PS_API int ps_script_fields_need_branches(const char *fields);
 
 /* ------------------------------------------------------------------ */
 /* Folded stacks (pystitch collapse)                                   */

@@ -1053,6 +1053,17 @@ struct ps_session_opts {
 	/* Fill ps_stack.srccode_* with the source line of the sampled
 	 * address, as perf script's -F srccode finds it. */
 	bool srccode;
+	/* Fill ps_stack.branches (enum ps_branch_names): perf names the
+	 * objects of brstack and brstackoff without loading their symbols,
+	 * and the functions of brstacksym by loading them, which changes
+	 * what later brstackoff offsets are. */
+	int branches;
+};
+
+enum ps_branch_names {
+	PS_BRANCHES_NONE = 0,
+	PS_BRANCHES_OBJECTS, /* dso and offset (-F brstack, brstackoff) */
+	PS_BRANCHES_SYMBOLS, /* sym and symoff too (-F brstacksym) */
 };
 
 struct ps_frame {
@@ -1077,6 +1088,24 @@ struct ps_frame {
 	/* Not a frame: the marker "[truncated]" (sym) that ends a stack cut
 	 * off by the stack-copy limit, in the Python modes that merge. */
 	bool truncated;
+};
+
+/* One end of a branch of a sample's branch stack, as perf script's -F
+ * brstack, brstacksym and brstackoff print it (see
+ * ps_session_opts.branches). */
+struct ps_branch_end {
+	uint64_t addr; /* as recorded */
+	/* brstackoff: relative to its mapping (file offset), unless perf has
+	 * loaded the object's symbols from an ELF file; addr without a map */
+	uint64_t offset;
+	const char *sym; /* PS_BRANCHES_SYMBOLS only; NULL: [unknown] */
+	uint64_t symoff;
+	const char *dso; /* NULL: [unknown] */
+};
+
+struct ps_branch {
+	struct ps_branch_end from, to;
+	uint64_t flags; /* the entry's flags word as recorded */
 };
 
 struct ps_stack {
@@ -1111,6 +1140,10 @@ struct ps_stack {
 	unsigned srccode_line;
 	const char *srccode_text;
 	size_t srccode_len;
+	/* With ps_session_opts.branches: the sample's branch stack, each end
+	 * named (nr_branches is the sample's branch_nr). */
+	size_t nr_branches;
+	const struct ps_branch *branches;
 };
 
 /* Open a capture for stacks. Same conventions as ps_reader_open(): 0 and

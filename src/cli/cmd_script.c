@@ -539,6 +539,7 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 	/* and the sampled instruction is read only when printed */
 	opts->sample_insn = st->fields && strstr(st->fields, "insn");
 	opts->srccode = ps_script_fields_need_srccode(st->fields);
+	opts->branches = ps_script_fields_need_branches(st->fields);
 	ps_cli_session_defaults(args);
 	if (st->show_events) {
 		opts->record = on_record;

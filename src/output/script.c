@@ -349,7 +349,9 @@ void ps_script_print(struct ps_strbuf *out, struct ps_script_format *fmt,
 		ps_script_print_regs(out, fmt, &s->regs_intr, ev->attr->sample_regs_intr);
 	if (fields & PS_FIELD_UREGS)
 		ps_script_print_regs(out, fmt, &s->regs_user, ev->attr->sample_regs_user);
-	/* brstack*, bpf-output, ipc: refused by ps_script_format_init()
+	if (fields & (PS_FIELD_BRSTACK | PS_FIELD_BRSTACKSYM | PS_FIELD_BRSTACKOFF))
+		ps_script_print_branches(out, stack, fields);
+	/* brstackinsn, bpf-output, ipc: refused by ps_script_format_init()
 	 * where a capture would give them something to print */
 	if (fields & PS_FIELD_INSNLEN) {
 		ps_strbuf_add(out, " ilen: ", 7);
@@ -497,4 +499,30 @@ bool ps_script_fields_need_srcline(const char *fields)
 bool ps_script_fields_need_srccode(const char *fields)
 {
 	return fields && strstr(fields, "srccode");
+}
+
+/* Whether a field of the -F spec names this one, added or set. */
+static bool names_field(const char *fields, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = fields; p && (p = strstr(p, name)) != NULL; p += len) {
+		bool starts = p == fields || p[-1] == ',' || p[-1] == ':' || p[-1] == '+';
+		bool ends = p[len] == 0 || p[len] == ',';
+
+		if (starts && ends)
+			return true;
+	}
+	return false;
+}
+
+int ps_script_fields_need_branches(const char *fields)
+{
+	/* perf prints brstack before brstacksym before brstackoff: only
+	 * brstacksym looks functions up */
+	if (names_field(fields, "brstack"))
+		return PS_BRANCHES_OBJECTS;
+	if (names_field(fields, "brstacksym"))
+		return PS_BRANCHES_SYMBOLS;
+	return names_field(fields, "brstackoff") ? PS_BRANCHES_OBJECTS : PS_BRANCHES_NONE;
 }

@@ -303,3 +303,81 @@ void ps_script_print_page_size(struct ps_strbuf *out, uint64_t size)
 	}
 	ps_strbuf_addf(out, "%" PRIu64 "%c", size, units[i]);
 }
+
+/* print_bstack_flags(): "/%c/%c/%c/%d/%s " of perf's branch_flags bits:
+ * mispred 0, predicted 1, in_tx 2, abort 3, cycles 4-19, type 20-23,
+ * new_type 26-29 (for type 15, PERF_BR_EXTEND_ABI). */
+static void print_branch_flags(struct ps_strbuf *out, uint64_t flags)
+{
+	static const char *const types[] = {
+		"",       "COND",      "UNCOND",   "IND",  "CALL", "IND_CALL", "RET",   "SYSCALL",
+		"SYSRET", "COND_CALL", "COND_RET", "ERET", "IRQ",  "SERROR",   "NO_TX",
+	};
+	static const char *const new_types[] = {
+		"FAULT_ALGN", "FAULT_DATA", "FAULT_INST", "ARCH_1",
+		"ARCH_2",     "ARCH_3",     "ARCH_4",     "ARCH_5"
+	};
+	unsigned type = (unsigned)(flags >> 20) & 15, new_type = (unsigned)(flags >> 26) & 15;
+	bool mispred = flags & 1, predicted = flags & 2;
+
+	ps_strbuf_addch(out, '/');
+	ps_strbuf_addch(out, !(mispred || predicted) ? '-' : predicted ? 'P' : 'M');
+	ps_strbuf_add(out, flags & 4 ? "/X/" : "/-/", 3);
+	ps_strbuf_addch(out, flags & 8 ? 'A' : '-');
+	ps_strbuf_addch(out, '/');
+	ps_strbuf_add_uint(out, (flags >> 4) & 0xffff, 0, false);
+	ps_strbuf_addch(out, '/');
+	if (type < 15)
+		ps_strbuf_addstr(out, types[type]);
+	else /* glibc's printf of a NULL string past the names */
+		ps_strbuf_addstr(out, new_type < 8 ? new_types[new_type] : "(null)");
+	ps_strbuf_addch(out, ' ');
+}
+
+static void print_branch_dso(struct ps_strbuf *out, const struct ps_branch_end *end,
+                             uint64_t fields)
+{
+	if (!(fields & PS_FIELD_DSO))
+		return;
+	ps_strbuf_addch(out, '(');
+	ps_strbuf_addstr(out, end->dso ? end->dso : "[unknown]");
+	ps_strbuf_addch(out, ')');
+}
+
+/* symbol__fprintf_symname_offs() */
+static void print_branch_symbol(struct ps_strbuf *out, const struct ps_branch_end *end)
+{
+	if (!end->sym) {
+		ps_strbuf_addstr(out, "[unknown]");
+		return;
+	}
+	ps_strbuf_addstr(out, end->sym);
+	ps_strbuf_add(out, "+0x", 3);
+	ps_strbuf_add_hex(out, end->symoff, 0);
+}
+
+void ps_script_print_branches(struct ps_strbuf *out, const struct ps_stack *stack, uint64_t fields)
+{
+	/* perf prints one of them, in this order of precedence */
+	bool sym = !(fields & PS_FIELD_BRSTACK) && (fields & PS_FIELD_BRSTACKSYM);
+	bool off = !(fields & (PS_FIELD_BRSTACK | PS_FIELD_BRSTACKSYM));
+
+	for (size_t i = 0; i < stack->nr_branches; i++) {
+		const struct ps_branch *b = &stack->branches[i];
+
+		if (sym) {
+			print_branch_symbol(out, &b->from);
+			print_branch_dso(out, &b->from, fields);
+			ps_strbuf_addch(out, '/');
+			print_branch_symbol(out, &b->to);
+		} else {
+			ps_strbuf_add(out, " 0x", 3);
+			ps_strbuf_add_hex(out, off ? b->from.offset : b->from.addr, 0);
+			print_branch_dso(out, &b->from, fields);
+			ps_strbuf_add(out, "/0x", 3);
+			ps_strbuf_add_hex(out, off ? b->to.offset : b->to.addr, 0);
+		}
+		print_branch_dso(out, &b->to, fields);
+		print_branch_flags(out, b->flags);
+	}
+}

@@ -268,12 +268,11 @@ static int check_unprinted(const struct ps_script_format *fmt, const struct ps_a
 {
 	uint64_t fields = fmt->fields[ps_output_type(attr->type)];
 
-	if ((fields & (PS_FIELD_BRSTACK | PS_FIELD_BRSTACKSYM | PS_FIELD_BRSTACKOFF |
-	               PS_FIELD_BRSTACKINSN | PS_FIELD_BRSTACKINSNLEN)) &&
+	if ((fields & (PS_FIELD_BRSTACKINSN | PS_FIELD_BRSTACKINSNLEN)) &&
 	    (attr->sample_type & PERF_SAMPLE_BRANCH_STACK)) {
 		snprintf(err, errsz,
-		         "-F brstack, brstacksym, brstackoff, brstackinsn: not supported yet for "
-		         "captures with branch stacks ('%s')",
+		         "-F brstackinsn, brstackinsnlen: not supported yet for captures with "
+		         "branch stacks ('%s')",
 		         attr->name);
 		return -EINVAL;
 	}

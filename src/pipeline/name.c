@@ -161,6 +161,59 @@ bool ps_pipeline_source(struct ps_pipeline *pipeline, struct ps_process *process
 	                            size, line);
 }
 
+void ps_pipeline_name_branch(struct ps_pipeline *pipeline, struct ps_process *process,
+                             unsigned cpumode, uint64_t addr, bool symbols,
+                             struct ps_branch_end *out)
+{
+	unsigned addr_cpumode =
+	        addr >= kernel_start(pipeline) ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	const struct ps_map *map = ps_pipeline_find_map(pipeline, process, cpumode, addr);
+	struct ps_dso *dso = NULL;
+	struct ps_frame_name name;
+
+	memset(out, 0, sizeof(*out));
+	out->addr = out->offset = addr;
+	/* thread__find_map_fb(): the other address space when that is where
+	 * the address belongs */
+	if (!map && (cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_USER) &&
+	    addr_cpumode != cpumode)
+		map = ps_pipeline_find_map(pipeline, process, addr_cpumode, addr);
+	if (!map)
+		return;
+	out->dso = ps_pipeline_object_name(map->object);
+	/* perf's map__map_ip(): perf's own maps of the kernel and its
+	 * modules have no file offset, and the kernel's starts at its first
+	 * symbol once loaded */
+	uint64_t map_addr = map->identity ? addr : addr - map->start + map->pgoff, start, end;
+	if (map->object->kernel) {
+		map_addr = addr - map->start;
+		if (!map->object->module_name &&
+		    ps_symbols_kernel_extent(pipeline->symbols, &start, &end))
+			map_addr = addr - start;
+	}
+	if (!map->object->jit_pid)
+		dso = ps_pipeline_object_dso(pipeline, map->object);
+	if (symbols && map->object->jit_pid) {
+		struct ps_frame f = { 0 };
+
+		if (pipeline->rules->name_jit)
+			pipeline->rules->name_jit(pipeline->rules_ctx, process, map->object, addr,
+			                          &f);
+		out->sym = f.sym;
+		out->symoff = f.symoff;
+	} else if (symbols && dso &&
+	           ps_dso_resolve(dso,
+	                          map->object->kernel || map->identity
+	                                  ? addr
+	                                  : addr - map->start + map->pgoff,
+	                          false, &name, 1)) {
+		out->sym = name.sym;
+		out->symoff = name.offset;
+	}
+	if (!dso || !ps_dso_adjusts_symbols(dso))
+		out->offset = map_addr;
+}
+
 int ps_pipeline_add_frames(struct ps_pipeline *pipeline, struct ps_process *process,
                            unsigned cpumode, uint64_t ip, bool inlines)
 {

@@ -144,6 +144,15 @@ ssize_t ps_pipeline_read_code(struct ps_pipeline *pipeline, struct ps_process *p
 bool ps_pipeline_source(struct ps_pipeline *pipeline, struct ps_process *process, unsigned cpumode,
                         uint64_t ip, char *path, size_t size, unsigned *line);
 
+/* One end of a sample branch as perf script's -F brstack* names it: the
+ * map thread__find_map_fb() finds (cpumode's address space, else the one
+ * the address belongs to), its object's name, the offset brstackoff
+ * prints, and with symbols the function (which loads the object's
+ * symbols, as perf's lookup does). */
+void ps_pipeline_name_branch(struct ps_pipeline *pipeline, struct ps_process *process,
+                             unsigned cpumode, uint64_t addr, bool symbols,
+                             struct ps_branch_end *out);
+
 /* A stack as it is built: the recorded callchain (kernel part, or
  * everything with -g) followed by the unwound user stack, every frame
  * named. */

@@ -1,11 +1,14 @@
 /* What perf script prints of a sample besides its stack, which needs the
  * machine model at the sample's time: the sampled instruction (-F insn,
  * insnlen), read from the object's file and decoded as perf's x86 decoder
- * does; the source line of the sampled address (-F srccode). */
+ * does; the source line of the sampled address (-F srccode); the ends of
+ * its branch stack named (-F brstack, brstacksym, brstackoff). */
+#include <errno.h>
 #include <linux/perf_event.h>
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "base/array.h"
 #include "insn/insn.h"
 #include "reader/reader.h"
 #include "session/session_priv.h"
@@ -71,11 +74,44 @@ static void sample_srccode(struct ps_session *s, const struct ps_feed_sample *sa
 	s->stack.srccode_len = len;
 }
 
-void ps_session_sample_extras(struct ps_session *s, const struct ps_feed_sample *sample)
+/* The ends of the sample's branches named as perf's -F brstack* names
+ * them, in the order perf looks them up. */
+static int sample_branches(struct ps_session *s, const struct ps_feed_sample *sample)
+{
+	const struct ps_event *ev = sample->event;
+	const struct ps_sample *smp = &ev->u.sample;
+	unsigned cpumode = ev->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	bool symbols = s->feed.opts.branches == PS_BRANCHES_SYMBOLS;
+
+	s->stack.nr_branches = 0;
+	s->stack.branches = NULL;
+	if (!smp->branch_nr || !smp->branches)
+		return 0;
+	if (!ps_array_reserve((void **)&s->branches, &s->cap_branches, smp->branch_nr,
+	                      sizeof(*s->branches), 16))
+		return -ENOMEM;
+	for (size_t i = 0; i < smp->branch_nr; i++) {
+		struct ps_branch *b = &s->branches[i];
+
+		ps_pipeline_name_branch(s->feed.pipeline, sample->process, cpumode,
+		                        smp->branches[i].from, symbols, &b->from);
+		ps_pipeline_name_branch(s->feed.pipeline, sample->process, cpumode,
+		                        smp->branches[i].to, symbols, &b->to);
+		b->flags = smp->branches[i].flags;
+	}
+	s->stack.nr_branches = smp->branch_nr;
+	s->stack.branches = s->branches;
+	return 0;
+}
+
+int ps_session_sample_extras(struct ps_session *s, const struct ps_feed_sample *sample)
 {
 	s->stack.thread_serial = sample->thread->serial;
 	if (s->feed.opts.sample_insn)
 		sample_insn(s, sample);
 	if (s->feed.opts.srccode)
 		sample_srccode(s, sample);
+	if (s->feed.opts.branches)
+		return sample_branches(s, sample);
+	return 0;
 }

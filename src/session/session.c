@@ -94,6 +94,7 @@ void ps_session_close(struct ps_session *s)
 	if (!s)
 		return;
 	ps_feed_close(&s->feed);
+	free(s->branches);
 	/* last: the workers and everything above log through it */
 	ps_jobs_free(s->jobs);
 	free(s);
@@ -170,7 +171,9 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 	s->stack.has_callchain = stack->has_callchain;
 	s->stack.frames = stack->frames;
 	s->stack.nr_frames = stack->nr_frames;
-	ps_session_sample_extras(s, sample);
+	err = ps_session_sample_extras(s, sample);
+	if (err)
+		return ps_feed_fail(&s->feed, err, "out of memory");
 	if (mode == PS_PYTHON_NATIVE || !stack->has_callchain)
 		return 0;
 	if (!python) {

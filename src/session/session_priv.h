@@ -155,6 +155,8 @@ struct ps_session {
 	bool errmsg_set; /* errmsg holds a worker's failure */
 	bool native_arch; /* see ps_session_native_arch() */
 	char srccode_file[4096]; /* the stack's srccode_file */
+	struct ps_branch *branches; /* the stack's branches */
+	size_t cap_branches;
 };
 
 /* ---- extras.c ------------------------------------------------------- */
@@ -163,7 +165,8 @@ struct ps_session {
  * a machine of this architecture, or in pipe mode. */
 bool ps_session_native_arch(const struct ps_reader *reader);
 /* What the options ask of a sample besides its stack (the sampled
- * instruction, its source line), into s->stack. */
-void ps_session_sample_extras(struct ps_session *s, const struct ps_feed_sample *sample);
+ * instruction, its source line, its branches named), into s->stack. 0
+ * or -ENOMEM. */
+int ps_session_sample_extras(struct ps_session *s, const struct ps_feed_sample *sample);
 
 #endif /* PS_SESSION_SESSION_PRIV_H */

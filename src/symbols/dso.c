@@ -473,6 +473,14 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 	return 1;
 }
 
+bool ps_dso_adjusts_symbols(struct ps_dso *dso)
+{
+	if (!dso->loaded || (dso->kind != DSO_USER && dso->kind != DSO_VDSO))
+		return false;
+	ps_dso_locate(dso);
+	return dso->syms && (dso->syms->symtab_index >= 0 || dso->syms->dynsym_index >= 0);
+}
+
 bool ps_dso_source(struct ps_dso *dso, uint64_t addr, char *path, size_t size, unsigned *line)
 {
 	struct ps_symbols *symbols = dso->owner;
@@ -520,6 +528,7 @@ size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
 	struct cached *value;
 	size_t n;
 
+	dso->loaded = true;
 	if (max == 0)
 		return 0;
 	value = cache_find(dso, addr, chain);

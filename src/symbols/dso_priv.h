@@ -35,6 +35,8 @@ struct ps_dso {
 	enum dso_kind kind;
 	char *module; /* "[name]" for modules */
 	bool located;
+	/* ps_dso_resolve() was asked: perf has loaded the DSO (map__load) */
+	bool loaded;
 	/* perf's dso__type() is DSO__TYPE_64BIT (ps_dso_is_elf64()): 0 not
 	 * asked yet, 1 yes, -1 no */
 	signed char elf64;

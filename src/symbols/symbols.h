@@ -124,6 +124,12 @@ ssize_t ps_dso_read_code(struct ps_dso *dso, uint64_t offset, void *buf, size_t 
  * its instructions. */
 bool ps_dso_code_is64(struct ps_dso *dso);
 
+/* perf's dso->adjust_symbols: the DSO has been loaded (perf's map__load(),
+ * which ps_dso_resolve() stands for) and its symbols came from an ELF
+ * file. perf script -F brstackoff prints the addresses of such a DSO as
+ * they are, and those of others relative to their map. */
+bool ps_dso_adjusts_symbols(struct ps_dso *dso);
+
 /* perf's get_srcline_split() for -F srccode: the source file of an
  * address of the DSO (as ps_dso_resolve() takes it) as addr2line names it
  * (a path, relative to where perf runs when the compilation unit's
