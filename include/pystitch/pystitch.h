@@ -1058,6 +1058,10 @@ struct ps_session_opts {
 	 * and the functions of brstacksym by loading them, which changes
 	 * what later brstackoff offsets are. */
 	int branches;
+	/* Frames in kernel modules name the module's file, as its MMAP
+	 * recorded it, instead of "[module]" (perf script
+	 * --show-kernel-path). */
+	bool show_kernel_path;
 };
 
 enum ps_branch_names {
@@ -1163,6 +1167,16 @@ struct ps_stack {
  * machine gave. */
 PS_API int ps_session_open(const char *path, const struct ps_session_opts *opts,
                            struct ps_session **out);
+/* Tell the session that the stack ps_session_next() gave last was printed
+ * as perf script prints a sample. perf script then reads the sampled
+ * instruction of a capture made on a machine of this architecture (-F
+ * insn or not), and the first time it does that loads the kernel's
+ * symbols, which decides how later kernel addresses resolve (init text
+ * past the kernel map perf record recorded; the symbols of a module perf
+ * had looked up before: none). Call it after each sample printed to get
+ * perf script's frames exactly; other consumers need not. NULL is a
+ * no-op. */
+PS_API void ps_session_stack_printed(struct ps_session *session);
 /* Free the session, its reader and everything they returned. NULL is a
  * no-op. */
 PS_API void ps_session_close(struct ps_session *session);

@@ -303,7 +303,7 @@ static int script_option(struct ps_cli *cli, struct ps_cli_args *args, void *sta
 		o->stitch_lbr = true; /* the session switches it off as perf */
 		break;
 	case OPT_SHOW_KERNEL_PATH:
-		st->show_kernel_path = true;
+		st->show_kernel_path = o->show_kernel_path = true;
 		break;
 	case OPT_DEMANGLE:
 		o->no_demangle = false;
@@ -528,12 +528,6 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 	const struct ps_stack *stack;
 	int status = 0, ret = 0, err = 0;
 
-	if (st->show_kernel_path && opts->vmlinux) {
-		/* perf prints the vmlinux path of kernel frames then */
-		ps_cli_command_error(cli, "--show-kernel-path with --vmlinux: not supported yet");
-		status = PS_EXIT_USAGE;
-		goto out;
-	}
 	/* source lines cost a DWARF line lookup per frame: only on request */
 	opts->srcline = ps_script_fields_need_srcline(st->fields);
 	/* and the sampled instruction is read only when printed */
@@ -583,6 +577,7 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 			err = ps_script_write(o->script, stack);
 		if (err)
 			break;
+		ps_session_stack_printed(run.session);
 	}
 	ps_progress_end(cli->progress);
 	if (ret < 0 && !ps_session_errmsg(run.session)[0]) {

@@ -656,6 +656,7 @@ static int process_mmap(struct ps_machine *machine, const struct ps_event *ev)
 			map.object->module_name = kmod_name(name);
 			if (!map.object->module_name)
 				return -ENOMEM;
+			map.object->module_start = m->start;
 		}
 	}
 	if (name == perf_map)

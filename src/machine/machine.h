@@ -27,6 +27,7 @@ struct ps_mapped_object {
 	 * perf's name for its DSO, what perf script prints ("[kvm]" for
 	 * /lib/modules/.../kvm.ko); NULL for anything else. */
 	char *module_name;
+	uint64_t module_start; /* where the module's first MMAP put it */
 	/* > 0: executable anonymous memory (JIT code) of this process,
 	 * named "/tmp/perf-PID.map" after the perf map that names it */
 	int32_t jit_pid;

@@ -69,6 +69,9 @@ struct ps_pipeline_opts {
 	/* perf script --stitch-lbr (the caller checks that the capture has
 	 * LBR call stacks, as perf does) */
 	bool stitch_lbr;
+	/* perf script --show-kernel-path: frames name DSOs by their long
+	 * name (a kernel module's path) */
+	bool show_kernel_path;
 };
 
 /* 0, -EINVAL (options) or -ENOMEM, with a one-line reason in errmsg. */
@@ -128,6 +131,9 @@ bool ps_pipeline_replay(struct ps_pipeline *pipeline, struct ps_process *process
 const struct ps_map *ps_pipeline_find_map(struct ps_pipeline *pipeline, struct ps_process *process,
                                           unsigned cpumode, uint64_t ip);
 
+/* perf's first machine__kernel_start(), which loads the kernel's map
+ * (see ps_symbols_kernel_extent()); later calls do nothing. */
+void ps_pipeline_load_kernel(struct ps_pipeline *pipeline);
 /* perf's thread__memcpy() (what perf script reads for -F insn): up to
  * size bytes of the code at ip, from the file of the map that holds it in
  * the kernel's address space (ip >= 1 << 63) or process's, and into *is64

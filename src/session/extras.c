@@ -104,6 +104,15 @@ static int sample_branches(struct ps_session *s, const struct ps_feed_sample *sa
 	return 0;
 }
 
+void ps_session_stack_printed(struct ps_session *s)
+{
+	/* perf script fetches every printed sample's instruction of a
+	 * native capture, -F insn or not; the first fetch asks where the
+	 * kernel starts, which loads the kernel's map */
+	if (s && s->native_arch)
+		ps_pipeline_load_kernel(s->feed.pipeline);
+}
+
 int ps_session_sample_extras(struct ps_session *s, const struct ps_feed_sample *sample)
 {
 	s->stack.thread_serial = sample->thread->serial;

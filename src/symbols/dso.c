@@ -72,6 +72,7 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 
 static void dso_free(struct ps_dso *dso)
 {
+	free(dso->module_path);
 	free(dso->code_path);
 	free(dso->code_file);
 	ps_addr2line_close(dso->a2l);
@@ -303,6 +304,20 @@ int ps_symbols_kernel_reloc(struct ps_symbols *symbols, const char *ref_name, ui
 	return 0;
 }
 
+bool ps_symbols_kernel_section(const struct ps_symbols *symbols, uint64_t addr, const char **name,
+                               uint64_t *start, uint64_t *end, uint64_t *offset)
+{
+	return symbols->kernel_map_loaded &&
+	       ps_kernel_symbols_section(symbols->kernel, addr, name, start, end, offset);
+}
+
+const char *ps_symbols_kernel_vmlinux(const struct ps_symbols *symbols, uint64_t *text_offset)
+{
+	if (!symbols->kernel_map_loaded || !ps_kernel_symbols_vmlinux(symbols->kernel, text_offset))
+		return NULL;
+	return symbols->vmlinux;
+}
+
 bool ps_symbols_kernel_extent(const struct ps_symbols *symbols, uint64_t *start, uint64_t *end)
 {
 	return symbols->kernel_map_loaded && ps_kernel_symbols_extent(symbols->kernel, start, end);
@@ -475,6 +490,14 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 
 bool ps_dso_adjusts_symbols(struct ps_dso *dso)
 {
+	uint64_t text_offset;
+
+	if (dso->loaded && dso->kind == DSO_MODULE)
+		return dso->module_source == MODULE_FROM_KO;
+	/* a vmlinux's ELF symbols */
+	if (dso->loaded && dso->kind == DSO_KERNEL)
+		return strcmp(dso->name, "[kernel.kallsyms]") == 0 &&
+		       ps_symbols_kernel_vmlinux(dso->owner, &text_offset);
 	if (!dso->loaded || (dso->kind != DSO_USER && dso->kind != DSO_VDSO))
 		return false;
 	ps_dso_locate(dso);
@@ -508,10 +531,22 @@ static size_t resolve_kernel(struct ps_dso *dso, uint64_t addr, struct ps_frame_
 
 	if (!symbols->kernel_tried)
 		load_kernel(symbols);
-	if (dso->kind == DSO_KERNEL)
-		symbols->kernel_map_loaded = true;
-	if (symbols->kernel)
-		sym = ps_kernel_symbols_find(symbols->kernel, dso->module, addr, &symbol_addr);
+	if (dso->kind == DSO_MODULE) {
+		ps_kmodule_load(dso);
+		if (dso->module_source == MODULE_FROM_KO) {
+			/* perf's map of the module starts at .text's offset */
+			symbol_addr = addr - dso->module_start + dso->module_text_offset;
+			sym = ps_symtab_find(&dso->symtab, symbol_addr);
+		} else if (dso->module_source == MODULE_FROM_KALLSYMS && symbols->kernel) {
+			sym = ps_kernel_symbols_find(symbols->kernel, dso->module, addr,
+			                             &symbol_addr);
+		}
+	} else {
+		if (dso->kind == DSO_KERNEL)
+			symbols->kernel_map_loaded = true;
+		if (symbols->kernel)
+			sym = ps_kernel_symbols_find(symbols->kernel, NULL, addr, &symbol_addr);
+	}
 	frames[0].sym = sym ? sym->name : NULL;
 	frames[0].offset = sym ? symbol_addr - sym->start : 0;
 	frames[0].inlined = false;

@@ -387,6 +387,40 @@ bool ps_dso_is_elf64(struct ps_dso *dso)
 }
 
 /* ------------------------------------------------------------------ */
+/* kernel modules */
+
+static bool uncompressed_module(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 3 && strcmp(path + n - 3, ".ko") == 0;
+}
+
+struct ps_elf *ps_dso_module_file(struct ps_dso *dso)
+{
+	char path[4096];
+	struct ps_elf *elf = NULL;
+
+	/* perf's kmod candidates: the build-id cache (elf, then debug),
+	 * then the recorded path under --symfs. A compressed module
+	 * (.ko.xz, .ko.gz) perf decompresses first: not here. */
+	if (dso->build_id_recorded) {
+		if (candidate_path(dso, CAND_BUILD_ID_CACHE, path, sizeof(path)))
+			elf = open_candidate(dso, path, PS_FILE_ELF);
+		if ((!elf || elf->symtab_index < 0) &&
+		    candidate_path(dso, CAND_BUILD_ID_CACHE_DEBUG, path, sizeof(path)))
+			elf = open_candidate(dso, path, PS_FILE_DEBUGINFO);
+	}
+	if ((!elf || elf->symtab_index < 0) && dso->module_path &&
+	    uncompressed_module(dso->module_path)) {
+		join_symfs(dso->owner, dso->module_path, path, sizeof(path));
+		if (path[0])
+			elf = open_candidate(dso, path, PS_FILE_ELF);
+	}
+	return elf && elf->symtab_index >= 0 ? elf : NULL;
+}
+
+/* ------------------------------------------------------------------ */
 /* the contents perf reads (dso__data_read_offset) */
 
 /* perf's try_to_open_dso() for the DSO's contents: the first of the
@@ -396,8 +430,35 @@ static void find_code_file(struct ps_dso *dso)
 {
 	char path[4096];
 	const char *file = NULL;
+	uint64_t text_offset;
 
 	dso->code_tried = true;
+	if (dso->kind == DSO_MODULE && dso->module_path) {
+		/* the module's file: perf decompresses a .ko.xz or .ko.gz
+		 * first, which is not done here */
+		if (dso->build_id_recorded &&
+		    candidate_path(dso, CAND_BUILD_ID_CACHE, path, sizeof(path)) &&
+		    is_regular_file(dso->owner, path)) {
+			file = ps_file_local(&dso->owner->files, path);
+		} else if (uncompressed_module(dso->module_path)) {
+			join_symfs(dso->owner, dso->module_path, path, sizeof(path));
+			if (path[0] && is_regular_file(dso->owner, path))
+				file = ps_file_local(&dso->owner->files, path);
+		}
+		goto found;
+	}
+	if (dso->kind == DSO_KERNEL && strcmp(dso->name, "[kernel.kallsyms]") == 0 &&
+	    dso->owner->vmlinux && dso->owner->kernel_map_loaded &&
+	    ps_symbols_kernel_vmlinux(dso->owner, &text_offset)) {
+		/* the vmlinux, under --symfs unless its path is absolute */
+		if (dso->owner->vmlinux[0] == '/')
+			snprintf(path, sizeof(path), "%s", dso->owner->vmlinux);
+		else
+			join_symfs(dso->owner, dso->owner->vmlinux, path, sizeof(path));
+		if (path[0] && is_regular_file(dso->owner, path))
+			file = ps_file_local(&dso->owner->files, path);
+		goto found;
+	}
 	if (dso->kind != DSO_USER && dso->kind != DSO_VDSO)
 		return; /* kallsyms has no contents; "[...]" and //anon no file */
 	if (dso->build_id_recorded &&
@@ -411,6 +472,7 @@ static void find_code_file(struct ps_dso *dso)
 	           is_regular_file(dso->owner, path)) {
 		file = ps_file_local(&dso->owner->files, path);
 	}
+found:
 	if (!file)
 		return;
 	dso->code_path = strdup(path);

@@ -124,6 +124,16 @@ ssize_t ps_dso_read_code(struct ps_dso *dso, uint64_t offset, void *buf, size_t 
  * its instructions. */
 bool ps_dso_code_is64(struct ps_dso *dso);
 
+/* A kernel module's file (the path its first MMAP recorded) and where it
+ * is mapped: perf reads its symbols from that file under --symfs when it
+ * is there (a .ko with a symbol table, not compressed), else from
+ * kallsyms. The first call counts. */
+void ps_dso_set_module_map(struct ps_dso *dso, const char *path, uint64_t start);
+/* perf's pgoff of a kernel module's map once it has looked the module up:
+ * the file offset of the .ko's .text when its symbols come from it, else
+ * 0 (for ps_dso_read_code()). */
+uint64_t ps_dso_module_pgoff(struct ps_dso *dso);
+
 /* perf's dso->adjust_symbols: the DSO has been loaded (perf's map__load(),
  * which ps_dso_resolve() stands for) and its symbols came from an ELF
  * file. perf script -F brstackoff prints the addresses of such a DSO as
@@ -191,10 +201,19 @@ int ps_symbols_kernel_reloc(struct ps_symbols *symbols, const char *ref_name, ui
  * map__fixup_end), so init text (start_kernel, x86_64_start_kernel) and
  * the other symbols past _etext resolve. perf loads the map at the first
  * address found in it, so this is false until the kernel DSO has
- * resolved an address, and when its symbols are missing or come from a
- * vmlinux (perf maps its sections one by one). Addresses as the capture
- * recorded them: [*start, *end). */
+ * resolved an address, and when its symbols are missing. With symbols
+ * from a vmlinux perf's kernel map is the vmlinux's .text. Addresses as
+ * the capture recorded them: [*start, *end). */
 bool ps_symbols_kernel_extent(const struct ps_symbols *symbols, uint64_t *start, uint64_t *end);
+/* With the kernel's symbols loaded from a vmlinux: the map perf makes for
+ * one of its sections other than .text that holds addr (named
+ * "[kernel.kallsyms]" and the section's name), its range and file
+ * offset; false otherwise. */
+bool ps_symbols_kernel_section(const struct ps_symbols *symbols, uint64_t addr, const char **name,
+                               uint64_t *start, uint64_t *end, uint64_t *offset);
+/* The vmlinux (-k, as given) the loaded kernel symbols come from, and its
+ * .text's file offset; NULL for kallsyms or before the kernel is loaded. */
+const char *ps_symbols_kernel_vmlinux(const struct ps_symbols *symbols, uint64_t *text_offset);
 
 /* With opts.record_names, every DSO whose symbols come from a separate
  * debug file records the answers that file gave (the ELF symbol and addr2line's records per address

@@ -87,6 +87,10 @@ struct ps_symtab {
 	/* names are kept as the ELF file has them (perf script
 	 * --no-demangle); set before loading */
 	bool no_demangle;
+	/* only the symbols of this section (a kernel module's ".text": perf
+	 * puts those of its other sections in DSOs of their own); set
+	 * before loading, NULL: all */
+	const char *only_section;
 };
 
 #define PS_SYMTAB_NONE UINT32_MAX
@@ -311,8 +315,15 @@ const struct ps_sym *ps_kernel_symbols_find(const struct ps_kernel_symbols *ks, 
                                             uint64_t addr, uint64_t *symbol_addr);
 int ps_kernel_symbols_reloc(struct ps_kernel_symbols *ks, const char *ref_name, uint64_t ref_addr);
 /* kallsyms: from the first symbol of the kernel proper to the end of its
- * last, in the capture's addresses (relocated); false for a vmlinux. */
+ * last; a vmlinux: its .text; in the capture's addresses (relocated). */
 bool ps_kernel_symbols_extent(const struct ps_kernel_symbols *ks, uint64_t *start, uint64_t *end);
+/* A vmlinux's section other than .text that holds addr and has symbols
+ * (perf's map of it, named "[kernel.kallsyms]" and the section's name):
+ * its name, range (relocated) and file offset. */
+bool ps_kernel_symbols_section(const struct ps_kernel_symbols *ks, uint64_t addr, const char **name,
+                               uint64_t *start, uint64_t *end, uint64_t *offset);
+/* Whether the symbols come from a vmlinux, and its .text's file offset. */
+bool ps_kernel_symbols_vmlinux(const struct ps_kernel_symbols *ks, uint64_t *text_offset);
 
 /* ------------------------------------------------------------------ */
 /* build_id.c */

@@ -513,7 +513,8 @@ static int load_pass(struct ps_symtab *tab, const struct ps_elf *syms, const str
 		if (sym.shndx == SHN_ABS || sym.shndx >= syms->nr_sections)
 			continue;
 		sec = &syms->sections[sym.shndx];
-		if (!(sec->flags & SHF_ALLOC))
+		if (!(sec->flags & SHF_ALLOC) ||
+		    (tab->only_section && strcmp(sec->name, tab->only_section) != 0))
 			continue;
 		/* A debug file's sections are NOBITS: use the runtime file's. */
 		if (sec->type == SHT_NOBITS && sym.shndx < runtime->nr_sections)

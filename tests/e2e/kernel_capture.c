@@ -6,10 +6,14 @@
  * tests/e2e/script_kernel.sh compares `perf script --kallsyms` with
  * `pystitch script --kallsyms` on the pair.
  *
- *   kernel_capture CAPTURE KALLSYMS [guest]
+ *   kernel_capture CAPTURE KALLSYMS [guest|modules]
  *
  * "guest": the event counts in guests too (exclude_guest clear), which
  * perf's name for an event without EVENT_DESC shows as cpu-clock:HG.
+ * "modules": the first samples are in modules, before any in the
+ * kernel's own text, which decides where perf takes their symbols from
+ * (a module's .ko file under --symfs; without one, kallsyms only when it
+ * had loaded the kernel's map before).
  */
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -118,11 +122,14 @@ int main(int argc, char **argv)
 	uint64_t t = 2000000000ull;
 	FILE *out;
 
-	if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "guest") != 0)) {
-		fprintf(stderr, "usage: kernel_capture CAPTURE KALLSYMS [guest]\n");
+	bool modules_first = argc == 4 && strcmp(argv[3], "modules") == 0;
+
+	if (argc < 3 || argc > 4 ||
+	    (argc == 4 && strcmp(argv[3], "guest") != 0 && !modules_first)) {
+		fprintf(stderr, "usage: kernel_capture CAPTURE KALLSYMS [guest|modules]\n");
 		return 2;
 	}
-	if (argc == 4)
+	if (argc == 4 && !modules_first)
 		attr.flags &= ~(1ull << 20);
 	attr.ids = ids;
 	attr.nr_ids = 1;
@@ -153,6 +160,13 @@ int main(int argc, char **argv)
 		const uint64_t qux[] = { MOD_QUX + 0x10, MOD_ZST + 0x4, INIT + 0x1000 + 0x10 };
 		const uint64_t outside[] = { TEXT + 0x500, INIT + 0x5000, 0xffffffff81600010ull,
 			                     0xffffffffc0400000ull };
+		const uint64_t baz_alone[] = { MOD_BAZ + 0x2c, MOD_BAZ + 0x10 };
+		const uint64_t foo_alone[] = { MOD_FOO + 0x104 };
+
+		if (modules_first) {
+			sample(b, &attr, 100, 100, t += 1000000, baz_alone, 2);
+			sample(b, &attr, 100, 100, t += 1000000, foo_alone, 1);
+		}
 		for (int i = 0; i < 3; i++) {
 			sample(b, &attr, 0, 0, t += 1000000, idle, 5);
 			sample(b, &attr, 100, 100, t += 1000000, read_foo, 2);
