@@ -351,8 +351,11 @@ void ps_script_print(struct ps_strbuf *out, struct ps_script_format *fmt,
 		ps_script_print_regs(out, fmt, &s->regs_user, ev->attr->sample_regs_user);
 	if (fields & (PS_FIELD_BRSTACK | PS_FIELD_BRSTACKSYM | PS_FIELD_BRSTACKOFF))
 		ps_script_print_branches(out, stack, fields);
-	/* brstackinsn, bpf-output, ipc: refused by ps_script_format_init()
-	 * where a capture would give them something to print */
+	if ((fields & PS_FIELD_BPF_OUTPUT) && ev->attr->type == PERF_TYPE_SOFTWARE &&
+	    ev->attr->config == PERF_COUNT_SW_BPF_OUTPUT)
+		ps_script_print_bpf_output(out, s->raw, s->raw ? s->raw_size : 0);
+	/* brstackinsn, ipc: refused by ps_script_format_init() where a
+	 * capture would give them something to print */
 	if (fields & PS_FIELD_INSNLEN) {
 		ps_strbuf_add(out, " ilen: ", 7);
 		ps_strbuf_add_uint(out, stack->insn_len, 0, false);

@@ -381,3 +381,63 @@ void ps_script_print_branches(struct ps_strbuf *out, const struct ps_stack *stac
 		print_branch_flags(out, b->flags);
 	}
 }
+
+/* perf_sample__fprintf_bpf_output(): the raw data as binary__fprintf()
+ * dumps it, 8 bytes a line ("BPF output:" on the first), then, when the
+ * bytes are printable characters ended by a NUL with only NULs after,
+ * the string. isprint() is the kernel's (tools/lib/ctype.c, which perf
+ * uses): ASCII's printable characters and Latin-1's 0xa0 to 0xff. */
+void ps_script_print_bpf_output(struct ps_strbuf *out, const uint8_t *data, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	bool printable = true, hit_nul = false;
+
+	ps_strbuf_addch(out, '\n');
+	for (size_t line = 0; line * 8 < size; line++) {
+		size_t first = line * 8, n = size - first < 8 ? size - first : 8;
+
+		/* "%17s" of the title, " %04x:" of the offset */
+		ps_strbuf_add_padded(out, line ? "" : "BPF output:", line ? 0 : 11, 17);
+		ps_strbuf_add(out, " ", 1);
+		for (int shift = 12; shift >= 0; shift -= 4)
+			ps_strbuf_addch(out, hex[(first >> shift) & 15]);
+		ps_strbuf_addch(out, ':');
+		for (size_t i = 0; i < 8; i++) {
+			char byte[3] = { ' ', hex[data[first + i] >> 4],
+				         hex[data[first + i] & 15] };
+
+			if (i < n)
+				ps_strbuf_add(out, byte, 3);
+			else
+				ps_strbuf_add(out, "   ", 3);
+		}
+		ps_strbuf_add(out, "  ", 2);
+		for (size_t i = 0; i < n; i++) {
+			uint8_t ch = data[first + i];
+
+			if (hit_nul && ch)
+				printable = false;
+			if ((ch >= 0x20 && ch < 0x7f) || ch >= 0xa0) {
+				ps_strbuf_addch(out, (char)ch);
+				continue;
+			}
+			ps_strbuf_addch(out, '.');
+			if (!printable)
+				continue;
+			if (ch == 0)
+				hit_nul = true;
+			else
+				printable = false;
+		}
+		for (size_t i = n; i < 8; i++)
+			ps_strbuf_addch(out, ' ');
+		ps_strbuf_addch(out, '\n');
+	}
+	if (printable && hit_nul) {
+		/* "%17s \"%s\"\n": the string up to its NUL */
+		ps_strbuf_add_padded(out, "BPF string:", 11, 17);
+		ps_strbuf_add(out, " \"", 2);
+		ps_strbuf_add(out, (const char *)data, strnlen((const char *)data, size));
+		ps_strbuf_add(out, "\"\n", 2);
+	}
+}

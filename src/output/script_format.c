@@ -276,12 +276,6 @@ static int check_unprinted(const struct ps_script_format *fmt, const struct ps_a
 		         attr->name);
 		return -EINVAL;
 	}
-	if ((fields & PS_FIELD_BPF_OUTPUT) && attr->type == PERF_TYPE_SOFTWARE &&
-	    attr->config == PERF_COUNT_SW_BPF_OUTPUT) {
-		snprintf(err, errsz, "-F bpf-output: BPF output events ('%s') not supported yet",
-		         attr->name);
-		return -EINVAL;
-	}
 	return 0;
 }
 

@@ -12,8 +12,8 @@
 # EVENT_DESC: a second one, of an event that counts in guests too, gets
 # perf's own name for it, cpu-clock:HG. Then a module's symbols from its
 # .ko file under --symfs (built here), --show-kernel-path, -F insn, a
-# capture whose first samples are in modules, and kernel symbols from a
-# vmlinux (-k, also built here).
+# capture whose first samples are in modules, kernel symbols from a
+# vmlinux (-k, also built here), and a capture of BPF output events.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 builder=$abs_top_builddir/tests/e2e/kernel_capture
@@ -130,6 +130,20 @@ for run in "$PERF script" "$PYSTITCH script"; do
 done
 cat "$E2E_TMP"/perf-kernel_capture*vmlinux*.txt | grep -q -F 'start_kernel+0x13d ([kernel.kallsyms].init.text)' ||
 	e2e_fail "perf script named no symbol of the vmlinux's .init.text (the capture no longer tests it)"
+
+# BPF output events (bpf_perf_event_output()'s data): strings, binary,
+# Latin-1, among cpu-clock samples
+"$builder" "$E2E_TMP/bpf.data" "$E2E_TMP/kallsyms" bpf || e2e_fail "kernel_capture bpf failed"
+for fields in "" "-F sw:comm,tid,event,bpf-output" "-F -bpf-output" "-G -F ip,sym,bpf-output,period"; do
+	# shellcheck disable=SC2086 # the options split into words
+	E2E_MIN_SAMPLES=16 e2e_script_diff "BPF output, $fields" 100 "$E2E_TMP/bpf.data" \
+		--kallsyms "$E2E_TMP/kallsyms" $fields || failed=1
+done
+for want in '^ +BPF string: "hello world"$' '^ +BPF output: 0000: 01 02 ff 80 7f 00 10 20  \.\.' \
+	'^ +0028: 64 6f 67 00 +dog\. +$' '^ +BPF string: ""$'; do
+	grep -q -E "$want" "$E2E_TMP/perf-BPF_output__-G_-F_ip_sym_bpf-output_period.txt" ||
+		e2e_fail "perf script printed no line matching '$want' (the capture no longer tests it)"
+done
 
 # what the captures are there for, in perf's own output
 "$PERF" script -i "$E2E_TMP/modules.data" -f --kallsyms "$E2E_TMP/kallsyms" --symfs "$symfs" \
