@@ -73,9 +73,9 @@ struct ps_script_opts {
 	size_t sz; /* sizeof(struct ps_script_opts) */
 	/* perf script's -F: "comm,tid,time,ip,sym", "+srcline", "-cpu",
 	 * "sw:comm,ip" (the fields of perf 6.1's -F; types hw, sw, trace,
-	 * raw, break, synth). Fields pystitch cannot print yet where the
-	 * capture would give them values (brstack*, bpf-output of a BPF
-	 * output event) fail at the first write. NULL: perf script's defaults.
+	 * raw, break, synth). brstackinsn with srccode on a capture with
+	 * branch stacks, which pystitch cannot print yet, fails at the first
+	 * write. NULL: perf script's defaults.
 	 * Open the session with ps_session_opts.srcline when ps_script_fields_need_srcline(). Not
 	 * copied: keep it valid until ps_script_close(). */
 	const char *fields;
@@ -165,6 +165,9 @@ PS_API bool ps_script_fields_need_srccode(const char *fields);
  * ps_branch_names): the objects (brstack, brstackoff), or the functions
  * too (brstacksym, which perf prints only without brstack). */
 PS_API int ps_script_fields_need_branches(const char *fields);
+/* Whether a -F spec names brstackinsn or brstackinsnlen
+ * (ps_session_opts.branch_listing). */
+PS_API bool ps_script_fields_need_branch_listing(const char *fields);
 
 /* ------------------------------------------------------------------ */
 /* Folded stacks (pystitch collapse)                                   */

@@ -1062,6 +1062,11 @@ struct ps_session_opts {
 	 * recorded it, instead of "[module]" (perf script
 	 * --show-kernel-path). */
 	bool show_kernel_path;
+	/* Fill ps_stack.branch_lines with perf script's -F brstackinsn
+	 * listing, of at most max_blocks blocks (perf's --max-blocks; 0: all)
+	 * and with srclines when srcline is set. */
+	bool branch_listing;
+	unsigned max_blocks;
 };
 
 enum ps_branch_names {
@@ -1112,6 +1117,35 @@ struct ps_branch {
 	uint64_t flags; /* the entry's flags word as recorded */
 };
 
+/* One line of perf script's -F brstackinsn listing of a sample's branch
+ * stack: the code between each branch and the next, instruction by
+ * instruction (see ps_session_opts.branch_listing). */
+enum ps_branch_line_kind {
+	PS_BRANCH_LINE_SYMBOL, /* "\tsym+off:" where the function changes */
+	PS_BRANCH_LINE_INSN, /* an instruction */
+	PS_BRANCH_LINE_JUMP, /* a block's branch, with its entry's flags */
+	PS_BRANCH_LINE_MISMATCH, /* the block's code does not end at its branch */
+	PS_BRANCH_LINE_NOT_REACHING, /* a branch between the last one and the IP */
+};
+
+struct ps_branch_line {
+	enum ps_branch_line_kind kind;
+	uint64_t ip; /* INSN, JUMP */
+	/* INSN, JUMP: the instruction's bytes as perf's decoder takes them;
+	 * len 0 when it refuses them (perf prints "<bad>") */
+	uint8_t len;
+	uint8_t code[15];
+	/* SYMBOL: the function, its offset (0: none printed), and the
+	 * address's srcline (NULL: none) */
+	const char *sym;
+	int64_t symoff;
+	const char *srcline;
+	/* JUMP: the branch's flags word, and the instructions of its block
+	 * so far (for the IPC; 0: none printed) */
+	uint64_t flags;
+	unsigned insns;
+};
+
 struct ps_stack {
 	/* The PERF_RECORD_SAMPLE: its sample is event->u.sample, its attr
 	 * (event name, sample type) event->attr. */
@@ -1148,6 +1182,11 @@ struct ps_stack {
 	 * named (nr_branches is the sample's branch_nr). */
 	size_t nr_branches;
 	const struct ps_branch *branches;
+	/* With ps_session_opts.branch_listing: the -F brstackinsn listing;
+	 * has_branch_listing false when perf prints nothing (no branch). */
+	bool has_branch_listing;
+	size_t nr_branch_lines;
+	const struct ps_branch_line *branch_lines;
 };
 
 /* Open a capture for stacks. Same conventions as ps_reader_open(): 0 and

@@ -86,8 +86,9 @@ static const char script_usage[] =
         "                        print those records too, as perf script does\n"
         "      --per-event-dump  each event's lines into FILE.EVENT.dump\n"
         "      --full-source-path srclines with the whole path of the file\n"
-        "      --show-kernel-path, --demangle, --demangle-kernel,\n"
-        "      --max-blocks N    taken as perf takes them (see the man page)\n"
+        "      --show-kernel-path  modules' and a vmlinux's paths instead of names\n"
+        "      --demangle, --demangle-kernel  taken as perf takes them\n"
+        "      --max-blocks N    at most N blocks per brstackinsn listing\n"
         "  -f, --force           stop quietly at a damaged record\n"
         "  -q, --quiet           no progress line and no warnings on stderr\n"
         "  -v, --verbose         more messages on stderr\n"
@@ -315,9 +316,11 @@ static int script_option(struct ps_cli *cli, struct ps_cli_args *args, void *sta
 		char *end;
 		long n = strtol(arg, &end, 10);
 
-		/* only brstackinsn prints blocks */
-		if (*end || end == arg || n < 0)
+		/* only brstackinsn prints blocks, 0: all of them (perf reads
+		 * before its branch stack with a negative one) */
+		if (*end || end == arg || n < 0 || n > INT32_MAX)
 			return ps_cli_bad_value(cli, "--max-blocks", arg);
+		o->max_blocks = (unsigned)n;
 		break;
 	}
 	default:
@@ -534,6 +537,7 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 	opts->sample_insn = st->fields && strstr(st->fields, "insn");
 	opts->srccode = ps_script_fields_need_srccode(st->fields);
 	opts->branches = ps_script_fields_need_branches(st->fields);
+	opts->branch_listing = ps_script_fields_need_branch_listing(st->fields);
 	ps_cli_session_defaults(args);
 	if (st->show_events) {
 		opts->record = on_record;

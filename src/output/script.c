@@ -354,8 +354,7 @@ void ps_script_print(struct ps_strbuf *out, struct ps_script_format *fmt,
 	if ((fields & PS_FIELD_BPF_OUTPUT) && ev->attr->type == PERF_TYPE_SOFTWARE &&
 	    ev->attr->config == PERF_COUNT_SW_BPF_OUTPUT)
 		ps_script_print_bpf_output(out, s->raw, s->raw ? s->raw_size : 0);
-	/* brstackinsn, ipc: refused by ps_script_format_init() where a
-	 * capture would give them something to print */
+	/* ipc: perf prints it for hardware traces only */
 	if (fields & PS_FIELD_INSNLEN) {
 		ps_strbuf_add(out, " ilen: ", 7);
 		ps_strbuf_add_uint(out, stack->insn_len, 0, false);
@@ -370,6 +369,9 @@ void ps_script_print(struct ps_strbuf *out, struct ps_script_format *fmt,
 			ps_strbuf_add(out, byte, 3);
 		}
 	}
+	if ((fields & (PS_FIELD_BRSTACKINSN | PS_FIELD_BRSTACKINSNLEN)) &&
+	    stack->has_branch_listing)
+		ps_script_print_branch_listing(out, stack, fields);
 	if (fields & PS_FIELD_PHYS_ADDR)
 		ps_strbuf_add_hex(out, s->phys_addr, 16);
 	if (fields & PS_FIELD_DATA_PAGE_SIZE)
@@ -517,6 +519,11 @@ static bool names_field(const char *fields, const char *name)
 			return true;
 	}
 	return false;
+}
+
+bool ps_script_fields_need_branch_listing(const char *fields)
+{
+	return names_field(fields, "brstackinsn") || names_field(fields, "brstackinsnlen");
 }
 
 int ps_script_fields_need_branches(const char *fields)

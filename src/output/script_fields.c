@@ -441,3 +441,103 @@ void ps_script_print_bpf_output(struct ps_strbuf *out, const uint8_t *data, size
 		ps_strbuf_add(out, "\"\n", 2);
 	}
 }
+
+/* dump_insn() of perf's decoder: "insn: " and each byte with a space, or
+ * "<bad>". */
+static size_t dump_insn(char *buf, const struct ps_branch_line *line)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+
+	if (!line->len) {
+		memcpy(buf, "<bad>", 5);
+		return 5;
+	}
+	memcpy(buf, "insn: ", 6);
+	n = 6;
+	for (size_t i = 0; i < line->len && i < sizeof(line->code); i++) {
+		buf[n++] = hex[line->code[i] >> 4];
+		buf[n++] = hex[line->code[i] & 15];
+		buf[n++] = ' ';
+	}
+	return n;
+}
+
+/* perf_sample__fprintf_brstackinsn()'s lines. */
+void ps_script_print_branch_listing(struct ps_strbuf *out, const struct ps_stack *stack,
+                                    uint64_t fields)
+{
+	bool ilen = fields & PS_FIELD_BRSTACKINSNLEN;
+	char dump[64];
+	int total_cycles = 0;
+
+	ps_strbuf_addch(out, '\n');
+	for (size_t i = 0; i < stack->nr_branch_lines; i++) {
+		const struct ps_branch_line *line = &stack->branch_lines[i];
+		size_t n;
+
+		switch (line->kind) {
+		case PS_BRANCH_LINE_SYMBOL:
+			ps_strbuf_addch(out, '\t');
+			ps_strbuf_addstr(out, line->sym);
+			if (line->symoff) /* "%+d" */
+				ps_strbuf_addf(out, "%+d", (int)line->symoff);
+			ps_strbuf_addch(out, ':');
+			if ((fields & PS_FIELD_SRCLINE) && line->srcline) {
+				ps_strbuf_addch(out, '\t');
+				ps_strbuf_addstr(out, line->srcline);
+			}
+			ps_strbuf_addch(out, '\n');
+			break;
+		case PS_BRANCH_LINE_INSN:
+			/* "\t%016lx\t%s" */
+			ps_strbuf_addch(out, '\t');
+			ps_strbuf_addf(out, "%016" PRIx64, line->ip);
+			ps_strbuf_addch(out, '\t');
+			ps_strbuf_add(out, dump, dump_insn(dump, line));
+			if (ilen)
+				ps_strbuf_addf(out, "\tilen: %u", line->len);
+			ps_strbuf_addch(out, '\n');
+			break;
+		case PS_BRANCH_LINE_JUMP: {
+			unsigned cycles = (unsigned)(line->flags >> 4) & 0xffff;
+
+			/* "\t%016lx\t%-30s\t" */
+			ps_strbuf_addch(out, '\t');
+			ps_strbuf_addf(out, "%016" PRIx64, line->ip);
+			ps_strbuf_addch(out, '\t');
+			n = dump_insn(dump, line);
+			ps_strbuf_add_padded(out, dump, n, -30);
+			ps_strbuf_addch(out, '\t');
+			if (ilen)
+				ps_strbuf_addf(out, "ilen: %u\t", line->len);
+			ps_strbuf_addch(out, '#');
+			if (line->flags & 2)
+				ps_strbuf_addstr(out, " PRED");
+			if (line->flags & 1)
+				ps_strbuf_addstr(out, " MISPRED");
+			if (line->flags & 4)
+				ps_strbuf_addstr(out, " INTX");
+			if (line->flags & 8)
+				ps_strbuf_addstr(out, " ABORT");
+			if (cycles) {
+				total_cycles += (int)cycles;
+				ps_strbuf_addf(out, " %u cycles [%d]", cycles, total_cycles);
+				/* perf divides in float */
+				if (line->insns)
+					ps_strbuf_addf(
+					        out, " %.2f IPC",
+					        (double)((float)line->insns / (float)cycles));
+			}
+			ps_strbuf_addch(out, '\n');
+			break;
+		}
+		case PS_BRANCH_LINE_MISMATCH:
+			ps_strbuf_addstr(out, "\tmismatch of LBR data and executable\n");
+			break;
+		case PS_BRANCH_LINE_NOT_REACHING:
+			ps_strbuf_addstr(out, "\t... not reaching sample ...\n");
+			break;
+		}
+	}
+}

@@ -268,11 +268,12 @@ static int check_unprinted(const struct ps_script_format *fmt, const struct ps_a
 {
 	uint64_t fields = fmt->fields[ps_output_type(attr->type)];
 
+	/* perf prints each instruction's source line in the listing */
 	if ((fields & (PS_FIELD_BRSTACKINSN | PS_FIELD_BRSTACKINSNLEN)) &&
-	    (attr->sample_type & PERF_SAMPLE_BRANCH_STACK)) {
+	    (fields & PS_FIELD_SRCCODE) && (attr->sample_type & PERF_SAMPLE_BRANCH_STACK)) {
 		snprintf(err, errsz,
-		         "-F brstackinsn, brstackinsnlen: not supported yet for captures with "
-		         "branch stacks ('%s')",
+		         "-F brstackinsn with srccode: not supported yet (the source lines "
+		         "within the listing; '%s')",
 		         attr->name);
 		return -EINVAL;
 	}

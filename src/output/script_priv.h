@@ -26,6 +26,9 @@ void ps_script_print_data_src(struct ps_strbuf *out, struct ps_script_format *fm
 void ps_script_print_regs(struct ps_strbuf *out, const struct ps_script_format *fmt,
                           const struct ps_regs *regs, uint64_t attr_mask);
 void ps_script_print_page_size(struct ps_strbuf *out, uint64_t size);
+/* -F brstackinsn (brstackinsnlen) of the stack's branch listing. */
+void ps_script_print_branch_listing(struct ps_strbuf *out, const struct ps_stack *stack,
+                                    uint64_t fields);
 /* -F bpf-output of a BPF output event's raw data. */
 void ps_script_print_bpf_output(struct ps_strbuf *out, const uint8_t *data, size_t size);
 /* -F brstack, brstacksym or brstackoff (perf prints the first of them

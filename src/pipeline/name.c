@@ -168,9 +168,55 @@ static uint64_t kernel_start(struct ps_pipeline *pipeline)
 	return UINT64_C(1) << 63;
 }
 
+void ps_pipeline_symbol_at(struct ps_pipeline *pipeline, struct ps_process *process,
+                           unsigned cpumode, uint64_t addr, struct ps_pipeline_symbol *out)
+{
+	const struct ps_map *map = ps_pipeline_find_map(pipeline, process, cpumode, addr);
+	struct ps_frame_name name;
+	struct ps_dso *dso;
+
+	memset(out, 0, sizeof(*out));
+	if (!map)
+		return;
+	out->mapped = true;
+	/* perf's map->map_ip(): raw for the kernel's and anonymous maps */
+	out->addr = map->identity || ps_pipeline_is_kernel_text(map->object)
+	                    ? addr
+	                    : addr - map->start + map->pgoff;
+	if (map->object->module_name)
+		out->addr = addr - map->start;
+	if (map->object->jit_pid) {
+		struct ps_frame f = { 0 };
+
+		if (pipeline->rules->name_jit)
+			pipeline->rules->name_jit(pipeline->rules_ctx, process, map->object, addr,
+			                          &f);
+		if (f.sym) {
+			out->sym = f.sym;
+			out->start = out->addr - f.symoff;
+			out->end = out->addr + 1;
+		}
+		return;
+	}
+	dso = ps_pipeline_object_dso(pipeline, map->object);
+	if (!dso || !ps_dso_resolve(dso, map->object->kernel ? addr : out->addr, false, &name, 1))
+		return;
+	out->srcline = name.srcline;
+	if (name.sym) {
+		out->sym = name.sym;
+		out->start = out->addr - name.offset;
+		out->end = out->start + name.size;
+	}
+}
+
 void ps_pipeline_load_kernel(struct ps_pipeline *pipeline)
 {
 	kernel_start(pipeline);
+}
+
+bool ps_pipeline_kernel_ip(struct ps_pipeline *pipeline, uint64_t ip)
+{
+	return ip >= kernel_start(pipeline);
 }
 
 ssize_t ps_pipeline_read_code(struct ps_pipeline *pipeline, struct ps_process *process, uint64_t ip,
@@ -189,6 +235,8 @@ ssize_t ps_pipeline_read_code(struct ps_pipeline *pipeline, struct ps_process *p
 	dso = ps_pipeline_object_dso(pipeline, map->object);
 	if (!dso)
 		return -1;
+	/* perf loads the map before reading it */
+	ps_dso_load(dso);
 	*is64 = ps_dso_code_is64(dso);
 	/* perf's own map of a module starts at its .text, when it read the
 	 * module's file; its map of the kernel, at a vmlinux's .text */

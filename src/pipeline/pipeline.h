@@ -131,9 +131,24 @@ bool ps_pipeline_replay(struct ps_pipeline *pipeline, struct ps_process *process
 const struct ps_map *ps_pipeline_find_map(struct ps_pipeline *pipeline, struct ps_process *process,
                                           unsigned cpumode, uint64_t ip);
 
+/* What perf's ip__fprintf_sym() (-F brstackinsn) finds for addr in
+ * cpumode's address space: the address in its map (perf's map_ip), the
+ * function there and its extent in the same space, and with srclines
+ * the address's. */
+struct ps_pipeline_symbol {
+	bool mapped;
+	uint64_t addr;
+	const char *sym; /* NULL: none */
+	uint64_t start, end;
+	const char *srcline;
+};
+void ps_pipeline_symbol_at(struct ps_pipeline *pipeline, struct ps_process *process,
+                           unsigned cpumode, uint64_t addr, struct ps_pipeline_symbol *out);
 /* perf's first machine__kernel_start(), which loads the kernel's map
  * (see ps_symbols_kernel_extent()); later calls do nothing. */
 void ps_pipeline_load_kernel(struct ps_pipeline *pipeline);
+/* perf's machine__kernel_ip(). */
+bool ps_pipeline_kernel_ip(struct ps_pipeline *pipeline, uint64_t ip);
 /* perf's thread__memcpy() (what perf script reads for -F insn): up to
  * size bytes of the code at ip, from the file of the map that holds it in
  * the kernel's address space (ip >= 1 << 63) or process's, and into *is64

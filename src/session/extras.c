@@ -120,7 +120,9 @@ int ps_session_sample_extras(struct ps_session *s, const struct ps_feed_sample *
 		sample_insn(s, sample);
 	if (s->feed.opts.srccode)
 		sample_srccode(s, sample);
-	if (s->feed.opts.branches)
-		return sample_branches(s, sample);
+	if (s->feed.opts.branches && sample_branches(s, sample))
+		return -ENOMEM;
+	if (s->feed.opts.branch_listing)
+		return ps_session_branch_listing(s, sample);
 	return 0;
 }

@@ -95,6 +95,8 @@ void ps_session_close(struct ps_session *s)
 		return;
 	ps_feed_close(&s->feed);
 	free(s->branches);
+	free(s->branch_lines);
+	free(s->listing);
 	/* last: the workers and everything above log through it */
 	ps_jobs_free(s->jobs);
 	free(s);

@@ -157,9 +157,17 @@ struct ps_session {
 	char srccode_file[4096]; /* the stack's srccode_file */
 	struct ps_branch *branches; /* the stack's branches */
 	size_t cap_branches;
+	struct ps_branch_line *branch_lines; /* the stack's branch listing */
+	size_t cap_branch_lines;
+	struct listing *listing; /* listing.c's buffers */
 };
 
-/* ---- extras.c ------------------------------------------------------- */
+/* ---- extras.c, listing.c -------------------------------------------- */
+
+/* perf script -F brstackinsn's listing of the sample's branch stack into
+ * s->stack. 0 or -ENOMEM. */
+struct listing;
+int ps_session_branch_listing(struct ps_session *s, const struct ps_feed_sample *sample);
 
 /* Whether perf fetches the sampled instructions of this capture: made on
  * a machine of this architecture, or in pipe mode. */

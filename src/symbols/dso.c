@@ -476,6 +476,7 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 	}
 	frames[0].sym = sym ? sym->name : NULL;
 	frames[0].offset = sym ? addr - sym->start : 0;
+	frames[0].size = sym ? sym->end - sym->start : 0;
 	frames[0].inlined = false;
 	frames[0].srcline = NULL;
 	if (symbols->srcline) {
@@ -486,6 +487,21 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 			frames[0].srcline = addr_srcline(dso, addr + dso->text_offset);
 	}
 	return 1;
+}
+
+void ps_dso_load(struct ps_dso *dso)
+{
+	struct ps_symbols *symbols = dso->owner;
+
+	dso->loaded = true;
+	if (dso->kind == DSO_KERNEL || dso->kind == DSO_MODULE) {
+		if (!symbols->kernel_tried)
+			load_kernel(symbols);
+		if (dso->kind == DSO_MODULE)
+			ps_kmodule_load(dso);
+		else
+			symbols->kernel_map_loaded = true;
+	}
 }
 
 bool ps_dso_adjusts_symbols(struct ps_dso *dso)
@@ -549,6 +565,7 @@ static size_t resolve_kernel(struct ps_dso *dso, uint64_t addr, struct ps_frame_
 	}
 	frames[0].sym = sym ? sym->name : NULL;
 	frames[0].offset = sym ? symbol_addr - sym->start : 0;
+	frames[0].size = sym ? sym->end - sym->start : 0;
 	frames[0].inlined = false;
 	frames[0].srcline = symbols->srcline ? addr_srcline(dso, addr) : NULL;
 	return 1;

@@ -100,6 +100,7 @@ size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr, co
 		if (demangled)
 			name = demangled;
 		frame->offset = offset;
+		frame->size = 0;
 		frame->srcline = want_srcline ? srcline_text(&records[i], full_path, arena) : NULL;
 		/* new_inline_sym: the real symbol when the names match */
 		if (strcmp(name, base_name) == 0) {

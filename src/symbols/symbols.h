@@ -134,6 +134,11 @@ void ps_dso_set_module_map(struct ps_dso *dso, const char *path, uint64_t start)
  * 0 (for ps_dso_read_code()). */
 uint64_t ps_dso_module_pgoff(struct ps_dso *dso);
 
+/* perf's map__load(): what looking the DSO up first decides (a kernel
+ * module's symbols, the kernel's map, ps_dso_adjusts_symbols()), without
+ * looking an address up. */
+void ps_dso_load(struct ps_dso *dso);
+
 /* perf's dso->adjust_symbols: the DSO has been loaded (perf's map__load(),
  * which ps_dso_resolve() stands for) and its symbols came from an ELF
  * file. perf script -F brstackoff prints the addresses of such a DSO as
@@ -162,6 +167,7 @@ bool ps_symbols_source_text(struct ps_symbols *symbols, const char *path, unsign
 struct ps_frame_name {
 	const char *sym; /* NULL: perf prints "[unknown]" */
 	uint64_t offset; /* the "+0x..." perf prints after sym */
+	uint64_t size; /* the symbol's (end - start), 0 when not known */
 	bool inlined; /* perf prints " (inlined)" instead of " (dso)" */
 	/* With opts.srcline: the text perf prints on the next line after two
 	 * spaces for -F +srcline ("s_sin.c:207", "??:0", "libfoo.so[1a2b]"),

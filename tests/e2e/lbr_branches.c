@@ -172,6 +172,23 @@ static void branch_sample(struct bld_buf *b, const struct lbr_program *prog,
 	bld_sample(b, &any_attr, kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER, &s);
 }
 
+/* A sample with these branches. */
+static void listing_sample(struct bld_buf *b, uint64_t ip, const struct bld_branch *branches,
+                           size_t nr, uint64_t t)
+{
+	struct bld_sample s = bld_sample_empty();
+
+	s.identifier = ID_ANY;
+	s.ip = ip;
+	s.pid = LBR_PID;
+	s.tid = LBR_PID;
+	s.time = t;
+	s.period = 100003;
+	s.branch_nr = nr;
+	s.branches = branches;
+	bld_sample(b, &any_attr, PERF_RECORD_MISC_USER, &s);
+}
+
 void lbr_build_branch_capture(struct bld_file *file, const struct lbr_program *prog,
                               const struct lbr_library *lib)
 {
@@ -206,4 +223,32 @@ void lbr_build_branch_capture(struct bld_file *file, const struct lbr_program *p
 	/* a sample whose LBR holds the call to its own function only */
 	branch_sample(&file->data, prog, lib, in_deep(prog->bottom), false, 3, 1, EXTRA_NONE,
 	              t += 1000000);
+	/* for -F brstackinsn: a call in a transaction, then the sampled IP
+	 * past another call (a branch the LBR does not hold); an aborted
+	 * one; a block from user code to the kernel's (the LBR filtered the
+	 * entry: perf takes the block to the next branch instead) */
+	{
+		const struct bld_branch in_tx[] = {
+			{ in_deep(prog->even_calls_odd), in_deep(prog->odd),
+			  F_IN_TX | F_CYCLES(5) | F_TYPE(PERF_BR_CALL) },
+			{ in_deep(prog->run_calls_even), in_deep(prog->even), F_CYCLES(9) },
+			{ in_deep(prog->main_calls_run), in_deep(prog->run), 0 },
+		};
+		const struct bld_branch aborted[] = {
+			{ in_deep(prog->odd_calls_even), in_deep(prog->even), F_CYCLES(3) },
+			{ in_deep(prog->even_calls_odd), in_deep(prog->odd),
+			  F_ABORT | F_MISPRED | F_TYPE(PERF_BR_CALL) },
+			{ in_deep(prog->run_calls_even), in_deep(prog->even), 0 },
+		};
+		const struct bld_branch to_kernel[] = {
+			{ in_deep(prog->odd_calls_bottom), in_deep(prog->bottom), F_CYCLES(4) },
+			{ LBR_KERNEL_TEXT + 0x300 + 0x90, in_deep(prog->odd) + 0x10,
+			  F_TYPE(PERF_BR_SYSRET) },
+			{ in_deep(prog->even_calls_odd), in_deep(prog->odd), F_CYCLES(6) },
+		};
+
+		listing_sample(&file->data, in_deep(prog->odd) + 0x60, in_tx, 3, t += 1000000);
+		listing_sample(&file->data, in_deep(prog->even) + 4, aborted, 3, t += 1000000);
+		listing_sample(&file->data, leaf, to_kernel, 3, t += 1000000);
+	}
 }
