@@ -403,13 +403,14 @@ void ps_script_print_bpf_output(struct ps_strbuf *out, const uint8_t *data, size
 			ps_strbuf_addch(out, hex[(first >> shift) & 15]);
 		ps_strbuf_addch(out, ':');
 		for (size_t i = 0; i < 8; i++) {
-			char byte[3] = { ' ', hex[data[first + i] >> 4],
-				         hex[data[first + i] & 15] };
+			if (i < n) {
+				char byte[3] = { ' ', hex[data[first + i] >> 4],
+					         hex[data[first + i] & 15] };
 
-			if (i < n)
 				ps_strbuf_add(out, byte, 3);
-			else
+			} else {
 				ps_strbuf_add(out, "   ", 3);
+			}
 		}
 		ps_strbuf_add(out, "  ", 2);
 		for (size_t i = 0; i < n; i++) {

@@ -110,9 +110,9 @@ static void bpf_samples(struct bld_buf *b, const struct bld_attr *bpf, const str
 {
 	static const struct {
 		uint32_t size;
-		const char *data;
+		const char data[48]; /* zeros past the literal */
 	} outputs[] = {
-		/* each literal holds size bytes, its NUL included */
+		/* each holds size bytes of data (the rest zeros) */
 		{ 12, "hello world" }, /* a string */
 		{ 20, "\x01\x02\xff\x80\x7f\x00\x10 ~AZ\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" },
 		{ 12, "abc\0def\0xyz" }, /* text after its NUL: no string */
