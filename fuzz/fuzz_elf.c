@@ -8,7 +8,11 @@
  *    unwound, so .eh_frame and .debug_frame are compiled into the CFI
  *    table and libdwfl walks the rest; the PCs found are resolved too;
  *  - CPython detection (Py_Version, _Py_DebugOffsets, version strings)
- *    and the -X perf trampoline template.
+ *    and the -X perf trampoline template;
+ *  - perf script's -F insn, brstackinsn and srccode: the code at those
+ *    addresses read as perf reads a DSO's contents and decoded by the
+ *    x86 decoder in both modes, their source lines, and the input read
+ *    as a source file.
  * The addresses come from the input's own symbols (read here with
  * libelf), or from its entry point when it has none.
  * Build: ./configure CC=clang --enable-fuzzing && make fuzz/fuzz_elf
@@ -21,6 +25,7 @@
 #include <string.h>
 
 #include "base/message.h"
+#include "insn/insn.h"
 #include "python/python_priv.h"
 #include "symbols/symbols.h"
 #include "unwind/unwind.h"
@@ -195,11 +200,36 @@ static void python(struct ps_dso *dso)
 			ps_trampoline_rule_at(&trampoline, i, &rule);
 }
 
+/* -F insn, brstackinsn, srccode on the input's code and text. */
+static void code(struct ps_symbols *symbols, struct ps_dso *dso, const struct target *t)
+{
+	uint8_t buf[64];
+	struct ps_insn insn;
+	char source[256];
+	const char *text;
+	unsigned line;
+	size_t len;
+
+	for (size_t i = 0; i < t->nr_addrs; i++) {
+		ssize_t n = ps_dso_read_code(dso, t->addrs[i], buf, sizeof(buf));
+
+		for (ssize_t off = 0; off < n; off++) {
+			ps_insn_decode(buf + off, (size_t)(n - off), true, &insn);
+			ps_insn_decode(buf + off, (size_t)(n - off), false, &insn);
+		}
+		if (ps_dso_source(dso, t->addrs[i], source, sizeof(source), &line))
+			ps_symbols_source_text(symbols, source, line, &text, &len);
+	}
+	for (unsigned l = 0; l < 4; l++)
+		ps_symbols_source_text(symbols, t->path, l * 300 + 1, &text, &len);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ps_symbols_opts opts = { .sz = sizeof(opts),
 		                        .buildid_dir = "/nonexistent/pystitch-fuzz",
-		                        .srcline = true };
+		                        .srcline = true,
+		                        .srccode = true };
 	struct target t = { .size = size };
 	struct ps_symbols *symbols = NULL;
 	struct ps_dso *dso;
@@ -227,6 +257,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 * of the stack copy, the engines must not differ */
 			unwind(&t, dso, size & 1, size & 2);
 			python(dso);
+			code(symbols, dso, &t);
 		}
 		ps_symbols_free(symbols);
 	}

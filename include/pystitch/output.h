@@ -73,9 +73,9 @@ struct ps_script_opts {
 	size_t sz; /* sizeof(struct ps_script_opts) */
 	/* perf script's -F: "comm,tid,time,ip,sym", "+srcline", "-cpu",
 	 * "sw:comm,ip" (the fields of perf 6.1's -F; types hw, sw, trace,
-	 * raw, break, synth). Fields pystitch cannot print yet where the
-	 * capture would give them values (brstack*, insn, insnlen, srccode,
-	 * bpf-output of a BPF output event) fail at the first write. NULL: perf script's defaults.
+	 * raw, break, synth). brstackinsn with srccode on a capture with
+	 * branch stacks, which pystitch cannot print yet, fails at the first
+	 * write. NULL: perf script's defaults.
 	 * Open the session with ps_session_opts.srcline when ps_script_fields_need_srcline(). Not
 	 * copied: keep it valid until ps_script_close(). */
 	const char *fields;
@@ -96,6 +96,21 @@ struct ps_script_opts {
 	 * all. Not copied. */
 	const int32_t *cpus;
 	size_t nr_cpus;
+	/* perf script -L: the thread's name in 8 columns, cut there, and
+	 * the CPU without brackets. */
+	bool latency;
+	/* perf script --stop-bt: a stack is printed down to its first frame
+	 * whose function has one of these names, that frame included. Not
+	 * copied. */
+	const char *const *stop_bt;
+	size_t nr_stop_bt;
+	/* Where the source lines of -F srccode go: NULL, after each sample;
+	 * or into this other writer (perf script --per-event-dump writes
+	 * them to standard output), which then also keeps what was printed
+	 * last per thread. Not copied; it must outlive this writer's
+	 * writes. Open the session with ps_session_opts.srccode when
+	 * ps_script_fields_need_srccode(). */
+	struct ps_script *srccode_to;
 };
 
 #define PS_SCRIPT_SHOW_TASK (1u << 0) /* COMM, FORK, EXIT */
@@ -144,6 +159,15 @@ PS_API const char *ps_script_errmsg(const struct ps_script *script);
 /* Whether a -F spec names srcline, so that the session must look source
  * lines up (ps_session_opts.srcline). fields may be NULL. */
 PS_API bool ps_script_fields_need_srcline(const char *fields);
+/* Whether a -F spec names srccode (ps_session_opts.srccode). */
+PS_API bool ps_script_fields_need_srccode(const char *fields);
+/* What a -F spec needs of the branches (ps_session_opts.branches, enum
+ * ps_branch_names): the objects (brstack, brstackoff), or the functions
+ * too (brstacksym, which perf prints only without brstack). */
+PS_API int ps_script_fields_need_branches(const char *fields);
+/* Whether a -F spec names brstackinsn or brstackinsnlen
+ * (ps_session_opts.branch_listing). */
+PS_API bool ps_script_fields_need_branch_listing(const char *fields);
 
 /* ------------------------------------------------------------------ */
 /* Folded stacks (pystitch collapse)                                   */

@@ -1060,6 +1060,35 @@ struct ps_session_opts {
 	 * process's sampled JIT addresses (see pystitch(1), PERF MAPS). */
 	const char *const *perf_map_dirs;
 	size_t nr_perf_map_dirs;
+	/* Symbol names as the ELF files and addr2line give them, not
+	 * demangled (perf script --no-demangle). */
+	bool no_demangle;
+	/* Fill ps_stack.insn and insn_len with the sampled instruction as
+	 * perf script's -F insn,insnlen has it. */
+	bool sample_insn;
+	/* Fill ps_stack.srccode_* with the source line of the sampled
+	 * address, as perf script's -F srccode finds it. */
+	bool srccode;
+	/* Fill ps_stack.branches (enum ps_branch_names): perf names the
+	 * objects of brstack and brstackoff without loading their symbols,
+	 * and the functions of brstacksym by loading them, which changes
+	 * what later brstackoff offsets are. */
+	int branches;
+	/* Frames in kernel modules name the module's file, as its MMAP
+	 * recorded it, instead of "[module]" (perf script
+	 * --show-kernel-path). */
+	bool show_kernel_path;
+	/* Fill ps_stack.branch_lines with perf script's -F brstackinsn
+	 * listing, of at most max_blocks blocks (perf's --max-blocks; 0: all)
+	 * and with srclines when srcline is set. */
+	bool branch_listing;
+	unsigned max_blocks;
+};
+
+enum ps_branch_names {
+	PS_BRANCHES_NONE = 0,
+	PS_BRANCHES_OBJECTS, /* dso and offset (-F brstack, brstackoff) */
+	PS_BRANCHES_SYMBOLS, /* sym and symoff too (-F brstacksym) */
 };
 
 struct ps_frame {
@@ -1086,6 +1115,53 @@ struct ps_frame {
 	bool truncated;
 };
 
+/* One end of a branch of a sample's branch stack, as perf script's -F
+ * brstack, brstacksym and brstackoff print it (see
+ * ps_session_opts.branches). */
+struct ps_branch_end {
+	uint64_t addr; /* as recorded */
+	/* brstackoff: relative to its mapping (file offset), unless perf has
+	 * loaded the object's symbols from an ELF file; addr without a map */
+	uint64_t offset;
+	const char *sym; /* PS_BRANCHES_SYMBOLS only; NULL: [unknown] */
+	uint64_t symoff;
+	const char *dso; /* NULL: [unknown] */
+};
+
+struct ps_branch {
+	struct ps_branch_end from, to;
+	uint64_t flags; /* the entry's flags word as recorded */
+};
+
+/* One line of perf script's -F brstackinsn listing of a sample's branch
+ * stack: the code between each branch and the next, instruction by
+ * instruction (see ps_session_opts.branch_listing). */
+enum ps_branch_line_kind {
+	PS_BRANCH_LINE_SYMBOL, /* "\tsym+off:" where the function changes */
+	PS_BRANCH_LINE_INSN, /* an instruction */
+	PS_BRANCH_LINE_JUMP, /* a block's branch, with its entry's flags */
+	PS_BRANCH_LINE_MISMATCH, /* the block's code does not end at its branch */
+	PS_BRANCH_LINE_NOT_REACHING, /* a branch between the last one and the IP */
+};
+
+struct ps_branch_line {
+	enum ps_branch_line_kind kind;
+	uint64_t ip; /* INSN, JUMP */
+	/* INSN, JUMP: the instruction's bytes as perf's decoder takes them;
+	 * len 0 when it refuses them (perf prints "<bad>") */
+	uint8_t len;
+	uint8_t code[15];
+	/* SYMBOL: the function, its offset (0: none printed), and the
+	 * address's srcline (NULL: none) */
+	const char *sym;
+	int64_t symoff;
+	const char *srcline;
+	/* JUMP: the branch's flags word, and the instructions of its block
+	 * so far (for the IPC; 0: none printed) */
+	uint64_t flags;
+	unsigned insns;
+};
+
 struct ps_stack {
 	/* The PERF_RECORD_SAMPLE: its sample is event->u.sample, its attr
 	 * (event name, sample type) event->attr. */
@@ -1103,6 +1179,36 @@ struct ps_stack {
 	 * ps_frame.dso names files; NULL when the capture shows none (a
 	 * kernel thread). */
 	const char *executable;
+	/* With ps_session_opts.sample_insn: the sampled instruction as perf
+	 * reads it for -F insn (from the file of the map holding the IP, when
+	 * the capture was made on a machine of this one's architecture or in
+	 * pipe mode) and the length perf's x86 decoder gives it; insn_len 0
+	 * when perf has none (kallsyms, JIT code, a missing file, bytes its
+	 * decoder refuses). */
+	uint8_t insn_len;
+	uint8_t insn[16];
+	/* Which thread perf holds the sample's (perf's thread object: a tid
+	 * used again after perf made its thread anew gets another). */
+	uint64_t thread_serial;
+	/* With ps_session_opts.srccode: the source of the sampled address
+	 * (from addr2line as perf runs it) and the text of that line, which
+	 * perf script -F srccode prints unless it printed the same file and
+	 * line last for the thread: srccode_file NULL when perf prints
+	 * nothing; srccode_text holds srccode_len bytes, no NUL among them.
+	 * Valid until the next ps_session_next(). */
+	const char *srccode_file;
+	unsigned srccode_line;
+	const char *srccode_text;
+	size_t srccode_len;
+	/* With ps_session_opts.branches: the sample's branch stack, each end
+	 * named (nr_branches is the sample's branch_nr). */
+	size_t nr_branches;
+	const struct ps_branch *branches;
+	/* With ps_session_opts.branch_listing: the -F brstackinsn listing;
+	 * has_branch_listing false when perf prints nothing (no branch). */
+	bool has_branch_listing;
+	size_t nr_branch_lines;
+	const struct ps_branch_line *branch_lines;
 };
 
 /* Open a capture for stacks. Same conventions as ps_reader_open(): 0 and
@@ -1122,6 +1228,16 @@ struct ps_stack {
  * machine gave. */
 PS_API int ps_session_open(const char *path, const struct ps_session_opts *opts,
                            struct ps_session **out);
+/* Tell the session that the stack ps_session_next() gave last was printed
+ * as perf script prints a sample. perf script then reads the sampled
+ * instruction of a capture made on a machine of this architecture (-F
+ * insn or not), and the first time it does that loads the kernel's
+ * symbols, which decides how later kernel addresses resolve (init text
+ * past the kernel map perf record recorded; the symbols of a module perf
+ * had looked up before: none). Call it after each sample printed to get
+ * perf script's frames exactly; other consumers need not. NULL is a
+ * no-op. */
+PS_API void ps_session_stack_printed(struct ps_session *session);
 /* Free the session, its reader and everything they returned. NULL is a
  * no-op. */
 PS_API void ps_session_close(struct ps_session *session);

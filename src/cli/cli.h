@@ -251,4 +251,37 @@ void ps_progress_end(struct ps_progress *p);
  * not. */
 void ps_cli_use_huge_pages(char **argv);
 
+/* ---- script's own sample filters (script_filter.c) -------------------- */
+
+/* A comma-separated list: *text is a copy of arg cut at the commas, *out
+ * the words in it (both replace what they held; the caller frees both).
+ * 0 or -ENOMEM. */
+int ps_cli_split_list(const char *arg, char **text, const char ***out, size_t *nr);
+
+/* What perf script filters after the session's filters: -S (functions by
+ * name, and the entries that read as hexadecimal numbers as sampled
+ * addresses, --addr-range bytes wide), --dsos, then --switch-on and
+ * --switch-off (the show_on_off samples pass). Zeroed to start. */
+struct ps_cli_script_filter {
+	bool by_symbol; /* -S given */
+	char *symbols_text, *dsos_text;
+	const char **symbols, **dsos;
+	size_t nr_symbols, nr_dsos;
+	uint64_t *symbol_addrs;
+	size_t nr_symbol_addrs;
+	int addr_range;
+	const struct ps_attr *switch_on, *switch_off;
+	bool discarding, show_on_off;
+};
+
+/* -S LIST. 0 or -ENOMEM. */
+int ps_cli_script_filter_symbols(struct ps_cli_script_filter *f, const char *arg);
+/* Find the events of --switch-on and --switch-off (NULL: not given); an
+ * unknown one is said in one line: -ENOENT. */
+int ps_cli_script_filter_switches(struct ps_cli_script_filter *f, const struct ps_cli *cli,
+                                  const struct ps_reader *reader, const char *on, const char *off);
+/* Whether perf script prints the sample; called for each in order. */
+bool ps_cli_script_filter_pass(struct ps_cli_script_filter *f, const struct ps_stack *stack);
+void ps_cli_script_filter_release(struct ps_cli_script_filter *f);
+
 #endif /* PS_CLI_CLI_H */

@@ -22,7 +22,8 @@ static const char script_usage[] =
         "  -i, --input FILE      capture to read (default perf.data; - for stdin)\n"
         "  -F, --fields LIST     fields to print, as perf script -F: comm, tid, pid,\n"
         "                        time, cpu, period, event, trace, ip, sym, symoff,\n"
-        "                        dso, addr, srcline; TYPE:LIST for one event type\n"
+        "                        dso, addr, srcline, srccode, insn, insnlen, ...;\n"
+        "                        TYPE:LIST for one event type\n"
         "                        (hw, sw, trace, raw, break); +f / -f edit the defaults\n"
         "  -G, --hide-call-graph one line per sample, without the stack\n"
         "      --ns              times in nanoseconds\n"
@@ -66,19 +67,28 @@ static const char script_usage[] =
         "      --reltime         times from the first sample\n"
         "      --deltatime       times from the previous sample\n"
         "      --inline          frames for inlined functions (the default)\n"
-        "  -S, --symbols LIST    only samples in these functions\n"
+        "  -S, --symbols LIST    only samples in these functions (names, start\n"
+        "                        addresses 0x..., or sampled addresses in hex)\n"
+        "      --addr-range N    -S addresses match the N bytes from each\n"
         "      --dsos LIST       only samples in these objects (file names or paths)\n"
         "      --header          print the capture's header first (as perf report\n"
         "                        --header-only); --header-only: the header alone\n"
         "  -I, --show-info       the header's CPU and NUMA topology too\n"
+        "  -L, --Latency         names in 8 columns, CPUs without brackets\n"
+        "      --stop-bt LIST    print each stack down to a function of LIST\n"
+        "      --switch-on EVENT only samples from the first EVENT sample on\n"
+        "      --switch-off EVENT no samples from the first EVENT sample on\n"
+        "      --show-on-off-events  print the samples of those two events too\n"
+        "      --no-demangle     C++ names as the files have them\n"
         "      --show-task-events, --show-mmap-events, --show-switch-events,\n"
         "      --show-namespace-events, --show-cgroup-events, --show-lost-events,\n"
         "      --show-round-events, --show-bpf-events, --show-text-poke-events\n"
         "                        print those records too, as perf script does\n"
         "      --per-event-dump  each event's lines into FILE.EVENT.dump\n"
         "      --full-source-path srclines with the whole path of the file\n"
-        "      --show-kernel-path, --demangle, --demangle-kernel,\n"
-        "      --max-blocks N    taken as perf takes them (see the man page)\n"
+        "      --show-kernel-path  modules' and a vmlinux's paths instead of names\n"
+        "      --demangle, --demangle-kernel  taken as perf takes them\n"
+        "      --max-blocks N    at most N blocks per brstackinsn listing\n"
         "  -f, --force           stop quietly at a damaged record\n"
         "  -q, --quiet           no progress line and no warnings on stderr\n"
         "  -v, --verbose         more messages on stderr\n"
@@ -101,59 +111,67 @@ enum {
 	OPT_STITCH_LBR,
 	OPT_MAX_BLOCKS,
 	OPT_FULL_SOURCE_PATH,
+	OPT_NO_DEMANGLE,
+	OPT_STOP_BT,
+	OPT_SWITCH_ON,
+	OPT_SWITCH_OFF,
+	OPT_SHOW_ON_OFF,
+	OPT_ADDR_RANGE,
 	OPT_SHOW_FIRST, /* one per PS_SCRIPT_SHOW_* bit, in its order */
-	OPT_LEFT_OUT_FIRST = 1000, /* one per left_out[] entry, in its order */
+	OPT_LEFT_OUT_FIRST = 1000, /* one per LEFT_OUT() entry, in its order */
 };
 
 struct script_state {
 	const char *fields;
 	bool ns, reltime, deltatime, header, header_only, show_info, per_event_dump;
-	bool show_kernel_path;
+	bool show_kernel_path, latency;
 	uint32_t show_events;
-	char *symbols_text, *dsos_text;
-	const char **symbols, **dsos;
-	size_t nr_symbols, nr_dsos;
+	char *stop_bt_text;
+	const char **stop_bt;
+	size_t nr_stop_bt;
+	struct ps_cli_script_filter filter; /* -S, --dsos, --switch-on, ... */
+	const char *switch_on, *switch_off;
 };
 
 /* The options of perf 6.1's `perf script -h` pystitch leaves out, each
  * with why (the man page has the list): refused in one line naming it,
- * not the usage. X(name, getopt argument, why); script_options[] lists
- * them in this order. */
+ * not the usage. X(id, name, getopt argument, why): each has the option
+ * value OPT_LEFT_id, in this order from OPT_LEFT_OUT_FIRST. */
 #define LEFT_OUT(X)                                                                                \
-	X("script", required_argument, "runs Perl/Python scripts in perf")                         \
-	X("gen-script", required_argument, "writes a perf script skeleton")                        \
-	X("list", optional_argument, "lists perf's scripts")                                       \
-	X("list-dlfilters", no_argument, "lists perf's dlfilters")                                 \
-	X("dlfilter", required_argument, "loads perf dlfilter plugins")                            \
-	X("dlarg", required_argument, "an argument of --dlfilter")                                 \
-	X("itrace", optional_argument, "decodes hardware traces (Intel PT, CoreSight)")            \
-	X("insn-trace", optional_argument, "decodes hardware traces")                              \
-	X("call-trace", no_argument, "decodes hardware traces")                                    \
-	X("call-ret-trace", no_argument, "decodes hardware traces")                                \
-	X("graph-function", required_argument, "filters decoded hardware traces")                  \
-	X("xed", no_argument, "disassembles hardware traces with Intel XED")                       \
-	X("no-demangle", no_argument, "not supported yet: symbols are always demangled")           \
-	X("dump-raw-trace", no_argument, "that is `pystitch dump`")                                \
-	X("dump-unsorted-raw-trace", no_argument, "that is `pystitch dump`")                       \
-	X("debug-mode", no_argument, "checks perf's own event ordering")                           \
-	X("Latency", no_argument, "tracepoint latency fields: not supported yet")                  \
-	X("switch-on", required_argument, "not supported yet")                                     \
-	X("switch-off", required_argument, "not supported yet")                                    \
-	X("show-on-off-events", no_argument, "not supported yet")                                  \
-	X("stop-bt", required_argument, "not supported yet")                                       \
-	X("addr-range", required_argument, "not supported yet")                                    \
-	X("guestmount", required_argument, "reads guest machines' symbols")                        \
-	X("guestvmlinux", required_argument, "reads guest machines' symbols")                      \
-	X("guestkallsyms", required_argument, "reads guest machines' symbols")                     \
-	X("guestmodules", required_argument, "reads guest machines' symbols")                      \
-	X("guest-code", no_argument, "reads guest machines' code")                                 \
-	X("all-cpus", no_argument, "belongs to `perf script record`")
+	X(SCRIPT, "script", required_argument, "runs Perl/Python scripts in perf")                 \
+	X(GEN_SCRIPT, "gen-script", required_argument, "writes a perf script skeleton")            \
+	X(LIST, "list", optional_argument, "lists perf's scripts")                                 \
+	X(LIST_DLFILTERS, "list-dlfilters", no_argument, "lists perf's dlfilters")                 \
+	X(DLFILTER, "dlfilter", required_argument, "loads perf dlfilter plugins")                  \
+	X(DLARG, "dlarg", required_argument, "an argument of --dlfilter")                          \
+	X(ITRACE, "itrace", optional_argument, "decodes hardware traces (Intel PT, CoreSight)")    \
+	X(INSN_TRACE, "insn-trace", optional_argument, "decodes hardware traces")                  \
+	X(CALL_TRACE, "call-trace", no_argument, "decodes hardware traces")                        \
+	X(CALL_RET_TRACE, "call-ret-trace", no_argument, "decodes hardware traces")                \
+	X(GRAPH_FUNCTION, "graph-function", required_argument, "filters decoded hardware traces")  \
+	X(XED, "xed", no_argument, "disassembles hardware traces with Intel XED")                  \
+	X(DUMP_RAW_TRACE, "dump-raw-trace", no_argument, "that is `pystitch dump`")                \
+	X(DUMP_UNSORTED, "dump-unsorted-raw-trace", no_argument, "that is `pystitch dump`")        \
+	X(DEBUG_MODE, "debug-mode", no_argument, "checks perf's own event ordering")               \
+	X(GUESTMOUNT, "guestmount", required_argument, "reads guest machines' symbols")            \
+	X(GUESTVMLINUX, "guestvmlinux", required_argument, "reads guest machines' symbols")        \
+	X(GUESTKALLSYMS, "guestkallsyms", required_argument, "reads guest machines' symbols")      \
+	X(GUESTMODULES, "guestmodules", required_argument, "reads guest machines' symbols")        \
+	X(GUEST_CODE, "guest-code", no_argument, "reads guest machines' code")                     \
+	X(ALL_CPUS, "all-cpus", no_argument, "belongs to `perf script record`")
+
+enum {
+	OPT_LEFT_OUT_BEFORE = OPT_LEFT_OUT_FIRST - 1,
+#define LEFT_OUT_ENUM(id, name, has_arg, why) OPT_LEFT_##id,
+	LEFT_OUT(LEFT_OUT_ENUM)
+#undef LEFT_OUT_ENUM
+};
 
 static const struct {
 	const char *name;
 	const char *why;
 } left_out[] = {
-#define LEFT_OUT_WHY(name, has_arg, why) { name, why },
+#define LEFT_OUT_WHY(id, name, has_arg, why) { name, why },
 	LEFT_OUT(LEFT_OUT_WHY)
 #undef LEFT_OUT_WHY
 };
@@ -171,7 +189,7 @@ static const struct {
 	char letter;
 	const char *name;
 } left_out_letters[] = {
-	{ 's', "script" },         { 'g', "gen-script" }, { 'l', "list" },     { 'L', "Latency" },
+	{ 's', "script" },         { 'g', "gen-script" }, { 'l', "list" },
 	{ 'D', "dump-raw-trace" }, { 'd', "debug-mode" }, { 'a', "all-cpus" },
 };
 
@@ -190,33 +208,6 @@ static int refuse(const struct ps_cli *cli, int opt)
 			                     left_out[i].why);
 			return PS_EXIT_USAGE;
 		}
-	return 0;
-}
-
-static int split_list(const char *arg, char **text, const char ***out, size_t *nr)
-{
-	size_t cap = 0;
-
-	free(*text);
-	free(*out);
-	*out = NULL;
-	*nr = 0;
-	*text = strdup(arg);
-	if (!*text)
-		return -ENOMEM;
-	for (char *save = NULL, *t = strtok_r(*text, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save)) {
-		if (*nr == cap) {
-			const char **n;
-
-			cap = cap ? cap * 2 : 8;
-			n = realloc(*out, cap * sizeof(**out));
-			if (!n)
-				return -ENOMEM;
-			*out = n;
-		}
-		(*out)[(*nr)++] = t;
-	}
 	return 0;
 }
 
@@ -257,11 +248,41 @@ static int script_option(struct ps_cli *cli, struct ps_cli_args *args, void *sta
 		o->no_inline = false;
 		break;
 	case 'S':
-		if (split_list(arg, &st->symbols_text, &st->symbols, &st->nr_symbols))
+		if (ps_cli_script_filter_symbols(&st->filter, arg))
 			return ps_cli_out_of_memory(cli);
 		break;
+	case OPT_ADDR_RANGE: {
+		char *end;
+		long n = strtol(arg, &end, 0);
+
+		/* perf's OPT_INTEGER */
+		if (*end || end == arg || n < INT32_MIN || n > INT32_MAX)
+			return ps_cli_bad_value(cli, "--addr-range", arg);
+		st->filter.addr_range = (int)n;
+		break;
+	}
+	case OPT_STOP_BT:
+		if (ps_cli_split_list(arg, &st->stop_bt_text, &st->stop_bt, &st->nr_stop_bt))
+			return ps_cli_out_of_memory(cli);
+		break;
+	case OPT_SWITCH_ON:
+		st->switch_on = arg;
+		break;
+	case OPT_SWITCH_OFF:
+		st->switch_off = arg;
+		break;
+	case OPT_SHOW_ON_OFF:
+		st->filter.show_on_off = true;
+		break;
+	case 'L':
+		st->latency = true;
+		break;
+	case OPT_NO_DEMANGLE:
+		o->no_demangle = true;
+		break;
 	case OPT_DSOS:
-		if (split_list(arg, &st->dsos_text, &st->dsos, &st->nr_dsos))
+		if (ps_cli_split_list(arg, &st->filter.dsos_text, &st->filter.dsos,
+		                      &st->filter.nr_dsos))
 			return ps_cli_out_of_memory(cli);
 		break;
 	case OPT_HEADER:
@@ -283,21 +304,23 @@ static int script_option(struct ps_cli *cli, struct ps_cli_args *args, void *sta
 		o->stitch_lbr = true; /* the session switches it off as perf */
 		break;
 	case OPT_SHOW_KERNEL_PATH:
-		st->show_kernel_path = true;
+		st->show_kernel_path = o->show_kernel_path = true;
 		break;
 	case OPT_DEMANGLE:
+		o->no_demangle = false;
+		break;
 	case OPT_DEMANGLE_KERNEL:
-		/* what perf prints for captures read with kallsyms: the
-		 * kernel's path is its name, C++ names are demangled (as
-		 * pystitch always does), kernel names are not mangled */
+		/* kernel names are not mangled */
 		break;
 	case OPT_MAX_BLOCKS: {
 		char *end;
 		long n = strtol(arg, &end, 10);
 
-		/* only brstackinsn prints blocks */
-		if (*end || end == arg || n < 0)
+		/* only brstackinsn prints blocks, 0: all of them (perf reads
+		 * before its branch stack with a negative one) */
+		if (*end || end == arg || n < 0 || n > INT32_MAX)
 			return ps_cli_bad_value(cli, "--max-blocks", arg);
+		o->max_blocks = (unsigned)n;
 		break;
 	}
 	default:
@@ -373,45 +396,6 @@ static int on_record(void *ctx, const struct ps_event *event)
 	return ps_script_write_record(script, event, comm);
 }
 
-static bool in_names(const char *const *names, size_t nr, const char *name)
-{
-	for (size_t i = 0; i < nr; i++)
-		if (strcmp(names[i], name) == 0)
-			return true;
-	return false;
-}
-
-/* -S and --dsos: perf looks at the symbol and the object of the sampled
- * address (the outermost frame of its inline chain); a sample without a
- * symbol (an object) is left out. */
-static bool stack_wanted(const struct script_state *st, const struct ps_stack *stack)
-{
-	const struct ps_frame *f = NULL;
-
-	if (!st->nr_symbols && !st->nr_dsos)
-		return true;
-	for (size_t i = 0; i < stack->nr_frames && !f; i++)
-		if (!stack->frames[i].inlined)
-			f = &stack->frames[i];
-	if (!f)
-		return false;
-	if (st->nr_symbols && (!f->sym || !in_names(st->symbols, st->nr_symbols, f->sym)))
-		return false;
-	if (st->nr_dsos) {
-		const char *base;
-
-		if (!f->dso)
-			return false;
-		/* perf's short name of a file is its base name */
-		base = f->dso[0] == '[' || !strrchr(f->dso, '/') ? f->dso
-		                                                 : strrchr(f->dso, '/') + 1;
-		if (!in_names(st->dsos, st->nr_dsos, base) &&
-		    !in_names(st->dsos, st->nr_dsos, f->dso))
-			return false;
-	}
-	return true;
-}
-
 /* What perf prints as "captured on": the file's modification time (as
  * `pystitch info` has it). */
 static int64_t captured_on(const struct ps_cli *cli, struct ps_session *session)
@@ -429,19 +413,26 @@ static int64_t captured_on(const struct ps_cli *cli, struct ps_session *session)
 static int open_out(struct script_run *run, const struct script_state *st,
                     const struct ps_session_opts *opts, struct script_out *o)
 {
-	return ps_script_open(ps_session_reader(run->session),
-	                      &(struct ps_script_opts){ .sz = sizeof(struct ps_script_opts),
-	                                                .fields = st->fields,
-	                                                .hide_call_graph = opts->no_callchain,
-	                                                .ns = st->ns,
-	                                                .write = count_write,
-	                                                .write_ctx = o,
-	                                                .reltime = st->reltime,
-	                                                .deltatime = st->deltatime,
-	                                                .show_events = st->show_events,
-	                                                .cpus = opts->cpus,
-	                                                .nr_cpus = opts->nr_cpus },
-	                      &o->script);
+	return ps_script_open(
+	        ps_session_reader(run->session),
+	        &(struct ps_script_opts){ .sz = sizeof(struct ps_script_opts),
+	                                  .fields = st->fields,
+	                                  .hide_call_graph = opts->no_callchain,
+	                                  .ns = st->ns,
+	                                  .write = count_write,
+	                                  .write_ctx = o,
+	                                  .reltime = st->reltime,
+	                                  .deltatime = st->deltatime,
+	                                  .show_events = st->show_events,
+	                                  .cpus = opts->cpus,
+	                                  .nr_cpus = opts->nr_cpus,
+	                                  .latency = st->latency,
+	                                  .stop_bt = st->stop_bt,
+	                                  .nr_stop_bt = st->nr_stop_bt,
+	                                  /* perf prints them on stdout */
+	                                  .srccode_to =
+	                                          o == &run->outs[0] ? NULL : run->outs[0].script },
+	        &o->script);
 }
 
 /* perf's files are named after the input and each event. */
@@ -540,14 +531,13 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 	const struct ps_stack *stack;
 	int status = 0, ret = 0, err = 0;
 
-	if (st->show_kernel_path && opts->vmlinux) {
-		/* perf prints the vmlinux path of kernel frames then */
-		ps_cli_command_error(cli, "--show-kernel-path with --vmlinux: not supported yet");
-		status = PS_EXIT_USAGE;
-		goto out;
-	}
 	/* source lines cost a DWARF line lookup per frame: only on request */
 	opts->srcline = ps_script_fields_need_srcline(st->fields);
+	/* and the sampled instruction is read only when printed */
+	opts->sample_insn = st->fields && strstr(st->fields, "insn");
+	opts->srccode = ps_script_fields_need_srccode(st->fields);
+	opts->branches = ps_script_fields_need_branches(st->fields);
+	opts->branch_listing = ps_script_fields_need_branch_listing(st->fields);
 	ps_cli_session_defaults(args);
 	if (st->show_events) {
 		opts->record = on_record;
@@ -557,6 +547,11 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 	status = ps_cli_session_open(cli, args, &run.session);
 	if (status)
 		goto out;
+	if (ps_cli_script_filter_switches(&st->filter, cli, ps_session_reader(run.session),
+	                                  st->switch_on, st->switch_off)) {
+		status = PS_EXIT_USAGE;
+		goto out;
+	}
 	err = open_outs(&run, st, opts);
 	if (err == -EIO) {
 		status = PS_EXIT_USAGE;
@@ -577,7 +572,7 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 		struct script_out *o;
 
 		ps_progress_tick(cli->progress, ps_session_reader(run.session));
-		if (!stack_wanted(st, stack))
+		if (!ps_cli_script_filter_pass(&st->filter, stack))
 			continue;
 		o = out_of(&run, stack);
 		o->samples++;
@@ -586,6 +581,7 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 			err = ps_script_write(o->script, stack);
 		if (err)
 			break;
+		ps_session_stack_printed(run.session);
 	}
 	ps_progress_end(cli->progress);
 	if (ret < 0 && !ps_session_errmsg(run.session)[0]) {
@@ -622,10 +618,9 @@ written:
 out:
 	close_outs(&run, !status);
 	ps_session_close(run.session);
-	free(st->symbols);
-	free(st->symbols_text);
-	free(st->dsos);
-	free(st->dsos_text);
+	ps_cli_script_filter_release(&st->filter);
+	free(st->stop_bt);
+	free(st->stop_bt_text);
 	return status;
 }
 
@@ -659,36 +654,17 @@ static const struct option script_options[] = {
 	{ "show-round-events", no_argument, NULL, OPT_SHOW_FIRST + 6 },
 	{ "show-bpf-events", no_argument, NULL, OPT_SHOW_FIRST + 7 },
 	{ "show-text-poke-events", no_argument, NULL, OPT_SHOW_FIRST + 8 },
-	/* left out: each has the value of its place in left_out[] */
-	{ "script", required_argument, NULL, OPT_LEFT_OUT_FIRST + 0 },
-	{ "gen-script", required_argument, NULL, OPT_LEFT_OUT_FIRST + 1 },
-	{ "list", optional_argument, NULL, OPT_LEFT_OUT_FIRST + 2 },
-	{ "list-dlfilters", no_argument, NULL, OPT_LEFT_OUT_FIRST + 3 },
-	{ "dlfilter", required_argument, NULL, OPT_LEFT_OUT_FIRST + 4 },
-	{ "dlarg", required_argument, NULL, OPT_LEFT_OUT_FIRST + 5 },
-	{ "itrace", optional_argument, NULL, OPT_LEFT_OUT_FIRST + 6 },
-	{ "insn-trace", optional_argument, NULL, OPT_LEFT_OUT_FIRST + 7 },
-	{ "call-trace", no_argument, NULL, OPT_LEFT_OUT_FIRST + 8 },
-	{ "call-ret-trace", no_argument, NULL, OPT_LEFT_OUT_FIRST + 9 },
-	{ "graph-function", required_argument, NULL, OPT_LEFT_OUT_FIRST + 10 },
-	{ "xed", no_argument, NULL, OPT_LEFT_OUT_FIRST + 11 },
-	{ "no-demangle", no_argument, NULL, OPT_LEFT_OUT_FIRST + 12 },
-	{ "dump-raw-trace", no_argument, NULL, OPT_LEFT_OUT_FIRST + 13 },
-	{ "dump-unsorted-raw-trace", no_argument, NULL, OPT_LEFT_OUT_FIRST + 14 },
-	{ "debug-mode", no_argument, NULL, OPT_LEFT_OUT_FIRST + 15 },
-	{ "Latency", no_argument, NULL, OPT_LEFT_OUT_FIRST + 16 },
-	{ "switch-on", required_argument, NULL, OPT_LEFT_OUT_FIRST + 17 },
-	{ "switch-off", required_argument, NULL, OPT_LEFT_OUT_FIRST + 18 },
-	{ "show-on-off-events", no_argument, NULL, OPT_LEFT_OUT_FIRST + 19 },
-	{ "stop-bt", required_argument, NULL, OPT_LEFT_OUT_FIRST + 20 },
-	{ "addr-range", required_argument, NULL, OPT_LEFT_OUT_FIRST + 21 },
-	{ "guestmount", required_argument, NULL, OPT_LEFT_OUT_FIRST + 22 },
-	{ "guestvmlinux", required_argument, NULL, OPT_LEFT_OUT_FIRST + 23 },
-	{ "guestkallsyms", required_argument, NULL, OPT_LEFT_OUT_FIRST + 24 },
-	{ "guestmodules", required_argument, NULL, OPT_LEFT_OUT_FIRST + 25 },
-	{ "guest-code", no_argument, NULL, OPT_LEFT_OUT_FIRST + 26 },
-	{ "all-cpus", no_argument, NULL, OPT_LEFT_OUT_FIRST + 27 },
-	{ NULL, 0, NULL, 0 },
+	{ "Latency", no_argument, NULL, 'L' },
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+	{ "stop-bt", required_argument, NULL, OPT_STOP_BT },
+	{ "switch-on", required_argument, NULL, OPT_SWITCH_ON },
+	{ "switch-off", required_argument, NULL, OPT_SWITCH_OFF },
+	{ "show-on-off-events", no_argument, NULL, OPT_SHOW_ON_OFF },
+	{ "addr-range", required_argument, NULL, OPT_ADDR_RANGE },
+#define LEFT_OUT_OPTION(id, name, has_arg, why) { name, has_arg, NULL, OPT_LEFT_##id },
+	LEFT_OUT(LEFT_OUT_OPTION)
+#undef LEFT_OUT_OPTION
+	        { NULL, 0, NULL, 0 },
 };
 
 const struct ps_cli_command ps_cmd_script = {

@@ -234,6 +234,10 @@ static const char *option_name(int opt)
 		return "--jobs";
 	case PS_OPT_UNWINDER:
 		return "--unwinder";
+	case 'k':
+		return "--vmlinux";
+	case PS_OPT_KALLSYMS:
+		return "--kallsyms";
 	default:
 		return "option";
 	}
@@ -290,10 +294,16 @@ static int apply_option(struct ps_cli_args *a, int opt, const char *arg)
 		o->buildid_dir = arg;
 		return 0;
 	case 'k':
-		o->vmlinux = arg;
-		return 0;
 	case PS_OPT_KALLSYMS:
-		o->kallsyms = arg;
+		/* perf refuses a kernel symbol file it cannot read (its
+		 * symbol__validate_sym_arguments()), as a relative -k
+		 * is looked up, here, before it is joined to --symfs */
+		if (access(arg, R_OK) != 0)
+			return errno ? -errno : -ENOENT;
+		if (opt == 'k')
+			o->vmlinux = arg;
+		else
+			o->kallsyms = arg;
 		return 0;
 	case PS_OPT_PYTHON:
 		return parse_python_mode(arg, &o->python);
@@ -523,10 +533,15 @@ int ps_cli_parse(struct ps_cli *cli, const struct ps_cli_command *command, int a
 			continue;
 		}
 		err = apply_option(args, opt, optarg);
-		if (err == -ENOMEM)
+		if (err == -ENOMEM) {
 			status = ps_cli_out_of_memory(cli);
-		else if (err)
+		} else if (err && err != -EINVAL) {
+			ps_cli_command_error(cli, "%s %s: %s", option_name(opt), optarg,
+			                     strerror(-err));
+			status = PS_EXIT_USAGE;
+		} else if (err) {
 			status = ps_cli_bad_value(cli, option_name(opt), optarg);
+		}
 	}
 	if (!status && optind < argc && command->takes_command) {
 		args->command = argv + optind;

@@ -304,7 +304,7 @@ static struct ps_thread *new_thread(struct ps_machine *machine, int32_t pid, int
 	ps_machine_thread_attach(machine, t, process);
 	t->next = machine->threads[ps_machine_hash_pid(tid)];
 	machine->threads[ps_machine_hash_pid(tid)] = t;
-	machine->stats.threads_made++;
+	t->serial = ++machine->stats.threads_made;
 	if (++machine->threads_kept > machine->stats.threads_peak)
 		machine->stats.threads_peak = machine->threads_kept;
 	return t;

@@ -27,6 +27,7 @@ struct ps_mapped_object {
 	 * perf's name for its DSO, what perf script prints ("[kvm]" for
 	 * /lib/modules/.../kvm.ko); NULL for anything else. */
 	char *module_name;
+	uint64_t module_start; /* where the module's first MMAP put it */
 	/* > 0: executable anonymous memory (JIT code) of this process,
 	 * named "/tmp/perf-PID.map" after the perf map that names it */
 	int32_t jit_pid;
@@ -80,6 +81,9 @@ struct ps_thread {
 	bool exit_queued;
 	struct ps_thread *exited_prev, *exited_next;
 	struct ps_thread *sibling_prev, *sibling_next;
+	/* Which of the threads the machine made (1, 2, ...): a thread made
+	 * again for a tid (perf's FORK of a tid it knows) has another. */
+	uint64_t serial;
 	struct ps_thread *next;
 };
 

@@ -262,6 +262,7 @@ int ps_machine_process_mmap(struct ps_machine *machine, const struct ps_event *e
 			map.object->module_name = kmod_name(name);
 			if (!map.object->module_name)
 				return -ENOMEM;
+			map.object->module_start = m->start;
 		}
 	}
 	if (name == perf_map)

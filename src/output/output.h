@@ -139,6 +139,9 @@ struct ps_script_format {
 	int data_src_width; /* perf pads data_src to the widest one printed */
 	const int32_t *cpus; /* records on other CPUs are not printed */
 	size_t nr_cpus;
+	bool latency; /* -L: comm "%8.8s ", cpu "%3d " */
+	const char *const *stop_bt; /* --stop-bt: the last frames printed */
+	size_t nr_stop_bt;
 	const struct ps_features *features; /* clock data (tod), arch (registers) */
 	bool use_callchain;
 	size_t name_width; /* longest event name of the capture */

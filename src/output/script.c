@@ -65,7 +65,19 @@ static void print_srcline(struct ps_strbuf *out, const struct ps_frame *f, uint6
 	}
 }
 
-static void print_callchain(struct ps_strbuf *out, const struct ps_stack *stack, uint64_t fields)
+/* --stop-bt: perf stops printing after a frame named in the list */
+static bool stops_stack(const struct ps_script_format *fmt, const struct ps_frame *f)
+{
+	if (!f->sym)
+		return false;
+	for (size_t i = 0; i < fmt->nr_stop_bt; i++)
+		if (strcmp(fmt->stop_bt[i], f->sym) == 0)
+			return true;
+	return false;
+}
+
+static void print_callchain(struct ps_strbuf *out, const struct ps_script_format *fmt,
+                            const struct ps_stack *stack, uint64_t fields)
 {
 	for (size_t i = 0; i < stack->nr_frames; i++) {
 		const struct ps_frame *f = &stack->frames[i];
@@ -83,6 +95,8 @@ static void print_callchain(struct ps_strbuf *out, const struct ps_stack *stack,
 		if (f->inlined)
 			ps_strbuf_addstr(out, " (inlined)");
 		ps_strbuf_addch(out, '\n');
+		if (fmt->nr_stop_bt && stops_stack(fmt, f))
+			break;
 	}
 }
 
@@ -210,9 +224,11 @@ void ps_script_print_start(struct ps_strbuf *out, struct ps_script_format *fmt,
 	if (fields & PS_FIELD_COMM) {
 		const char *comm = start->comm ? start->comm : ":-1";
 
-		/* "%s " with a callchain, else "%16s " */
-		if ((fields & PS_FIELD_IP) && fmt->use_callchain &&
-		    (start->attr->sample_type & PERF_SAMPLE_CALLCHAIN))
+		/* "%8.8s " with -L, "%s " with a callchain, else "%16s " */
+		if (fmt->latency)
+			ps_strbuf_add_padded(out, comm, strlen(comm) > 8 ? 8 : strlen(comm), 8);
+		else if ((fields & PS_FIELD_IP) && fmt->use_callchain &&
+		         (start->attr->sample_type & PERF_SAMPLE_CALLCHAIN))
 			ps_strbuf_addstr(out, comm);
 		else
 			ps_strbuf_add_padded(out, comm, strlen(comm), 16);
@@ -229,7 +245,11 @@ void ps_script_print_start(struct ps_strbuf *out, struct ps_script_format *fmt,
 		ps_strbuf_add_int(out, (fields & PS_FIELD_PID) ? start->pid : start->tid, 5, false);
 		ps_strbuf_addch(out, ' ');
 	}
-	if (fields & PS_FIELD_CPU) {
+	if ((fields & PS_FIELD_CPU) && fmt->latency) {
+		/* "%3d " */
+		ps_strbuf_add_int(out, start->cpu, 3, false);
+		ps_strbuf_addch(out, ' ');
+	} else if (fields & PS_FIELD_CPU) {
 		/* "[%03d] " */
 		ps_strbuf_addch(out, '[');
 		ps_strbuf_add_int(out, start->cpu, 3, true);
@@ -309,7 +329,7 @@ void ps_script_print(struct ps_strbuf *out, struct ps_script_format *fmt,
 	if (fields & PS_FIELD_IP) {
 		if (callchain) {
 			ps_strbuf_addch(out, '\n');
-			print_callchain(out, stack, fields);
+			print_callchain(out, fmt, stack, fields);
 		} else {
 			ps_strbuf_addch(out, ' ');
 			ps_strbuf_add_hex(out, s->ip, 16);
@@ -329,8 +349,29 @@ void ps_script_print(struct ps_strbuf *out, struct ps_script_format *fmt,
 		ps_script_print_regs(out, fmt, &s->regs_intr, ev->attr->sample_regs_intr);
 	if (fields & PS_FIELD_UREGS)
 		ps_script_print_regs(out, fmt, &s->regs_user, ev->attr->sample_regs_user);
-	/* brstack*, bpf-output, insn*, ipc: refused by ps_script_format_init()
-	 * where a capture would give them something to print */
+	if (fields & (PS_FIELD_BRSTACK | PS_FIELD_BRSTACKSYM | PS_FIELD_BRSTACKOFF))
+		ps_script_print_branches(out, stack, fields);
+	if ((fields & PS_FIELD_BPF_OUTPUT) && ev->attr->type == PERF_TYPE_SOFTWARE &&
+	    ev->attr->config == PERF_COUNT_SW_BPF_OUTPUT)
+		ps_script_print_bpf_output(out, s->raw, s->raw ? s->raw_size : 0);
+	/* ipc: perf prints it for hardware traces only */
+	if (fields & PS_FIELD_INSNLEN) {
+		ps_strbuf_add(out, " ilen: ", 7);
+		ps_strbuf_add_uint(out, stack->insn_len, 0, false);
+	}
+	if ((fields & PS_FIELD_INSN) && stack->insn_len) {
+		ps_strbuf_add(out, " insn:", 6);
+		for (size_t i = 0; i < stack->insn_len && i < sizeof(stack->insn); i++) {
+			/* " %02x" */
+			char byte[3] = { ' ', "0123456789abcdef"[stack->insn[i] >> 4],
+				         "0123456789abcdef"[stack->insn[i] & 15] };
+
+			ps_strbuf_add(out, byte, 3);
+		}
+	}
+	if ((fields & (PS_FIELD_BRSTACKINSN | PS_FIELD_BRSTACKINSNLEN)) &&
+	    stack->has_branch_listing)
+		ps_script_print_branch_listing(out, stack, fields);
 	if (fields & PS_FIELD_PHYS_ADDR)
 		ps_strbuf_add_hex(out, s->phys_addr, 16);
 	if (fields & PS_FIELD_DATA_PAGE_SIZE)
@@ -348,6 +389,7 @@ struct ps_script {
 	struct ps_script_format format;
 	bool format_ready;
 	struct ps_sink sink;
+	struct ps_script_srccode srccode; /* what -F srccode printed last */
 	char errmsg[PS_MSG_MAX];
 };
 
@@ -377,6 +419,7 @@ void ps_script_close(struct ps_script *script)
 	if (!script)
 		return;
 	ps_sink_release(&script->sink);
+	ps_script_srccode_release(&script->srccode);
 	free(script);
 }
 
@@ -396,15 +439,30 @@ static int format_ready(struct ps_script *script)
 	fmt->deltatime = script->opts.deltatime;
 	fmt->cpus = script->opts.cpus;
 	fmt->nr_cpus = script->opts.nr_cpus;
+	fmt->latency = script->opts.latency;
+	fmt->stop_bt = script->opts.stop_bt;
+	fmt->nr_stop_bt = script->opts.nr_stop_bt;
 	script->format_ready = true;
 	return 0;
 }
 
 int ps_script_write(struct ps_script *script, const struct ps_stack *stack)
 {
+	const struct ps_script_format *fmt = &script->format;
+	struct ps_script *to = script->opts.srccode_to ? script->opts.srccode_to : script;
+	int err;
+
 	if (format_ready(script))
 		return -EINVAL;
 	ps_script_print(&script->sink.text, &script->format, stack);
+	/* after the sample, on perf's standard output */
+	if (fmt->fields[ps_output_type(stack->event->attr->type)] & PS_FIELD_SRCCODE) {
+		err = ps_script_print_srccode(&to->sink.text, &to->srccode, stack);
+		if (!err && to != script)
+			err = ps_sink_maybe_drain(&to->sink);
+		if (err)
+			return err;
+	}
 	return ps_sink_maybe_drain(&script->sink);
 }
 
@@ -441,4 +499,40 @@ const char *ps_script_errmsg(const struct ps_script *script)
 bool ps_script_fields_need_srcline(const char *fields)
 {
 	return fields && strstr(fields, "srcline");
+}
+
+bool ps_script_fields_need_srccode(const char *fields)
+{
+	return fields && strstr(fields, "srccode");
+}
+
+/* Whether a field of the -F spec names this one, added or set. */
+static bool names_field(const char *fields, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = fields; p && (p = strstr(p, name)) != NULL; p += len) {
+		bool starts = p == fields || p[-1] == ',' || p[-1] == ':' || p[-1] == '+';
+		bool ends = p[len] == 0 || p[len] == ',';
+
+		if (starts && ends)
+			return true;
+	}
+	return false;
+}
+
+bool ps_script_fields_need_branch_listing(const char *fields)
+{
+	return names_field(fields, "brstackinsn") || names_field(fields, "brstackinsnlen");
+}
+
+int ps_script_fields_need_branches(const char *fields)
+{
+	/* perf prints brstack before brstacksym before brstackoff: only
+	 * brstacksym looks functions up */
+	if (names_field(fields, "brstack"))
+		return PS_BRANCHES_OBJECTS;
+	if (names_field(fields, "brstacksym"))
+		return PS_BRANCHES_SYMBOLS;
+	return names_field(fields, "brstackoff") ? PS_BRANCHES_OBJECTS : PS_BRANCHES_NONE;
 }

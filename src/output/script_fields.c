@@ -303,3 +303,242 @@ void ps_script_print_page_size(struct ps_strbuf *out, uint64_t size)
 	}
 	ps_strbuf_addf(out, "%" PRIu64 "%c", size, units[i]);
 }
+
+/* print_bstack_flags(): "/%c/%c/%c/%d/%s " of perf's branch_flags bits:
+ * mispred 0, predicted 1, in_tx 2, abort 3, cycles 4-19, type 20-23,
+ * new_type 26-29 (for type 15, PERF_BR_EXTEND_ABI). */
+static void print_branch_flags(struct ps_strbuf *out, uint64_t flags)
+{
+	static const char *const types[] = {
+		"",       "COND",      "UNCOND",   "IND",  "CALL", "IND_CALL", "RET",   "SYSCALL",
+		"SYSRET", "COND_CALL", "COND_RET", "ERET", "IRQ",  "SERROR",   "NO_TX",
+	};
+	static const char *const new_types[] = {
+		"FAULT_ALGN", "FAULT_DATA", "FAULT_INST", "ARCH_1",
+		"ARCH_2",     "ARCH_3",     "ARCH_4",     "ARCH_5"
+	};
+	unsigned type = (unsigned)(flags >> 20) & 15, new_type = (unsigned)(flags >> 26) & 15;
+	bool mispred = flags & 1, predicted = flags & 2;
+
+	ps_strbuf_addch(out, '/');
+	ps_strbuf_addch(out, !(mispred || predicted) ? '-' : predicted ? 'P' : 'M');
+	ps_strbuf_add(out, flags & 4 ? "/X/" : "/-/", 3);
+	ps_strbuf_addch(out, flags & 8 ? 'A' : '-');
+	ps_strbuf_addch(out, '/');
+	ps_strbuf_add_uint(out, (flags >> 4) & 0xffff, 0, false);
+	ps_strbuf_addch(out, '/');
+	if (type < 15)
+		ps_strbuf_addstr(out, types[type]);
+	else /* glibc's printf of a NULL string past the names */
+		ps_strbuf_addstr(out, new_type < 8 ? new_types[new_type] : "(null)");
+	ps_strbuf_addch(out, ' ');
+}
+
+static void print_branch_dso(struct ps_strbuf *out, const struct ps_branch_end *end,
+                             uint64_t fields)
+{
+	if (!(fields & PS_FIELD_DSO))
+		return;
+	ps_strbuf_addch(out, '(');
+	ps_strbuf_addstr(out, end->dso ? end->dso : "[unknown]");
+	ps_strbuf_addch(out, ')');
+}
+
+/* symbol__fprintf_symname_offs() */
+static void print_branch_symbol(struct ps_strbuf *out, const struct ps_branch_end *end)
+{
+	if (!end->sym) {
+		ps_strbuf_addstr(out, "[unknown]");
+		return;
+	}
+	ps_strbuf_addstr(out, end->sym);
+	ps_strbuf_add(out, "+0x", 3);
+	ps_strbuf_add_hex(out, end->symoff, 0);
+}
+
+void ps_script_print_branches(struct ps_strbuf *out, const struct ps_stack *stack, uint64_t fields)
+{
+	/* perf prints one of them, in this order of precedence */
+	bool sym = !(fields & PS_FIELD_BRSTACK) && (fields & PS_FIELD_BRSTACKSYM);
+	bool off = !(fields & (PS_FIELD_BRSTACK | PS_FIELD_BRSTACKSYM));
+
+	for (size_t i = 0; i < stack->nr_branches; i++) {
+		const struct ps_branch *b = &stack->branches[i];
+
+		if (sym) {
+			print_branch_symbol(out, &b->from);
+			print_branch_dso(out, &b->from, fields);
+			ps_strbuf_addch(out, '/');
+			print_branch_symbol(out, &b->to);
+		} else {
+			ps_strbuf_add(out, " 0x", 3);
+			ps_strbuf_add_hex(out, off ? b->from.offset : b->from.addr, 0);
+			print_branch_dso(out, &b->from, fields);
+			ps_strbuf_add(out, "/0x", 3);
+			ps_strbuf_add_hex(out, off ? b->to.offset : b->to.addr, 0);
+		}
+		print_branch_dso(out, &b->to, fields);
+		print_branch_flags(out, b->flags);
+	}
+}
+
+/* perf_sample__fprintf_bpf_output(): the raw data as binary__fprintf()
+ * dumps it, 8 bytes a line ("BPF output:" on the first), then, when the
+ * bytes are printable characters ended by a NUL with only NULs after,
+ * the string. isprint() is the kernel's (tools/lib/ctype.c, which perf
+ * uses): ASCII's printable characters and Latin-1's 0xa0 to 0xff. */
+void ps_script_print_bpf_output(struct ps_strbuf *out, const uint8_t *data, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	bool printable = true, hit_nul = false;
+
+	ps_strbuf_addch(out, '\n');
+	for (size_t line = 0; line * 8 < size; line++) {
+		size_t first = line * 8, n = size - first < 8 ? size - first : 8;
+
+		/* "%17s" of the title, " %04x:" of the offset */
+		ps_strbuf_add_padded(out, line ? "" : "BPF output:", line ? 0 : 11, 17);
+		ps_strbuf_add(out, " ", 1);
+		for (int shift = 12; shift >= 0; shift -= 4)
+			ps_strbuf_addch(out, hex[(first >> shift) & 15]);
+		ps_strbuf_addch(out, ':');
+		for (size_t i = 0; i < 8; i++) {
+			if (i < n) {
+				char byte[3] = { ' ', hex[data[first + i] >> 4],
+					         hex[data[first + i] & 15] };
+
+				ps_strbuf_add(out, byte, 3);
+			} else {
+				ps_strbuf_add(out, "   ", 3);
+			}
+		}
+		ps_strbuf_add(out, "  ", 2);
+		for (size_t i = 0; i < n; i++) {
+			uint8_t ch = data[first + i];
+
+			if (hit_nul && ch)
+				printable = false;
+			if ((ch >= 0x20 && ch < 0x7f) || ch >= 0xa0) {
+				ps_strbuf_addch(out, (char)ch);
+				continue;
+			}
+			ps_strbuf_addch(out, '.');
+			if (!printable)
+				continue;
+			if (ch == 0)
+				hit_nul = true;
+			else
+				printable = false;
+		}
+		for (size_t i = n; i < 8; i++)
+			ps_strbuf_addch(out, ' ');
+		ps_strbuf_addch(out, '\n');
+	}
+	if (printable && hit_nul) {
+		/* "%17s \"%s\"\n": the string up to its NUL */
+		ps_strbuf_add_padded(out, "BPF string:", 11, 17);
+		ps_strbuf_add(out, " \"", 2);
+		ps_strbuf_add(out, (const char *)data, strnlen((const char *)data, size));
+		ps_strbuf_add(out, "\"\n", 2);
+	}
+}
+
+/* dump_insn() of perf's decoder: "insn: " and each byte with a space, or
+ * "<bad>". */
+static size_t dump_insn(char *buf, const struct ps_branch_line *line)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+
+	if (!line->len) {
+		memcpy(buf, "<bad>", 5);
+		return 5;
+	}
+	memcpy(buf, "insn: ", 6);
+	n = 6;
+	for (size_t i = 0; i < line->len && i < sizeof(line->code); i++) {
+		buf[n++] = hex[line->code[i] >> 4];
+		buf[n++] = hex[line->code[i] & 15];
+		buf[n++] = ' ';
+	}
+	return n;
+}
+
+/* perf_sample__fprintf_brstackinsn()'s lines. */
+void ps_script_print_branch_listing(struct ps_strbuf *out, const struct ps_stack *stack,
+                                    uint64_t fields)
+{
+	bool ilen = fields & PS_FIELD_BRSTACKINSNLEN;
+	char dump[64];
+	int total_cycles = 0;
+
+	ps_strbuf_addch(out, '\n');
+	for (size_t i = 0; i < stack->nr_branch_lines; i++) {
+		const struct ps_branch_line *line = &stack->branch_lines[i];
+		size_t n;
+
+		switch (line->kind) {
+		case PS_BRANCH_LINE_SYMBOL:
+			ps_strbuf_addch(out, '\t');
+			ps_strbuf_addstr(out, line->sym);
+			if (line->symoff) /* "%+d" */
+				ps_strbuf_addf(out, "%+d", (int)line->symoff);
+			ps_strbuf_addch(out, ':');
+			if ((fields & PS_FIELD_SRCLINE) && line->srcline) {
+				ps_strbuf_addch(out, '\t');
+				ps_strbuf_addstr(out, line->srcline);
+			}
+			ps_strbuf_addch(out, '\n');
+			break;
+		case PS_BRANCH_LINE_INSN:
+			/* "\t%016lx\t%s" */
+			ps_strbuf_addch(out, '\t');
+			ps_strbuf_addf(out, "%016" PRIx64, line->ip);
+			ps_strbuf_addch(out, '\t');
+			ps_strbuf_add(out, dump, dump_insn(dump, line));
+			if (ilen)
+				ps_strbuf_addf(out, "\tilen: %u", line->len);
+			ps_strbuf_addch(out, '\n');
+			break;
+		case PS_BRANCH_LINE_JUMP: {
+			unsigned cycles = (unsigned)(line->flags >> 4) & 0xffff;
+
+			/* "\t%016lx\t%-30s\t" */
+			ps_strbuf_addch(out, '\t');
+			ps_strbuf_addf(out, "%016" PRIx64, line->ip);
+			ps_strbuf_addch(out, '\t');
+			n = dump_insn(dump, line);
+			ps_strbuf_add_padded(out, dump, n, -30);
+			ps_strbuf_addch(out, '\t');
+			if (ilen)
+				ps_strbuf_addf(out, "ilen: %u\t", line->len);
+			ps_strbuf_addch(out, '#');
+			if (line->flags & 2)
+				ps_strbuf_addstr(out, " PRED");
+			if (line->flags & 1)
+				ps_strbuf_addstr(out, " MISPRED");
+			if (line->flags & 4)
+				ps_strbuf_addstr(out, " INTX");
+			if (line->flags & 8)
+				ps_strbuf_addstr(out, " ABORT");
+			if (cycles) {
+				total_cycles += (int)cycles;
+				ps_strbuf_addf(out, " %u cycles [%d]", cycles, total_cycles);
+				/* perf divides in float */
+				if (line->insns)
+					ps_strbuf_addf(
+					        out, " %.2f IPC",
+					        (double)((float)line->insns / (float)cycles));
+			}
+			ps_strbuf_addch(out, '\n');
+			break;
+		}
+		case PS_BRANCH_LINE_MISMATCH:
+			ps_strbuf_addstr(out, "\tmismatch of LBR data and executable\n");
+			break;
+		case PS_BRANCH_LINE_NOT_REACHING:
+			ps_strbuf_addstr(out, "\t... not reaching sample ...\n");
+			break;
+		}
+	}
+}

@@ -266,35 +266,14 @@ static uint64_t combined_branch_type(const struct ps_reader *reader)
 static int check_unprinted(const struct ps_script_format *fmt, const struct ps_attr *attr,
                            char *err, size_t errsz)
 {
-	static const struct {
-		uint64_t field;
-		const char *name;
-	} always[] = {
-		/* perf reads the sampled instruction from the binary */
-		{ PS_FIELD_INSN, "insn" },
-		{ PS_FIELD_INSNLEN, "insnlen" },
-		/* perf prints the source line from the source file */
-		{ PS_FIELD_SRCCODE, "srccode" },
-	};
 	uint64_t fields = fmt->fields[ps_output_type(attr->type)];
 
-	for (size_t i = 0; i < sizeof(always) / sizeof(always[0]); i++)
-		if (fields & always[i].field) {
-			snprintf(err, errsz, "-F %s: not supported yet", always[i].name);
-			return -EINVAL;
-		}
-	if ((fields & (PS_FIELD_BRSTACK | PS_FIELD_BRSTACKSYM | PS_FIELD_BRSTACKOFF |
-	               PS_FIELD_BRSTACKINSN | PS_FIELD_BRSTACKINSNLEN)) &&
-	    (attr->sample_type & PERF_SAMPLE_BRANCH_STACK)) {
+	/* perf prints each instruction's source line in the listing */
+	if ((fields & (PS_FIELD_BRSTACKINSN | PS_FIELD_BRSTACKINSNLEN)) &&
+	    (fields & PS_FIELD_SRCCODE) && (attr->sample_type & PERF_SAMPLE_BRANCH_STACK)) {
 		snprintf(err, errsz,
-		         "-F brstack, brstacksym, brstackoff, brstackinsn: not supported yet for "
-		         "captures with branch stacks ('%s')",
-		         attr->name);
-		return -EINVAL;
-	}
-	if ((fields & PS_FIELD_BPF_OUTPUT) && attr->type == PERF_TYPE_SOFTWARE &&
-	    attr->config == PERF_COUNT_SW_BPF_OUTPUT) {
-		snprintf(err, errsz, "-F bpf-output: BPF output events ('%s') not supported yet",
+		         "-F brstackinsn with srccode: not supported yet (the source lines "
+		         "within the listing; '%s')",
 		         attr->name);
 		return -EINVAL;
 	}

@@ -26,6 +26,14 @@ void ps_script_print_data_src(struct ps_strbuf *out, struct ps_script_format *fm
 void ps_script_print_regs(struct ps_strbuf *out, const struct ps_script_format *fmt,
                           const struct ps_regs *regs, uint64_t attr_mask);
 void ps_script_print_page_size(struct ps_strbuf *out, uint64_t size);
+/* -F brstackinsn (brstackinsnlen) of the stack's branch listing. */
+void ps_script_print_branch_listing(struct ps_strbuf *out, const struct ps_stack *stack,
+                                    uint64_t fields);
+/* -F bpf-output of a BPF output event's raw data. */
+void ps_script_print_bpf_output(struct ps_strbuf *out, const uint8_t *data, size_t size);
+/* -F brstack, brstacksym or brstackoff (perf prints the first of them
+ * the fields name) of the stack's named branches. */
+void ps_script_print_branches(struct ps_strbuf *out, const struct ps_stack *stack, uint64_t fields);
 
 /* Which PS_SCRIPT_SHOW_* bits print a record type (0: none). */
 uint32_t ps_script_record_show(uint32_t record_type);
@@ -34,6 +42,18 @@ bool ps_script_record_thread(const struct ps_event *ev, int32_t *pid, int32_t *t
 void ps_script_print_record(struct ps_strbuf *out, struct ps_script_format *fmt,
                             const struct ps_reader *reader, const struct ps_event *ev,
                             const char *comm);
+
+/* -F srccode: what perf printed last per thread (script_srccode.c). */
+struct srccode_seen;
+struct ps_script_srccode {
+	struct srccode_seen *slots; /* by ps_stack.thread_serial */
+	size_t nr_slots, used;
+};
+/* The sample's source line, as perf prints it after the sample, unless
+ * perf printed that file and line last for the thread. 0 or -ENOMEM. */
+int ps_script_print_srccode(struct ps_strbuf *out, struct ps_script_srccode *sc,
+                            const struct ps_stack *stack);
+void ps_script_srccode_release(struct ps_script_srccode *sc);
 
 struct tep_event;
 /* How many bytes from the start of a tracepoint record of size bytes at

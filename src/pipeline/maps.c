@@ -30,9 +30,18 @@ struct pipeline_process {
 	struct ps_unwind_map last;
 };
 
+bool ps_pipeline_is_kernel_text(const struct ps_mapped_object *object)
+{
+	/* perf record names the kernel's map "[kernel.kallsyms]_text" (old
+	 * perf: "[kernel.kallsyms]"), and pystitch the maps of a vmlinux's
+	 * other sections "[kernel.kallsyms].init.text" and so on */
+	return object->kernel && !object->module_name &&
+	       strncmp(object->name, "[kernel.kallsyms]", 17) == 0 && object->name[17] != '.';
+}
+
 const char *ps_pipeline_object_name(const struct ps_mapped_object *object)
 {
-	if (object->kernel && strncmp(object->name, "[kernel.kallsyms]", 17) == 0)
+	if (ps_pipeline_is_kernel_text(object))
 		return "[kernel.kallsyms]";
 	/* perf prints a module's DSO name, not the path its MMAP recorded */
 	if (object->module_name)
@@ -40,12 +49,37 @@ const char *ps_pipeline_object_name(const struct ps_mapped_object *object)
 	return object->name;
 }
 
+const char *ps_pipeline_object_label(const struct ps_pipeline *pipeline,
+                                     const struct ps_mapped_object *object)
+{
+	/* --show-kernel-path: perf prints DSOs' long names; a module's is
+	 * the path its MMAP recorded */
+	uint64_t offset;
+	const char *vmlinux;
+
+	if (pipeline->show_kernel_path && object->kernel && object->module_name)
+		return object->name;
+	/* the kernel's long name is the vmlinux its symbols came from; its
+	 * sections' maps keep the name it had before */
+	if (pipeline->show_kernel_path && ps_pipeline_is_kernel_text(object) &&
+	    (vmlinux = ps_symbols_kernel_vmlinux(pipeline->symbols, &offset)) != NULL)
+		return vmlinux;
+	if (pipeline->show_kernel_path && object->kernel && !object->module_name &&
+	    strncmp(object->name, "[kernel.kallsyms].", 18) == 0)
+		return "[kernel.kallsyms]";
+	return ps_pipeline_object_name(object);
+}
+
 struct ps_dso *ps_pipeline_object_dso(struct ps_pipeline *pipeline, struct ps_mapped_object *object)
 {
-	if (!object->user)
+	if (!object->user) {
 		object->user = ps_symbols_dso(pipeline->symbols, ps_pipeline_object_name(object),
 		                              object->has_build_id ? object->build_id : NULL,
 		                              object->has_build_id ? object->build_id_size : 0);
+		/* perf's module DSO keeps the path of its first MMAP */
+		if (object->user && object->module_name)
+			ps_dso_set_module_map(object->user, object->name, object->module_start);
+	}
 	return object->user;
 }
 

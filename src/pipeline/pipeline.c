@@ -56,6 +56,7 @@ int ps_pipeline_new(const struct ps_pipeline_opts *opts, struct ps_pipeline **ou
 	pipeline->no_inline = o.no_inline;
 	pipeline->no_callchain = o.no_callchain;
 	pipeline->stitch_lbr = o.stitch_lbr;
+	pipeline->show_kernel_path = o.show_kernel_path;
 	pipeline->max_lbr = ps_pipeline_max_lbr(o.features);
 	pipeline->log = o.symbols.log;
 	pipeline->log_ctx = o.symbols.log_ctx;

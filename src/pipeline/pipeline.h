@@ -72,6 +72,9 @@ struct ps_pipeline_opts {
 	/* perf script --stitch-lbr (the caller checks that the capture has
 	 * LBR call stacks, as perf does) */
 	bool stitch_lbr;
+	/* perf script --show-kernel-path: frames name DSOs by their long
+	 * name (a kernel module's path) */
+	bool show_kernel_path;
 };
 
 /* 0, -EINVAL (options) or -ENOMEM, with a one-line reason in errmsg. */
@@ -132,6 +135,49 @@ bool ps_pipeline_replay(struct ps_pipeline *pipeline, struct ps_process *process
  * record is applied. Not for use while a stack is being built. */
 const struct ps_map *ps_pipeline_find_map(struct ps_pipeline *pipeline, struct ps_process *process,
                                           unsigned cpumode, uint64_t ip);
+
+/* What perf's ip__fprintf_sym() (-F brstackinsn) finds for addr in
+ * cpumode's address space: the address in its map (perf's map_ip), the
+ * function there and its extent in the same space, and with srclines
+ * the address's. */
+struct ps_pipeline_symbol {
+	bool mapped;
+	uint64_t addr;
+	const char *sym; /* NULL: none */
+	uint64_t start, end;
+	const char *srcline;
+};
+void ps_pipeline_symbol_at(struct ps_pipeline *pipeline, struct ps_process *process,
+                           unsigned cpumode, uint64_t addr, struct ps_pipeline_symbol *out);
+/* perf's first machine__kernel_start(), which loads the kernel's map
+ * (see ps_symbols_kernel_extent()); later calls do nothing. */
+void ps_pipeline_load_kernel(struct ps_pipeline *pipeline);
+/* perf's machine__kernel_ip(). */
+bool ps_pipeline_kernel_ip(struct ps_pipeline *pipeline, uint64_t ip);
+/* perf's thread__memcpy() (what perf script reads for -F insn): up to
+ * size bytes of the code at ip, from the file of the map that holds it in
+ * the kernel's address space (ip >= 1 << 63) or process's, and into *is64
+ * whether perf decodes them as 64-bit code. The bytes read, 0 at the end
+ * of the file, -1 when there is none (no map, JIT code, kallsyms,
+ * anonymous memory, a file that cannot be found). The first call loads
+ * the kernel map, as perf's first look at the kernel's start does. */
+ssize_t ps_pipeline_read_code(struct ps_pipeline *pipeline, struct ps_process *process, uint64_t ip,
+                              void *buf, size_t size, bool *is64);
+
+/* perf's map__fprintf_srccode() lookup (-F srccode): the source file and
+ * line of ip (in cpumode's address space) as addr2line gives them, into
+ * path and *line; false when there are none. */
+bool ps_pipeline_source(struct ps_pipeline *pipeline, struct ps_process *process, unsigned cpumode,
+                        uint64_t ip, char *path, size_t size, unsigned *line);
+
+/* One end of a sample branch as perf script's -F brstack* names it: the
+ * map thread__find_map_fb() finds (cpumode's address space, else the one
+ * the address belongs to), its object's name, the offset brstackoff
+ * prints, and with symbols the function (which loads the object's
+ * symbols, as perf's lookup does). */
+void ps_pipeline_name_branch(struct ps_pipeline *pipeline, struct ps_process *process,
+                             unsigned cpumode, uint64_t addr, bool symbols,
+                             struct ps_branch_end *out);
 
 /* A stack as it is built: the recorded callchain (kernel part, or
  * everything with -g) followed by the unwound user stack, every frame

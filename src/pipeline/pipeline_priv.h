@@ -13,6 +13,8 @@
 
 #include "pipeline/pipeline.h"
 
+#define PS_PIPELINE_SECTION_MAPS 16
+
 struct ps_pipeline {
 	struct ps_machine *machine;
 	struct ps_symbols *symbols;
@@ -25,6 +27,11 @@ struct ps_pipeline {
 	bool stitch_lbr;
 	unsigned max_lbr;
 	bool warned_stitch_max, warned_lbr_depth;
+	bool kernel_start_asked; /* see kernel_start() in name.c */
+	bool show_kernel_path; /* perf script --show-kernel-path */
+	/* the maps perf makes of a vmlinux's sections other than .text */
+	struct ps_map section_maps[PS_PIPELINE_SECTION_MAPS];
+	size_t nr_section_maps;
 	ps_log_fn log;
 	void *log_ctx;
 	const struct ps_pipeline_rules *rules; /* never NULL */
@@ -45,6 +52,13 @@ struct ps_pipeline {
 /* The name perf prints for an object: the kernel text map is recorded as
  * "[kernel.kallsyms]_text" but printed as "[kernel.kallsyms]". */
 const char *ps_pipeline_object_name(const struct ps_mapped_object *object);
+/* Whether an object is the kernel's text (not a module, not a section of
+ * a vmlinux). */
+bool ps_pipeline_is_kernel_text(const struct ps_mapped_object *object);
+/* The name perf script prints for an object: its DSO's name, or with
+ * --show-kernel-path its long name. */
+const char *ps_pipeline_object_label(const struct ps_pipeline *pipeline,
+                                     const struct ps_mapped_object *object);
 
 /* Unwinding state hung on a process of the machine model
  * (PS_PROCESS_SLOT_UNWIND). */

@@ -170,6 +170,8 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 			.no_inline = o->no_inline,
 			.srcline = o->srcline,
 			.full_source_path = o->full_source_path,
+			.no_demangle = o->no_demangle,
+			.srccode = o->srccode,
 			.log = o->log,
 			.log_ctx = o->log_ctx,
 			.files = feed->files,
@@ -187,6 +189,7 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 		.no_callchain = o->no_callchain,
 		.features = ps_reader_features(feed->reader),
 		.stitch_lbr = o->stitch_lbr,
+		.show_kernel_path = o->show_kernel_path,
 	};
 	err = ps_pipeline_new(&popts, &feed->pipeline, errmsg, errmsg_size);
 	if (err)

@@ -34,6 +34,7 @@ static int session_open(struct ps_session *s, const char *path, struct ps_sessio
 	err = ps_feed_open(&s->feed, path, o, record_names, s->errmsg, sizeof(s->errmsg));
 	if (err)
 		return err;
+	s->native_arch = ps_session_native_arch(s->feed.reader);
 	/* a capture that can be read once per worker (not an archive) and
 	 * has user stacks to unwind */
 	if (o->jobs > 1 && !ps_reader_archive(s->feed.reader) && ps_feed_has_user_stacks(&s->feed))
@@ -95,6 +96,9 @@ void ps_session_close(struct ps_session *s)
 	if (!s)
 		return;
 	ps_feed_close(&s->feed);
+	free(s->branches);
+	free(s->branch_lines);
+	free(s->listing);
 	/* last: the workers and everything above log through it */
 	ps_jobs_free(s->jobs);
 	free(s->build_ids);
@@ -232,6 +236,9 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 	s->stack.has_callchain = stack->has_callchain;
 	s->stack.frames = stack->frames;
 	s->stack.nr_frames = stack->nr_frames;
+	err = ps_session_sample_extras(s, sample);
+	if (err)
+		return ps_feed_fail(&s->feed, err, "out of memory");
 	if (mode == PS_PYTHON_NATIVE || !stack->has_callchain)
 		return 0;
 	if (!python) {

@@ -156,6 +156,28 @@ struct ps_session {
 	/* what ps_session_build_ids() last gave */
 	struct ps_build_id *build_ids;
 	size_t nr_build_ids, build_ids_cap;
+	bool native_arch; /* see ps_session_native_arch() */
+	char srccode_file[4096]; /* the stack's srccode_file */
+	struct ps_branch *branches; /* the stack's branches */
+	size_t cap_branches;
+	struct ps_branch_line *branch_lines; /* the stack's branch listing */
+	size_t cap_branch_lines;
+	struct listing *listing; /* listing.c's buffers */
 };
+
+/* ---- extras.c, listing.c -------------------------------------------- */
+
+/* perf script -F brstackinsn's listing of the sample's branch stack into
+ * s->stack. 0 or -ENOMEM. */
+struct listing;
+int ps_session_branch_listing(struct ps_session *s, const struct ps_feed_sample *sample);
+
+/* Whether perf fetches the sampled instructions of this capture: made on
+ * a machine of this architecture, or in pipe mode. */
+bool ps_session_native_arch(const struct ps_reader *reader);
+/* What the options ask of a sample besides its stack (the sampled
+ * instruction, its source line, its branches named), into s->stack. 0
+ * or -ENOMEM. */
+int ps_session_sample_extras(struct ps_session *s, const struct ps_feed_sample *sample);
 
 #endif /* PS_SESSION_SESSION_PRIV_H */

@@ -35,6 +35,8 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 	symbols->no_inline = o.no_inline;
 	symbols->srcline = o.srcline;
 	symbols->full_source_path = o.full_source_path;
+	symbols->no_demangle = o.no_demangle;
+	symbols->srccode = o.srccode;
 	symbols->log = o.log;
 	symbols->log_ctx = o.log_ctx;
 	symbols->files = o.files;
@@ -70,6 +72,9 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 
 static void dso_free(struct ps_dso *dso)
 {
+	free(dso->module_path);
+	free(dso->code_path);
+	free(dso->code_file);
 	ps_addr2line_close(dso->a2l);
 	ps_addr2line_close(dso->a2l_recording);
 	ps_names_free(dso->names);
@@ -108,6 +113,7 @@ void ps_symbols_free(struct ps_symbols *symbols)
 	free(symbols->buildid_dir);
 	free(symbols->kallsyms);
 	free(symbols->vmlinux);
+	ps_sources_free(symbols->sources);
 	free(symbols->reloc_name);
 	free(symbols);
 }
@@ -316,6 +322,20 @@ int ps_symbols_kernel_reloc(struct ps_symbols *symbols, const char *ref_name, ui
 	return 0;
 }
 
+bool ps_symbols_kernel_section(const struct ps_symbols *symbols, uint64_t addr, const char **name,
+                               uint64_t *start, uint64_t *end, uint64_t *offset)
+{
+	return symbols->kernel_map_loaded &&
+	       ps_kernel_symbols_section(symbols->kernel, addr, name, start, end, offset);
+}
+
+const char *ps_symbols_kernel_vmlinux(const struct ps_symbols *symbols, uint64_t *text_offset)
+{
+	if (!symbols->kernel_map_loaded || !ps_kernel_symbols_vmlinux(symbols->kernel, text_offset))
+		return NULL;
+	return symbols->vmlinux;
+}
+
 bool ps_symbols_kernel_extent(const struct ps_symbols *symbols, uint64_t *start, uint64_t *end)
 {
 	return symbols->kernel_map_loaded && ps_kernel_symbols_extent(symbols->kernel, start, end);
@@ -448,7 +468,9 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 		struct ps_addr2line **a2l = asked ? &dso->a2l : &dso->a2l_recording;
 
 		if (dso->a2l_file && !*a2l && (asked || dso->recording) &&
-		    ps_addr2line_open(dso->a2l_file, symbols->srcline || dso->recording, a2l) < 0)
+		    ps_addr2line_open(dso->a2l_file,
+		                      symbols->srcline || symbols->srccode || dso->recording,
+		                      a2l) < 0)
 			dso->a2l_file = NULL;
 		if (*a2l && (asked || dso->recording)) {
 			int got = ps_addr2line_query(*a2l, addr + dso->text_offset,
@@ -465,13 +487,14 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 	want_chain = sym && chain;
 	if (want_chain && nr_records > 0) {
 		n = ps_inline_frames(records, nr_records, sym->name, addr - sym->start,
-		                     symbols->srcline, symbols->full_source_path, &dso->arena,
-		                     frames, PS_INLINE_MAX);
+		                     symbols->srcline, symbols->full_source_path,
+		                     !symbols->no_demangle, &dso->arena, frames, PS_INLINE_MAX);
 		if (n > 0)
 			return n;
 	}
 	frames[0].sym = sym ? sym->name : NULL;
 	frames[0].offset = sym ? addr - sym->start : 0;
+	frames[0].size = sym ? sym->end - sym->start : 0;
 	frames[0].inlined = false;
 	frames[0].srcline = NULL;
 	if (symbols->srcline) {
@@ -484,6 +507,56 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 	return 1;
 }
 
+void ps_dso_load(struct ps_dso *dso)
+{
+	struct ps_symbols *symbols = dso->owner;
+
+	dso->loaded = true;
+	if (dso->kind == DSO_KERNEL || dso->kind == DSO_MODULE) {
+		if (!symbols->kernel_tried)
+			load_kernel(symbols);
+		if (dso->kind == DSO_MODULE)
+			ps_kmodule_load(dso);
+		else
+			symbols->kernel_map_loaded = true;
+	}
+}
+
+bool ps_dso_adjusts_symbols(struct ps_dso *dso)
+{
+	uint64_t text_offset;
+
+	if (dso->loaded && dso->kind == DSO_MODULE)
+		return dso->module_source == MODULE_FROM_KO;
+	/* a vmlinux's ELF symbols */
+	if (dso->loaded && dso->kind == DSO_KERNEL)
+		return strcmp(dso->name, "[kernel.kallsyms]") == 0 &&
+		       ps_symbols_kernel_vmlinux(dso->owner, &text_offset);
+	if (!dso->loaded || (dso->kind != DSO_USER && dso->kind != DSO_VDSO))
+		return false;
+	ps_dso_locate(dso);
+	return dso->syms && (dso->syms->symtab_index >= 0 || dso->syms->dynsym_index >= 0);
+}
+
+bool ps_dso_source(struct ps_dso *dso, uint64_t addr, char *path, size_t size, unsigned *line)
+{
+	struct ps_symbols *symbols = dso->owner;
+	int got;
+
+	ps_dso_locate(dso);
+	/* perf asks addr2line on the file symbols came from (never on
+	 * "[...]" names), every time: it keeps no answer for srccode */
+	if ((dso->kind != DSO_USER && dso->kind != DSO_VDSO) || !dso->a2l_file)
+		return false;
+	if (!dso->a2l && ps_addr2line_open(dso->a2l_file, true, &dso->a2l) < 0) {
+		dso->a2l_file = NULL;
+		return false;
+	}
+	got = ps_addr2line_query(dso->a2l, addr + dso->text_offset, symbols->records,
+	                         PS_INLINE_MAX);
+	return got > 0 && ps_inline_source(&symbols->records[0], path, size, line);
+}
+
 static size_t resolve_kernel(struct ps_dso *dso, uint64_t addr, struct ps_frame_name *frames)
 {
 	struct ps_symbols *symbols = dso->owner;
@@ -492,12 +565,25 @@ static size_t resolve_kernel(struct ps_dso *dso, uint64_t addr, struct ps_frame_
 
 	if (!symbols->kernel_tried)
 		load_kernel(symbols);
-	if (dso->kind == DSO_KERNEL)
-		symbols->kernel_map_loaded = true;
-	if (symbols->kernel)
-		sym = ps_kernel_symbols_find(symbols->kernel, dso->module, addr, &symbol_addr);
+	if (dso->kind == DSO_MODULE) {
+		ps_kmodule_load(dso);
+		if (dso->module_source == MODULE_FROM_KO) {
+			/* perf's map of the module starts at .text's offset */
+			symbol_addr = addr - dso->module_start + dso->module_text_offset;
+			sym = ps_symtab_find(&dso->symtab, symbol_addr);
+		} else if (dso->module_source == MODULE_FROM_KALLSYMS && symbols->kernel) {
+			sym = ps_kernel_symbols_find(symbols->kernel, dso->module, addr,
+			                             &symbol_addr);
+		}
+	} else {
+		if (dso->kind == DSO_KERNEL)
+			symbols->kernel_map_loaded = true;
+		if (symbols->kernel)
+			sym = ps_kernel_symbols_find(symbols->kernel, NULL, addr, &symbol_addr);
+	}
 	frames[0].sym = sym ? sym->name : NULL;
 	frames[0].offset = sym ? symbol_addr - sym->start : 0;
+	frames[0].size = sym ? sym->end - sym->start : 0;
 	frames[0].inlined = false;
 	frames[0].srcline = symbols->srcline ? addr_srcline(dso, addr) : NULL;
 	return 1;
@@ -512,6 +598,7 @@ size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
 	struct cached *value;
 	size_t n;
 
+	dso->loaded = true;
 	if (max == 0)
 		return 0;
 	value = cache_find(dso, addr, chain);

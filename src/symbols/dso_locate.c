@@ -386,6 +386,147 @@ bool ps_dso_is_elf64(struct ps_dso *dso)
 	return dso->elf64 > 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* kernel modules */
+
+static bool uncompressed_module(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 3 && strcmp(path + n - 3, ".ko") == 0;
+}
+
+struct ps_elf *ps_dso_module_file(struct ps_dso *dso)
+{
+	char path[4096];
+	struct ps_elf *elf = NULL;
+
+	/* perf's kmod candidates: the build-id cache (elf, then debug),
+	 * then the recorded path under --symfs. A compressed module
+	 * (.ko.xz, .ko.gz) perf decompresses first: not here. */
+	if (dso->build_id_recorded) {
+		if (candidate_path(dso, CAND_BUILD_ID_CACHE, path, sizeof(path)))
+			elf = open_candidate(dso, path, PS_FILE_ELF);
+		if ((!elf || elf->symtab_index < 0) &&
+		    candidate_path(dso, CAND_BUILD_ID_CACHE_DEBUG, path, sizeof(path)))
+			elf = open_candidate(dso, path, PS_FILE_DEBUGINFO);
+	}
+	if ((!elf || elf->symtab_index < 0) && dso->module_path &&
+	    uncompressed_module(dso->module_path)) {
+		join_symfs(dso->owner, dso->module_path, path, sizeof(path));
+		if (path[0])
+			elf = open_candidate(dso, path, PS_FILE_ELF);
+	}
+	return elf && elf->symtab_index >= 0 ? elf : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* the contents perf reads (dso__data_read_offset) */
+
+/* perf's try_to_open_dso() for the DSO's contents: the first of the
+ * build-id cache entry, perf's own vdso and --symfs + path that is a
+ * regular file, whatever its build-id and whether ELF or not. */
+static void find_code_file(struct ps_dso *dso)
+{
+	char path[4096];
+	const char *file = NULL;
+	uint64_t text_offset;
+
+	dso->code_tried = true;
+	if (dso->kind == DSO_MODULE && dso->module_path) {
+		/* the module's file: perf decompresses a .ko.xz or .ko.gz
+		 * first, which is not done here */
+		if (dso->build_id_recorded &&
+		    candidate_path(dso, CAND_BUILD_ID_CACHE, path, sizeof(path)) &&
+		    is_regular_file(dso->owner, path)) {
+			file = ps_file_local(&dso->owner->files, path);
+		} else if (uncompressed_module(dso->module_path)) {
+			join_symfs(dso->owner, dso->module_path, path, sizeof(path));
+			if (path[0] && is_regular_file(dso->owner, path))
+				file = ps_file_local(&dso->owner->files, path);
+		}
+		goto found;
+	}
+	if (dso->kind == DSO_KERNEL && strcmp(dso->name, "[kernel.kallsyms]") == 0 &&
+	    dso->owner->vmlinux && dso->owner->kernel_map_loaded &&
+	    ps_symbols_kernel_vmlinux(dso->owner, &text_offset)) {
+		/* the vmlinux, under --symfs unless its path is absolute */
+		if (dso->owner->vmlinux[0] == '/')
+			snprintf(path, sizeof(path), "%s", dso->owner->vmlinux);
+		else
+			join_symfs(dso->owner, dso->owner->vmlinux, path, sizeof(path));
+		if (path[0] && is_regular_file(dso->owner, path))
+			file = ps_file_local(&dso->owner->files, path);
+		goto found;
+	}
+	if (dso->kind != DSO_USER && dso->kind != DSO_VDSO)
+		return; /* kallsyms has no contents; "[...]" and //anon no file */
+	if (dso->build_id_recorded &&
+	    candidate_path(dso, CAND_BUILD_ID_CACHE, path, sizeof(path)) &&
+	    is_regular_file(dso->owner, path))
+		file = ps_file_local(&dso->owner->files, path);
+	if (!file && own_vdso_applies(dso)) {
+		snprintf(path, sizeof(path), "%s", OWN_VDSO_NAME);
+		file = own_vdso_file(dso->owner);
+	} else if (!file && candidate_path(dso, CAND_SYSTEM_PATH, path, sizeof(path)) &&
+	           is_regular_file(dso->owner, path)) {
+		file = ps_file_local(&dso->owner->files, path);
+	}
+found:
+	if (!file)
+		return;
+	dso->code_path = strdup(path);
+	dso->code_file = strdup(file);
+	if (!dso->code_path || !dso->code_file) {
+		free(dso->code_path);
+		free(dso->code_file);
+		dso->code_path = dso->code_file = NULL;
+		return;
+	}
+	ps_file_note_used(&dso->owner->files, path, file, PS_FILE_ELF);
+}
+
+ssize_t ps_dso_read_code(struct ps_dso *dso, uint64_t offset, void *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	if (!dso->code_tried)
+		find_code_file(dso);
+	if (!dso->code_file)
+		return -1;
+	/* the file is mostly one of the DSO's ELF files, already mapped */
+	for (size_t i = 0; i < dso->nr_opened; i++) {
+		const struct ps_elf *elf = dso->opened[i];
+
+		if (strcmp(elf->path, dso->code_path) != 0)
+			continue;
+		if (offset > elf->image_size)
+			return -1;
+		n = (ssize_t)(elf->image_size - offset < size ? elf->image_size - offset : size);
+		memcpy(buf, elf->image + offset, (size_t)n);
+		return n;
+	}
+	fd = open(dso->code_file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	do
+		n = pread(fd, buf, size, (off_t)offset);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	return n;
+}
+
+bool ps_dso_code_is64(struct ps_dso *dso)
+{
+	ps_dso_locate(dso);
+	/* perf's dso->is_64_bit: the class of the file symbols were read
+	 * from, 64-bit when none was */
+	if (dso->syms && (dso->syms->symtab_index >= 0 || dso->syms->dynsym_index >= 0))
+		return dso->syms->is64;
+	return true;
+}
+
 static bool has_debug_frame(const struct ps_elf *elf)
 {
 	int index = ps_elf_section_by_name(elf, ".debug_frame");
@@ -501,6 +642,7 @@ static void locate_user(struct ps_dso *dso)
 		dso->syms = dso->runtime;
 	if (!dso->runtime)
 		dso->runtime = dso->syms;
+	dso->symtab.no_demangle = dso->owner->no_demangle;
 	if (ps_symtab_load_dso(&dso->symtab, dso->syms, dso->runtime, err, sizeof(err)) > 0) {
 		dso->has_symtab = true;
 	} else {

@@ -35,12 +35,31 @@ struct ps_dso {
 	enum dso_kind kind;
 	char *module; /* "[name]" for modules */
 	bool located;
+	/* ps_dso_resolve() was asked: perf has loaded the DSO (map__load) */
+	bool loaded;
+	/* A kernel module: the path its first MMAP recorded and where it is
+	 * mapped (ps_dso_set_module_map()); where its symbols come from,
+	 * decided at its first lookup (kmodule.c); with a .ko, the file
+	 * offset of its .text, which perf's map of it then starts at. */
+	char *module_path;
+	uint64_t module_start;
+	enum {
+		MODULE_UNDECIDED,
+		MODULE_FROM_KO,
+		MODULE_FROM_KALLSYMS,
+		MODULE_NO_SYMBOLS
+	} module_source;
+	uint64_t module_text_offset;
 	/* perf's dso__type() is DSO__TYPE_64BIT (ps_dso_is_elf64()): 0 not
 	 * asked yet, 1 yes, -1 no */
 	signed char elf64;
 	struct ps_elf *opened[8]; /* every file kept open, owned */
 	size_t nr_opened;
 	struct ps_elf *data, *syms, *runtime, *a2l_file;
+	/* the file perf reads the DSO's contents from (ps_dso_read_code()),
+	 * as looked up and as read; NULL: none */
+	bool code_tried;
+	char *code_path, *code_file;
 	struct ps_symtab symtab;
 	bool has_symtab;
 	uint64_t text_offset;
@@ -62,7 +81,8 @@ struct ps_dso {
 
 struct ps_symbols {
 	char *symfs, *buildid_dir, *kallsyms, *vmlinux;
-	bool no_inline, srcline, full_source_path;
+	bool no_inline, srcline, full_source_path, no_demangle;
+	bool srccode; /* addr2line's answers name their files */
 	bool record_names; /* keep the answers of separate debug files */
 	struct ps_file_hooks files;
 	ps_log_fn log;
@@ -85,7 +105,12 @@ struct ps_symbols {
 	struct ps_frame_name frames[PS_INLINE_MAX];
 	struct ps_addr2line_record records[PS_INLINE_MAX];
 	bool answer_incomplete; /* not to be cached: ask again next time */
+	struct ps_sources *sources; /* source.c: source files for srccode */
 };
+
+/* source.c */
+struct ps_sources;
+void ps_sources_free(struct ps_sources *sources);
 
 /* A message through the session's log callback, when there is one. */
 static inline void ps_symbols_log(const struct ps_symbols *symbols, enum ps_log_level level,
@@ -102,5 +127,13 @@ static inline void ps_symbols_log(const struct ps_symbols *symbols, enum ps_log_
 /* Find the DSO's files (once): its data, symbol and runtime files, its
  * symbol table, or why there are none (dso->errmsg). */
 void ps_dso_locate(struct ps_dso *dso);
+/* dso_locate.c: the first file of the build-id cache entry and --symfs +
+ * path that is an ELF file with a .symtab and the recorded build-id (if
+ * any), opened and kept with the DSO's files; NULL when none. For kernel
+ * modules. */
+struct ps_elf *ps_dso_module_file(struct ps_dso *dso);
+/* kmodule.c: decide where a kernel module's symbols come from, as perf's
+ * first map__load() of it decides (module_source). */
+void ps_kmodule_load(struct ps_dso *dso);
 
 #endif /* PS_SYMBOLS_DSO_PRIV_H */

@@ -28,21 +28,12 @@ static const char *trimmed(const char *name, char *buf, size_t size)
 	return buf;
 }
 
-/* addr2line prints "FILE:LINE" ("??" for no file, "?" for line 0); perf
- * splits that at the first ':' (filename_split), reads the line with
- * strtoul and keeps the basename (srcline_from_fileline) unless
- * --full-source-path. */
-static char *srcline_text(const struct ps_addr2line_record *record, bool full_path,
-                          struct ps_arena *arena)
+bool ps_inline_source(const struct ps_addr2line_record *record, char *path, size_t size,
+                      unsigned *line)
 {
-	char printed[4096], *colon, *text;
-	const char *base;
-	unsigned long line = 0;
-	size_t len;
-
 	/* bfd's full path puts the unit's directory before a relative one */
-	const char *dir =
-	        full_path && record->file && record->file[0] != '/' ? record->comp_dir : NULL;
+	const char *dir = record->file && record->file[0] != '/' ? record->comp_dir : NULL;
+	char printed[4096], *colon;
 
 	if (record->line)
 		snprintf(printed, sizeof(printed), "%s%s%s:%u", dir ? dir : "", dir ? "/" : "",
@@ -50,23 +41,49 @@ static char *srcline_text(const struct ps_addr2line_record *record, bool full_pa
 	else
 		snprintf(printed, sizeof(printed), "%s%s%s:?", dir ? dir : "", dir ? "/" : "",
 		         record->file ? record->file : "??");
+	/* filename_split(): "??:0" is no answer */
+	if (strcmp(printed, "??:0") == 0)
+		return false;
 	colon = strchr(printed, ':');
+	*line = 0;
 	if (colon) {
 		*colon = 0;
-		line = strtoul(colon + 1, NULL, 0);
+		*line = (unsigned)strtoul(colon + 1, NULL, 0);
 	}
-	base = full_path ? NULL : strrchr(printed, '/');
-	base = base ? base + 1 : printed;
+	snprintf(path, size, "%s", printed);
+	return true;
+}
+
+/* addr2line prints "FILE:LINE" ("??" for no file, "?" for line 0); perf
+ * splits that at the first ':' (filename_split), reads the line with
+ * strtoul and keeps the basename (srcline_from_fileline) unless
+ * --full-source-path. */
+static char *srcline_text(const struct ps_addr2line_record *record, bool full_path,
+                          struct ps_arena *arena)
+{
+	struct ps_addr2line_record plain = *record;
+	char path[4096];
+	const char *base;
+	unsigned line = 0;
+	size_t len;
+	char *text;
+
+	if (!full_path)
+		plain.comp_dir = NULL;
+	if (!ps_inline_source(&plain, path, sizeof(path), &line))
+		snprintf(path, sizeof(path), "??");
+	base = full_path ? NULL : strrchr(path, '/');
+	base = base ? base + 1 : path;
 	len = strlen(base) + 24;
 	text = ps_arena_alloc(arena, len);
 	if (text)
-		snprintf(text, len, "%s:%u", base, (unsigned)line);
+		snprintf(text, len, "%s:%u", base, line);
 	return text;
 }
 
 size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr, const char *base_name,
-                        uint64_t offset, bool want_srcline, bool full_path, struct ps_arena *arena,
-                        struct ps_frame_name *out, size_t max)
+                        uint64_t offset, bool want_srcline, bool full_path, bool demangle,
+                        struct ps_arena *arena, struct ps_frame_name *out, size_t max)
 {
 	size_t n = 0;
 
@@ -79,10 +96,11 @@ size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr, co
 		struct ps_frame_name *frame = &out[n++];
 
 		name = trimmed(name, trim_buf, sizeof(trim_buf));
-		demangled = ps_symbol_demangle(name);
+		demangled = demangle ? ps_symbol_demangle(name) : NULL;
 		if (demangled)
 			name = demangled;
 		frame->offset = offset;
+		frame->size = 0;
 		frame->srcline = want_srcline ? srcline_text(&records[i], full_path, arena) : NULL;
 		/* new_inline_sym: the real symbol when the names match */
 		if (strcmp(name, base_name) == 0) {

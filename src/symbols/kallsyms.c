@@ -30,9 +30,10 @@ struct ps_kernel_symbols {
 	bool from_vmlinux;
 	struct ps_elf *vmlinux; /* kept open: section lookups */
 	uint64_t reloc; /* applied to the kernel group */
-	/* kallsyms: the kernel group's first start and last end */
+	/* kallsyms: the kernel group's first start and last end; a vmlinux:
+	 * its .text, and .text's file offset */
 	bool has_extent;
-	uint64_t extent_start, extent_end;
+	uint64_t extent_start, extent_end, text_offset;
 };
 
 void ps_kernel_symbols_free(struct ps_kernel_symbols *ks)
@@ -461,6 +462,14 @@ int ps_kernel_symbols_read_vmlinux(const char *path, const struct ps_file_hooks 
 		ps_symtab_fixup_end(&ks->groups[0].tab, false);
 		ps_symtab_fixup_duplicate(&ks->groups[0].tab);
 	}
+	/* perf's kernel map becomes the .text section (remap_kernel in
+	 * dso__process_kernel_symbol) */
+	if (text >= 0) {
+		ks->has_extent = true;
+		ks->extent_start = elf->sections[text].addr;
+		ks->extent_end = elf->sections[text].addr + elf->sections[text].size;
+		ks->text_offset = elf->sections[text].offset;
+	}
 	if (rc < 0) {
 		snprintf(result->err, sizeof(result->err), "%s: %s", path, strerror(-rc));
 		ps_kernel_symbols_free(ks);
@@ -507,6 +516,39 @@ const struct ps_sym *ps_kernel_symbols_find(const struct ps_kernel_symbols *ks, 
 		return NULL;
 	}
 	return ps_symtab_find(&ks->groups[0].tab, *symbol_addr);
+}
+
+bool ps_kernel_symbols_section(const struct ps_kernel_symbols *ks, uint64_t addr, const char **name,
+                               uint64_t *start, uint64_t *end, uint64_t *offset)
+{
+	if (!ks || !ks->from_vmlinux)
+		return false;
+	for (size_t i = 1; i < ks->vmlinux->nr_sections; i++) {
+		const struct ps_elf_section *sec = &ks->vmlinux->sections[i];
+
+		if (!(sec->flags & SHF_ALLOC) || addr < sec->addr + ks->reloc ||
+		    addr - (sec->addr + ks->reloc) >= sec->size || strcmp(sec->name, ".text") == 0)
+			continue;
+		/* perf makes a section's map at its first symbol */
+		for (size_t g = 1; g < ks->nr_groups; g++)
+			if (strcmp(ks->groups[g].module, sec->name) == 0) {
+				*name = ks->groups[g].module;
+				*start = sec->addr + ks->reloc;
+				*end = *start + sec->size;
+				*offset = sec->offset;
+				return true;
+			}
+		return false;
+	}
+	return false;
+}
+
+bool ps_kernel_symbols_vmlinux(const struct ps_kernel_symbols *ks, uint64_t *text_offset)
+{
+	if (!ks || !ks->from_vmlinux)
+		return false;
+	*text_offset = ks->text_offset;
+	return true;
 }
 
 bool ps_kernel_symbols_extent(const struct ps_kernel_symbols *ks, uint64_t *start, uint64_t *end)
@@ -580,10 +622,21 @@ int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kern
 	if (source->kallsyms)
 		return ps_kernel_symbols_read_kallsyms(source->kallsyms, source->files, out,
 		                                       result);
-	if (source->vmlinux)
-		return ps_kernel_symbols_read_vmlinux(source->vmlinux, source->files,
-		                                      source->build_id, source->build_id_size, out,
-		                                      result);
+	if (source->vmlinux) {
+		/* dso__load_vmlinux(): a relative path is under --symfs */
+		const char *vmlinux = source->vmlinux;
+
+		if (vmlinux[0] != '/' && source->symfs && source->symfs[0]) {
+			if (snprintf(path, sizeof(path), "%s/%s", source->symfs, vmlinux) >=
+			    (int)sizeof(path)) {
+				snprintf(result->err, sizeof(result->err), "vmlinux path too long");
+				return -ENAMETOOLONG;
+			}
+			vmlinux = path;
+		}
+		return ps_kernel_symbols_read_vmlinux(vmlinux, source->files, source->build_id,
+		                                      source->build_id_size, out, result);
+	}
 	/* perf does not use local files when a symfs was given (nor the
 	 * build-id cache's kallsyms, which it looks for after them) */
 	if (source->symfs && source->symfs[0]) {

@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "base/cursor.h"
 #include "base/file_hooks.h"
@@ -66,6 +67,10 @@ struct ps_symbols_opts {
 	bool record_names;
 	/* srclines with the whole path of the file (--full-source-path) */
 	bool full_source_path;
+	/* names as the files have them (perf script --no-demangle) */
+	bool no_demangle;
+	/* ps_dso_source() is asked (perf script -F srccode) */
+	bool srccode;
 };
 
 /* Returns 0 or a negative errno (-EINVAL for bad options, -ENOMEM). */
@@ -117,10 +122,62 @@ const char *ps_dso_errmsg(struct ps_dso *dso);
  * only, so it does not locate the DSO's symbols. */
 bool ps_dso_is_elf64(struct ps_dso *dso);
 
+/* perf's dso__data_read_offset(): up to size bytes of the file perf reads
+ * the DSO's contents from (the build-id cache entry, perf's own vdso or
+ * --symfs + path, the first that is a regular file, whatever its build-id;
+ * none for the kernel and modules read from kallsyms, "[...]" names and
+ * //anon), from offset. The bytes read (0 at the end of the file), or -1
+ * when there is no such file or offset is past its end. */
+ssize_t ps_dso_read_code(struct ps_dso *dso, uint64_t offset, void *buf, size_t size);
+/* perf's dso->is_64_bit: whether the file the DSO's symbols come from is
+ * a 64-bit ELF (true when there is none), which decides how perf decodes
+ * its instructions. */
+bool ps_dso_code_is64(struct ps_dso *dso);
+
+/* A kernel module's file (the path its first MMAP recorded) and where it
+ * is mapped: perf reads its symbols from that file under --symfs when it
+ * is there (a .ko with a symbol table, not compressed), else from
+ * kallsyms. The first call counts. */
+void ps_dso_set_module_map(struct ps_dso *dso, const char *path, uint64_t start);
+/* perf's pgoff of a kernel module's map once it has looked the module up:
+ * the file offset of the .ko's .text when its symbols come from it, else
+ * 0 (for ps_dso_read_code()). */
+uint64_t ps_dso_module_pgoff(struct ps_dso *dso);
+
+/* perf's map__load(): what looking the DSO up first decides (a kernel
+ * module's symbols, the kernel's map, ps_dso_adjusts_symbols()), without
+ * looking an address up. */
+void ps_dso_load(struct ps_dso *dso);
+
+/* perf's dso->adjust_symbols: the DSO has been loaded (perf's map__load(),
+ * which ps_dso_resolve() stands for) and its symbols came from an ELF
+ * file. perf script -F brstackoff prints the addresses of such a DSO as
+ * they are, and those of others relative to their map. */
+bool ps_dso_adjusts_symbols(struct ps_dso *dso);
+
+/* perf's get_srcline_split() for -F srccode: the source file of an
+ * address of the DSO (as ps_dso_resolve() takes it) as addr2line names it
+ * (a path, relative to where perf runs when the compilation unit's
+ * directory is), into path, and its line. false when addr2line has no
+ * answer, or is not run (kernel, "[...]" names, a DSO without its file).
+ * The DSO's addr2line answers in the order it is asked, as perf's child. */
+bool ps_dso_source(struct ps_dso *dso, uint64_t addr, char *path, size_t size, unsigned *line);
+
+/* perf's find_sourceline() for -F srccode: line (from 1) of the text file
+ * at path (read through the file hooks), without its newline: *len bytes
+ * at *text, valid until the next call; the last line of a file without a
+ * final newline runs to the file's end, and a NUL ends any line, as
+ * perf's printf has them. false when the file cannot be read or has no
+ * such line. Files are kept as perf keeps them (the 64 most recently
+ * used, 32 MiB). */
+bool ps_symbols_source_text(struct ps_symbols *symbols, const char *path, unsigned line,
+                            const char **text, size_t *len);
+
 /* One printed frame. */
 struct ps_frame_name {
 	const char *sym; /* NULL: perf prints "[unknown]" */
 	uint64_t offset; /* the "+0x..." perf prints after sym */
+	uint64_t size; /* the symbol's (end - start), 0 when not known */
 	bool inlined; /* perf prints " (inlined)" instead of " (dso)" */
 	/* With opts.srcline: the text perf prints on the next line after two
 	 * spaces for -F +srcline ("s_sin.c:207", "??:0", "libfoo.so[1a2b]"),
@@ -160,10 +217,19 @@ int ps_symbols_kernel_reloc(struct ps_symbols *symbols, const char *ref_name, ui
  * map__fixup_end), so init text (start_kernel, x86_64_start_kernel) and
  * the other symbols past _etext resolve. perf loads the map at the first
  * address found in it, so this is false until the kernel DSO has
- * resolved an address, and when its symbols are missing or come from a
- * vmlinux (perf maps its sections one by one). Addresses as the capture
- * recorded them: [*start, *end). */
+ * resolved an address, and when its symbols are missing. With symbols
+ * from a vmlinux perf's kernel map is the vmlinux's .text. Addresses as
+ * the capture recorded them: [*start, *end). */
 bool ps_symbols_kernel_extent(const struct ps_symbols *symbols, uint64_t *start, uint64_t *end);
+/* With the kernel's symbols loaded from a vmlinux: the map perf makes for
+ * one of its sections other than .text that holds addr (named
+ * "[kernel.kallsyms]" and the section's name), its range and file
+ * offset; false otherwise. */
+bool ps_symbols_kernel_section(const struct ps_symbols *symbols, uint64_t addr, const char **name,
+                               uint64_t *start, uint64_t *end, uint64_t *offset);
+/* The vmlinux (-k, as given) the loaded kernel symbols come from, and its
+ * .text's file offset; NULL for kallsyms or before the kernel is loaded. */
+const char *ps_symbols_kernel_vmlinux(const struct ps_symbols *symbols, uint64_t *text_offset);
 
 /* With opts.record_names, every DSO whose symbols come from a separate
  * debug file records the answers that file gave (the ELF symbol and addr2line's records per address

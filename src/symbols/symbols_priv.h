@@ -84,6 +84,13 @@ struct ps_symtab {
 	 * right end then skips the walk down the tree */
 	uint32_t rightmost;
 	struct ps_arena names;
+	/* names are kept as the ELF file has them (perf script
+	 * --no-demangle); set before loading */
+	bool no_demangle;
+	/* only the symbols of this section (a kernel module's ".text": perf
+	 * puts those of its other sections in DSOs of their own); set
+	 * before loading, NULL: all */
+	const char *only_section;
 };
 
 #define PS_SYMTAB_NONE UINT32_MAX
@@ -216,8 +223,14 @@ const struct ps_line_row *ps_line_table_find(const struct ps_line_table *table, 
  * symbol perf chose (NULL: none, no chain then). Strings are allocated in
  * arena. Returns the number of frames (0: perf keeps the plain frame). */
 size_t ps_inline_frames(const struct ps_addr2line_record *records, size_t nr, const char *base_name,
-                        uint64_t offset, bool want_srcline, bool full_path, struct ps_arena *arena,
-                        struct ps_frame_name *out, size_t max);
+                        uint64_t offset, bool want_srcline, bool full_path, bool demangle,
+                        struct ps_arena *arena, struct ps_frame_name *out, size_t max);
+/* The source file and line perf takes from addr2line's answer for -F
+ * srccode (get_srcline_split()): the file as addr2line prints it (the
+ * unit's directory before a relative name) into path, cut at its first
+ * ':' as perf cuts it; false for addr2line's "??:0". */
+bool ps_inline_source(const struct ps_addr2line_record *record, char *path, size_t size,
+                      unsigned *line);
 /* perf's srcline for a frame without a chain: "file:line" (the file's
  * base name unless full_path), or NULL when that is "??:0" (perf prints
  * nothing); records == 0 means not found. */
@@ -302,8 +315,15 @@ const struct ps_sym *ps_kernel_symbols_find(const struct ps_kernel_symbols *ks, 
                                             uint64_t addr, uint64_t *symbol_addr);
 int ps_kernel_symbols_reloc(struct ps_kernel_symbols *ks, const char *ref_name, uint64_t ref_addr);
 /* kallsyms: from the first symbol of the kernel proper to the end of its
- * last, in the capture's addresses (relocated); false for a vmlinux. */
+ * last; a vmlinux: its .text; in the capture's addresses (relocated). */
 bool ps_kernel_symbols_extent(const struct ps_kernel_symbols *ks, uint64_t *start, uint64_t *end);
+/* A vmlinux's section other than .text that holds addr and has symbols
+ * (perf's map of it, named "[kernel.kallsyms]" and the section's name):
+ * its name, range (relocated) and file offset. */
+bool ps_kernel_symbols_section(const struct ps_kernel_symbols *ks, uint64_t addr, const char **name,
+                               uint64_t *start, uint64_t *end, uint64_t *offset);
+/* Whether the symbols come from a vmlinux, and its .text's file offset. */
+bool ps_kernel_symbols_vmlinux(const struct ps_kernel_symbols *ks, uint64_t *text_offset);
 
 /* ------------------------------------------------------------------ */
 /* build_id.c */

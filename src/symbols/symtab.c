@@ -513,7 +513,8 @@ static int load_pass(struct ps_symtab *tab, const struct ps_elf *syms, const str
 		if (sym.shndx == SHN_ABS || sym.shndx >= syms->nr_sections)
 			continue;
 		sec = &syms->sections[sym.shndx];
-		if (!(sec->flags & SHF_ALLOC))
+		if (!(sec->flags & SHF_ALLOC) ||
+		    (tab->only_section && strcmp(sec->name, tab->only_section) != 0))
 			continue;
 		/* A debug file's sections are NOBITS: use the runtime file's. */
 		if (sec->type == SHT_NOBITS && sym.shndx < runtime->nr_sections)
@@ -529,7 +530,7 @@ static int load_pass(struct ps_symtab *tab, const struct ps_elf *syms, const str
 			value -= seg->vaddr - seg->offset;
 		else
 			value -= sec->addr - sec->offset;
-		demangled = ps_symbol_demangle(sym.name);
+		demangled = tab->no_demangle ? NULL : ps_symbol_demangle(sym.name);
 		rc = ps_symtab_add(tab, demangled ? demangled : sym.name, value, sym.size,
 		                   sym.binding, sym.type);
 		free(demangled);
@@ -619,7 +620,7 @@ static int synthesize_plt(struct ps_symtab *tab, const struct ps_elf *runtime, s
 			break;
 		/* perf keeps the previous symbol when the index is bad */
 		(void)ps_elf_symtab_get(&dynsym, rel_symbol_index(runtime, info), &sym);
-		demangled = ps_symbol_demangle(sym.name);
+		demangled = tab->no_demangle ? NULL : ps_symbol_demangle(sym.name);
 		/* perf's sympltname[1024] */
 		snprintf(name, sizeof(name), "%s@plt", demangled ? demangled : sym.name);
 		free(demangled);

@@ -6,10 +6,17 @@
  * tests/e2e/script_kernel.sh compares `perf script --kallsyms` with
  * `pystitch script --kallsyms` on the pair.
  *
- *   kernel_capture CAPTURE KALLSYMS [guest]
+ *   kernel_capture CAPTURE KALLSYMS [guest|modules|bpf]
  *
  * "guest": the event counts in guests too (exclude_guest clear), which
  * perf's name for an event without EVENT_DESC shows as cpu-clock:HG.
+ * "modules": the first samples are in modules, before any in the
+ * kernel's own text, which decides where perf takes their symbols from
+ * (a module's .ko file under --symfs; without one, kallsyms only when it
+ * had loaded the kernel's map before).
+ * "bpf": samples of a BPF output event (the data bpf_perf_event_output()
+ * gives, which this machine cannot record without a BPF program) beside
+ * cpu-clock samples, for -F bpf-output.
  */
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -96,6 +103,50 @@ static void sample(struct bld_buf *b, const struct bld_attr *attr, uint32_t pid,
 	bld_sample(b, attr, PERF_RECORD_MISC_KERNEL, &s);
 }
 
+/* The bpf-output samples: strings and binary data, each padded as the
+ * kernel pads raw data (the size field and data end on 8 bytes). */
+static void bpf_samples(struct bld_buf *b, const struct bld_attr *bpf, const struct bld_attr *clock,
+                        uint64_t t)
+{
+	static const struct {
+		uint32_t size;
+		const char data[48]; /* zeros past the literal */
+	} outputs[] = {
+		/* each holds size bytes of data (the rest zeros) */
+		{ 12, "hello world" }, /* a string */
+		{ 20, "\x01\x02\xff\x80\x7f\x00\x10 ~AZ\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" },
+		{ 12, "abc\0def\0xyz" }, /* text after its NUL: no string */
+		{ 20, "0123456789abcdefghij" }, /* no NUL: no string */
+		{ 4, "\0\0\0" }, /* an empty string */
+		{ 12, "tab\there\0\0" }, /* a tab is not printable */
+		{ 12, "caf\xe9 cr\xe8me" }, /* Latin-1 is, to perf */
+		{ 44, "The quick brown fox jumps over the lazy dog" },
+	};
+	const uint64_t ip = TEXT + 0x404;
+
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
+		struct bld_sample s = bld_sample_empty();
+
+		s.ip = ip;
+		s.pid = 100;
+		s.tid = 100;
+		s.time = t += 1000000;
+		s.cpu = (uint32_t)i % 2;
+		s.period = 1;
+		s.raw_size = outputs[i].size;
+		s.raw = (const uint8_t *)outputs[i].data;
+		s.identifier = bpf->ids[0];
+		bld_sample(b, bpf, PERF_RECORD_MISC_KERNEL, &s);
+		/* a cpu-clock sample between: bpf-output prints nothing there */
+		s.time = t += 1000000;
+		s.ip = TEXT + 0x104;
+		s.raw_size = 0;
+		s.raw = NULL;
+		s.identifier = clock->ids[0];
+		bld_sample(b, clock, PERF_RECORD_MISC_KERNEL, &s);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	/* perf record -c 250000 -e cpu-clock -g: no PERF_SAMPLE_PERIOD */
@@ -118,16 +169,41 @@ int main(int argc, char **argv)
 	uint64_t t = 2000000000ull;
 	FILE *out;
 
-	if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "guest") != 0)) {
-		fprintf(stderr, "usage: kernel_capture CAPTURE KALLSYMS [guest]\n");
+	bool modules_first = argc == 4 && strcmp(argv[3], "modules") == 0;
+	bool bpf = argc == 4 && strcmp(argv[3], "bpf") == 0;
+	/* perf's bpf-output event, written to by a BPF program */
+	struct bld_attr bpf_attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = 128,
+		.config = PERF_COUNT_SW_BPF_OUTPUT,
+		.sample_period = 1,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+		               PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW |
+		               PERF_SAMPLE_IDENTIFIER,
+		.flags = (1ull << 0) | (1ull << 8) | (1ull << 9) | (1ull << 18) | (1ull << 20),
+	};
+	static const uint64_t bpf_ids[] = { 8 };
+
+	if (argc < 3 || argc > 4 ||
+	    (argc == 4 && strcmp(argv[3], "guest") != 0 && !modules_first && !bpf)) {
+		fprintf(stderr, "usage: kernel_capture CAPTURE KALLSYMS [guest|modules|bpf]\n");
 		return 2;
 	}
-	if (argc == 4)
+	if (argc == 4 && strcmp(argv[3], "guest") == 0)
 		attr.flags &= ~(1ull << 20);
+	if (bpf) {
+		/* both events' samples carry their ids */
+		attr.sample_type |= PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_PERIOD;
+		attr.sample_type &= ~(uint64_t)PERF_SAMPLE_CALLCHAIN;
+		bpf_attr.ids = bpf_ids;
+		bpf_attr.nr_ids = 1;
+	}
 	attr.ids = ids;
 	attr.nr_ids = 1;
 	bld_file_init(&file, false);
 	bld_file_add_attr(&file, &attr);
+	if (bpf)
+		bld_file_add_attr(&file, &bpf_attr);
 	bld_header_string(bld_file_feature(&file, PS_FEAT_HOSTNAME), "pystitch-test");
 	bld_header_string(bld_file_feature(&file, PS_FEAT_OSRELEASE), "6.1.0-test");
 	bld_header_string(bld_file_feature(&file, PS_FEAT_ARCH), "x86_64");
@@ -143,6 +219,10 @@ int main(int argc, char **argv)
 	kernel_mmap(b, attr.sample_type, MOD_ZST, 0x10000, 0,
 	            "/lib/modules/6.1.0-test/kernel/zst-mod.ko.zst");
 	comm(b, attr.sample_type, 100, "work");
+	if (bpf) {
+		bpf_samples(b, &bpf_attr, &attr, t);
+		goto write;
+	}
 
 	{
 		/* the idle task: no COMM, an idle stack down to init text */
@@ -153,6 +233,13 @@ int main(int argc, char **argv)
 		const uint64_t qux[] = { MOD_QUX + 0x10, MOD_ZST + 0x4, INIT + 0x1000 + 0x10 };
 		const uint64_t outside[] = { TEXT + 0x500, INIT + 0x5000, 0xffffffff81600010ull,
 			                     0xffffffffc0400000ull };
+		const uint64_t baz_alone[] = { MOD_BAZ + 0x2c, MOD_BAZ + 0x10 };
+		const uint64_t foo_alone[] = { MOD_FOO + 0x104 };
+
+		if (modules_first) {
+			sample(b, &attr, 100, 100, t += 1000000, baz_alone, 2);
+			sample(b, &attr, 100, 100, t += 1000000, foo_alone, 1);
+		}
 		for (int i = 0; i < 3; i++) {
 			sample(b, &attr, 0, 0, t += 1000000, idle, 5);
 			sample(b, &attr, 100, 100, t += 1000000, read_foo, 2);
@@ -163,6 +250,7 @@ int main(int argc, char **argv)
 		}
 	}
 
+write:
 	bld_buf_init(&image, false);
 	bld_file_assemble(&file, &image, NULL);
 	out = fopen(argv[1], "wb");

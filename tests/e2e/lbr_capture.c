@@ -6,6 +6,10 @@
  * text_size for the executable segment.
  *
  *   lbr_capture CAPTURE KALLSYMS PROGRAM NAME=HEX...
+ *
+ * With --branches first, the capture of perf record -b instead, which
+ * also maps a library: lib=PATH, and lib_text_vaddr, lib_text_offset,
+ * lib_text_size, psw_norm and psw_checksum among the NAME=HEX.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +20,17 @@
 
 static int argc_left;
 static char **argv_left;
+
+static const char *word(const char *name)
+{
+	size_t len = strlen(name);
+
+	for (int i = 0; i < argc_left; i++)
+		if (strncmp(argv_left[i], name, len) == 0 && argv_left[i][len] == '=')
+			return argv_left[i] + len + 1;
+	fprintf(stderr, "lbr_capture: no %s\n", name);
+	exit(1);
+}
 
 static uint64_t address(const char *name)
 {
@@ -33,8 +48,13 @@ int main(int argc, char **argv)
 	struct lbr_program prog;
 	struct bld_file file;
 	struct bld_buf image;
+	bool branches = argc > 1 && strcmp(argv[1], "--branches") == 0;
 	FILE *out;
 
+	if (branches) {
+		argc--;
+		argv++;
+	}
 	if (argc < 4) {
 		fprintf(stderr, "usage: lbr_capture CAPTURE KALLSYMS PROGRAM NAME=HEX...\n");
 		return 2;
@@ -57,7 +77,20 @@ int main(int argc, char **argv)
 		.even_calls_bottom = address("descend_even>bottom"),
 		.odd_calls_bottom = address("descend_odd>bottom"),
 	};
-	lbr_build_capture(&file, &prog);
+	if (branches) {
+		struct lbr_library lib = {
+			.path = word("lib"),
+			.text_vaddr = address("lib_text_vaddr"),
+			.text_offset = address("lib_text_offset"),
+			.text_size = address("lib_text_size"),
+			.norm = address("psw_norm"),
+			.checksum = address("psw_checksum"),
+		};
+
+		lbr_build_branch_capture(&file, &prog, &lib);
+	} else {
+		lbr_build_capture(&file, &prog);
+	}
 	bld_buf_init(&image, false);
 	bld_file_assemble(&file, &image, NULL);
 	out = fopen(argv[1], "wb");

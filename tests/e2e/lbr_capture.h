@@ -71,4 +71,17 @@ void lbr_task(struct bld_buf *b, uint32_t type, uint32_t tid, uint64_t t);
 /* The capture script_lbr.sh compares perf script and pystitch on. */
 void lbr_build_capture(struct bld_file *file, const struct lbr_program *prog);
 
+/* A library of tests/programs (libpsworker.so): its executable segment
+ * and two of its functions. */
+struct lbr_library {
+	const char *path;
+	uint64_t text_vaddr, text_offset, text_size;
+	uint64_t norm, checksum; /* psw_norm, psw_checksum */
+};
+
+/* The capture of perf record -b (lbr_branches.c) script_lbr.sh compares
+ * -F brstack* on. */
+void lbr_build_branch_capture(struct bld_file *file, const struct lbr_program *prog,
+                              const struct lbr_library *lib);
+
 #endif /* PS_TESTS_E2E_LBR_CAPTURE_H */

@@ -10,7 +10,10 @@
 # fixed-period event. `pystitch script --kallsyms` must print what
 # `perf script --kallsyms` prints on it, byte for byte. The capture has no
 # EVENT_DESC: a second one, of an event that counts in guests too, gets
-# perf's own name for it, cpu-clock:HG.
+# perf's own name for it, cpu-clock:HG. Then a module's symbols from its
+# .ko file under --symfs (built here), --show-kernel-path, -F insn, a
+# capture whose first samples are in modules, kernel symbols from a
+# vmlinux (-k, also built here), and a capture of BPF output events.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 builder=$abs_top_builddir/tests/e2e/kernel_capture
@@ -34,4 +37,124 @@ e2e_script_diff "synthetic capture counting guests" 100 "$E2E_TMP/guest.data" -f
 	--kallsyms "$E2E_TMP/kallsyms" || failed=1
 grep -q ' cpu-clock:HG: ' "$E2E_TMP/$E2E_PERF_OUT" ||
 	e2e_fail "perf script did not name the event cpu-clock:HG: $(head -n 1 "$E2E_TMP/$E2E_PERF_OUT")"
+
+# A module's symbols from its .ko under --symfs: an object file built here
+# (perf reads its .symtab; those of .init.text go elsewhere), in place of
+# baz.ko (at /lib/modules/6.1.0-test/kernel/drivers/baz.ko in the
+# capture); --show-kernel-path then prints modules' paths, and -F insn
+# reads the .ko. Also a capture whose first samples are in modules, before
+# perf has loaded the kernel's map: perf gives a module it looks up then
+# no kallsyms symbols (foo-bar.ko.xz, which it cannot open here) unless it
+# has its .ko (baz.ko).
+symfs=$E2E_TMP/symfs
+mkdir -p "$symfs/lib/modules/6.1.0-test/kernel/drivers"
+cat >"$E2E_TMP/baz.c" <<'EOF'
+int baz_helper(int x) { return x * 3 + 1; }
+int baz_poll(int x) { int s = 0; for (int i = 0; i < x; i++) s += baz_helper(i); return s; }
+static int baz_local(int x) { return x - 1; }
+int baz_read(int x) { return baz_local(x) + baz_poll(x); }
+__attribute__((section(".init.text"))) int baz_init(void) { return 0; }
+EOF
+"${CC:-cc}" -O1 -c "$E2E_TMP/baz.c" -o "$symfs/lib/modules/6.1.0-test/kernel/drivers/baz.ko" ||
+	e2e_fail "cannot build baz.ko"
+"$builder" "$E2E_TMP/modules.data" "$E2E_TMP/kallsyms" modules || e2e_fail "kernel_capture modules failed"
+for kind in kernel modules; do
+	for opts in "--symfs $symfs" "--symfs $symfs --show-kernel-path -F +insn,+insnlen" \
+		"--show-kernel-path"; do
+		# shellcheck disable=SC2086 # the options split into words
+		e2e_script_diff "$kind capture, $opts" 100 "$E2E_TMP/$kind.data" -f \
+			--kallsyms "$E2E_TMP/kallsyms" $opts || failed=1
+	done
+done
+# Kernel symbols from a vmlinux (-k), built here at the capture's kernel
+# addresses: perf's kernel map becomes its .text, and each other section
+# with symbols gets a map of its own ([kernel.kallsyms].init.text, whose
+# symbols without a size perf never finds); --show-kernel-path prints the
+# vmlinux's path as -k gave it (a relative one is under --symfs), -F insn
+# reads it. Also where a relative -k under --symfs finds nothing.
+cat >"$E2E_TMP/vmlinux.S" <<'EOF'
+	.text
+	.globl _stext, _text, do_idle, cpu_startup_entry, rest_init, vfs_read, _etext
+_stext:
+_text:
+	.fill 0x100, 1, 0x90
+	.type do_idle, @function
+do_idle:
+	.fill 0x100, 1, 0x90
+	.size do_idle, 0x100
+	.type cpu_startup_entry, @function
+cpu_startup_entry:
+	.fill 0x100, 1, 0x90
+	.type rest_init, @function
+rest_init:
+	.fill 0x100, 1, 0x90
+	.type vfs_read, @function
+vfs_read:
+	.fill 0x200, 1, 0x90
+_etext:
+	.section .init.text, "ax"
+	.globl start_kernel, x86_64_start_kernel
+	.type start_kernel, @function
+start_kernel:
+	.fill 0x200, 1, 0x90
+	.size start_kernel, 0x200
+	.type x86_64_start_kernel, @function
+x86_64_start_kernel:
+	.fill 0x200, 1, 0x90
+EOF
+"${CC:-cc}" -c "$E2E_TMP/vmlinux.S" -o "$E2E_TMP/vmlinux.o" || e2e_fail "cannot assemble a vmlinux"
+ld -o "$symfs/vmlinux" -static -nostdlib --build-id=none -Ttext=0xffffffff81000000 \
+	--section-start=.init.text=0xffffffff81300000 -e 0 "$E2E_TMP/vmlinux.o" ||
+	e2e_fail "cannot link a vmlinux"
+for kind in kernel modules; do
+	for opts in "-k $symfs/vmlinux" "-k $symfs/vmlinux --show-kernel-path -F +insn,+insnlen"; do
+		# shellcheck disable=SC2086 # the options split into words
+		e2e_script_diff "$kind capture, $opts" 100 "$E2E_TMP/$kind.data" -f $opts || failed=1
+	done
+done
+# a relative -k must be here (both check), and is read under --symfs
+(
+	cd "$symfs" || exit 1
+	failed=0
+	for opts in "--symfs $symfs --show-kernel-path -G" "--symfs $E2E_TMP"; do
+		# shellcheck disable=SC2086 # the options split into words
+		e2e_script_diff "kernel capture, -k vmlinux $opts" 100 "$E2E_TMP/kernel.data" -f \
+			-k vmlinux $opts || failed=1
+	done
+	exit $failed
+) || failed=1
+for run in "$PERF script" "$PYSTITCH script"; do
+	# shellcheck disable=SC2086 # the command splits into words
+	$run -i "$E2E_TMP/kernel.data" -f -k no-such-vmlinux >/dev/null 2>&1 &&
+		e2e_fail "$run took a -k file that is not there"
+done
+cat "$E2E_TMP"/perf-kernel_capture*vmlinux*.txt | grep -q -F 'start_kernel+0x13d ([kernel.kallsyms].init.text)' ||
+	e2e_fail "perf script named no symbol of the vmlinux's .init.text (the capture no longer tests it)"
+
+# BPF output events (bpf_perf_event_output()'s data): strings, binary,
+# Latin-1, among cpu-clock samples
+"$builder" "$E2E_TMP/bpf.data" "$E2E_TMP/kallsyms" bpf || e2e_fail "kernel_capture bpf failed"
+for fields in "" "-F sw:comm,tid,event,bpf-output" "-F -bpf-output" "-G -F ip,sym,bpf-output,period"; do
+	# shellcheck disable=SC2086 # the options split into words
+	E2E_MIN_SAMPLES=16 e2e_script_diff "BPF output, $fields" 100 "$E2E_TMP/bpf.data" \
+		--kallsyms "$E2E_TMP/kallsyms" $fields || failed=1
+done
+for want in '^ +BPF string: "hello world"$' '^ +BPF output: 0000: 01 02 ff 80 7f 00 10 20  \.\.' \
+	'^ +0028: 64 6f 67 00 +dog\. +$' '^ +BPF string: ""$'; do
+	grep -q -E "$want" "$E2E_TMP/perf-BPF_output__-G_-F_ip_sym_bpf-output_period.txt" ||
+		e2e_fail "perf script printed no line matching '$want' (the capture no longer tests it)"
+done
+
+# what the captures are there for, in perf's own output
+"$PERF" script -i "$E2E_TMP/modules.data" -f --kallsyms "$E2E_TMP/kallsyms" --symfs "$symfs" \
+	--show-kernel-path -F +insn,+insnlen >"$E2E_TMP/modules-perf.txt" 2>/dev/null ||
+	e2e_fail "perf script failed on the modules capture"
+grep -q -E 'baz_poll\+0x[0-9a-f]+ \(/lib/modules/6.1.0-test/kernel/drivers/baz.ko\)' \
+	"$E2E_TMP/modules-perf.txt" ||
+	e2e_fail "perf script did not name baz.ko's symbols (the capture no longer tests it)"
+grep -q -E '^ ilen: [1-9]' "$E2E_TMP/modules-perf.txt" ||
+	e2e_fail "perf script read no instruction from baz.ko (the capture no longer tests it)"
+"$PERF" script -i "$E2E_TMP/modules.data" -f --kallsyms "$E2E_TMP/kallsyms" 2>/dev/null |
+	sed -n 2p | grep -q -F '[unknown] ([baz])' ||
+	e2e_fail "perf script named baz before loading the kernel (the capture no longer tests it)"
 exit $failed

@@ -11,7 +11,9 @@
 # thread's previous sample saw: they must get longer), and with a
 # --max-stack that cuts the chain before its user part. In pipe mode (a
 # copy by perf inject) and on a frame-pointer capture, --stitch-lbr must
-# be switched off with perf's warning.
+# be switched off with perf's warning. Then -F brstack, brstacksym,
+# brstackoff, brstackinsn and brstackinsnlen on a synthetic capture of
+# perf record -b (tests/e2e/lbr_branches.c).
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 builder=$abs_top_builddir/tests/e2e/lbr_capture
@@ -54,6 +56,57 @@ E2E_MIN_SAMPLES=13 e2e_script_diff "LBR call stacks, stitched" 100 "$E2E_TMP/lbr
 	e2e_fail "perf script --stitch-lbr stitched nothing (the capture no longer tests it)"
 E2E_MIN_SAMPLES=13 e2e_script_diff "LBR call stacks, --max-stack 3" 100 "$E2E_TMP/lbr.data" \
 	--kallsyms "$E2E_TMP/kallsyms" --max-stack 3 || failed=1
+# the branch stacks themselves, beside the stacks made of them
+for fields in +brstack +brstacksym +brstackoff; do
+	E2E_MIN_SAMPLES=13 e2e_script_diff "LBR call stacks, -F $fields" 100 "$E2E_TMP/lbr.data" \
+		--kallsyms "$E2E_TMP/kallsyms" -F "$fields" || failed=1
+done
+
+# perf record -b: every branch, no call graph, with a library (no sample
+# is in it until the fifth), the kernel and an address no map holds
+library=$E2E_PROGRAMS/libpsworker.so
+[ -f "$library" ] || e2e_fail "no $library (make check builds it)"
+# shellcheck disable=SC2016 # awk programs
+readelf -lW "$library" | "$AWK" '$1 == "LOAD" && / R E / {
+	print "lib_text_offset=" $2; print "lib_text_vaddr=" $3; print "lib_text_size=" $6; exit }' \
+	>"$E2E_TMP/lib-addresses" || e2e_fail "readelf -l $library failed"
+# shellcheck disable=SC2016
+nm -D "$library" | "$AWK" '$3 == "psw_norm" || $3 == "psw_checksum" { print $3 "=" $1 }' \
+	>>"$E2E_TMP/lib-addresses" || e2e_fail "nm -D $library failed"
+# shellcheck disable=SC2046 # one argument per line of the files
+"$builder" --branches "$E2E_TMP/branches.data" "$E2E_TMP/kallsyms" "$program" \
+	$(cat "$E2E_TMP/addresses" "$E2E_TMP/lib-addresses") "lib=$library" ||
+	e2e_fail "lbr_capture --branches failed"
+for fields in +brstack +brstacksym +brstackoff ip,sym,brstacksym comm,tid,ip,dso,brstack \
+	ip,brstackoff,flags; do
+	E2E_MIN_SAMPLES=10 e2e_script_diff "perf record -b, -F $fields" 100 "$E2E_TMP/branches.data" \
+		--kallsyms "$E2E_TMP/kallsyms" -F "$fields" || failed=1
+done
+# what the capture is there for, in perf's own output (of the last)
+for want in ' 0x390/0x[0-9a-f]+/P/-/-/0/SYSRET ' ' 0x1280/' ' 0x7f1234561280/' '/0x1234/M/-/-/0/IND ' \
+	'/-/X/A/0/COND ' '/-/X/-/0/FAULT_INST ' '/\(null\) '; do
+	grep -q -E -e "$want" "$E2E_TMP/$E2E_PERF_OUT" ||
+		e2e_fail "perf script printed nothing matching '$want' (the capture no longer tests it)"
+done
+# the code between the branches, instruction by instruction (perf's
+# srccode lines among them are not printed yet: refused)
+for fields in "+brstackinsn --max-blocks 2" "ip,sym,srcline,brstackinsn,insn" "+brstackinsnlen"; do
+	# shellcheck disable=SC2086 # the options split into words
+	E2E_MIN_SAMPLES=10 e2e_script_diff "perf record -b, -F $fields" 100 "$E2E_TMP/branches.data" \
+		--kallsyms "$E2E_TMP/kallsyms" -F $fields || failed=1
+done
+for want in '	mismatch of LBR data and executable$' '	\.\.\. not reaching sample \.\.\.$' \
+	'	ilen: 5	# PRED 7 cycles \[[0-9]+\] [0-9.]+ IPC$' '# INTX 5 cycles' '# MISPRED ABORT$' \
+	'^	descend_odd\+[0-9]+:$'; do
+	grep -q -E "$want" "$E2E_TMP/$E2E_PERF_OUT" ||
+		e2e_fail "perf script -F +brstackinsnlen printed nothing matching '$want' (the capture no longer tests it)"
+done
+"$PYSTITCH" script -q -i "$E2E_TMP/branches.data" --kallsyms "$E2E_TMP/kallsyms" \
+	-F +brstackinsn,+srccode >"$E2E_TMP/refused.txt" 2>"$E2E_TMP/refused.err" &&
+	e2e_fail "pystitch script -F +brstackinsn,+srccode was not refused"
+if [ "$(wc -l <"$E2E_TMP/refused.err")" != 1 ] || ! grep -q srccode "$E2E_TMP/refused.err"; then
+	e2e_fail "-F +brstackinsn,+srccode: not refused in one line: $(cat "$E2E_TMP/refused.err")"
+fi
 
 # perf switches --stitch-lbr off, and says so, without LBR call graphs,
 # and in pipe mode (it decides before reading any event)

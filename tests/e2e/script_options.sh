@@ -7,7 +7,8 @@
 #    the filters --pid, --tid, --comm, --cpu, --time (values picked from
 #    the capture), and plain `pystitch -i FILE` without the sub-command;
 #  - a --call-graph dwarf capture of the inlining program: -F with srcline,
-#    --no-inline, -F without sym (inline frames print bare addresses).
+#    --no-inline, -F without sym (inline frames print bare addresses),
+#    srccode, insn and insnlen.
 # shellcheck disable=SC2016 # awk programs in single quotes
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -78,4 +79,8 @@ e2e_script_diff "dwarf: -F ip,sym,symoff,dso,srcline" 100 "$dwarf" -F ip,sym,sym
 e2e_script_diff "dwarf: -F comm,tid,time,event,ip" 100 "$dwarf" -F comm,tid,time,event,ip || failed=1
 e2e_script_diff "dwarf: --no-inline" 100 "$dwarf" --no-inline || failed=1
 e2e_script_diff "dwarf: -F +srcline --no-inline" 100 "$dwarf" -F +srcline --no-inline || failed=1
+# the sampled address's source line (innermost inline frame), and its
+# instruction
+e2e_script_diff "dwarf: -F +srccode,+insn,+insnlen" 100 "$dwarf" -F +srccode,+insn,+insnlen || failed=1
+grep -q '^[|][0-9]' "$E2E_TMP/$E2E_PERF_OUT" || e2e_fail "perf printed no source line with -F +srccode"
 exit $failed

@@ -9,11 +9,14 @@
 #    running the threads and inlining programs: every --show-*-events
 #    option, --reltime, --deltatime, the fields misc, tod, data_src,
 #    phys_addr, the page sizes, iregs, uregs, flags, callindent, ipc,
-#    synth, metric, brstack*, machine_pid, vcpu (nothing to print without
-#    branch stacks or guests), the filters -S and --dsos, --inline,
-#    --demangle, --demangle-kernel, --show-kernel-path, --max-blocks,
+#    synth, metric, insn, insnlen, srccode, brstack*, machine_pid, vcpu (nothing to print without
+#    branch stacks or guests), the filters -S (names, addresses,
+#    --addr-range) and --dsos, --inline, --demangle, --no-demangle (the
+#    threads program's work_chunk has a C++ name), --demangle-kernel,
+#    -L, --stop-bt, --switch-on, --switch-off, --show-on-off-events,
+#    --show-kernel-path, --max-blocks,
 #    --stitch-lbr, --full-source-path, -C with the records, and
-#    --per-event-dump (its files and its summary);
+#    --per-event-dump (its files and its summary, with -F +srccode);
 #  - a pipe-mode capture: records, rounds, misc, --reltime;
 #  - perf's refusals: weight and ins_lat the capture does not record, tod
 #    without clock data, brstackinsn without -b;
@@ -141,6 +144,21 @@ same "-F +flags" "$rec" -F +flags || failed=1
 same "-F +callindent,+ipc,+synth,+metric" "$rec" -F +callindent,+ipc,+synth,+metric || failed=1
 same "-F +brstack,+brstacksym,+brstackoff" "$rec" -F +brstack,+brstacksym,+brstackoff || failed=1
 same "-F +machine_pid,+vcpu" "$rec" -F +machine_pid,+vcpu || failed=1
+# the sampled instruction, read from each object's file (the vdso from
+# the build-id cache; none from kallsyms) and decoded as perf decodes it
+same "-F +insn,+insnlen" "$rec" -F +insn,+insnlen || failed=1
+has "-F +insn,+insnlen" "instructions" '^ ilen: [1-9][0-9]* insn:( [0-9a-f]{2})+$'
+has "-F +insn,+insnlen" "kernel samples" '^ ilen: 0$'
+same "-G -F comm,tid,ip,sym,dso,insnlen,insn" "$rec" -G -F comm,tid,ip,sym,dso,insnlen,insn ||
+	failed=1
+# the source line of each sample, when not the one printed last for its
+# thread (the tracepoint's default fields have no ip: perf refuses
+# srccode there)
+same "-F sw:+srccode" "$rec" -F sw:+srccode || failed=1
+has "-F sw:+srccode" "source lines" '^[|][0-9]+ +	'
+same "-F +srccode (refused)" "$rec" -F +srccode || failed=1
+same "-G -F comm,tid,ip,sym,srcline,srccode" "$rec" -G -F comm,tid,ip,sym,srcline,srccode ||
+	failed=1
 same "-F trace:+bpf-output" "$rec" -F trace:+bpf-output || failed=1
 same "-F comm,tid,misc,tod,data_src" "$rec" -F comm,tid,misc,tod,data_src || failed=1
 same "--inline" "$rec" --inline || failed=1
@@ -151,6 +169,23 @@ same "-F comm,tid,ip,sym,dso,srcline --full-source-path" "$rec" -F comm,tid,ip,s
 same "-F comm,tid,ip,sym,dso,srcline --full-source-path --no-inline" "$rec" \
 	-F comm,tid,ip,sym,dso,srcline --full-source-path --no-inline || failed=1
 same "--demangle --demangle-kernel" "$rec" --demangle --demangle-kernel || failed=1
+has "--demangle --demangle-kernel" "threads' work_chunk" ' pystitch::work_chunk\+0x'
+same "--no-demangle" "$rec" --no-demangle || failed=1
+has "--no-demangle" "threads' work_chunk" ' _ZN8pystitch10work_chunkEid\+0x'
+same "--no-demangle --demangle" "$rec" --no-demangle --demangle || failed=1
+same "-L" "$rec" -L || failed=1
+same "--Latency -F comm,tid,cpu,time,event,ip,sym --show-task-events" "$rec" --Latency \
+	-F comm,tid,cpu,time,event,ip,sym --show-task-events || failed=1
+same "--stop-bt worker_main,main" "$rec" --stop-bt worker_main,main || failed=1
+same "--stop-bt start_thread -F ip,sym,dso" "$rec" --stop-bt start_thread -F ip,sym,dso || failed=1
+# --switch-on/--switch-off with the capture's two events
+for sw in "--switch-on sched:sched_process_exec" "--switch-off sched:sched_process_exec" \
+	"--switch-on sched:sched_process_exec --show-on-off-events" \
+	"--switch-on cpu-clock --switch-off sched:sched_process_exec --show-on-off-events"; do
+	# shellcheck disable=SC2086 # the options split into words
+	same "$sw" "$rec" $sw || failed=1
+done
+same "--switch-on no-such-event (refused)" "$rec" --switch-on no-such-event || failed=1
 same "--show-kernel-path" "$rec" --show-kernel-path || failed=1
 same "--max-blocks 4" "$rec" --max-blocks 4 || failed=1
 same "--stitch-lbr" "$rec" --stitch-lbr || failed=1
@@ -166,6 +201,23 @@ sym=$("$AWK" '$2 != "[unknown]" && $2 != "" { n[$2]++ } END { for (s in n) if (n
 [ -n "$sym" ] || e2e_fail "no symbol in the capture for -S"
 same "-S $sym" "$rec" -S "$sym" || failed=1
 same "-S $sym,main -G" "$rec" -S "$sym,main" -G || failed=1
+# only the samples printed count for what was printed last
+same "-S $sym,work_chunk,run -F sw:+srccode" "$rec" -S "$sym,pystitch::work_chunk,run" \
+	-F sw:+srccode || failed=1
+# -S takes addresses too: a function's start, the sampled addresses in
+# hexadecimal, and with --addr-range the bytes after them
+e2e_perf_script addrs.txt -i "$rec" -G -F ip,sym,symoff
+addr_off=$("$AWK" -v sym="$sym" '$2 ~ "^" sym "\\+0x" { off = $2; sub(/.*\+0x/, "", off)
+	print $1, off; exit }' "$E2E_TMP/addrs.txt")
+addr=${addr_off% *}
+[ -n "$addr" ] || e2e_fail "no address of $sym for -S"
+start=$(printf '0x%x' $((0x$addr - 0x${addr_off#* })))
+# a function's start is a number, not a name: perf matches it with the
+# sampled addresses (none here)
+same "-S $start (the start of $sym)" "$rec" -S "$start" || failed=1
+same "-S $addr,nosuch -G" "$rec" -S "$addr,nosuch" -G || failed=1
+same "-S $addr --addr-range 64" "$rec" -S "$addr" --addr-range 64 || failed=1
+same "-S $addr --addr-range -16 -G" "$rec" -S "$addr" --addr-range -16 -G || failed=1
 same "--dsos inlining" "$rec" --dsos inlining || failed=1
 same "--dsos [kernel.kallsyms],libc.so.6" "$rec" --dsos '[kernel.kallsyms],libc.so.6' || failed=1
 same "--dsos $E2E_PROGRAMS/threads" "$rec" --dsos "$E2E_PROGRAMS/threads" || failed=1
@@ -176,11 +228,28 @@ same "--per-event-dump" "$rec" --per-event-dump || failed=1
 for f in "$rec".*.dump; do
 	[ -e "$f" ] && rm -f "$f"
 done
-e2e_perf script -i "$rec" --per-event-dump >/dev/null 2>&1 || e2e_fail "perf script --per-event-dump failed"
+# with -F sw:+srccode the source lines go to standard output. The
+# summary's sizes are left out there: perf flushes every file whenever it
+# starts an addr2line child (for srccode, srcline or the inline frames of
+# DWARF stacks), which moves what its stdio buffers hold when it looks
+e2e_perf script -i "$rec" --per-event-dump -F sw:+srccode >"$E2E_TMP/dump-perf.txt" 2>&1 ||
+	e2e_fail "perf script --per-event-dump failed"
 mv "$rec".*.dump "$E2E_TMP/dump-perf/"
-e2e_run "$PYSTITCH" script -q --buildid-dir "$E2E_TMP/buildid-cache" -i "$rec" --per-event-dump >/dev/null ||
-	e2e_fail "pystitch script --per-event-dump failed"
+e2e_run "$PYSTITCH" script -q --buildid-dir "$E2E_TMP/buildid-cache" -i "$rec" --per-event-dump \
+	-F sw:+srccode >"$E2E_TMP/dump-ours.txt" || e2e_fail "pystitch script --per-event-dump failed"
 mv "$rec".*.dump "$E2E_TMP/dump-ours/"
+for f in dump-perf.txt dump-ours.txt; do
+	sed 's/^\[ perf script: Wrote [0-9.]* MB /[ perf script: Wrote N MB /' "$E2E_TMP/$f" >"$E2E_TMP/$f.sizes"
+done
+grep -q '^[|][0-9]' "$E2E_TMP/dump-perf.txt" ||
+	e2e_fail "perf script --per-event-dump -F sw:+srccode printed no source line"
+if cmp -s "$E2E_TMP/dump-perf.txt.sizes" "$E2E_TMP/dump-ours.txt.sizes"; then
+	e2e_say "TEST: $e2e_name: --per-event-dump -F sw:+srccode: identical but for the sizes"
+else
+	e2e_say "TEST: $e2e_name: --per-event-dump -F sw:+srccode: DIFFERENT"
+	diff "$E2E_TMP/dump-perf.txt.sizes" "$E2E_TMP/dump-ours.txt.sizes" | head -8 >&2
+	failed=1
+fi
 nr_dumps=0
 for f in "$E2E_TMP/dump-perf"/*; do
 	nr_dumps=$((nr_dumps + 1))
@@ -206,6 +275,7 @@ mv "$E2E_RECORDED" "$pipe"
 same "pipe: --show-task-events --show-mmap-events --show-round-events" "$pipe" \
 	--show-task-events --show-mmap-events --show-round-events || failed=1
 same "pipe: -F +misc --reltime" "$pipe" -F +misc --reltime || failed=1
+same "pipe: -F +insn,+insnlen" "$pipe" -F +insn,+insnlen || failed=1
 # the header: a file's is printed first; a pipe's features come as
 # records, printed as they arrive, before any sample or record
 for data in "$plain" "$pipe"; do
@@ -220,8 +290,7 @@ done
 # ---- what pystitch leaves out: one line naming the option ----
 # each word: the option as given, ":", the name the message must hold
 for case in -sfoo.py:script --script=foo.py:script --itrace:itrace --xed:xed \
-	--insn-trace:insn-trace --no-demangle:no-demangle --Latency:Latency \
-	-F+insn:insn -F+srccode:srccode -F+nosuchfield:nosuchfield; do
+	--insn-trace:insn-trace -F+nosuchfield:nosuchfield; do
 	option=${case%:*}
 	name=${case##*:}
 	e2e_run "$PYSTITCH" script -q -i "$plain" "$option" >"$E2E_TMP/left.txt" 2>"$E2E_TMP/left.err" &&

@@ -29,6 +29,9 @@ static double cpu_time_since(const struct timespec *start)
 	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) * 1e-9;
 }
 
+/* Named as a C++ compiler would name pystitch::work_chunk(int, double), so
+ * that captures hold a mangled name (perf script --demangle, --no-demangle). */
+static NOINLINE double work_chunk(int index, double x) __asm__("_ZN8pystitch10work_chunkEid");
 static NOINLINE double work_chunk(int index, double x)
 {
 	double sum = 0;

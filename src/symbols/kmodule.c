@@ -1,0 +1,57 @@
+/* A kernel module's symbols as perf 6.1 loads them at its first lookup
+ * (dso__load() of a module map): from its .ko file when perf finds one
+ * with a symbol table (the build-id cache, or the path its MMAP recorded
+ * under --symfs), whose .text symbols replace kallsyms's, and perf's map
+ * of the module then starts at .text's file offset; otherwise kallsyms's,
+ * but only when perf had loaded the kernel's map before: loading kallsyms
+ * later, perf leaves out the symbols of a module it has loaded.
+ */
+#include "symbols/dso_priv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ps_kmodule_load(struct ps_dso *dso)
+{
+	struct ps_elf *elf;
+	char err[PS_MSG_MAX];
+	int text;
+
+	if (dso->module_source != MODULE_UNDECIDED)
+		return;
+	elf = ps_dso_module_file(dso);
+	if (elf) {
+		/* kernel names are demangled only with --demangle-kernel;
+		 * symbols of the other sections go to DSOs of their own */
+		dso->symtab.no_demangle = true;
+		dso->symtab.only_section = ".text";
+		text = ps_elf_section_by_name(elf, ".text");
+		if (text >= 0 && ps_symtab_load_dso(&dso->symtab, elf, elf, err, sizeof(err)) > 0) {
+			dso->has_symtab = true;
+			dso->module_text_offset = elf->sections[text].offset;
+			dso->module_source = MODULE_FROM_KO;
+		} else {
+			/* the table replaced kallsyms's even when it gave none */
+			dso->module_source = MODULE_NO_SYMBOLS;
+		}
+		return;
+	}
+	dso->module_source =
+	        dso->owner->kernel_map_loaded ? MODULE_FROM_KALLSYMS : MODULE_NO_SYMBOLS;
+}
+
+void ps_dso_set_module_map(struct ps_dso *dso, const char *path, uint64_t start)
+{
+	if (dso->kind != DSO_MODULE || dso->module_path)
+		return;
+	dso->module_path = strdup(path);
+	dso->module_start = start;
+}
+
+uint64_t ps_dso_module_pgoff(struct ps_dso *dso)
+{
+	if (dso->kind != DSO_MODULE)
+		return 0;
+	ps_kmodule_load(dso);
+	return dso->module_text_offset;
+}
