@@ -402,12 +402,16 @@ struct ps_py_merge_input {
 enum ps_py_out_kind {
 	PS_PY_OUT_NATIVE = 0, /* native[index] */
 	PS_PY_OUT_TRUNCATED, /* the "[truncated]" marker */
+	/* the "[python: unnamed]" marker standing for an eval activation
+	 * that no trampoline names (merged and only modes); index is the
+	 * activation's leaf-most eval frame */
+	PS_PY_OUT_UNNAMED,
 };
 
 struct ps_py_out_frame {
 	enum ps_py_out_kind kind;
 	size_t index;
-	const char *name; /* sym, Python name, or "[truncated]" */
+	const char *name; /* sym, Python name, or a marker's name */
 	bool is_python; /* a trampoline's py:: frame */
 };
 

@@ -11,11 +11,13 @@
 #include "python/python_priv.h"
 
 #define TRUNCATED_NAME "[truncated]"
+#define UNNAMED_NAME "[python: unnamed]"
 
-bool ps_python_mark_frames(struct ps_frame *frames, size_t nr_frames)
+bool ps_python_mark_frames(struct ps_frame *frames, size_t nr_frames, bool *eval)
 {
 	bool python = false;
 
+	*eval = false;
 	for (size_t i = 0; i < nr_frames; i++) {
 		struct ps_frame *f = &frames[i];
 
@@ -25,6 +27,10 @@ bool ps_python_mark_frames(struct ps_frame *frames, size_t nr_frames)
 		    !f->kernel)
 			f->python = true;
 		python |= f->python;
+		/* the eval loop: Python ran here, named or not */
+		if (!*eval && !f->python && !f->kernel && f->sym &&
+		    ps_py_eval_name_kind(f->sym) != PS_PY_EVAL_NONE)
+			*eval = true;
 	}
 	return python;
 }
@@ -87,6 +93,11 @@ int ps_python_merge(struct ps_python *python, struct ps_process *process,
 	if (in.native_truncated && nr_user && user[nr_user - 1].addr == UINT64_MAX &&
 	    !user[nr_user - 1].sym)
 		nr_user--;
+	/* a walk that stopped at code in no ELF file it had no rule for (a
+	 * trampoline of a process whose perf map is missing) did not reach
+	 * the stack's root either */
+	if (stack->unwound && stack->stop == PS_UNWIND_STOP_NO_MODULE)
+		in.native_truncated = true;
 	if (!stack->unwound)
 		nr_user = ps_python_chain_before_break(user, nr_user, &in.native_truncated);
 	module = module_dso(python, process);
@@ -129,10 +140,15 @@ int ps_python_merge(struct ps_python *python, struct ps_process *process,
 			*f = user[res.frames[i].index];
 			continue;
 		}
-		/* Python frames are native ones: only the marker is new */
+		/* Python frames are native ones: only the markers are new */
 		memset(f, 0, sizeof(*f));
-		f->sym = TRUNCATED_NAME;
-		f->truncated = true;
+		if (res.frames[i].kind == PS_PY_OUT_UNNAMED) {
+			f->sym = UNNAMED_NAME;
+			f->python_unnamed = true;
+		} else {
+			f->sym = TRUNCATED_NAME;
+			f->truncated = true;
+		}
 	}
 	*frames = python->merged;
 	*nr_frames = n;

@@ -151,7 +151,7 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 	const struct ps_event *ev = sample->event;
 	enum ps_python_mode mode = s->feed.opts.python;
 	struct ps_pipeline_stack *stack;
-	bool python;
+	bool python, eval;
 	int err;
 
 	err = ps_pipeline_begin_stack(pipeline, ev, sample->thread, sample->process);
@@ -163,7 +163,7 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 		return err; /* a worker failed: s->errmsg says how */
 	if (err)
 		return ps_feed_fail(&s->feed, err, "out of memory");
-	python = ps_python_mark_frames(stack->frames, stack->nr_frames);
+	python = ps_python_mark_frames(stack->frames, stack->nr_frames, &eval);
 	s->stack.event = ev;
 	s->stack.comm = sample->thread->comm;
 	s->stack.has_callchain = stack->has_callchain;
@@ -171,7 +171,10 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 	s->stack.nr_frames = stack->nr_frames;
 	if (mode == PS_PYTHON_NATIVE || !stack->has_callchain)
 		return 0;
-	if (!python) {
+	/* the merged and only modes mark the eval loop's activations that
+	 * nothing names; the all mode leaves a stack without Python frames
+	 * as it is */
+	if (!python && (mode == PS_PYTHON_ALL || !eval)) {
 		if (mode == PS_PYTHON_ONLY)
 			s->stack.nr_frames = 0;
 		return 0;

@@ -15,9 +15,10 @@ and a line `window START END` (CLOCK_MONOTONIC nanoseconds). OUTPUT is the
 Only samples of the workload's threads (the `threads` line; --pid and
 --comm narrow further) whose time is inside the window count. A sample is
 correct when its Python frames (symbols starting with `py::`, an offset
-`+0x..` dropped), reversed to root first and joined by ';', are exactly
-one of the expected chains; a sample without Python frames, or cut off
-(a `[truncated]` frame), is wrong. Prints
+`+0x..` dropped, and the `[python: unnamed]` markers of Python code no
+trampoline names), reversed to root first and joined by ';', are exactly
+one of the expected chains (EXPECTED may hold markers too); a sample
+without Python frames, or cut off (a `[truncated]` frame), is wrong. Prints
   [LABEL: ]chains: CORRECT/TOTAL (PCT%) truncated=N no_python=N unwound=N (PCT%)
 where unwound counts the samples whose root-most frame is _start or clone3
 (or clone): meaningful with --python=all. --only also requires that every
@@ -32,6 +33,7 @@ import sys
 HEADER = re.compile(r"^(\S.*?)\s+(\d+)(?:/(\d+))?\s+(?:\[(\d+)\]\s+)?(\d+)\.(\d+):")
 FRAME = re.compile(r"^\t\s*([0-9a-f]+) (.*) \((.*)\)$")
 OFFSET = re.compile(r"\+0x[0-9a-f]+$")
+UNNAMED = "[python: unnamed]"
 ROOTS = ("_start", "clone3", "clone", "__clone3", "__clone")
 
 
@@ -50,7 +52,7 @@ def read_expected(path):
                 window = (int(start), int(end))
             elif line.startswith("threads "):
                 threads = set(int(t) for t in line.split()[1:])
-            elif line.startswith("py::"):
+            elif line.startswith("py::") or line.startswith(UNNAMED):
                 chains.add(line)
             elif line:
                 fail("%s: unexpected line %r" % (path, line))
@@ -129,6 +131,8 @@ def main():
                     continue
                 if symbol.startswith("py::"):
                     python.append(OFFSET.sub("", symbol))
+                elif symbol == UNNAMED:
+                    python.append(symbol)
                 else:
                     other = True
                 root = OFFSET.sub("", symbol)
