@@ -454,9 +454,14 @@ static void decide_source(struct ps_jit_names *names, enum ps_jit_source source)
 			continue;
 		ps_log(names->log, names->log_ctx, PS_LOG_WARN,
 		       "%s: refused for pid %d: its entries account for %llu of its %llu sampled "
-		       "JIT addresses (the file of another process that had the pid, or stale)",
+		       "JIT addresses (%s)",
 		       file_path(names, other), (int)names->pid, (unsigned long long)other->hits,
-		       n);
+		       n,
+		       ps_jit_table_stats(candidate_table(names, other))->ends_cut
+		               ? "it ends inside a record: its process did not finish writing "
+		                 "it, as a forked CPython child that ends with os._exit() leaves "
+		                 "its jitdump"
+		               : "the file of another process that had the pid, or stale");
 	}
 }
 

@@ -85,7 +85,13 @@ struct ps_jit_file_stats {
 	size_t over_limit; /* valid lines or code loads dropped by the caps */
 	size_t unknown; /* jitdump records of unknown type, skipped */
 	size_t unwind_dropped; /* unwinding infos too large or over the cap */
-	uint64_t bytes_dropped; /* jitdump bytes after a record that could not be skipped */
+	/* jitdump bytes from a record that could not be skipped to where
+	 * whole records follow again, or to the end */
+	uint64_t bytes_dropped;
+	/* the file ends inside a record: its process did not finish
+	 * writing it (a jitdump whose buffer a process that ended with
+	 * _exit() never wrote out) */
+	bool ends_cut;
 };
 
 /* A sorted table of named ranges read from one file. */

@@ -66,7 +66,7 @@ static void report_load(struct ps_python *python, struct python_pid_names *n, in
 			ps_python_say(
 			        python, PS_LOG_WARN,
 			        "%s: skipped %zu damaged and %zu over-limit entries, dropped %zu "
-			        "unwinding infos and %llu trailing bytes%s%s",
+			        "unwinding infos and %llu bytes that hold no whole record%s%s",
 			        ps_jit_table_path(t), st->damaged, st->over_limit,
 			        st->unwind_dropped, (unsigned long long)st->bytes_dropped,
 			        first ? "; first: " : "", first ? first : "");
@@ -131,9 +131,12 @@ bool ps_python_lookup_jit(struct ps_python *python, int32_t jit_pid, int32_t pid
 {
 	if (python->mode == PS_PYTHON_NATIVE || pid <= 0 || pid == jit_pid)
 		return lookup_jit(python, jit_pid, true, addr, out);
-	/* the parent's files are asked for what the child's lack: that is
-	 * no evidence about which files are the parent's */
-	return lookup_jit(python, pid, true, addr, out) ||
+	/* JIT code the child inherited is no evidence about which files are
+	 * the child's (its own map need not name its parent's trampolines:
+	 * CPython starts a new map in a forked child unless told to copy the
+	 * parent's), nor, asked for what the child's lack, about the
+	 * parent's */
+	return lookup_jit(python, pid, false, addr, out) ||
 	       lookup_jit(python, jit_pid, false, addr, out);
 }
 
