@@ -1044,6 +1044,12 @@ struct ps_session_opts {
 	 * process's sampled JIT addresses (see pystitch(1), PERF MAPS). */
 	const char *const *perf_map_dirs;
 	size_t nr_perf_map_dirs;
+	/* More trees searched like symfs, after it (--symfs given several
+	 * times: one exported root file system per container). A file is
+	 * read from the first tree whose copy has the build-id the capture
+	 * recorded for it (or, none recorded, that holds it). */
+	const char *const *symfs_dirs;
+	size_t nr_symfs_dirs;
 };
 
 struct ps_frame {

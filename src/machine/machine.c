@@ -25,6 +25,8 @@
 
 struct ps_process {
 	int32_t pid;
+	bool has_mnt_ns; /* from PERF_RECORD_NAMESPACES */
+	uint64_t mnt_ns_dev, mnt_ns_ino;
 	struct ps_map *maps;
 	size_t nr_maps, cap_maps;
 	uint64_t generation;
@@ -149,25 +151,67 @@ static bool kernel_name(const char *name)
 	       strcmp(name, "[vvar]") != 0 && strncmp(name, "[anon", 5) != 0;
 }
 
-struct ps_mapped_object *ps_machine_object(struct ps_machine *machine, const char *name,
-                                           const uint8_t *build_id, uint8_t build_id_size)
+/* The build-id the BUILD_ID feature records for name, when it records
+ * exactly one: a path several files had (containers' files, a library
+ * replaced during the capture) has no build-id by its name. */
+static const struct ps_build_id *feature_build_id(const struct ps_machine *machine,
+                                                  const char *name)
 {
+	const struct ps_build_id *found = NULL;
+
+	for (size_t i = 0; machine->features && i < machine->features->nr_build_ids; i++) {
+		const struct ps_build_id *bid = &machine->features->build_ids[i];
+
+		if (!bid->filename || strcmp(bid->filename, name) != 0 || bid->size > 20)
+			continue;
+		if (found && (found->size != bid->size || memcmp(found->id, bid->id, bid->size)))
+			return NULL;
+		found = bid;
+	}
+	return found;
+}
+
+static void learn_build_id(struct ps_mapped_object *o, const uint8_t *id, uint8_t size)
+{
+	o->has_build_id = true;
+	o->build_id_size = size;
+	memcpy(o->build_id, id, size);
+}
+
+static void learn_file_id(struct ps_mapped_object *o, const struct ps_object_key *key)
+{
+	o->has_file_id = true;
+	o->maj = key->maj;
+	o->min = key->min;
+	o->ino = key->ino;
+}
+
+struct ps_mapped_object *ps_machine_object(struct ps_machine *machine, const char *name,
+                                           const struct ps_object_key *key)
+{
+	static const struct ps_object_key none;
 	size_t b = hash_str(name);
 	struct ps_mapped_object *o;
+	const struct ps_build_id *bid;
 
+	if (!key || (key->build_id && key->build_id_size > 20))
+		key = &none;
 	for (o = machine->objects[b]; o; o = o->next) {
 		if (strcmp(o->name, name) != 0)
 			continue;
-		if (!build_id || (o->has_build_id && o->build_id_size == build_id_size &&
-		                  memcmp(o->build_id, build_id, build_id_size) == 0))
-			return o;
-		if (!o->has_build_id) {
-			/* first time we learn its id */
-			o->has_build_id = true;
-			o->build_id_size = build_id_size;
-			memcpy(o->build_id, build_id, build_id_size);
-			return o;
-		}
+		if (key->build_id && o->has_build_id &&
+		    (o->build_id_size != key->build_id_size ||
+		     memcmp(o->build_id, key->build_id, key->build_id_size) != 0))
+			continue;
+		if (key->has_file_id && o->has_file_id &&
+		    (o->maj != key->maj || o->min != key->min || o->ino != key->ino))
+			continue;
+		/* the same file: what one knows and the other did not */
+		if (key->build_id && !o->has_build_id)
+			learn_build_id(o, key->build_id, key->build_id_size);
+		if (key->has_file_id && !o->has_file_id)
+			learn_file_id(o, key);
+		return o;
 	}
 	o = calloc(1, sizeof(*o));
 	if (!o)
@@ -178,22 +222,13 @@ struct ps_mapped_object *ps_machine_object(struct ps_machine *machine, const cha
 		return NULL;
 	}
 	o->kernel = kernel_name(name);
-	if (build_id && build_id_size <= 20) {
-		o->has_build_id = true;
-		o->build_id_size = build_id_size;
-		memcpy(o->build_id, build_id, build_id_size);
-	} else if (machine->features) {
+	if (key->build_id)
+		learn_build_id(o, key->build_id, key->build_id_size);
+	else if ((bid = feature_build_id(machine, name)) != NULL)
 		/* the BUILD_ID feature names the objects samples hit */
-		for (size_t i = 0; i < machine->features->nr_build_ids; i++) {
-			const struct ps_build_id *bid = &machine->features->build_ids[i];
-			if (bid->filename && strcmp(bid->filename, name) == 0 && bid->size <= 20) {
-				o->has_build_id = true;
-				o->build_id_size = bid->size;
-				memcpy(o->build_id, bid->id, bid->size);
-				break;
-			}
-		}
-	}
+		learn_build_id(o, bid->id, (uint8_t)bid->size);
+	if (key->has_file_id)
+		learn_file_id(o, key);
 	o->next = machine->objects[b];
 	machine->objects[b] = o;
 	return o;
@@ -313,6 +348,15 @@ const struct ps_map *ps_process_first_map_of(const struct ps_process *p,
 int32_t ps_process_pid(const struct ps_process *p)
 {
 	return p->pid;
+}
+
+bool ps_process_mount_namespace(const struct ps_process *p, uint64_t *dev, uint64_t *ino)
+{
+	if (!p->has_mnt_ns)
+		return false;
+	*dev = p->mnt_ns_dev;
+	*ino = p->mnt_ns_ino;
+	return true;
 }
 
 uint64_t ps_process_generation(const struct ps_process *p)
@@ -616,6 +660,7 @@ static int process_mmap(struct ps_machine *machine, const struct ps_event *ev)
 	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL;
 	struct ps_process *p;
 	struct ps_map map = { 0 };
+	struct ps_object_key key = { 0 };
 
 	if (kernel) {
 		p = &machine->kernel;
@@ -644,10 +689,24 @@ static int process_mmap(struct ps_machine *machine, const struct ps_event *ev)
 		snprintf(perf_map, sizeof(perf_map), "/tmp/perf-%d.map", (int32_t)m->pid);
 		name = perf_map;
 	}
-	map.object = ps_machine_object(machine, name, m->has_build_id ? m->build_id : NULL,
-	                               m->has_build_id ? m->build_id_size : 0);
+	key.build_id = m->has_build_id ? m->build_id : NULL;
+	key.build_id_size = m->has_build_id ? m->build_id_size : 0;
+	/* a file's device and inode (an MMAP2 without build-id carries
+	 * them; anonymous and special mappings have none) */
+	key.has_file_id = ev->type == PERF_RECORD_MMAP2 && !m->has_build_id && !map.identity &&
+	                  (m->ino || m->maj || m->min);
+	key.maj = m->maj;
+	key.min = m->min;
+	key.ino = m->ino;
+	map.object = ps_machine_object(machine, name, &key);
 	if (!map.object)
 		return -ENOMEM;
+	if (!map.object->mapper_pid && !kernel) {
+		map.object->mapper_pid = (int32_t)m->pid;
+		map.object->has_mnt_ns = p->has_mnt_ns;
+		map.object->mnt_ns_dev = p->mnt_ns_dev;
+		map.object->mnt_ns_ino = p->mnt_ns_ino;
+	}
 	if (kernel) {
 		map.object->kernel = true;
 		if (!map.object->module_name && kernel_module_map(name)) {
@@ -673,6 +732,28 @@ static int process_mmap(struct ps_machine *machine, const struct ps_event *ev)
 	return insert_map(p, &map);
 }
 
+/* A thread's namespaces, recorded at its creation and at setns() or
+ * unshare(): its process's mount namespace (the last one said). */
+static int process_namespaces(struct ps_machine *machine, const struct ps_event *ev)
+{
+	const struct ps_record_namespaces *n = &ev->u.namespaces;
+	struct ps_thread *t;
+	struct ps_process *p;
+
+	if (n->nr <= MNT_NS_INDEX || !n->dev_ino)
+		return 0;
+	t = ps_machine_thread(machine, (int32_t)n->pid, (int32_t)n->tid);
+	p = t ? ps_machine_thread_process(machine, t) : NULL;
+	if (!p)
+		return -ENOMEM;
+	if (p == &machine->kernel)
+		return 0;
+	p->has_mnt_ns = true;
+	p->mnt_ns_dev = n->dev_ino[2 * MNT_NS_INDEX];
+	p->mnt_ns_ino = n->dev_ino[2 * MNT_NS_INDEX + 1];
+	return 0;
+}
+
 int ps_machine_process_event(struct ps_machine *machine, const struct ps_event *ev)
 {
 	switch (ev->type) {
@@ -696,6 +777,8 @@ int ps_machine_process_event(struct ps_machine *machine, const struct ps_event *
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		return process_mmap(machine, ev);
+	case PERF_RECORD_NAMESPACES:
+		return process_namespaces(machine, ev);
 	default:
 		return 0;
 	}

@@ -76,6 +76,26 @@ static void report_load(struct ps_python *python, struct python_pid_names *n, in
 	}
 }
 
+/* A container whose process has ended may still run: the /tmp of its
+ * mount namespace (PERF_RECORD_NAMESPACES, perf record --namespaces),
+ * seen through another process there, holds the process's files. */
+static int set_namespace_root(struct ps_python *python, struct python_pid_names *n)
+{
+	struct ps_machine *machine = ps_pipeline_machine(python->pipeline);
+	struct ps_process *process = ps_machine_process(machine, n->pid);
+	uint64_t dev, ino;
+	int32_t live;
+	char root[64];
+
+	if (!process || !ps_process_mount_namespace(process, &dev, &ino))
+		return 0;
+	live = ps_symbols_live_in_namespace(ps_pipeline_symbols(python->pipeline), dev, ino);
+	if (live <= 0)
+		return 0;
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)live);
+	return ps_jit_names_set_namespace_root(n->names, root);
+}
+
 struct ps_jit_names *ps_python_pid_names(struct ps_python *python, int32_t pid, bool quiet)
 {
 	size_t bucket = (uint32_t)pid % PS_PYTHON_NAMES_BUCKETS;
@@ -95,6 +115,8 @@ struct ps_jit_names *ps_python_pid_names(struct ps_python *python, int32_t pid, 
 		n->pid = pid;
 		n->next = python->names[bucket];
 		python->names[bucket] = n;
+		/* out of memory there: no more candidates than by name */
+		(void)set_namespace_root(python, n);
 	}
 	if (!n->loaded) {
 		int rc = ps_jit_names_load(n->names);

@@ -64,6 +64,10 @@ void ps_feed_archive_opts(struct ps_archive *archive, struct ps_session_opts *o,
 	o->perf_map_dir = m->perf_map_dir;
 	o->perf_map_dirs = NULL;
 	o->nr_perf_map_dirs = 0;
+	/* the files read from further trees are in the archive under their
+	 * trees' paths (found there by their recorded path) */
+	o->symfs_dirs = NULL;
+	o->nr_symfs_dirs = 0;
 	o->vmlinux = kernel && kind == PS_ARCHIVE_VMLINUX ? kernel : NULL;
 	/* no kernel symbols were read: a path the archive lacks keeps it so */
 	o->kallsyms = kernel && kind == PS_ARCHIVE_KALLSYMS ? kernel
@@ -162,6 +166,8 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 		.symbols = {
 			.sz = sizeof(popts.symbols),
 			.symfs = o->symfs,
+			.symfs_dirs = o->symfs_dirs,
+			.nr_symfs_dirs = o->nr_symfs_dirs,
 			.buildid_dir = o->buildid_dir,
 			.kallsyms = archive ? o->kallsyms
 			                    : ps_feed_kernel_symbols(feed->reader, o->kallsyms,
