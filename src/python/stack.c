@@ -77,6 +77,38 @@ size_t ps_python_chain_before_break(const struct ps_frame *user, size_t nr_user,
 	return nr_user;
 }
 
+bool ps_python_chain_reaches_root(const struct ps_frame *user, size_t nr_user)
+{
+	/* where glibc enters a process's main and a thread's start routine
+	 * (the frames a walk ends at: _start clears the frame pointer, as
+	 * clone does for a new thread), and the entry points themselves */
+	static const char *const roots[] = {
+		"_start",
+		"__libc_start_main",
+		"__libc_start_main_impl",
+		"__libc_start_call_main",
+		"start_thread",
+		"clone",
+		"clone3",
+		"__clone",
+		"__clone3",
+		"__clone_internal",
+		"thread_start",
+		"libc_start_main_stage2",
+		"_dl_start_user",
+		"_dl_start", /* ld.so, before the program's _start */
+	};
+	const char *sym;
+
+	if (!nr_user)
+		return true;
+	sym = user[nr_user - 1].sym;
+	for (size_t i = 0; sym && i < sizeof(roots) / sizeof(roots[0]); i++)
+		if (strcmp(sym, roots[i]) == 0)
+			return true;
+	return false;
+}
+
 int ps_python_merge(struct ps_python *python, struct ps_process *process,
                     const struct ps_pipeline_stack *stack, const struct ps_frame **frames,
                     size_t *nr_frames)
@@ -98,8 +130,11 @@ int ps_python_merge(struct ps_python *python, struct ps_process *process,
 	 * the stack's root either */
 	if (stack->unwound && stack->stop == PS_UNWIND_STOP_NO_MODULE)
 		in.native_truncated = true;
-	if (!stack->unwound)
+	if (!stack->unwound) {
 		nr_user = ps_python_chain_before_break(user, nr_user, &in.native_truncated);
+		if (!in.native_truncated && !ps_python_chain_reaches_root(user, nr_user))
+			in.native_truncated = true;
+	}
 	module = module_dso(python, process);
 	if (!ps_array_reserve((void **)&python->native, &python->cap_native, nr_user,
 	                      sizeof(*python->native), 64))

@@ -172,9 +172,11 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 	if (mode == PS_PYTHON_NATIVE || !stack->has_callchain)
 		return 0;
 	/* the merged and only modes mark the eval loop's activations that
-	 * nothing names; the all mode leaves a stack without Python frames
-	 * as it is */
-	if (!python && (mode == PS_PYTHON_ALL || !eval)) {
+	 * nothing names, and the stacks of processes that ran CPython's
+	 * trampolines that were cut short; the all mode leaves a stack
+	 * without Python frames as it is */
+	if (!python && (mode == PS_PYTHON_ALL ||
+	                !(eval || ps_python_process_has_jit(s->feed.python, sample->process)))) {
 		if (mode == PS_PYTHON_ONLY)
 			s->stack.nr_frames = 0;
 		return 0;

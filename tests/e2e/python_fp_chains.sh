@@ -94,6 +94,30 @@ sys.exit("-fno-omit-frame-pointer" not in (sysconfig.get_config_var("CFLAGS") or
 		# shellcheck disable=SC2086 # --only or nothing
 		e2e_chains "python$version -g $mode" "$expected" "$output" $only
 	done
+	# a chain that stopped without reading garbage (in libc, built
+	# without frame pointers) is marked cut too: every stack with user
+	# frames ends where a process or thread starts, or is marked
+	# shellcheck disable=SC2016 # awk's
+	ends=$("$AWK" -v label="python$version -g merged" 'BEGIN { RS = "" }
+		{
+			n = split($0, line, "\n")
+			if (line[n] ~ /\[kernel\.kallsyms\]\)$/ || n < 2) next
+			total++
+			if (line[n] ~ / (_start|__libc_start_call_main|__libc_start_main|start_thread|clone3?|__clone3?|_dl_start_user|_dl_start)\+0x[0-9a-f]+ /) rooted++
+			else if (line[n] ~ /\[truncated\] \(\[unknown\]\)$/) cut++
+			else { other++; if (!shown++) print "neither rooted nor marked:\n" $0 > "/dev/stderr" }
+		}
+		END {
+			printf "%s: %d stacks: %d end at a thread'"'"'s root, %d marked cut, %d neither", label, total, rooted, cut, other
+			exit !(total && !other)
+		}' "$E2E_TMP/pystitch-$tag-merged.txt" 2>"$E2E_TMP/$tag-ends.check")
+	if [ $? = 0 ]; then
+		note "$ends"
+	else
+		note "$ends; FAIL"
+		e2e_show "$E2E_TMP/$tag-ends.check" 40
+		failed=1
+	fi
 
 	# Python called back from libsqlite3
 	if ! "$python" -c 'import sqlite3' 2>/dev/null; then

@@ -112,8 +112,9 @@ static const struct merge_case cases[] = {
 	        NATIVE(LIB("long_add"), EVAL, TRAMPOLINE("py::f:a.py"), EVALUATOR,
 	               LIB("_PyFunction_Vectorcall"), EVAL, LIB("_PyEval_Vector"),
 	               LIB("PyEval_EvalCode"), LIB("run_eval_code_obj"), LIB("run_mod"), STARTUP),
-	        .merged = "long_add | py::f:a.py | [python: unnamed] | run_eval_code_obj | run_mod | "
-	                  "main | __libc_start_main | _start",
+	        .merged =
+	                "long_add | py::f:a.py | [python: unnamed] | run_eval_code_obj | run_mod | "
+	                "main | __libc_start_main | _start",
 	        .only = "py::f:a.py | [python: unnamed]",
 	        .activations = 2,
 	        .matched = 1,
@@ -401,6 +402,38 @@ START_TEST(test_chain_breaks)
 }
 END_TEST
 
+/* A frame-pointer walk that stops without garbage: whole only when it
+ * ends where a process or thread is entered. */
+START_TEST(test_chain_roots)
+{
+	const char *libc = "/usr/lib/libc.so.6", *map = "/tmp/perf-7.map";
+	struct ps_frame main_thread[] = {
+		{ .sym = "py::run:/app.py", .dso = map, .python = true },
+		{ .sym = "main", .dso = "/usr/bin/python3.14" },
+		{ .sym = "__libc_start_call_main", .dso = libc },
+	};
+	struct ps_frame thread[] = {
+		{ .sym = "py::work:/app.py", .dso = map, .python = true },
+		{ .sym = "start_thread", .dso = libc },
+		{ .sym = "clone3", .dso = libc },
+	};
+	/* a futex wait in libc, built without frame pointers: the walk
+	 * stopped at once */
+	struct ps_frame stopped[] = {
+		{ .sym = "__futex_abstimed_wait_common", .dso = libc },
+		{ .sym = "__pthread_cond_wait", .dso = libc },
+	};
+	struct ps_frame unknown[] = { { .addr = 0x7f00 } };
+
+	ck_assert(ps_python_chain_reaches_root(main_thread, 3));
+	ck_assert(ps_python_chain_reaches_root(thread, 3));
+	ck_assert(ps_python_chain_reaches_root(thread, 0));
+	ck_assert(!ps_python_chain_reaches_root(main_thread, 2));
+	ck_assert(!ps_python_chain_reaches_root(stopped, 2));
+	ck_assert(!ps_python_chain_reaches_root(unknown, 1));
+}
+END_TEST
+
 /* ---- names ----------------------------------------------------------- */
 
 START_TEST(test_internal_names)
@@ -450,6 +483,7 @@ static Suite *merge_suite(void)
 	tcase_add_test(tc, test_invalid);
 	tcase_add_test(tc, test_internal_names);
 	tcase_add_test(tc, test_chain_breaks);
+	tcase_add_test(tc, test_chain_roots);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
