@@ -31,6 +31,22 @@ int ps_feed_fail(struct ps_feed *feed, int err, const char *fmt, ...)
 
 /* ---- opening -------------------------------------------------------- */
 
+/* Whether the capture may have been made on this machine: its host name
+ * and kernel release are ours, or it does not record them. Only then can
+ * a pid of the capture running now be the process it recorded. */
+static bool made_here(const struct ps_reader *reader)
+{
+	const struct ps_features *f = ps_reader_features(reader);
+	struct utsname u;
+
+	if (!f->hostname && !f->osrelease)
+		return true;
+	if (uname(&u) != 0)
+		return false;
+	return (!f->hostname || strcmp(u.nodename, f->hostname) == 0) &&
+	       (!f->osrelease || strcmp(u.release, f->osrelease) == 0);
+}
+
 const char *ps_feed_kernel_symbols(const struct ps_reader *reader, const char *kallsyms,
                                    const char *vmlinux, const char *symfs)
 {
@@ -180,6 +196,7 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 			.log_ctx = o->log_ctx,
 			.files = feed->files,
 			.record_names = record_names,
+			.no_live_processes = !made_here(feed->reader),
 		},
 		.unwind = {
 			.sz = sizeof(popts.unwind),

@@ -39,6 +39,7 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 	symbols->log_ctx = o.log_ctx;
 	symbols->files = o.files;
 	symbols->record_names = o.record_names;
+	symbols->no_live_processes = o.no_live_processes;
 	symbols->symfs = strdup(o.symfs ? o.symfs : "");
 	if (o.symfs && o.symfs[0]) {
 		/* perf's --symfs makes DIR/.debug the build-id cache, whatever

@@ -85,6 +85,7 @@ struct ps_symbols {
 	size_t nr_namespace_pids;
 	bool no_inline, srcline, full_source_path;
 	bool record_names; /* keep the answers of separate debug files */
+	bool no_live_processes; /* the capture's pids are not ours */
 	struct ps_file_hooks files;
 	ps_log_fn log;
 	void *log_ctx;

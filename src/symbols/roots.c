@@ -102,8 +102,8 @@ int32_t ps_symbols_live_in_namespace(struct ps_symbols *symbols, uint64_t dev, u
 	struct stat st;
 	int32_t found;
 
-	if (symbols->files.resolve)
-		return 0; /* an archive: nothing here is the capture's */
+	if (symbols->files.resolve || symbols->no_live_processes)
+		return 0; /* an archive, or another machine's capture */
 	for (size_t i = 0; i < symbols->nr_namespace_pids; i++)
 		if (symbols->namespace_pids[i].dev == dev && symbols->namespace_pids[i].ino == ino)
 			return symbols->namespace_pids[i].pid;
@@ -165,6 +165,8 @@ bool ps_symbols_root(struct ps_symbols *symbols, const char *path,
 		return false;
 	if (symbols->files.resolve)
 		return archived_root(symbols, path, origin, root, size);
+	if (symbols->no_live_processes)
+		return false;
 	pid = live_in_namespace(symbols, origin);
 	if (pid <= 0)
 		return false;
@@ -182,8 +184,11 @@ static bool tree_holds(struct ps_dso *dso, const char *tree)
 
 	if (!ps_dso_join(tree, dso->name, path, sizeof(path)))
 		return false;
-	if (!dso->build_id_recorded)
-		return regular_file_under("", path);
+	if (!dso->build_id_recorded) {
+		const char *local = ps_file_local(&dso->owner->files, path);
+
+		return local && regular_file_under("", local);
+	}
 	/* a tree of another container's file is not a mismatch to tell */
 	dso->warned_build_id = true;
 	elf = ps_dso_open_candidate(dso, path);
@@ -208,7 +213,9 @@ static void choose_archived_tree(struct ps_dso *dso)
 		size_t alen = strlen(archived);
 		char *prefix;
 
-		if (alen <= len || strcmp(archived + alen - len, dso->name) != 0)
+		/* a container's root is its process's DSO's, not this one's */
+		if (alen <= len || strcmp(archived + alen - len, dso->name) != 0 ||
+		    strncmp(archived, "/proc/", 6) == 0)
 			continue;
 		prefix = strndup(archived, alen - len);
 		if (!prefix)

@@ -71,6 +71,9 @@ struct ps_symbols_opts {
 	bool record_names;
 	/* srclines with the whole path of the file (--full-source-path) */
 	bool full_source_path;
+	/* The capture was made on another machine: a pid of it that runs
+	 * here is not its process, whose root file system is not read. */
+	bool no_live_processes;
 };
 
 /* Returns 0 or a negative errno (-EINVAL for bad options, -ENOMEM). */
