@@ -69,7 +69,8 @@ e2e_say "$e2e_name: $python ($libpython)"
 
 # c2's libpython: the same code with another build-id
 copy=$E2E_TMP/libpython-copy.so
-cp "$libpython" "$copy" && objcopy --dump-section .note.gnu.build-id="$E2E_TMP/note" "$copy" ||
+cp "$libpython" "$copy" || e2e_fail "cannot copy $libpython"
+objcopy --dump-section .note.gnu.build-id="$E2E_TMP/note" "$copy" ||
 	e2e_fail "cannot read the build-id note of $libpython"
 "$python" -c 'import sys
 b = bytearray(open(sys.argv[1], "rb").read())
@@ -165,11 +166,11 @@ for c in c1 c2; do
 	tids=$(printf '%s ' $tids)
 	sed "s/^threads .*/threads $tids/" "$E2E_TMP/$c/expected" >"$E2E_TMP/$c/expected.host"
 	e2e_say "$e2e_name: $c: host pid $host_pid, threads $tids"
-	eval "pid_$c=\$host_pid"
+	case $c in
+	c1) pid_c1=$host_pid ;;
+	*) pid_c2=$host_pid ;;
+	esac
 done
-# shellcheck disable=SC2154 # set by the eval
-e2e_say "$e2e_name: c1 maps $(grep -c libpython "/proc/$pid_c1/maps") libpython ranges," \
-	"c2 $(grep -c libpython "/proc/$pid_c2/maps")"
 
 # check LABEL OUTPUT [ARGS...]: both containers' samples
 check() {
@@ -215,7 +216,8 @@ e2e_run "$PYSTITCH" archive -i "$data" -o "$E2E_TMP/containers.pst" \
 # 2. the Python processes end, the containers run on
 release x
 for c in c1 c2; do
-	eval "pid=\$pid_$c"
+	pid=$pid_c1
+	[ $c = c1 ] || pid=$pid_c2
 	for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
 		[ -d "/proc/$pid" ] || break
 		sleep 0.25

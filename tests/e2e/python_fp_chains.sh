@@ -98,7 +98,7 @@ sys.exit("-fno-omit-frame-pointer" not in (sysconfig.get_config_var("CFLAGS") or
 	# without frame pointers) is marked cut too: every stack with user
 	# frames ends where a process or thread starts, or is marked
 	# shellcheck disable=SC2016 # awk's
-	ends=$("$AWK" -v label="python$version -g merged" 'BEGIN { RS = "" }
+	if ends=$("$AWK" -v label="python$version -g merged" 'BEGIN { RS = "" }
 		{
 			n = split($0, line, "\n")
 			if (line[n] ~ /\[kernel\.kallsyms\]\)$/ || n < 2) next
@@ -110,8 +110,7 @@ sys.exit("-fno-omit-frame-pointer" not in (sysconfig.get_config_var("CFLAGS") or
 		END {
 			printf "%s: %d stacks: %d end at a thread'"'"'s root, %d marked cut, %d neither", label, total, rooted, cut, other
 			exit !(total && !other)
-		}' "$E2E_TMP/pystitch-$tag-merged.txt" 2>"$E2E_TMP/$tag-ends.check")
-	if [ $? = 0 ]; then
+		}' "$E2E_TMP/pystitch-$tag-merged.txt" 2>"$E2E_TMP/$tag-ends.check"); then
 		note "$ends"
 	else
 		note "$ends; FAIL"

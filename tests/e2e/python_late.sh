@@ -26,6 +26,7 @@ min_samples=250
 
 # the workload and the helper that starts it, should the test end first
 late_pids=
+# shellcheck disable=SC2317 # called by the trap
 late_cleanup() {
 	for lc_pid in $late_pids; do
 		kill "$lc_pid" 2>/dev/null
