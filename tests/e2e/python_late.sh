@@ -40,6 +40,7 @@ command -v mkfifo >/dev/null 2>&1 || e2e_skip "no mkfifo(1)"
 
 failed=0
 summary=
+count=0
 
 for python in $pythons; do
 	version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])') ||
@@ -47,7 +48,8 @@ for python in $pythons; do
 	"$python" -c 'import sys; sys.exit(not hasattr(sys, "activate_stack_trampoline"))' ||
 		e2e_fail "$python (CPython $version) has no sys.activate_stack_trampoline"
 	e2e_say "$e2e_name: python$version: $python"
-	tag=$version
+	count=$((count + 1))
+	tag=$version-$count
 	expected=$E2E_TMP/$tag.expected
 	go=$E2E_TMP/$tag.go
 	mkfifo "$E2E_TMP/$tag.ctl" "$E2E_TMP/$tag.ack"

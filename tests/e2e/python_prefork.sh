@@ -34,16 +34,18 @@ e2e_find_pythons
 
 failed=0
 summary=
+count=0
 
 for python in $pythons; do
 	version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])') ||
 		e2e_fail "$python does not run"
 	persist=
 	"$python" -c 'import sys; sys.exit(sys.version_info < (3, 13))' && persist=persist
-	tag=$version${persist:+-persist}
+	count=$((count + 1))
+	tag=$version${persist:+-persist}-$count
 	e2e_say "$e2e_name: python$version${persist:+ (perf maps kept across fork)}: $python"
 	workdir=$E2E_TMP/$tag
-	mkdir "$workdir"
+	mkdir "$workdir" || e2e_fail "cannot make $workdir"
 	data=$workdir/prefork.data
 	E2E_PY_DATA=$data
 	e2e_record "$data" -k CLOCK_MONOTONIC -F 999 --call-graph dwarf,16384 -- \
