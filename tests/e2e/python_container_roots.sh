@@ -26,7 +26,8 @@
 #     c1's is missing; with one --symfs tree per container (each the
 #     container's root file system, exported) and one --perf-map-dir per
 #     container, each file is read from the tree whose copy has its
-#     recorded build-id, and the chains are right again.
+#     recorded build-id, and the chains are right again; an archive made
+#     so prints the same stacks.
 #
 # Interpreter: the newest shared-library CPython 3.12.N or 3.13.N under
 # `pyenv root`, or the first of PS_E2E_PYTHONS. Needs root, unshare(1)
@@ -89,7 +90,9 @@ exec unshare --pid --fork --mount-proc sh -c '
 kind=$1 dir=$2 workload=$3 seconds=$4 prefix=$5 executable=$6 libpython=$7 copy=$8
 exec 3<"$workload" 4<>"$dir/hold" 5>"$dir/expected" 6>"$dir/maps.tar"
 if [ "$kind" = c1 ]; then
-	mount -t tmpfs tmpfs /opt && mkdir /opt/python && mount --bind "$prefix" /opt/python || exit 1
+	# through a bind made first: the tree may be under /opt
+	mkdir "$dir/stage" && mount --bind "$prefix" "$dir/stage" && mount -t tmpfs tmpfs /opt &&
+		mkdir /opt/python && mount --bind "$dir/stage" /opt/python || exit 1
 	python=/opt/python${executable#"$prefix"}
 	LD_LIBRARY_PATH=/opt/python/${libpython#"$prefix"/}
 	export LD_LIBRARY_PATH=${LD_LIBRARY_PATH%/*}
@@ -136,9 +139,12 @@ e2e_record "$data" --namespaces --buildid-mmap -k CLOCK_MONOTONIC -F 999 \
 	--call-graph dwarf,16384 -- sh -c '
 box=$1 tmp=$2
 shift 2
-"$box" c1 "$tmp/c1" "$@" & echo $! >"$tmp/c1/unshare.pid"
-"$box" c2 "$tmp/c2" "$@" & echo $! >"$tmp/c2/unshare.pid"
+"$box" c1 "$tmp/c1" "$@" & c1=$!
+echo $c1 >"$tmp/c1/unshare.pid"
+"$box" c2 "$tmp/c2" "$@" & c2=$!
+echo $c2 >"$tmp/c2/unshare.pid"
 until grep -q "^window" "$tmp/c1/expected" && grep -q "^window" "$tmp/c2/expected"; do
+	kill -0 $c1 && kill -0 $c2 || exit 1
 	sleep 0.1
 done' sh "$E2E_TMP/box.sh" "$E2E_TMP" "$workload" "$seconds" "$prefix" "$executable" \
 	"$libpython" "$copy"
@@ -285,7 +291,17 @@ check "merged, the containers gone, one --symfs tree each" pystitch-trees.txt
 	e2e_show "$E2E_TMP/pystitch-trees.txt.err"
 	e2e_fail "a file of the wrong tree"
 }
+# an archive of them finds each file under its tree
+# shellcheck disable=SC2086 # options
+e2e_run "$PYSTITCH" archive $dirs --symfs "$E2E_TMP/c1/tree" --symfs "$E2E_TMP/c2/tree" \
+	--kallsyms /proc/kallsyms -i "$data" -o "$E2E_TMP/trees.pst" >"$E2E_TMP/archive.out" 2>&1 || {
+	e2e_show "$E2E_TMP/archive.out"
+	e2e_fail "pystitch archive with one --symfs tree per container failed"
+}
+e2e_pystitch_script pystitch-trees-archive.txt -i "$E2E_TMP/trees.pst"
+cmp -s "$E2E_TMP/pystitch-trees.txt" "$E2E_TMP/pystitch-trees-archive.txt" ||
+	e2e_fail "the archive made with one --symfs tree per container prints other stacks"
 
 e2e_say "$e2e_name: figures (chains: correct/samples in the window):$summary"
-[ "${PS_E2E_KEEP:-}" = 1 ] || rm -f "$data" "$E2E_TMP/containers.pst"
+[ "${PS_E2E_KEEP:-}" = 1 ] || rm -f "$data" "$E2E_TMP/containers.pst" "$E2E_TMP/trees.pst"
 exit $failed

@@ -5,7 +5,8 @@
 # --python=all` must print the native stacks as `perf script` does (at
 # least 99.5% of the samples identical). The default, merged, mode prints
 # each activation of the eval loop, which no trampoline names here, as one
-# [python: unnamed] frame: every sample whose all-mode stack holds
+# [python: unnamed] frame, and unwinds the process as --libdw-unwind does:
+# every sample whose --python=all --libdw-unwind stack holds
 # _PyEval_EvalFrameDefault holds the marker instead, and the same frames
 # as in all mode otherwise, apart from the CPython call machinery between
 # markers. The interpreter is pyenv's 3.11 (`pyenv root`, else ~/.pyenv),
@@ -31,6 +32,10 @@ e2e_compare_script "python3.11 dwarf --python=all" perf-python.txt pystitch-pyth
 	-v min_identical=99.5 -v min_samples=300
 status=$?
 # merged: the eval loop's activations are markers, nothing else invented
+# (the merged mode unwinds a CPython process as --libdw-unwind does: its
+# stacks are not perf's text)
+e2e_pystitch_script pystitch-python-all-libdw.txt --python=all --libdw-unwind \
+	-i "$E2E_TMP/python.data"
 e2e_pystitch_script pystitch-python-merged.txt -i "$E2E_TMP/python.data"
 # shellcheck disable=SC2016 # an awk program
 "$AWK" '
@@ -46,7 +51,7 @@ e2e_pystitch_script pystitch-python-merged.txt -i "$E2E_TMP/python.data"
 		for (s in marked) if (!(s in eval)) stray++
 		printf "python3.11 merged: %d of %d samples with eval frames marked [python: unnamed], %d eval frames left, %d stray markers\n", ok, total, bad, stray
 		exit !(total >= 300 && ok == total && !bad && !stray)
-	}' "$E2E_TMP/pystitch-python-all.txt" "$E2E_TMP/pystitch-python-merged.txt" || {
+	}' "$E2E_TMP/pystitch-python-all-libdw.txt" "$E2E_TMP/pystitch-python-merged.txt" || {
 	e2e_say "FAIL: $e2e_name: merged mode does not mark exactly the eval loop's activations" >&2
 	status=1
 }
