@@ -4,7 +4,8 @@ of a capture of tests/programs/pychains.py against the chains the workload
 recorded from the interpreter itself.
 
 Usage: pychains_check.py [--min PCT] [--min-samples N] [--pid PID]
-                         [--comm COMM] [--label L] [--only] EXPECTED [OUTPUT]
+                         [--comm COMM] [--label L] [--only] [--ends]
+                         EXPECTED [OUTPUT]
 
 EXPECTED is the file pychains.py wrote: one chain per line (Python frames
 root first, `py::QUALNAME:FILENAME` joined by ';'), a line `threads TID...`
@@ -22,7 +23,11 @@ without Python frames, or cut off (a `[truncated]` frame), is wrong. Prints
   [LABEL: ]chains: CORRECT/TOTAL (PCT%) truncated=N no_python=N unwound=N (PCT%)
 where unwound counts the samples whose root-most frame is _start or clone3
 (or clone): meaningful with --python=all. --only also requires that every
-frame is a Python frame. Shows up to 5 wrong samples on stderr. Exit
+frame is a Python frame. --ends counts, and fails on, the samples whose
+stack neither ends where a process or thread starts (_start,
+__libc_start_call_main, start_thread, clone3, ld.so's _dl_start_user, ...)
+nor is marked `[truncated]`: a stack cut short passed off as whole
+(`unmarked=N` is added to the line). Shows up to 5 wrong samples on stderr. Exit
 status 1 when fewer than --min (default 99) percent are correct, or
 fewer than --min-samples (default 1) samples count; 2 on bad input.
 """
@@ -35,6 +40,8 @@ FRAME = re.compile(r"^\t\s*([0-9a-f]+) (.*) \((.*)\)$")
 OFFSET = re.compile(r"\+0x[0-9a-f]+$")
 UNNAMED = "[python: unnamed]"
 ROOTS = ("_start", "clone3", "clone", "__clone3", "__clone")
+THREAD_ROOTS = ROOTS + ("__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl",
+                        "start_thread", "_dl_start_user", "_dl_start")
 
 
 def fail(message):
@@ -93,12 +100,13 @@ def main():
     parser.add_argument("--comm")
     parser.add_argument("--label", default="")
     parser.add_argument("--only", action="store_true")
+    parser.add_argument("--ends", action="store_true")
     parser.add_argument("expected")
     parser.add_argument("output", nargs="?")
     args = parser.parse_args()
 
     chains, threads, (start, end) = read_expected(args.expected)
-    total = correct = truncated = no_python = unwound = unparsed = 0
+    total = correct = truncated = no_python = unwound = unparsed = unmarked = 0
     wrong = []
     source = open(args.output) if args.output else sys.stdin
     with source:
@@ -138,6 +146,11 @@ def main():
                 root = OFFSET.sub("", symbol)
             if root in ROOTS:
                 unwound += 1
+            if args.ends and not cut and root not in THREAD_ROOTS:
+                unmarked += 1
+                if len(wrong) < 5:
+                    wrong.append(("ends neither at a thread's root nor marked cut", header,
+                                  frames))
             chain = ";".join(reversed(python))
             if cut:
                 truncated += 1
@@ -162,9 +175,10 @@ def main():
     if correct < total and shown == "100.00":
         shown = "99.99"
     label = args.label + ": " if args.label else ""
-    print("%schains: %d/%d (%s%%) truncated=%d no_python=%d unwound=%d (%.2f%%)" % (
+    print("%schains: %d/%d (%s%%) truncated=%d no_python=%d unwound=%d (%.2f%%)%s" % (
         label, correct, total, shown, truncated, no_python, unwound,
-        100.0 * unwound / total if total else 0.0))
+        100.0 * unwound / total if total else 0.0,
+        " unmarked=%d" % unmarked if args.ends else ""))
     for reason, header, frames in wrong:
         sys.stderr.write("%swrong sample (%s):\n%s\n" % (label, reason, header))
         for line in frames[:40]:
@@ -175,7 +189,7 @@ def main():
         sys.stderr.write("%s%d samples of the workload inside its window, fewer than %d\n" % (
             label, total, max(args.min_samples, 1)))
         return 1
-    return 1 if percent < args.min else 0
+    return 1 if percent < args.min or unmarked else 0
 
 
 if __name__ == "__main__":
