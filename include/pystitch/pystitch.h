@@ -1083,6 +1083,12 @@ struct ps_session_opts {
 	 * and with srclines when srcline is set. */
 	bool branch_listing;
 	unsigned max_blocks;
+	/* More trees searched like symfs, after it (--symfs given several
+	 * times: one exported root file system per container). A file is
+	 * read from the first tree whose copy has the build-id the capture
+	 * recorded for it (or, none recorded, that holds it). */
+	const char *const *symfs_dirs;
+	size_t nr_symfs_dirs;
 };
 
 enum ps_branch_names {
@@ -1099,7 +1105,7 @@ struct ps_frame {
 	/* The address in the process as the frame was looked up: the sampled
 	 * IP, a callchain entry, or an unwound PC (a return address minus one
 	 * for callers in DWARF mode); the same for every inlined frame of one
-	 * address; 0 for the "[truncated]" marker. To resymbolise, find the
+	 * address; 0 for the markers ("[truncated]", "[python: unnamed]"). To resymbolise, find the
 	 * mapping that held it at the sample's time. */
 	uint64_t ip;
 	const char *sym; /* NULL: [unknown] */
@@ -1113,6 +1119,14 @@ struct ps_frame {
 	/* Not a frame: the marker "[truncated]" (sym) that ends a stack cut
 	 * off by the stack-copy limit, in the Python modes that merge. */
 	bool truncated;
+	/* Not a frame of its own: the marker "[python: unnamed]" (sym) that
+	 * stands, in the merged and only modes, for an activation of
+	 * CPython's eval loop that no trampoline names (Python code run
+	 * without perf support, before it was turned on or after it was
+	 * turned off, or already running when it was turned on): Python
+	 * code ran there, one or more frames whose names the capture does
+	 * not hold. addr and ip are 0, dso NULL. */
+	bool python_unnamed;
 };
 
 /* One end of a branch of a sample's branch stack, as perf script's -F

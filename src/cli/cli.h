@@ -69,6 +69,7 @@ struct ps_cli_args {
 	 * record -- COMMAND ARGS...): argv's own, NULL-terminated; NULL if
 	 * none */
 	char **command;
+	const char **symfs_dirs; /* every --symfs after the first */
 };
 
 /* A command's own long options take values from here up, so that they
@@ -141,7 +142,10 @@ int ps_cli_bad_value(const struct ps_cli *cli, const char *option, const char *v
 	"                        or, as perf, a share of the capture: P%/N (the\n" \
 	"                        Nth slice of P%) or A%-B%\n" \
 	"      --symfs DIR       look for the recorded files under DIR (build-id\n" \
-	"                        cache: DIR/.debug)\n" \
+	"                        cache: DIR/.debug); may be given again (one\n" \
+	"                        exported root file system per container): a file\n" \
+	"                        is read from the first tree whose copy has its\n" \
+	"                        recorded build-id\n" \
 	"      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n" \
 	"  -k, --vmlinux FILE    kernel symbols from this vmlinux\n" \
 	"      --kallsyms FILE   kernel symbols from this kallsyms file (default:\n" \

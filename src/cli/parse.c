@@ -287,9 +287,23 @@ static int apply_option(struct ps_cli_args *a, int opt, const char *arg)
 		if (strchr(arg, '%'))
 			return parse_time_percent(arg, o);
 		return parse_time_range(arg, &o->time_start, &o->time_end);
-	case PS_OPT_SYMFS:
-		o->symfs = arg;
+	case PS_OPT_SYMFS: {
+		/* several: one exported root file system per container; the
+		 * first is symfs (perf's: its .debug is the build-id cache) */
+		const char **dirs;
+
+		if (!o->symfs) {
+			o->symfs = arg;
+			return 0;
+		}
+		dirs = realloc(a->symfs_dirs, (o->nr_symfs_dirs + 1) * sizeof(*dirs));
+		if (!dirs)
+			return -ENOMEM;
+		dirs[o->nr_symfs_dirs++] = arg;
+		a->symfs_dirs = dirs;
+		o->symfs_dirs = dirs;
 		return 0;
+	}
 	case PS_OPT_BUILDID_DIR:
 		o->buildid_dir = arg;
 		return 0;
@@ -359,12 +373,16 @@ void ps_cli_args_release(struct ps_cli_args *a)
 	free(a->cpus);
 	free(a->comms);
 	free(a->perf_map_dirs);
+	free(a->symfs_dirs);
 	free(a->comm_text);
 	a->pids = a->tids = a->cpus = NULL;
 	a->comms = NULL;
 	a->perf_map_dirs = NULL;
 	a->opts.perf_map_dirs = NULL;
 	a->opts.nr_perf_map_dirs = 0;
+	a->symfs_dirs = NULL;
+	a->opts.symfs_dirs = NULL;
+	a->opts.nr_symfs_dirs = 0;
 	a->comm_text = NULL;
 }
 

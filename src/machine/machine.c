@@ -116,25 +116,67 @@ static bool kernel_name(const char *name)
 	       strcmp(name, "[vvar]") != 0 && strncmp(name, "[anon", 5) != 0;
 }
 
-struct ps_mapped_object *ps_machine_object(struct ps_machine *machine, const char *name,
-                                           const uint8_t *build_id, uint8_t build_id_size)
+/* The build-id the BUILD_ID feature records for name, when it records
+ * exactly one: a path several files had (containers' files, a library
+ * replaced during the capture) has no build-id by its name. */
+static const struct ps_build_id *feature_build_id(const struct ps_machine *machine,
+                                                  const char *name)
 {
+	const struct ps_build_id *found = NULL;
+
+	for (size_t i = 0; machine->features && i < machine->features->nr_build_ids; i++) {
+		const struct ps_build_id *bid = &machine->features->build_ids[i];
+
+		if (!bid->filename || strcmp(bid->filename, name) != 0 || bid->size > 20)
+			continue;
+		if (found && (found->size != bid->size || memcmp(found->id, bid->id, bid->size)))
+			return NULL;
+		found = bid;
+	}
+	return found;
+}
+
+static void learn_build_id(struct ps_mapped_object *o, const uint8_t *id, uint8_t size)
+{
+	o->has_build_id = true;
+	o->build_id_size = size;
+	memcpy(o->build_id, id, size);
+}
+
+static void learn_file_id(struct ps_mapped_object *o, const struct ps_object_key *key)
+{
+	o->has_file_id = true;
+	o->maj = key->maj;
+	o->min = key->min;
+	o->ino = key->ino;
+}
+
+struct ps_mapped_object *ps_machine_object(struct ps_machine *machine, const char *name,
+                                           const struct ps_object_key *key)
+{
+	static const struct ps_object_key none;
 	size_t b = hash_str(name);
 	struct ps_mapped_object *o;
+	const struct ps_build_id *bid;
 
+	if (!key || (key->build_id && key->build_id_size > 20))
+		key = &none;
 	for (o = machine->objects[b]; o; o = o->next) {
 		if (strcmp(o->name, name) != 0)
 			continue;
-		if (!build_id || (o->has_build_id && o->build_id_size == build_id_size &&
-		                  memcmp(o->build_id, build_id, build_id_size) == 0))
-			return o;
-		if (!o->has_build_id) {
-			/* first time we learn its id */
-			o->has_build_id = true;
-			o->build_id_size = build_id_size;
-			memcpy(o->build_id, build_id, build_id_size);
-			return o;
-		}
+		if (key->build_id && o->has_build_id &&
+		    (o->build_id_size != key->build_id_size ||
+		     memcmp(o->build_id, key->build_id, key->build_id_size) != 0))
+			continue;
+		if (key->has_file_id && o->has_file_id &&
+		    (o->maj != key->maj || o->min != key->min || o->ino != key->ino))
+			continue;
+		/* the same file: what one knows and the other did not */
+		if (key->build_id && !o->has_build_id)
+			learn_build_id(o, key->build_id, key->build_id_size);
+		if (key->has_file_id && !o->has_file_id)
+			learn_file_id(o, key);
+		return o;
 	}
 	o = calloc(1, sizeof(*o));
 	if (!o)
@@ -145,22 +187,13 @@ struct ps_mapped_object *ps_machine_object(struct ps_machine *machine, const cha
 		return NULL;
 	}
 	o->kernel = kernel_name(name);
-	if (build_id && build_id_size <= 20) {
-		o->has_build_id = true;
-		o->build_id_size = build_id_size;
-		memcpy(o->build_id, build_id, build_id_size);
-	} else if (machine->features) {
+	if (key->build_id)
+		learn_build_id(o, key->build_id, key->build_id_size);
+	else if ((bid = feature_build_id(machine, name)) != NULL)
 		/* the BUILD_ID feature names the objects samples hit */
-		for (size_t i = 0; i < machine->features->nr_build_ids; i++) {
-			const struct ps_build_id *bid = &machine->features->build_ids[i];
-			if (bid->filename && strcmp(bid->filename, name) == 0 && bid->size <= 20) {
-				o->has_build_id = true;
-				o->build_id_size = bid->size;
-				memcpy(o->build_id, bid->id, bid->size);
-				break;
-			}
-		}
-	}
+		learn_build_id(o, bid->id, (uint8_t)bid->size);
+	if (key->has_file_id)
+		learn_file_id(o, key);
 	o->next = machine->objects[b];
 	machine->objects[b] = o;
 	return o;
@@ -393,6 +426,28 @@ static int process_fork(struct ps_machine *machine, const struct ps_event *ev)
 	return 0;
 }
 
+/* A thread's namespaces, recorded at its creation and at setns() or
+ * unshare(): its process's mount namespace (the last one said). */
+static int process_namespaces(struct ps_machine *machine, const struct ps_event *ev)
+{
+	const struct ps_record_namespaces *n = &ev->u.namespaces;
+	struct ps_thread *t;
+	struct ps_process *p;
+
+	if (n->nr <= MNT_NS_INDEX || !n->dev_ino)
+		return 0;
+	t = ps_machine_thread(machine, (int32_t)n->pid, (int32_t)n->tid);
+	p = t ? ps_machine_thread_process(machine, t) : NULL;
+	if (!p)
+		return -ENOMEM;
+	if (p == &machine->kernel)
+		return 0;
+	p->has_mnt_ns = true;
+	p->mnt_ns_dev = n->dev_ino[2 * MNT_NS_INDEX];
+	p->mnt_ns_ino = n->dev_ino[2 * MNT_NS_INDEX + 1];
+	return 0;
+}
+
 int ps_machine_process_event(struct ps_machine *machine, const struct ps_event *ev)
 {
 	switch (ev->type) {
@@ -413,6 +468,9 @@ int ps_machine_process_event(struct ps_machine *machine, const struct ps_event *
 		}
 		return set_comm(t, ev->u.comm.comm ? ev->u.comm.comm : "");
 	}
+	case PERF_RECORD_NAMESPACES:
+		ps_machine_advance(machine, ev->timestamp);
+		return process_namespaces(machine, ev);
 	case PERF_RECORD_FORK:
 		ps_machine_advance(machine, ev->timestamp);
 		return process_fork(machine, ev);

@@ -31,6 +31,19 @@ struct ps_mapped_object {
 	/* > 0: executable anonymous memory (JIT code) of this process,
 	 * named "/tmp/perf-PID.map" after the perf map that names it */
 	int32_t jit_pid;
+	/* The file's identity, from MMAP2 (device and inode): two files of
+	 * one path (a container's and the host's) are two objects, as perf
+	 * keeps two DSOs (its dso_id); ino 0 and no device: not known. */
+	bool has_file_id;
+	uint32_t maj, min;
+	uint64_t ino;
+	/* Where its file was seen: the process whose MMAP made the object,
+	 * and that process's mount namespace when the capture recorded it
+	 * (PERF_RECORD_NAMESPACES), so that the file can be read where that
+	 * process saw it (its root in another mount namespace). */
+	int32_t mapper_pid;
+	bool has_mnt_ns;
+	uint64_t mnt_ns_dev, mnt_ns_ino;
 	void *user;
 	struct ps_mapped_object *next; /* registry chain */
 };
@@ -137,8 +150,8 @@ struct ps_machine_stats {
 };
 const struct ps_machine_stats *ps_machine_stats(const struct ps_machine *machine);
 
-/* Apply COMM, FORK, EXIT, MMAP, MMAP2 (other records are ignored).
- * Returns 0 or -ENOMEM. */
+/* Apply COMM, FORK, EXIT, MMAP, MMAP2 and NAMESPACES (other records are
+ * ignored). Returns 0 or -ENOMEM. */
 int ps_machine_process_event(struct ps_machine *machine, const struct ps_event *event);
 
 /* The thread perf would find for (pid, tid), created as perf creates it
@@ -156,9 +169,20 @@ struct ps_process *ps_machine_process(struct ps_machine *machine, int32_t pid);
 /* The kernel's address space (maps recorded with pid -1). */
 struct ps_process *ps_machine_kernel(struct ps_machine *machine);
 
-/* Object registry: the same name and build-id give the same object. */
+/* What identifies a mapped file besides its name (all optional). */
+struct ps_object_key {
+	const uint8_t *build_id; /* NULL: not recorded */
+	uint8_t build_id_size;
+	bool has_file_id; /* maj, min and ino are the file's */
+	uint32_t maj, min;
+	uint64_t ino;
+};
+
+/* Object registry: the same name, with the same build-id or else the same
+ * device and inode, gives the same object (what one of them does not
+ * know is learnt from the other). key may be NULL. */
 struct ps_mapped_object *ps_machine_object(struct ps_machine *machine, const char *name,
-                                           const uint8_t *build_id, uint8_t build_id_size);
+                                           const struct ps_object_key *key);
 /* Walk every object, e.g. to free consumer state. */
 void ps_machine_for_each_object(struct ps_machine *machine,
                                 void (*fn)(void *ctx, struct ps_mapped_object *object), void *ctx);
@@ -170,6 +194,10 @@ void ps_machine_for_each_process(struct ps_machine *machine,
 void ps_machine_set_features(struct ps_machine *machine, const struct ps_features *features);
 
 int32_t ps_process_pid(const struct ps_process *process);
+/* The process's mount namespace (device and inode of its nsfs file) as
+ * the capture's last PERF_RECORD_NAMESPACES of it said; false when it
+ * holds none (perf record --namespaces records them). */
+bool ps_process_mount_namespace(const struct ps_process *process, uint64_t *dev, uint64_t *ino);
 uint64_t ps_process_generation(const struct ps_process *process);
 /* The map holding addr, or NULL. */
 const struct ps_map *ps_process_find_map(const struct ps_process *process, uint64_t addr);

@@ -16,6 +16,8 @@
 
 struct ps_process {
 	int32_t pid;
+	bool has_mnt_ns; /* from PERF_RECORD_NAMESPACES */
+	uint64_t mnt_ns_dev, mnt_ns_ino;
 	struct ps_map *maps;
 	size_t nr_maps, cap_maps;
 	uint64_t generation;

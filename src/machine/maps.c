@@ -78,6 +78,15 @@ const struct ps_mapped_object *ps_process_executable(const struct ps_process *p)
 	return p->executable;
 }
 
+bool ps_process_mount_namespace(const struct ps_process *p, uint64_t *dev, uint64_t *ino)
+{
+	if (!p->has_mnt_ns)
+		return false;
+	*dev = p->mnt_ns_dev;
+	*ino = p->mnt_ns_ino;
+	return true;
+}
+
 void *ps_process_state(const struct ps_process *p, enum ps_process_slot slot)
 {
 	return p->slots[slot].state;
@@ -222,6 +231,7 @@ int ps_machine_process_mmap(struct ps_machine *machine, const struct ps_event *e
 	bool kernel = cpumode == PERF_RECORD_MISC_KERNEL;
 	struct ps_process *p;
 	struct ps_map map = { 0 };
+	struct ps_object_key key = { 0 };
 
 	if (kernel) {
 		p = &machine->kernel;
@@ -252,10 +262,24 @@ int ps_machine_process_mmap(struct ps_machine *machine, const struct ps_event *e
 		snprintf(perf_map, sizeof(perf_map), "/tmp/perf-%d.map", (int32_t)m->pid);
 		name = perf_map;
 	}
-	map.object = ps_machine_object(machine, name, m->has_build_id ? m->build_id : NULL,
-	                               m->has_build_id ? m->build_id_size : 0);
+	key.build_id = m->has_build_id ? m->build_id : NULL;
+	key.build_id_size = m->has_build_id ? m->build_id_size : 0;
+	/* a file's device and inode (an MMAP2 without build-id carries
+	 * them; anonymous and special mappings have none) */
+	key.has_file_id = ev->type == PERF_RECORD_MMAP2 && !m->has_build_id && !map.identity &&
+	                  (m->ino || m->maj || m->min);
+	key.maj = m->maj;
+	key.min = m->min;
+	key.ino = m->ino;
+	map.object = ps_machine_object(machine, name, &key);
 	if (!map.object)
 		return -ENOMEM;
+	if (!map.object->mapper_pid && !kernel) {
+		map.object->mapper_pid = (int32_t)m->pid;
+		map.object->has_mnt_ns = p->has_mnt_ns;
+		map.object->mnt_ns_dev = p->mnt_ns_dev;
+		map.object->mnt_ns_ino = p->mnt_ns_ino;
+	}
 	if (kernel) {
 		map.object->kernel = true;
 		if (!map.object->module_name && kernel_module_map(name)) {

@@ -83,7 +83,7 @@ enum ps_flame_kind ps_flame_frame_kind(const struct ps_frame *frame)
 {
 	if (frame->truncated)
 		return PS_FLAME_OTHER;
-	if (frame->python)
+	if (frame->python || frame->python_unnamed)
 		return PS_FLAME_PYTHON;
 	if (frame->kernel)
 		return PS_FLAME_KERNEL;

@@ -155,8 +155,8 @@ static size_t chain_length(const struct ps_frame *frames, size_t nr)
 	size_t n = 1;
 
 	while (n < nr && n < MAX_LINES && frames[n - 1].inlined && !frames[n].python &&
-	       !frames[n].truncated && frames[n].addr == frames[0].addr &&
-	       frames[n].dso == frames[0].dso)
+	       !frames[n].truncated && !frames[n].python_unnamed &&
+	       frames[n].addr == frames[0].addr && frames[n].dso == frames[0].dso)
 		n++;
 	return n;
 }
@@ -171,13 +171,13 @@ static int64_t location_id(struct ps_pprof *pprof, const struct ps_frame *frames
 
 	if (!reserve_key(pprof, LOCATION_HEAD + 2 * nr))
 		return -ENOMEM;
-	if (first->truncated || first->python) {
+	if (first->truncated || first->python || first->python_unnamed) {
 		/* not code of a mapped file: no mapping and no address, the
-		 * function names the frame */
-		int64_t function =
-		        first->python ? python_function(pprof, first->sym)
-		                      : function_id(pprof, ps_pprof_string(pprof, "[truncated]"),
-		                                    ps_pprof_string(pprof, first->sym), 0);
+		 * function names the frame (a marker by its own name) */
+		int64_t function = first->python
+		                           ? python_function(pprof, first->sym)
+		                           : function_id(pprof, ps_pprof_string(pprof, first->sym),
+		                                         ps_pprof_string(pprof, first->sym), 0);
 		if (function < 0)
 			return function;
 		pprof->key[words++] = (uint64_t)function;

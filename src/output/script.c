@@ -24,7 +24,7 @@ static void print_symbol(struct ps_strbuf *out, const struct ps_frame *f, uint64
 		ps_strbuf_addch(out, ' ');
 		if (f->sym) {
 			ps_strbuf_addstr(out, f->sym);
-			if ((fields & PS_FIELD_SYMOFF) && !f->truncated) {
+			if ((fields & PS_FIELD_SYMOFF) && !f->truncated && !f->python_unnamed) {
 				ps_strbuf_add(out, "+0x", 3);
 				ps_strbuf_add_hex(out, f->symoff, 0);
 			}
@@ -60,7 +60,7 @@ static void print_srcline(struct ps_strbuf *out, const struct ps_frame *f, uint6
 	if (f->srcline) {
 		ps_strbuf_addstr(out, "\n  ");
 		ps_strbuf_addstr(out, f->srcline);
-	} else if (!f->truncated) {
+	} else if (!f->truncated && !f->python_unnamed) {
 		print_jit_srcline(out, f);
 	}
 }

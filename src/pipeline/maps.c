@@ -72,10 +72,20 @@ const char *ps_pipeline_object_label(const struct ps_pipeline *pipeline,
 
 struct ps_dso *ps_pipeline_object_dso(struct ps_pipeline *pipeline, struct ps_mapped_object *object)
 {
+	/* where its file was mapped: a container's root file system is read
+	 * while the container runs (see ps_symbols_dso_from()) */
+	struct ps_dso_origin origin = {
+		.pid = object->kernel ? 0 : object->mapper_pid,
+		.has_mnt_ns = object->has_mnt_ns,
+		.mnt_ns_dev = object->mnt_ns_dev,
+		.mnt_ns_ino = object->mnt_ns_ino,
+	};
+
 	if (!object->user) {
-		object->user = ps_symbols_dso(pipeline->symbols, ps_pipeline_object_name(object),
-		                              object->has_build_id ? object->build_id : NULL,
-		                              object->has_build_id ? object->build_id_size : 0);
+		object->user = ps_symbols_dso_from(
+		        pipeline->symbols, ps_pipeline_object_name(object),
+		        object->has_build_id ? object->build_id : NULL,
+		        object->has_build_id ? object->build_id_size : 0, &origin);
 		/* perf's module DSO keeps the path of its first MMAP */
 		if (object->user && object->module_name)
 			ps_dso_set_module_map(object->user, object->name, object->module_start);

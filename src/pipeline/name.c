@@ -79,7 +79,7 @@ static const struct ps_map *kernel_section_map(struct ps_pipeline *pipeline, uin
 	if (pipeline->nr_section_maps == PS_PIPELINE_SECTION_MAPS)
 		return NULL;
 	snprintf(name, sizeof(name), "[kernel.kallsyms]%s", section);
-	struct ps_mapped_object *object = ps_machine_object(pipeline->machine, name, NULL, 0);
+	struct ps_mapped_object *object = ps_machine_object(pipeline->machine, name, NULL);
 	if (!object)
 		return NULL;
 	object->kernel = true;

@@ -29,6 +29,14 @@
 #define BODY_READ_MAX ((size_t)1 << 20) /* more of a record is skipped unread */
 #define WINDOW_SIZE (BODY_READ_MAX + ((size_t)64 << 10))
 #define MOVES_MAX ((size_t)16 << 20)
+/* Resynchronising after a damaged record header: the next offset, at most
+ * RESYNC_SCAN bytes on, where RESYNC_CHAIN records of a known type and of
+ * at most RESYNC_RECORD_MAX bytes follow one another (or the records that
+ * follow reach the end of the file exactly). CPython's records are far
+ * smaller; the scan reads one window. */
+#define RESYNC_SCAN ((size_t)64 << 10)
+#define RESYNC_RECORD_MAX ((size_t)64 << 10)
+#define RESYNC_CHAIN 4
 
 enum jit_record_type {
 	JIT_CODE_LOAD = 0,
@@ -264,6 +272,72 @@ static int unwinding_info(struct dump_reader *reader, struct ps_cursor *body, ui
 	return 0;
 }
 
+/* The least total_size of a record of a type CPython writes (or perf
+ * defines); 0 for an unknown type. */
+static uint32_t least_record_size(uint32_t id)
+{
+	switch (id) {
+	case JIT_CODE_LOAD:
+		return RECORD_HEADER_SIZE + LOAD_FIXED + 2; /* a name of one byte */
+	case JIT_CODE_MOVE:
+		return RECORD_HEADER_SIZE + 48;
+	case JIT_CODE_DEBUG_INFO:
+		return RECORD_HEADER_SIZE + 16;
+	case JIT_CODE_CLOSE:
+		return RECORD_HEADER_SIZE;
+	case JIT_CODE_UNWINDING_INFO:
+		return RECORD_HEADER_SIZE + UNWIND_FIXED;
+	default:
+		return 0;
+	}
+}
+
+/* Whether RESYNC_CHAIN plausible records start at pos of bytes[0, len),
+ * which ends at the end of the file when at_end. */
+static bool records_follow(const struct dump_reader *reader, const uint8_t *bytes, size_t len,
+                           size_t pos, bool at_end)
+{
+	for (int n = 0; n < RESYNC_CHAIN; n++) {
+		struct ps_cursor cursor;
+		uint32_t id, total_size, least;
+
+		if (pos == len)
+			return at_end;
+		cursor = ps_cursor_make(bytes + pos, len - pos, reader->swap);
+		id = ps_cursor_u32(&cursor);
+		total_size = ps_cursor_u32(&cursor);
+		least = least_record_size(id);
+		if (!ps_cursor_ok(&cursor) || !least || total_size < least ||
+		    total_size > RESYNC_RECORD_MAX || total_size > len - pos)
+			return false;
+		pos += total_size;
+	}
+	return true;
+}
+
+/* Where reading goes on after a damaged record header at offset at: the
+ * first offset after it where records follow one another again, or the
+ * end of the file. A forked CPython child shares its parent's jitdump
+ * (the same open file) and, when it closes it, writes the copy of the
+ * parent's unwritten buffer it was forked with: the file then holds part
+ * of a record spliced into another, and whole records after it. */
+static uint64_t resync(struct dump_reader *reader, uint64_t at, int *err)
+{
+	struct window *w = &reader->window;
+	uint64_t from = at + 1, left = w->file_size - from;
+	size_t len = left < RESYNC_SCAN + RESYNC_CHAIN * RESYNC_RECORD_MAX
+	                     ? (size_t)left
+	                     : RESYNC_SCAN + RESYNC_CHAIN * RESYNC_RECORD_MAX;
+	const uint8_t *bytes = len ? window_get(w, from, len, err) : NULL;
+
+	if (!bytes)
+		return w->file_size;
+	for (size_t pos = 0; pos < len && pos <= RESYNC_SCAN; pos++)
+		if (records_follow(reader, bytes, len, pos, len == left))
+			return from + pos;
+	return w->file_size;
+}
+
 /* The record at *offset; advances *offset past it. 1: read one, 0: the end
  * (or the rest dropped), <0: an error. */
 static int next_record(struct dump_reader *reader, uint64_t *offset, uint64_t order)
@@ -287,14 +361,20 @@ static int next_record(struct dump_reader *reader, uint64_t *offset, uint64_t or
 	total_size = ps_cursor_u32(&cursor);
 	ps_cursor_u64(&cursor); /* timestamp: names hold for the whole run */
 	if (!ps_cursor_ok(&cursor) || total_size < RECORD_HEADER_SIZE || total_size > left) {
-		/* nothing to skip by: drop the rest */
-		ps_jit_table_counters(reader->table)->bytes_dropped += left;
+		/* nothing to skip by: on where records follow again */
+		uint64_t next = ps_cursor_ok(&cursor) ? resync(reader, at, &err) : w->file_size;
+
+		if (err)
+			return err;
+		ps_jit_table_counters(reader->table)->bytes_dropped += next - at;
+		ps_jit_table_counters(reader->table)->ends_cut |= next == w->file_size;
 		damaged(reader, at,
 		        !ps_cursor_ok(&cursor) ? "record header cut by the end of the file"
 		        : total_size < RECORD_HEADER_SIZE
 		                ? "record total_size smaller than its header"
 		                : "record passes the end of the file");
-		return 0;
+		*offset = next;
+		return next < w->file_size ? 1 : 0;
 	}
 	*offset = at + total_size;
 	body_size = total_size - RECORD_HEADER_SIZE;
@@ -305,6 +385,7 @@ static int next_record(struct dump_reader *reader, uint64_t *offset, uint64_t or
 	if (!bytes && body_read) {
 		/* the file shrank under us */
 		ps_jit_table_counters(reader->table)->bytes_dropped += left;
+		ps_jit_table_counters(reader->table)->ends_cut = true;
 		damaged(reader, at, "record passes the end of the file");
 		return 0;
 	}

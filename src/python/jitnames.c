@@ -12,6 +12,7 @@
 #include "base/opts.h"
 #include "base/strbuf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -55,6 +56,9 @@ struct ps_jit_names {
 	size_t nr_listed; /* candidates listed from --perf-map-dir */
 	bool decided;
 	char *where;
+	/* the root of a process running now in the pid's recorded mount
+	 * namespace ("/proc/PID/root"), whose /tmp holds candidates */
+	char *namespace_root;
 	char errmsg[PS_MSG_MAX];
 	ps_log_fn log;
 	void *log_ctx;
@@ -142,7 +146,15 @@ void ps_jit_names_free(struct ps_jit_names *names)
 	if (names->own_pool)
 		ps_jit_pool_free(names->pool);
 	free(names->where);
+	free(names->namespace_root);
 	free(names);
+}
+
+int ps_jit_names_set_namespace_root(struct ps_jit_names *names, const char *root)
+{
+	free(names->namespace_root);
+	names->namespace_root = root ? strdup(root) : NULL;
+	return !root || names->namespace_root ? 0 : -ENOMEM;
 }
 
 static int add_candidate(struct ps_jit_names *names, const char *path, enum ps_jit_source source,
@@ -208,6 +220,35 @@ static bool live_namespace_pid(const struct ps_jit_names *names, int32_t *nspid)
 	return *nspid != names->pid || mine.st_ino != theirs.st_ino || mine.st_dev != theirs.st_dev;
 }
 
+/* Every perf map and jitdump in the /tmp of the pid's mount namespace,
+ * seen through a process that still runs there: the pid's own files are
+ * among them when the pid has ended (its namespace pid, which names
+ * them, is not known then). Candidates by content, as a --perf-map-dir
+ * folder's are, but not reported as left over. */
+static int gather_namespace(struct ps_jit_names *names)
+{
+	char dir[96], path[4096];
+	struct dirent *entry;
+	DIR *tmp;
+	int err = 0;
+
+	if (snprintf(dir, sizeof(dir), "%s/tmp", names->namespace_root) >= (int)sizeof(dir))
+		return 0;
+	tmp = opendir(dir);
+	if (!tmp)
+		return 0;
+	while (!err && (entry = readdir(tmp)) != NULL) {
+		int source = ps_jit_file_source(entry->d_name);
+
+		if (source < 0 ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, entry->d_name) >= (int)sizeof(path))
+			continue;
+		err = add_candidate(names, path, (enum ps_jit_source)source, false);
+	}
+	closedir(tmp);
+	return err;
+}
+
 static int gather(struct ps_jit_names *names)
 {
 	static const char *const patterns[NR_SOURCES] = {
@@ -249,6 +290,8 @@ static int gather(struct ps_jit_names *names)
 			snprintf(path, sizeof(path), patterns[s], root, (int)nspid);
 			err = add_candidate(names, path, (enum ps_jit_source)s, true);
 		}
+	if (!err && names->namespace_root)
+		err = gather_namespace(names);
 	for (size_t i = 0; i < names->nr_dirs && !err; i++)
 		FOR_EACH_SOURCE(s)
 		{
@@ -454,9 +497,13 @@ static void decide_source(struct ps_jit_names *names, enum ps_jit_source source)
 			continue;
 		ps_log(names->log, names->log_ctx, PS_LOG_WARN,
 		       "%s: refused for pid %d: its entries account for %llu of its %llu sampled "
-		       "JIT addresses (the file of another process that had the pid, or stale)",
-		       file_path(names, other), (int)names->pid, (unsigned long long)other->hits,
-		       n);
+		       "JIT addresses (%s)",
+		       file_path(names, other), (int)names->pid, (unsigned long long)other->hits, n,
+		       ps_jit_table_stats(candidate_table(names, other))->ends_cut
+		               ? "it ends inside a record: its process did not finish writing "
+		                 "it, as a forked CPython child that ends with os._exit() leaves "
+		                 "its jitdump"
+		               : "the file of another process that had the pid, or stale");
 	}
 }
 

@@ -15,17 +15,23 @@
  * same C activation (a .cold frame alone is one too).
  *
  * Modes. merged: each activation that has its trampoline is dropped (the
- * py:: frame stands for it); the call machinery between a Python frame and
- * the next one, or its first real caller for the root-most one (frames in
- * the interpreter that are unnamed or named like it:
- * ps_py_is_internal_name) is dropped; extension frames stay; everything
- * leafward of the leaf-most Python frame (the C code running now) and
- * rootward of the root-most one's caller (the interpreter's startup, a
- * thread's bootstrap) is kept as it is. all: every native frame. native:
- * the input. only: the py:: frames. A truncated stack ends with the
- * "[truncated]" marker in merged and all modes, and in only mode when it
- * has Python frames. (docs/architecture.md says why there is no matching
- * of eval activations with Python frames read from memory.) */
+ * py:: frame stands for it); an activation without one (Python code run
+ * before the trampolines were turned on or after they were turned off,
+ * frames already running when they were turned on, an interpreter without
+ * perf support) is printed as one "[python: unnamed]" marker, which stands
+ * for its frames as a py:: frame does: no name is guessed, and the eval
+ * loop's own frames are not passed off as the program; the call machinery
+ * between a Python frame (or marker) and the next one, or its first real
+ * caller for the root-most one (frames in the interpreter that are unnamed
+ * or named like it: ps_py_is_internal_name) is dropped; extension frames
+ * stay; everything leafward of the leaf-most Python frame (the C code
+ * running now) and rootward of the root-most one's caller (the
+ * interpreter's startup, a thread's bootstrap) is kept as it is. all:
+ * every native frame. native: the input. only: the py:: frames and the
+ * markers. A truncated stack ends with the "[truncated]" marker in merged
+ * and all modes, and in only mode when it has Python frames or markers.
+ * (docs/architecture.md says why there is no matching of eval activations
+ * with Python frames read from memory.) */
 #include "python/python_priv.h"
 
 #include "base/array.h"
@@ -36,6 +42,7 @@
 
 #define NOTHING SIZE_MAX
 #define TRUNCATED_NAME "[truncated]"
+#define UNNAMED_NAME "[python: unnamed]"
 
 struct activation {
 	size_t first, last; /* native indices of its eval frames, leaf first */
@@ -155,7 +162,7 @@ static int put(struct ps_py_merger *m, enum ps_py_out_kind kind, size_t index)
 		frame->name =
 		        frame->is_python ? in->native[index].python_name : in->native[index].sym;
 	} else {
-		frame->name = TRUNCATED_NAME;
+		frame->name = kind == PS_PY_OUT_UNNAMED ? UNNAMED_NAME : TRUNCATED_NAME;
 	}
 	return 0;
 }
@@ -167,21 +174,33 @@ static bool between_drop(const struct ps_py_native_frame *frame)
 }
 
 /* Every native frame in order, in merged mode without the eval frames
- * their trampolines stand for and the call machinery between Python
- * frames. */
+ * their trampolines stand for, each activation without one as its marker,
+ * and the call machinery between Python frames. */
 static int emit_native_walk(struct ps_py_merger *m, size_t nr_acts, bool merged)
 {
 	const struct ps_py_merge_input *in = m->in;
 	size_t leaf_python = NOTHING, root_end = NOTHING, drop_to, a = 0;
 	int rc;
 
-	/* where Python frames are, leaf to root; root_end is the root-most */
+	/* where Python frames are, leaf to root; root_end is the root-most
+	 * (in merged mode an activation without a trampoline is one, its
+	 * marker standing for its eval frames) */
 	for (size_t i = 0; i < in->nr_native; i++) {
 		if (!in->native[i].python_name)
 			continue;
 		if (leaf_python == NOTHING)
 			leaf_python = i;
 		root_end = i;
+	}
+	for (size_t k = 0; merged && k < nr_acts; k++) {
+		const struct activation *act = &m->activations[k];
+
+		if (act->trampoline != NOTHING)
+			continue;
+		if (leaf_python == NOTHING || act->first < leaf_python)
+			leaf_python = act->first;
+		if (root_end == NOTHING || act->last > root_end)
+			root_end = act->last;
 	}
 	/* the root-most Python frame runs on over the call machinery that
 	 * called it, up to its first real caller */
@@ -200,6 +219,12 @@ static int emit_native_walk(struct ps_py_merger *m, size_t nr_acts, bool merged)
 				return rc;
 			continue; /* merged: the py:: frame stands for it */
 		}
+		if (act && merged) {
+			/* Python ran here, and nothing names it */
+			if (i == act->first && (rc = put(m, PS_PY_OUT_UNNAMED, i)) < 0)
+				return rc;
+			continue;
+		}
 		if (merged && leaf_python != NOTHING && i > leaf_python && i < drop_to &&
 		    between_drop(&in->native[i]))
 			continue;
@@ -210,7 +235,33 @@ static int emit_native_walk(struct ps_py_merger *m, size_t nr_acts, bool merged)
 	return 0;
 }
 
-static int emit(struct ps_py_merger *m, size_t nr_acts, bool trampolines, enum ps_python_mode mode)
+/* Only mode: the py:: frames and a marker for each activation without a
+ * trampoline, in stack order. */
+static int emit_python_only(struct ps_py_merger *m, size_t nr_acts)
+{
+	const struct ps_py_merge_input *in = m->in;
+	size_t a = 0, nr_before = m->nr_out;
+	int rc;
+
+	for (size_t i = 0; i < in->nr_native; i++) {
+		while (a < nr_acts && m->activations[a].last < i)
+			a++;
+		if (a < nr_acts && m->activations[a].first == i &&
+		    m->activations[a].trampoline == NOTHING)
+			rc = put(m, PS_PY_OUT_UNNAMED, i);
+		else if (in->native[i].python_name)
+			rc = put(m, PS_PY_OUT_NATIVE, i);
+		else
+			continue;
+		if (rc < 0)
+			return rc;
+	}
+	if (in->native_truncated && m->nr_out > nr_before)
+		return put(m, PS_PY_OUT_TRUNCATED, 0);
+	return 0;
+}
+
+static int emit(struct ps_py_merger *m, size_t nr_acts, enum ps_python_mode mode)
 {
 	const struct ps_py_merge_input *in = m->in;
 	int rc;
@@ -221,14 +272,8 @@ static int emit(struct ps_py_merger *m, size_t nr_acts, bool trampolines, enum p
 				return rc;
 		return 0;
 	}
-	if (mode == PS_PYTHON_ONLY) {
-		if (!trampolines)
-			return 0;
-		for (size_t i = 0; i < in->nr_native; i++)
-			if (in->native[i].python_name && (rc = put(m, PS_PY_OUT_NATIVE, i)) < 0)
-				return rc;
-		return in->native_truncated ? put(m, PS_PY_OUT_TRUNCATED, 0) : 0;
-	}
+	if (mode == PS_PYTHON_ONLY)
+		return emit_python_only(m, nr_acts);
 	rc = emit_native_walk(m, nr_acts, mode == PS_PYTHON_MERGED);
 	if (rc < 0)
 		return rc;
@@ -257,7 +302,7 @@ int ps_py_merge(struct ps_py_merger *merger, const struct ps_py_merge_input *inp
 		return rc;
 	for (size_t a = 0; a < nr_acts; a++)
 		nr_matched += merger->activations[a].trampoline != NOTHING;
-	rc = emit(merger, nr_acts, trampolines, mode);
+	rc = emit(merger, nr_acts, mode);
 	if (rc < 0)
 		return rc;
 	result->frames = merger->out;

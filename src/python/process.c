@@ -174,6 +174,11 @@ bool ps_python_recover_popped(void *ctx, struct ps_process *process)
 	return state->has_jit;
 }
 
+bool ps_python_process_has_jit(struct ps_python *python, struct ps_process *process)
+{
+	return process && ps_python_recover_popped(python, process);
+}
+
 bool ps_python_frame_rule(void *ctx, struct ps_process *process, uint64_t pc,
                           struct ps_unwind_rule *out)
 {

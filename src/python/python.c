@@ -25,6 +25,29 @@ static const struct ps_pipeline_rules python_rules = {
 	.process_gone = ps_python_process_gone,
 };
 
+/* The merged and only modes mark a CPython process's eval-loop
+ * activations, so its stacks are pystitch's own text even without JIT
+ * code: it gets the best walk too. */
+static bool unwind_best(void *ctx, struct ps_process *process)
+{
+	struct python_process *state;
+
+	if (ps_python_recover_popped(ctx, process))
+		return true;
+	state = ps_python_process(process);
+	if (!state)
+		return false;
+	ps_python_find_interpreter(ctx, state);
+	return state->interp != NULL;
+}
+
+static const struct ps_pipeline_rules merged_rules = {
+	.name_jit = ps_python_name_jit,
+	.frame_rule = ps_python_frame_rule,
+	.recover_popped = ps_python_recover_popped,
+	.no_quirks = unwind_best,
+};
+
 /* The pool of candidate files: perf_map_dir, then perf_map_dirs. */
 static int make_pool(struct ps_python *python, const struct ps_python_opts *o)
 {
@@ -80,8 +103,11 @@ int ps_python_new(const struct ps_python_opts *opts, struct ps_pipeline *pipelin
 	};
 	if (ps_py_registry_new(&python->registry) || ps_py_merger_new(&python->merger))
 		goto nomem;
-	ps_pipeline_set_rules(
-	        pipeline, python->mode == PS_PYTHON_NATIVE ? &native_rules : &python_rules, python);
+	ps_pipeline_set_rules(pipeline,
+	                      python->mode == PS_PYTHON_NATIVE ? &native_rules
+	                      : python->mode == PS_PYTHON_ALL  ? &python_rules
+	                                                       : &merged_rules,
+	                      python);
 	*out = python;
 	return 0;
 nomem:

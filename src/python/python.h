@@ -54,8 +54,15 @@ void ps_python_free(struct ps_python *python);
 /* Mark the user frames whose ELF symbol is named as CPython names Python
  * frames ("py::", in the ELF files `perf inject --jit` makes of a
  * jitdump) as Python frames. Whether the stack has a Python frame (those
- * the rules named included). */
-bool ps_python_mark_frames(struct ps_frame *frames, size_t nr_frames);
+ * the rules named included); *eval: whether it has a frame of CPython's
+ * eval loop (Python code ran there, named or not), which the merged and
+ * only modes mark even without Python frames. */
+bool ps_python_mark_frames(struct ps_frame *frames, size_t nr_frames, bool *eval);
+
+/* Whether process (may be NULL) has JIT code mapped (CPython's
+ * trampolines): its stacks are merged in the merged and only modes even
+ * without a Python frame, so that one cut short is marked so. */
+bool ps_python_process_has_jit(struct ps_python *python, struct ps_process *process);
 
 /* The frames of a stack (of a sample of process, which may be NULL) in the
  * Python mode: in merged, all and only modes its user frames are replaced

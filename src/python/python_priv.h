@@ -85,7 +85,13 @@ struct ps_jit_file_stats {
 	size_t over_limit; /* valid lines or code loads dropped by the caps */
 	size_t unknown; /* jitdump records of unknown type, skipped */
 	size_t unwind_dropped; /* unwinding infos too large or over the cap */
-	uint64_t bytes_dropped; /* jitdump bytes after a record that could not be skipped */
+	/* jitdump bytes from a record that could not be skipped to where
+	 * whole records follow again, or to the end */
+	uint64_t bytes_dropped;
+	/* the file ends inside a record: its process did not finish
+	 * writing it (a jitdump whose buffer a process that ended with
+	 * _exit() never wrote out) */
+	bool ends_cut;
 };
 
 /* A sorted table of named ranges read from one file. */
@@ -202,6 +208,11 @@ struct ps_jit_names_opts {
 #define PS_JIT_MATCH_EVIDENCE 32
 int ps_jit_names_new(const struct ps_jit_names_opts *opts, int32_t pid, struct ps_jit_names **out);
 void ps_jit_names_free(struct ps_jit_names *names);
+/* Before the first load: root ("/proc/PID/root") is that of a process
+ * running now in the pid's recorded mount namespace; the perf maps and
+ * jitdumps in its /tmp are candidates too (by content), after those of
+ * the pid's name. 0 or -ENOMEM. */
+int ps_jit_names_set_namespace_root(struct ps_jit_names *names, const char *root);
 /* Load now (lookups do it on first use; later calls return the first
  * result). Returns how many of the two kinds of file were found (1 or 2;
  * one may have failed, see ps_jit_names_errmsg()), -ENOENT when no
@@ -402,12 +413,16 @@ struct ps_py_merge_input {
 enum ps_py_out_kind {
 	PS_PY_OUT_NATIVE = 0, /* native[index] */
 	PS_PY_OUT_TRUNCATED, /* the "[truncated]" marker */
+	/* the "[python: unnamed]" marker standing for an eval activation
+	 * that no trampoline names (merged and only modes); index is the
+	 * activation's leaf-most eval frame */
+	PS_PY_OUT_UNNAMED,
 };
 
 struct ps_py_out_frame {
 	enum ps_py_out_kind kind;
 	size_t index;
-	const char *name; /* sym, Python name, or "[truncated]" */
+	const char *name; /* sym, Python name, or a marker's name */
 	bool is_python; /* a trampoline's py:: frame */
 };
 
@@ -446,6 +461,13 @@ bool ps_py_is_internal_name(const char *name);
  * else nr_user. The first frame (the sampled IP) may be in no mapping:
  * JIT code whose map perf did not see. (stack.c) */
 size_t ps_python_chain_before_break(const struct ps_frame *user, size_t nr_user, bool *cut);
+/* Whether a recorded call chain (leaf first, user frames) that holds no
+ * garbage still ends where a thread starts: at the function a process or
+ * thread is entered by (_start, __libc_start_call_main, start_thread,
+ * clone3, ...). A frame-pointer walk that stops elsewhere stopped in code
+ * built without frame pointers (libc waiting on a futex) without reading
+ * garbage: it looks whole and is not. (stack.c) */
+bool ps_python_chain_reaches_root(const struct ps_frame *user, size_t nr_user);
 
 #define PS_PYTHON_NAMES_BUCKETS 256
 #define PS_PYTHON_MAX_TRAMPOLINES 16 /* interpreter files with a template */

@@ -66,7 +66,7 @@ static void report_load(struct ps_python *python, struct python_pid_names *n, in
 			ps_python_say(
 			        python, PS_LOG_WARN,
 			        "%s: skipped %zu damaged and %zu over-limit entries, dropped %zu "
-			        "unwinding infos and %llu trailing bytes%s%s",
+			        "unwinding infos and %llu bytes that hold no whole record%s%s",
 			        ps_jit_table_path(t), st->damaged, st->over_limit,
 			        st->unwind_dropped, (unsigned long long)st->bytes_dropped,
 			        first ? "; first: " : "", first ? first : "");
@@ -74,6 +74,26 @@ static void report_load(struct ps_python *python, struct python_pid_names *n, in
 		ps_python_say(python, PS_LOG_INFO, "%s: %zu named code ranges",
 		              ps_jit_table_path(t), st->entries);
 	}
+}
+
+/* A container whose process has ended may still run: the /tmp of its
+ * mount namespace (PERF_RECORD_NAMESPACES, perf record --namespaces),
+ * seen through another process there, holds the process's files. */
+static int set_namespace_root(struct ps_python *python, struct python_pid_names *n)
+{
+	struct ps_machine *machine = ps_pipeline_machine(python->pipeline);
+	struct ps_process *process = ps_machine_process(machine, n->pid);
+	uint64_t dev, ino;
+	int32_t live;
+	char root[64];
+
+	if (!process || !ps_process_mount_namespace(process, &dev, &ino))
+		return 0;
+	live = ps_symbols_live_in_namespace(ps_pipeline_symbols(python->pipeline), dev, ino);
+	if (live <= 0)
+		return 0;
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)live);
+	return ps_jit_names_set_namespace_root(n->names, root);
 }
 
 struct ps_jit_names *ps_python_pid_names(struct ps_python *python, int32_t pid, bool quiet)
@@ -95,6 +115,8 @@ struct ps_jit_names *ps_python_pid_names(struct ps_python *python, int32_t pid, 
 		n->pid = pid;
 		n->next = python->names[bucket];
 		python->names[bucket] = n;
+		/* out of memory there: no more candidates than by name */
+		(void)set_namespace_root(python, n);
 	}
 	if (!n->loaded) {
 		int rc = ps_jit_names_load(n->names);
@@ -131,9 +153,12 @@ bool ps_python_lookup_jit(struct ps_python *python, int32_t jit_pid, int32_t pid
 {
 	if (python->mode == PS_PYTHON_NATIVE || pid <= 0 || pid == jit_pid)
 		return lookup_jit(python, jit_pid, true, addr, out);
-	/* the parent's files are asked for what the child's lack: that is
-	 * no evidence about which files are the parent's */
-	return lookup_jit(python, pid, true, addr, out) ||
+	/* JIT code the child inherited is no evidence about which files are
+	 * the child's (its own map need not name its parent's trampolines:
+	 * CPython starts a new map in a forked child unless told to copy the
+	 * parent's), nor, asked for what the child's lack, about the
+	 * parent's */
+	return lookup_jit(python, pid, false, addr, out) ||
 	       lookup_jit(python, jit_pid, false, addr, out);
 }
 

@@ -11,11 +11,13 @@
 #include "python/python_priv.h"
 
 #define TRUNCATED_NAME "[truncated]"
+#define UNNAMED_NAME "[python: unnamed]"
 
-bool ps_python_mark_frames(struct ps_frame *frames, size_t nr_frames)
+bool ps_python_mark_frames(struct ps_frame *frames, size_t nr_frames, bool *eval)
 {
 	bool python = false;
 
+	*eval = false;
 	for (size_t i = 0; i < nr_frames; i++) {
 		struct ps_frame *f = &frames[i];
 
@@ -25,6 +27,10 @@ bool ps_python_mark_frames(struct ps_frame *frames, size_t nr_frames)
 		    !f->kernel)
 			f->python = true;
 		python |= f->python;
+		/* the eval loop: Python ran here, named or not */
+		if (!*eval && !f->python && !f->kernel && f->sym &&
+		    ps_py_eval_name_kind(f->sym) != PS_PY_EVAL_NONE)
+			*eval = true;
 	}
 	return python;
 }
@@ -71,6 +77,38 @@ size_t ps_python_chain_before_break(const struct ps_frame *user, size_t nr_user,
 	return nr_user;
 }
 
+bool ps_python_chain_reaches_root(const struct ps_frame *user, size_t nr_user)
+{
+	/* where glibc enters a process's main and a thread's start routine
+	 * (the frames a walk ends at: _start clears the frame pointer, as
+	 * clone does for a new thread), and the entry points themselves */
+	static const char *const roots[] = {
+		"_start",
+		"__libc_start_main",
+		"__libc_start_main_impl",
+		"__libc_start_call_main",
+		"start_thread",
+		"clone",
+		"clone3",
+		"__clone",
+		"__clone3",
+		"__clone_internal",
+		"thread_start",
+		"libc_start_main_stage2",
+		"_dl_start_user",
+		"_dl_start", /* ld.so, before the program's _start */
+	};
+	const char *sym;
+
+	if (!nr_user)
+		return true;
+	sym = user[nr_user - 1].sym;
+	for (size_t i = 0; sym && i < sizeof(roots) / sizeof(roots[0]); i++)
+		if (strcmp(sym, roots[i]) == 0)
+			return true;
+	return false;
+}
+
 int ps_python_merge(struct ps_python *python, struct ps_process *process,
                     const struct ps_pipeline_stack *stack, const struct ps_frame **frames,
                     size_t *nr_frames)
@@ -87,8 +125,16 @@ int ps_python_merge(struct ps_python *python, struct ps_process *process,
 	if (in.native_truncated && nr_user && user[nr_user - 1].addr == UINT64_MAX &&
 	    !user[nr_user - 1].sym)
 		nr_user--;
-	if (!stack->unwound)
+	/* a walk that stopped at code in no ELF file it had no rule for (a
+	 * trampoline of a process whose perf map is missing) did not reach
+	 * the stack's root either */
+	if (stack->unwound && stack->stop == PS_UNWIND_STOP_NO_MODULE)
+		in.native_truncated = true;
+	if (!stack->unwound) {
 		nr_user = ps_python_chain_before_break(user, nr_user, &in.native_truncated);
+		if (!in.native_truncated && !ps_python_chain_reaches_root(user, nr_user))
+			in.native_truncated = true;
+	}
 	module = module_dso(python, process);
 	if (!ps_array_reserve((void **)&python->native, &python->cap_native, nr_user,
 	                      sizeof(*python->native), 64))
@@ -129,10 +175,15 @@ int ps_python_merge(struct ps_python *python, struct ps_process *process,
 			*f = user[res.frames[i].index];
 			continue;
 		}
-		/* Python frames are native ones: only the marker is new */
+		/* Python frames are native ones: only the markers are new */
 		memset(f, 0, sizeof(*f));
-		f->sym = TRUNCATED_NAME;
-		f->truncated = true;
+		if (res.frames[i].kind == PS_PY_OUT_UNNAMED) {
+			f->sym = UNNAMED_NAME;
+			f->python_unnamed = true;
+		} else {
+			f->sym = TRUNCATED_NAME;
+			f->truncated = true;
+		}
 	}
 	*frames = python->merged;
 	*nr_frames = n;

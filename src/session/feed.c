@@ -31,6 +31,22 @@ int ps_feed_fail(struct ps_feed *feed, int err, const char *fmt, ...)
 
 /* ---- opening -------------------------------------------------------- */
 
+/* Whether the capture may have been made on this machine: its host name
+ * and kernel release are ours, or it does not record them. Only then can
+ * a pid of the capture running now be the process it recorded. */
+static bool made_here(const struct ps_reader *reader)
+{
+	const struct ps_features *f = ps_reader_features(reader);
+	struct utsname u;
+
+	if (!f->hostname && !f->osrelease)
+		return true;
+	if (uname(&u) != 0)
+		return false;
+	return (!f->hostname || strcmp(u.nodename, f->hostname) == 0) &&
+	       (!f->osrelease || strcmp(u.release, f->osrelease) == 0);
+}
+
 const char *ps_feed_kernel_symbols(const struct ps_reader *reader, const char *kallsyms,
                                    const char *vmlinux, const char *symfs)
 {
@@ -64,6 +80,10 @@ void ps_feed_archive_opts(struct ps_archive *archive, struct ps_session_opts *o,
 	o->perf_map_dir = m->perf_map_dir;
 	o->perf_map_dirs = NULL;
 	o->nr_perf_map_dirs = 0;
+	/* the files read from further trees are in the archive under their
+	 * trees' paths (found there by their recorded path) */
+	o->symfs_dirs = NULL;
+	o->nr_symfs_dirs = 0;
 	o->vmlinux = kernel && kind == PS_ARCHIVE_VMLINUX ? kernel : NULL;
 	/* no kernel symbols were read: a path the archive lacks keeps it so */
 	o->kallsyms = kernel && kind == PS_ARCHIVE_KALLSYMS ? kernel
@@ -162,6 +182,8 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 		.symbols = {
 			.sz = sizeof(popts.symbols),
 			.symfs = o->symfs,
+			.symfs_dirs = o->symfs_dirs,
+			.nr_symfs_dirs = o->nr_symfs_dirs,
 			.buildid_dir = o->buildid_dir,
 			.kallsyms = archive ? o->kallsyms
 			                    : ps_feed_kernel_symbols(feed->reader, o->kallsyms,
@@ -176,6 +198,7 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 			.log_ctx = o->log_ctx,
 			.files = feed->files,
 			.record_names = record_names,
+			.no_live_processes = !made_here(feed->reader),
 		},
 		.unwind = {
 			.sz = sizeof(popts.unwind),

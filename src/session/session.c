@@ -216,7 +216,7 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 	enum ps_python_mode mode = s->feed.opts.python;
 	const struct ps_mapped_object *executable;
 	struct ps_pipeline_stack *stack;
-	bool python;
+	bool python, eval;
 	int err;
 
 	err = ps_pipeline_begin_stack(pipeline, ev, sample->thread, sample->process);
@@ -228,7 +228,7 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 		return err; /* a worker failed: s->errmsg says how */
 	if (err)
 		return ps_feed_fail(&s->feed, err, "out of memory");
-	python = ps_python_mark_frames(stack->frames, stack->nr_frames);
+	python = ps_python_mark_frames(stack->frames, stack->nr_frames, &eval);
 	s->stack.event = ev;
 	s->stack.comm = sample->thread->comm;
 	executable = ps_process_executable(sample->process);
@@ -241,7 +241,12 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 		return ps_feed_fail(&s->feed, err, "out of memory");
 	if (mode == PS_PYTHON_NATIVE || !stack->has_callchain)
 		return 0;
-	if (!python) {
+	/* the merged and only modes mark the eval loop's activations that
+	 * nothing names, and the stacks of processes that ran CPython's
+	 * trampolines that were cut short; the all mode leaves a stack
+	 * without Python frames as it is */
+	if (!python && (mode == PS_PYTHON_ALL ||
+	                !(eval || ps_python_process_has_jit(s->feed.python, sample->process)))) {
 		if (mode == PS_PYTHON_ONLY)
 			s->stack.nr_frames = 0;
 		return 0;

@@ -41,6 +41,7 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 	symbols->log_ctx = o.log_ctx;
 	symbols->files = o.files;
 	symbols->record_names = o.record_names;
+	symbols->no_live_processes = o.no_live_processes;
 	symbols->symfs = strdup(o.symfs ? o.symfs : "");
 	if (o.symfs && o.symfs[0]) {
 		/* perf's --symfs makes DIR/.debug the build-id cache, whatever
@@ -57,11 +58,24 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 			sprintf(symbols->buildid_dir, "%s%s", home ? home : "",
 			        home ? "/.debug" : ".debug");
 	}
+	symbols->trees = calloc(o.nr_symfs_dirs + 1, sizeof(*symbols->trees));
+	if (symbols->trees && symbols->symfs) {
+		symbols->trees[symbols->nr_trees++] = symbols->symfs;
+		for (size_t i = 0; i < o.nr_symfs_dirs; i++) {
+			if (!o.symfs_dirs[i])
+				continue;
+			symbols->trees[symbols->nr_trees] = strdup(o.symfs_dirs[i]);
+			if (!symbols->trees[symbols->nr_trees])
+				break;
+			symbols->nr_trees++;
+		}
+	}
 	symbols->kallsyms = dup_or_null(o.kallsyms);
 	symbols->vmlinux = dup_or_null(o.vmlinux);
 	symbols->nr_buckets = 256;
 	symbols->buckets = calloc(symbols->nr_buckets, sizeof(*symbols->buckets));
-	if (!symbols->symfs || !symbols->buildid_dir || !symbols->buckets ||
+	if (!symbols->symfs || !symbols->buildid_dir || !symbols->buckets || !symbols->trees ||
+	    symbols->nr_trees != 1 + (size_t)o.nr_symfs_dirs ||
 	    (o.kallsyms && !symbols->kallsyms) || (o.vmlinux && !symbols->vmlinux)) {
 		ps_symbols_free(symbols);
 		return -ENOMEM;
@@ -86,6 +100,8 @@ static void dso_free(struct ps_dso *dso)
 	free(dso->module);
 	free(dso->errmsg);
 	free(dso->name);
+	free(dso->root);
+	free(dso->tree_owned);
 	free(dso);
 }
 
@@ -109,6 +125,10 @@ void ps_symbols_free(struct ps_symbols *symbols)
 		free(symbols->own_vdso);
 	}
 	free(symbols->buckets);
+	/* trees[0] is symfs */
+	for (size_t i = 1; i < symbols->nr_trees; i++)
+		free(symbols->trees[i]);
+	free(symbols->trees);
 	free(symbols->symfs);
 	free(symbols->buildid_dir);
 	free(symbols->kallsyms);
@@ -202,9 +222,18 @@ static void classify(struct ps_dso *dso)
 struct ps_dso *ps_symbols_dso(struct ps_symbols *symbols, const char *recorded_path,
                               const uint8_t *build_id, size_t build_id_size)
 {
+	return ps_symbols_dso_from(symbols, recorded_path, build_id, build_id_size, NULL);
+}
+
+struct ps_dso *ps_symbols_dso_from(struct ps_symbols *symbols, const char *recorded_path,
+                                   const uint8_t *build_id, size_t build_id_size,
+                                   const struct ps_dso_origin *origin)
+{
 	uint64_t h;
 	struct ps_dso *dso;
 	const char *slash;
+	char root[64];
+	bool rooted;
 
 	if (!recorded_path)
 		recorded_path = "";
@@ -212,19 +241,23 @@ struct ps_dso *ps_symbols_dso(struct ps_symbols *symbols, const char *recorded_p
 		build_id_size = 0;
 	if (build_id_size > PS_BUILD_ID_MAX)
 		build_id_size = PS_BUILD_ID_MAX;
+	rooted = ps_symbols_root(symbols, recorded_path, origin, root, sizeof(root));
 	h = hash_dso(recorded_path, build_id, build_id_size) % symbols->nr_buckets;
 	for (dso = symbols->buckets[h]; dso; dso = dso->next)
 		if (strcmp(dso->name, recorded_path) == 0 &&
 		    dso->build_id_recorded == !!build_id_size &&
 		    (!build_id_size || (dso->build_id_size == build_id_size &&
-		                        memcmp(dso->build_id, build_id, build_id_size) == 0)))
+		                        memcmp(dso->build_id, build_id, build_id_size) == 0)) &&
+		    (rooted ? dso->root && strcmp(dso->root, root) == 0 : !dso->root))
 			return dso;
 	dso = calloc(1, sizeof(*dso));
 	if (!dso)
 		return NULL;
 	dso->owner = symbols;
 	dso->name = strdup(recorded_path);
-	if (!dso->name) {
+	dso->root = rooted ? strdup(root) : NULL;
+	if (!dso->name || (rooted && !dso->root)) {
+		free(dso->name);
 		free(dso);
 		return NULL;
 	}

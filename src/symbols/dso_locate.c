@@ -66,16 +66,24 @@ static bool format_path(char *buf, size_t size, const char *fmt, ...)
 	return n >= 0 && (size_t)n < size;
 }
 
-/* perf's __symbol__join_symfs */
-static void join_symfs(const struct ps_symbols *symbols, const char *path, char *buf, size_t size)
+bool ps_dso_join(const char *tree, const char *path, char *buf, size_t size)
 {
-	size_t len = strlen(symbols->symfs);
+	size_t len = strlen(tree);
 
-	if (len && symbols->symfs[len - 1] == '/' && path[0] == '/')
+	if (len && tree[len - 1] == '/' && path[0] == '/')
 		path++;
-	if (!format_path(buf, size, "%s%s%s", symbols->symfs,
-	                 len && symbols->symfs[len - 1] != '/' && path[0] != '/' ? "/" : "", path))
-		buf[0] = 0;
+	if (format_path(buf, size, "%s%s%s", tree,
+	                len && tree[len - 1] != '/' && path[0] != '/' ? "/" : "", path))
+		return true;
+	buf[0] = 0;
+	return false;
+}
+
+/* perf's __symbol__join_symfs, under the DSO's tree (its process's root,
+ * the --symfs tree that holds it, or the first) */
+static void join_symfs(const struct ps_dso *dso, const char *path, char *buf, size_t size)
+{
+	ps_dso_join(dso->tree ? dso->tree : dso->owner->symfs, path, buf, size);
 }
 
 /* The build-id cache entry: ~/.debug/.build-id/xx/rest, a link to the
@@ -159,6 +167,11 @@ static struct ps_elf *open_candidate(struct ps_dso *dso, const char *path, enum 
 	return open_candidate_file(dso, path, ps_file_local(&dso->owner->files, path), kind);
 }
 
+struct ps_elf *ps_dso_open_candidate(struct ps_dso *dso, const char *path)
+{
+	return open_candidate(dso, path, PS_FILE_ELF);
+}
+
 enum candidate {
 	CAND_DEBUGLINK,
 	CAND_BUILD_ID_CACHE,
@@ -187,7 +200,7 @@ static bool candidate_path(struct ps_dso *dso, enum candidate which, char *buf, 
 		static const char *const formats[] = { "%.0s%s", "%s/%s", "%s/.debug/%s",
 			                               "/usr/lib/debug%s/%s" };
 
-		join_symfs(symbols, path, base, sizeof(base));
+		join_symfs(dso, path, base, sizeof(base));
 		elf = open_candidate(dso, base, PS_FILE_ELF);
 		if (!elf || !ps_elf_debuglink(elf, link, sizeof(link)))
 			return false;
@@ -213,33 +226,33 @@ static bool candidate_path(struct ps_dso *dso, enum candidate which, char *buf, 
 	case CAND_BUILD_ID_CACHE_DEBUG:
 		return build_id_cache_path(dso, "debug", buf, size);
 	case CAND_FEDORA:
-		join_symfs(symbols, "/usr/lib/debug", base, sizeof(base));
+		join_symfs(dso, "/usr/lib/debug", base, sizeof(base));
 		return format_path(buf, size, "%s%s.debug", base, path);
 	case CAND_UBUNTU:
-		join_symfs(symbols, "/usr/lib/debug", base, sizeof(base));
+		join_symfs(dso, "/usr/lib/debug", base, sizeof(base));
 		return format_path(buf, size, "%s%s", base, path);
 	case CAND_BUILDID_DEBUGINFO:
 		if (!dso->build_id_size)
 			return false;
 		ps_build_id_hex(dso->build_id, dso->build_id_size, hex);
-		join_symfs(symbols, "/usr/lib/debug/.build-id/", base, sizeof(base));
+		join_symfs(dso, "/usr/lib/debug/.build-id/", base, sizeof(base));
 		return format_path(buf, size, "%s%.2s/%s.debug", base, hex, hex + 2);
 	case CAND_SYSTEM_PATH:
-		join_symfs(symbols, path, buf, size);
+		join_symfs(dso, path, buf, size);
 		return true;
 	case CAND_OPENEMBEDDED: {
 		const char *slash = strrchr(path, '/');
 
 		if (!slash)
 			return false;
-		join_symfs(symbols, "", base, sizeof(base));
+		join_symfs(dso, "", base, sizeof(base));
 		return format_path(buf, size, "%s%.*s.debug%s", base, (int)(slash - path + 1), path,
 		                   slash);
 	}
 	case CAND_MIXEDUP_UBUNTU:
 		if (strncmp(path, "/usr/lib/", 9) != 0)
 			return false;
-		join_symfs(symbols, "/usr/lib/debug", base, sizeof(base));
+		join_symfs(dso, "/usr/lib/debug", base, sizeof(base));
 		return format_path(buf, size, "%s%s", base, path + 4);
 	default:
 		return false;
@@ -370,6 +383,7 @@ static bool data_elf64(struct ps_dso *dso)
 	char path[4096];
 	int found = -1;
 
+	ps_dso_choose_tree(dso);
 	if (dso->build_id_recorded && candidate_path(dso, CAND_BUILD_ID_CACHE, path, sizeof(path)))
 		found = candidate_elf64(dso, path, ps_file_local(&dso->owner->files, path));
 	if (found < 0 && own_vdso_applies(dso))
@@ -413,7 +427,7 @@ struct ps_elf *ps_dso_module_file(struct ps_dso *dso)
 	}
 	if ((!elf || elf->symtab_index < 0) && dso->module_path &&
 	    uncompressed_module(dso->module_path)) {
-		join_symfs(dso->owner, dso->module_path, path, sizeof(path));
+		join_symfs(dso, dso->module_path, path, sizeof(path));
 		if (path[0])
 			elf = open_candidate(dso, path, PS_FILE_ELF);
 	}
@@ -441,7 +455,7 @@ static void find_code_file(struct ps_dso *dso)
 		    is_regular_file(dso->owner, path)) {
 			file = ps_file_local(&dso->owner->files, path);
 		} else if (uncompressed_module(dso->module_path)) {
-			join_symfs(dso->owner, dso->module_path, path, sizeof(path));
+			join_symfs(dso, dso->module_path, path, sizeof(path));
 			if (path[0] && is_regular_file(dso->owner, path))
 				file = ps_file_local(&dso->owner->files, path);
 		}
@@ -454,7 +468,7 @@ static void find_code_file(struct ps_dso *dso)
 		if (dso->owner->vmlinux[0] == '/')
 			snprintf(path, sizeof(path), "%s", dso->owner->vmlinux);
 		else
-			join_symfs(dso->owner, dso->owner->vmlinux, path, sizeof(path));
+			join_symfs(dso, dso->owner->vmlinux, path, sizeof(path));
 		if (path[0] && is_regular_file(dso->owner, path))
 			file = ps_file_local(&dso->owner->files, path);
 		goto found;
@@ -563,7 +577,7 @@ static void locate_user(struct ps_dso *dso)
 
 	/* perf reads the build-id of the file itself when none was recorded */
 	if (!dso->build_id_size && dso->kind == DSO_USER) {
-		join_symfs(dso->owner, dso->name, path, sizeof(path));
+		join_symfs(dso, dso->name, path, sizeof(path));
 		elf = open_candidate(dso, path, PS_FILE_ELF);
 		if (elf && elf->build_id_size) {
 			memcpy(dso->build_id, elf->build_id, elf->build_id_size);
@@ -662,6 +676,7 @@ void ps_dso_locate(struct ps_dso *dso)
 	if (dso->located)
 		return;
 	dso->located = true;
+	ps_dso_choose_tree(dso);
 	if (dso->kind == DSO_USER || dso->kind == DSO_VDSO)
 		locate_user(dso);
 	else if (dso->kind == DSO_NONE)

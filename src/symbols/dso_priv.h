@@ -74,16 +74,38 @@ struct ps_dso {
 	 * a whole machine's capture holds thousands of DSOs, most without one */
 	char *errmsg;
 	bool warned_build_id;
+	/* where its recorded path is read: root, its process's root file
+	 * system ("/proc/PID/root", part of its identity; NULL: ours), or
+	 * the --symfs tree chosen for it (tree, once tree_chosen) */
+	char *root;
+	const char *tree;
+	char *tree_owned; /* a tree found in an archive */
+	bool tree_chosen;
 	struct cache_slot *slots;
 	size_t nr_slots, used_slots;
 	struct ps_arena arena;
 };
 
+/* A live process found in a mount namespace the capture recorded. */
+struct namespace_pid {
+	uint64_t dev, ino;
+	int32_t pid; /* 0: none runs */
+};
+
 struct ps_symbols {
 	char *symfs, *buildid_dir, *kallsyms, *vmlinux;
+	/* every --symfs tree, symfs first (one per container exported) */
+	char **trees;
+	size_t nr_trees;
+	/* our own mount namespace, and live processes of others (roots.c) */
+	bool own_mnt_ns_known;
+	uint64_t own_mnt_ns_dev, own_mnt_ns_ino;
+	struct namespace_pid namespace_pids[64];
+	size_t nr_namespace_pids;
 	bool no_inline, srcline, full_source_path, no_demangle;
 	bool srccode; /* addr2line's answers name their files */
 	bool record_names; /* keep the answers of separate debug files */
+	bool no_live_processes; /* the capture's pids are not ours */
 	struct ps_file_hooks files;
 	ps_log_fn log;
 	void *log_ctx;
@@ -135,5 +157,24 @@ struct ps_elf *ps_dso_module_file(struct ps_dso *dso);
 /* kmodule.c: decide where a kernel module's symbols come from, as perf's
  * first map__load() of it decides (module_source). */
 void ps_kmodule_load(struct ps_dso *dso);
+/* path under tree as perf's __symbol__join_symfs() joins them; false
+ * (buf empty) when it does not fit. */
+bool ps_dso_join(const char *tree, const char *path, char *buf, size_t size);
+/* Open path as one of the DSO's files (kept, build-id checked); NULL when
+ * missing, not ELF or of another build-id. */
+struct ps_elf *ps_dso_open_candidate(struct ps_dso *dso, const char *path);
+
+/* roots.c */
+/* The root file system the file at path was mapped from, when it is not
+ * ours: "/proc/PID/root" of the process that mapped it (or of another in
+ * its recorded mount namespace) while it runs in another mount namespace
+ * and holds the file; reading an archive, the root it was packed from.
+ * false: read it as the recorded path. root must hold 64 bytes. */
+bool ps_symbols_root(struct ps_symbols *symbols, const char *path,
+                     const struct ps_dso_origin *origin, char *root, size_t size);
+/* Set dso->tree (once): its root, else with several --symfs trees the
+ * first whose file has the recorded build-id (or, none recorded, holds
+ * the file), else the first tree. */
+void ps_dso_choose_tree(struct ps_dso *dso);
 
 #endif /* PS_SYMBOLS_DSO_PRIV_H */

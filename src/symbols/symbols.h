@@ -50,6 +50,11 @@ struct ps_elf;
 struct ps_symbols_opts {
 	size_t sz; /* sizeof(struct ps_symbols_opts) */
 	const char *symfs; /* --symfs DIR: prefix of every recorded path */
+	/* more --symfs trees (one exported per container): a DSO is read
+	 * under the first tree (symfs, then these) whose file has its
+	 * recorded build-id, or, none recorded, that holds its path */
+	const char *const *symfs_dirs;
+	size_t nr_symfs_dirs;
 	/* perf's build-id cache; NULL: $HOME/.debug. Under a symfs it is
 	 * SYMFS/.debug, as in perf, whatever this says. */
 	const char *buildid_dir;
@@ -71,6 +76,9 @@ struct ps_symbols_opts {
 	bool no_demangle;
 	/* ps_dso_source() is asked (perf script -F srccode) */
 	bool srccode;
+	/* The capture was made on another machine: a pid of it that runs
+	 * here is not its process, whose root file system is not read. */
+	bool no_live_processes;
 };
 
 /* Returns 0 or a negative errno (-EINVAL for bad options, -ENOMEM). */
@@ -98,6 +106,31 @@ void ps_symbols_for_each_build_id(struct ps_symbols *symbols,
                                   void (*fn)(void *ctx, const char *name, bool kernel,
                                              const uint8_t *id, size_t size),
                                   void *ctx);
+/* Where a DSO's file was mapped (all optional): the process that mapped
+ * it, and its mount namespace as the capture recorded it. */
+struct ps_dso_origin {
+	int32_t pid; /* 0: unknown */
+	bool has_mnt_ns;
+	uint64_t mnt_ns_dev, mnt_ns_ino;
+};
+
+/* The same, for a file mapped where origin says. A process that runs now
+ * in another mount namespace than ours (a container; the recorded one,
+ * when the capture recorded it) had its own root file system: the file
+ * is read there, under /proc/PID/root (of that process, or of another
+ * still running in its recorded mount namespace), as perf reads it inside
+ * that namespace, and is another DSO than the file of that path here.
+ * Reading an archive, the copy it packed from there. */
+struct ps_dso *ps_symbols_dso_from(struct ps_symbols *symbols, const char *recorded_path,
+                                   const uint8_t *build_id, size_t build_id_size,
+                                   const struct ps_dso_origin *origin);
+
+/* A process running now in the mount namespace of this nsfs device and
+ * inode (as PERF_RECORD_NAMESPACES records it), when that is not ours: a
+ * container still running, whose root file system (/proc/PID/root)
+ * holds the files of its processes that have ended. 0: none (or reading
+ * an archive). Found once per namespace. */
+int32_t ps_symbols_live_in_namespace(struct ps_symbols *symbols, uint64_t dev, uint64_t ino);
 
 /* The path given to ps_symbols_dso(). */
 const char *ps_dso_name(const struct ps_dso *dso);

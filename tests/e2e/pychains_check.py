@@ -4,7 +4,7 @@ of a capture of tests/programs/pychains.py against the chains the workload
 recorded from the interpreter itself.
 
 Usage: pychains_check.py [--min PCT] [--min-samples N] [--pid PID]
-                         [--comm COMM] [--label L] [--only] [--suffix]
+                         [--comm COMM] [--label L] [--only] [--suffix] [--ends]
                          EXPECTED [OUTPUT]
 
 EXPECTED is the file pychains.py wrote: one chain per line (Python frames
@@ -16,16 +16,21 @@ and a line `window START END` (CLOCK_MONOTONIC nanoseconds). OUTPUT is the
 Only samples of the workload's threads (the `threads` line; --pid and
 --comm narrow further) whose time is inside the window count. A sample is
 correct when its Python frames (symbols starting with `py::`, an offset
-`+0x..` dropped), reversed to root first and joined by ';', are exactly
-one of the expected chains; a sample without Python frames, or cut off
-(a `[truncated]` frame), is wrong. Prints
+`+0x..` dropped, and the `[python: unnamed]` markers of Python code no
+trampoline names), reversed to root first and joined by ';', are exactly
+one of the expected chains (EXPECTED may hold markers too); a sample
+without Python frames, or cut off (a `[truncated]` frame), is wrong. Prints
   [LABEL: ]chains: CORRECT/TOTAL (PCT%) truncated=N no_python=N unwound=N (PCT%)
 where unwound counts the samples whose root-most frame is _start or clone3
 (or clone): meaningful with --python=all. --only also requires that every
 frame is a Python frame. --suffix takes a chain whose root end is missing
 (the leaf end of an expected chain, at least one frame: a process whose
 perf trampolines were turned on while it ran names only the frames
-entered since). Shows up to 5 wrong samples on stderr. Exit
+entered since). --ends counts, and fails on, the samples whose
+stack neither ends where a process or thread starts (_start,
+__libc_start_call_main, start_thread, clone3, ld.so's _dl_start_user, ...)
+nor is marked `[truncated]`: a stack cut short passed off as whole
+(`unmarked=N` is added to the line). Shows up to 5 wrong samples on stderr. Exit
 status 1 when fewer than --min (default 99) percent are correct, or
 fewer than --min-samples (default 1) samples count; 2 on bad input.
 """
@@ -36,7 +41,10 @@ import sys
 HEADER = re.compile(r"^(\S.*?)\s+(\d+)(?:/(\d+))?\s+(?:\[(\d+)\]\s+)?(\d+)\.(\d+):")
 FRAME = re.compile(r"^\t\s*([0-9a-f]+) (.*) \((.*)\)$")
 OFFSET = re.compile(r"\+0x[0-9a-f]+$")
+UNNAMED = "[python: unnamed]"
 ROOTS = ("_start", "clone3", "clone", "__clone3", "__clone")
+THREAD_ROOTS = ROOTS + ("__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl",
+                        "start_thread", "_dl_start_user", "_dl_start")
 
 
 def fail(message):
@@ -54,7 +62,7 @@ def read_expected(path):
                 window = (int(start), int(end))
             elif line.startswith("threads "):
                 threads = set(int(t) for t in line.split()[1:])
-            elif line.startswith("py::"):
+            elif line.startswith("py::") or line.startswith(UNNAMED):
                 chains.add(line)
             elif line:
                 fail("%s: unexpected line %r" % (path, line))
@@ -96,6 +104,7 @@ def main():
     parser.add_argument("--label", default="")
     parser.add_argument("--only", action="store_true")
     parser.add_argument("--suffix", action="store_true")
+    parser.add_argument("--ends", action="store_true")
     parser.add_argument("expected")
     parser.add_argument("output", nargs="?")
     args = parser.parse_args()
@@ -103,7 +112,7 @@ def main():
     chains, threads, (start, end) = read_expected(args.expected)
     if args.suffix:
         chains = set(";".join(c.split(";")[i:]) for c in chains for i in range(len(c.split(";"))))
-    total = correct = truncated = no_python = unwound = unparsed = 0
+    total = correct = truncated = no_python = unwound = unparsed = unmarked = 0
     wrong = []
     source = open(args.output) if args.output else sys.stdin
     with source:
@@ -136,11 +145,18 @@ def main():
                     continue
                 if symbol.startswith("py::"):
                     python.append(OFFSET.sub("", symbol))
+                elif symbol == UNNAMED:
+                    python.append(symbol)
                 else:
                     other = True
                 root = OFFSET.sub("", symbol)
             if root in ROOTS:
                 unwound += 1
+            if args.ends and not cut and root not in THREAD_ROOTS:
+                unmarked += 1
+                if len(wrong) < 5:
+                    wrong.append(("ends neither at a thread's root nor marked cut", header,
+                                  frames))
             chain = ";".join(reversed(python))
             if cut:
                 truncated += 1
@@ -165,9 +181,10 @@ def main():
     if correct < total and shown == "100.00":
         shown = "99.99"
     label = args.label + ": " if args.label else ""
-    print("%schains: %d/%d (%s%%) truncated=%d no_python=%d unwound=%d (%.2f%%)" % (
+    print("%schains: %d/%d (%s%%) truncated=%d no_python=%d unwound=%d (%.2f%%)%s" % (
         label, correct, total, shown, truncated, no_python, unwound,
-        100.0 * unwound / total if total else 0.0))
+        100.0 * unwound / total if total else 0.0,
+        " unmarked=%d" % unmarked if args.ends else ""))
     for reason, header, frames in wrong:
         sys.stderr.write("%swrong sample (%s):\n%s\n" % (label, reason, header))
         for line in frames[:40]:
@@ -178,7 +195,7 @@ def main():
         sys.stderr.write("%s%d samples of the workload inside its window, fewer than %d\n" % (
             label, total, max(args.min_samples, 1)))
         return 1
-    return 1 if percent < args.min else 0
+    return 1 if percent < args.min or unmarked else 0
 
 
 if __name__ == "__main__":

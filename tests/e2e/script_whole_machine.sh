@@ -1,6 +1,7 @@
 #!/bin/sh
 # script_whole_machine: `perf record -a -g` of the whole machine for about
-# a second, then `pystitch script` against `perf script`: every sample of
+# a second, then `pystitch script --python=native` against `perf script`
+# (the Python modes print Python processes as Python stacks): every sample of
 # the idle task (`swapper`: pid 0 has no COMM record, perf names it) and of
 # the kernel threads must be identical, and at least 98% of all samples (the
 # rest are other users' processes, which this test does not control: a
@@ -12,8 +13,14 @@
 e2e_setup
 E2E_NO_STACK_CHECK="a whole machine's capture: other users' processes change under it"
 e2e_record "$E2E_TMP/all.data" -a -g -F 999 -- sleep 1
-E2E_MIN_SAMPLES=100 E2E_BY_COMM=1 e2e_script_diff "-a -g" 0 "$E2E_TMP/all.data" \
-	>"$E2E_TMP/compare.txt"
+# --python=native: perf's text, in every process (the other modes print
+# other users' Python processes as Python stacks, as they should)
+E2E_PERF_OUT=perf-all.txt
+E2E_PYSTITCH_OUT=pystitch-all.txt
+e2e_perf_script "$E2E_PERF_OUT" -i "$E2E_TMP/all.data"
+e2e_pystitch_script "$E2E_PYSTITCH_OUT" --python=native -i "$E2E_TMP/all.data"
+e2e_compare_script "-a -g" "$E2E_PERF_OUT" "$E2E_PYSTITCH_OUT" -v min_identical=0 \
+	-v min_samples=100 -v by_comm=1 >"$E2E_TMP/compare.txt"
 status=$?
 cat "$E2E_TMP/compare.txt"
 [ $status = 0 ] || e2e_fail "the comparison failed"

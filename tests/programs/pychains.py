@@ -1,6 +1,6 @@
 """pychains: a CPython workload with known Python call chains.
 
-Usage: python3 pychains.py SECONDS EXPECTED_FILE
+Usage: python3 pychains.py SECONDS EXPECTED_FILE [HOLD_FD]
 
 Runs two threads of CPU-bound pure-Python work for about SECONDS of the
 process's CPU time: the main thread (nested calls, a C builtin calling back into Python
@@ -17,9 +17,11 @@ per function, the chain root first as `py::QUALNAME:FILENAME` joined by
 a line `threads TID...` (the thread ids of both threads) and a line
 `window START END`: CLOCK_MONOTONIC nanoseconds between which both threads
 are past their first round, so that no other Python code runs (record with
-`perf record -k CLOCK_MONOTONIC` to compare sample times). Prints nothing
-on stdout.
+`perf record -k CLOCK_MONOTONIC` to compare sample times). With HOLD_FD,
+waits for one byte on that file descriptor before exiting (a test reads
+the capture while the process still runs). Prints nothing on stdout.
 """
+import os
 import sys
 import threading
 import time
@@ -235,6 +237,8 @@ def main():
             out.write(chain + "\n")
         out.write("threads %s\n" % " ".join(str(tid) for tid in THREADS))
         out.write("window %d %d\n" % (start, end))
+    if len(sys.argv) > 3:
+        os.read(int(sys.argv[3]), 1)
 
 
 if __name__ == "__main__":

@@ -217,6 +217,68 @@ START_TEST(test_fork_after_its_records)
 }
 END_TEST
 
+/* One object per file: a path mapped from two files (a container's and
+ * the host's: other device and inode) is two objects, the same file one;
+ * each knows the process that mapped it first and that process's mount
+ * namespace (PERF_RECORD_NAMESPACES). */
+static const struct ps_mapped_object *file_mmap(struct ps_machine *m, uint32_t pid, uint64_t start,
+                                                uint32_t maj, uint64_t ino)
+{
+	struct ps_event ev = { .type = PERF_RECORD_MMAP2, .misc = PERF_RECORD_MISC_USER };
+	struct ps_process *p;
+
+	ev.u.mmap = (struct ps_record_mmap){ .pid = pid,
+		                             .tid = pid,
+		                             .start = start,
+		                             .len = 0x1000,
+		                             .maj = maj,
+		                             .ino = ino,
+		                             .prot = 5,
+		                             .filename = "/usr/lib/libpython3.12.so.1.0" };
+	ck_assert_int_eq(ps_machine_process_event(m, &ev), 0);
+	p = ps_machine_process(m, (int32_t)pid);
+	ck_assert_ptr_nonnull(p);
+	return ps_process_find_map(p, start)->object;
+}
+
+START_TEST(test_objects_per_file)
+{
+	uint64_t namespaces[2 * (MNT_NS_INDEX + 1)] = { 0 };
+	struct ps_event ns = { .type = PERF_RECORD_NAMESPACES };
+	const struct ps_mapped_object *host, *container, *again;
+	struct ps_machine *m;
+	uint64_t dev, ino;
+
+	ck_assert_int_eq(ps_machine_new(&m), 0);
+	namespaces[2 * MNT_NS_INDEX] = 4;
+	namespaces[2 * MNT_NS_INDEX + 1] = 4026532999;
+	ns.u.namespaces = (struct ps_record_namespaces){
+		.pid = 20,
+		.tid = 20,
+		.nr_namespaces = MNT_NS_INDEX + 1,
+		.nr = MNT_NS_INDEX + 1,
+		.dev_ino = namespaces,
+	};
+	ck_assert_int_eq(ps_machine_process_event(m, &ns), 0);
+	ck_assert(ps_process_mount_namespace(ps_machine_process(m, 20), &dev, &ino));
+	ck_assert_uint_eq(dev, 4);
+	ck_assert_uint_eq(ino, 4026532999);
+	ck_assert(!ps_process_mount_namespace(ps_machine_process(m, 10), &dev, &ino));
+
+	host = file_mmap(m, 10, 0x10000, 254, 73);
+	container = file_mmap(m, 20, 0x10000, 0, 99);
+	again = file_mmap(m, 30, 0x20000, 254, 73);
+	ck_assert_ptr_ne(host, container);
+	ck_assert_ptr_eq(host, again);
+	ck_assert_int_eq(host->mapper_pid, 10);
+	ck_assert(!host->has_mnt_ns);
+	ck_assert_int_eq(container->mapper_pid, 20);
+	ck_assert(container->has_mnt_ns);
+	ck_assert_uint_eq(container->mnt_ns_ino, 4026532999);
+	ps_machine_free(m);
+}
+END_TEST
+
 /* A user map of pid's main thread: MMAP2 with these prot bits. */
 static void user_mmap(struct ps_machine *m, uint32_t pid, uint64_t start, uint32_t prot,
                       const char *filename)
@@ -298,6 +360,7 @@ int main(void)
 	tcase_add_test(tc, test_unwind_ready);
 	tcase_add_test(tc, test_fork_after_its_records);
 	tcase_add_test(tc, test_executable);
+	tcase_add_test(tc, test_objects_per_file);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);

@@ -93,15 +93,55 @@ static const struct merge_case cases[] = {
 	        .matched = 1,
 	},
 	{
-	        .title = "an eval started, its frame not called through a trampoline yet: kept",
+	        .title = "an eval called without a trampoline (none compiled for it): its marker",
 	        NATIVE(EVAL, LIB("_PyEval_Vector"), LIB("PyObject_Vectorcall"), EVAL,
 	               TRAMPOLINE("py::g:a.py"), EVALUATOR, LIB("PyEval_EvalCode"), LIB("run_mod"),
 	               STARTUP),
-	        .merged = "_PyEval_EvalFrameDefault | _PyEval_Vector | PyObject_Vectorcall | "
-	                  "py::g:a.py | run_mod | main | __libc_start_main | _start",
-	        .only = "py::g:a.py",
+	        .merged = "[python: unnamed] | py::g:a.py | run_mod | main | __libc_start_main | "
+	                  "_start",
+	        .all = "_PyEval_EvalFrameDefault | _PyEval_Vector | PyObject_Vectorcall | "
+	               "_PyEval_EvalFrameDefault | py::g:a.py | py_trampoline_evaluator | "
+	               "PyEval_EvalCode | run_mod | main | __libc_start_main | _start",
+	        .only = "[python: unnamed] | py::g:a.py",
 	        .activations = 2,
 	        .matched = 1,
+	},
+	{
+	        .title = "trampolines turned on while running: the frames already running are one "
+	                 "marker, the machinery around it dropped",
+	        NATIVE(LIB("long_add"), EVAL, TRAMPOLINE("py::f:a.py"), EVALUATOR,
+	               LIB("_PyFunction_Vectorcall"), EVAL, LIB("_PyEval_Vector"),
+	               LIB("PyEval_EvalCode"), LIB("run_eval_code_obj"), LIB("run_mod"), STARTUP),
+	        .merged =
+	                "long_add | py::f:a.py | [python: unnamed] | run_eval_code_obj | run_mod | "
+	                "main | __libc_start_main | _start",
+	        .only = "py::f:a.py | [python: unnamed]",
+	        .activations = 2,
+	        .matched = 1,
+	},
+	{
+	        .title = "trampolines off: extension frames between markers stay",
+	        NATIVE(LIB("list_append"), EVAL, LIB("_PyObject_Call"), C("ext_callback"),
+	               LIB("PyObject_Call"), CLONE(".cold"), EVAL, LIB("PyEval_EvalCode"),
+	               LIB("run_mod"), STARTUP),
+	        .merged = "list_append | [python: unnamed] | ext_callback | [python: unnamed] | "
+	                  "run_mod | main | __libc_start_main | _start",
+	        .all = "list_append | _PyEval_EvalFrameDefault | _PyObject_Call | ext_callback | "
+	               "PyObject_Call | _PyEval_EvalFrameDefault.cold | _PyEval_EvalFrameDefault | "
+	               "PyEval_EvalCode | run_mod | main | __libc_start_main | _start",
+	        .only = "[python: unnamed] | [python: unnamed]",
+	        .activations = 2,
+	        .matched = 0,
+	},
+	{
+	        .title = "markers alone, truncated",
+	        .truncated = true,
+	        NATIVE(EVAL, LIB("_PyEval_Vector")),
+	        .merged = "[python: unnamed] | [truncated]",
+	        .all = "_PyEval_EvalFrameDefault | _PyEval_Vector | [truncated]",
+	        .only = "[python: unnamed] | [truncated]",
+	        .activations = 1,
+	        .matched = 0,
 	},
 	{
 	        .title = "a .cold clone alone is the activation",
@@ -124,7 +164,7 @@ static const struct merge_case cases[] = {
 	{
 	        .title = "two adjacent main eval frames are two activations",
 	        NATIVE(EVAL, EVAL, TRAMPOLINE("py::g:a.py"), C("main")),
-	        .merged = "_PyEval_EvalFrameDefault | py::g:a.py | main",
+	        .merged = "[python: unnamed] | py::g:a.py | main",
 	        .activations = 2,
 	        .matched = 1,
 	},
@@ -149,11 +189,11 @@ static const struct merge_case cases[] = {
 	        .matched = 1,
 	},
 	{
-	        .title = "no Python frames: nothing to merge, nothing dropped",
+	        .title = "no Python frames (an interpreter without perf support): a marker",
 	        NATIVE(LIB("PyNumber_Add"), EVAL, LIB("_PyEval_Vector"), C("main")),
-	        .merged = "PyNumber_Add | _PyEval_EvalFrameDefault | _PyEval_Vector | main",
+	        .merged = "PyNumber_Add | [python: unnamed] | main",
 	        .all = "PyNumber_Add | _PyEval_EvalFrameDefault | _PyEval_Vector | main",
-	        .only = "",
+	        .only = "[python: unnamed]",
 	        .activations = 1,
 	        .matched = 0,
 	},
@@ -258,12 +298,19 @@ START_TEST(test_output_frames)
 	ck_assert_int_eq(result.frames[3].kind, PS_PY_OUT_TRUNCATED);
 	ck_assert_str_eq(result.frames[3].name, "[truncated]");
 
-	/* without the trampoline every frame is native */
+	/* without the trampoline the activation is a marker; in all mode
+	 * every frame is native */
 	input.native = (const struct ps_py_native_frame[]){ C("ext"), EVAL, C("main") };
 	input.nr_native = 3;
 	input.native_truncated = false;
 	ck_assert_int_eq(ps_py_merge(merger, &input, PS_PYTHON_MERGED, &result), 0);
 	ck_assert(!result.trampolines);
+	ck_assert_uint_eq(result.nr_frames, 3);
+	ck_assert_int_eq(result.frames[1].kind, PS_PY_OUT_UNNAMED);
+	ck_assert_uint_eq(result.frames[1].index, 1);
+	ck_assert_str_eq(result.frames[1].name, "[python: unnamed]");
+	ck_assert(!result.frames[1].is_python);
+	ck_assert_int_eq(ps_py_merge(merger, &input, PS_PYTHON_ALL, &result), 0);
 	ck_assert_uint_eq(result.nr_frames, 3);
 	for (size_t i = 0; i < 3; i++) {
 		ck_assert_int_eq(result.frames[i].kind, PS_PY_OUT_NATIVE);
@@ -355,6 +402,38 @@ START_TEST(test_chain_breaks)
 }
 END_TEST
 
+/* A frame-pointer walk that stops without garbage: whole only when it
+ * ends where a process or thread is entered. */
+START_TEST(test_chain_roots)
+{
+	const char *libc = "/usr/lib/libc.so.6", *map = "/tmp/perf-7.map";
+	struct ps_frame main_thread[] = {
+		{ .sym = "py::run:/app.py", .dso = map, .python = true },
+		{ .sym = "main", .dso = "/usr/bin/python3.14" },
+		{ .sym = "__libc_start_call_main", .dso = libc },
+	};
+	struct ps_frame thread[] = {
+		{ .sym = "py::work:/app.py", .dso = map, .python = true },
+		{ .sym = "start_thread", .dso = libc },
+		{ .sym = "clone3", .dso = libc },
+	};
+	/* a futex wait in libc, built without frame pointers: the walk
+	 * stopped at once */
+	struct ps_frame stopped[] = {
+		{ .sym = "__futex_abstimed_wait_common", .dso = libc },
+		{ .sym = "__pthread_cond_wait", .dso = libc },
+	};
+	struct ps_frame unknown[] = { { .addr = 0x7f00 } };
+
+	ck_assert(ps_python_chain_reaches_root(main_thread, 3));
+	ck_assert(ps_python_chain_reaches_root(thread, 3));
+	ck_assert(ps_python_chain_reaches_root(thread, 0));
+	ck_assert(!ps_python_chain_reaches_root(main_thread, 2));
+	ck_assert(!ps_python_chain_reaches_root(stopped, 2));
+	ck_assert(!ps_python_chain_reaches_root(unknown, 1));
+}
+END_TEST
+
 /* ---- names ----------------------------------------------------------- */
 
 START_TEST(test_internal_names)
@@ -404,6 +483,7 @@ static Suite *merge_suite(void)
 	tcase_add_test(tc, test_invalid);
 	tcase_add_test(tc, test_internal_names);
 	tcase_add_test(tc, test_chain_breaks);
+	tcase_add_test(tc, test_chain_roots);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

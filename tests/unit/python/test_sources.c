@@ -704,7 +704,8 @@ START_TEST(test_dump_bad_header)
 END_TEST
 
 /* A load before and after a record whose total_size is set to total,
- * which leaves nothing to skip by: the rest of the file is dropped. */
+ * which leaves nothing to skip by: reading goes on at the next record,
+ * which runs to the end of the file. */
 START_TEST(test_dump_bad_total_size)
 {
 	static const struct {
@@ -723,21 +724,21 @@ START_TEST(test_dump_bad_total_size)
 		struct ps_jit_table *table;
 		const struct ps_jit_file_stats *stats;
 		char expected[600];
-		size_t at, rest;
+		size_t at, after, rest;
 
 		put_header(&d);
 		put_load(&d, 0x1000, 0x10, 1, "py::before:x");
 		at = put_load(&d, 0x2000, 0x10, 2, "py::damaged:x");
-		put_load(&d, 0x3000, 0x10, 3, "py::after:x");
+		after = put_load(&d, 0x3000, 0x10, 3, "py::after:x");
 		rest = d.len - at;
 		patch32(&d, at + 4, cases[i].total == 1 ? (uint32_t)rest + 1 : cases[i].total);
 		table = read_dump(&d, NULL);
 		stats = ps_jit_table_stats(table);
 		assert_symbol(table, 0x1000, "py::before:x", 0x1000, 0x10);
 		assert_none(table, 0x2000);
-		assert_none(table, 0x3000);
+		assert_symbol(table, 0x3000, "py::after:x", 0x3000, 0x10);
 		ck_assert_uint_eq(stats->damaged, 1);
-		ck_assert_uint_eq(stats->bytes_dropped, rest);
+		ck_assert_uint_eq(stats->bytes_dropped, after - at);
 		snprintf(expected, sizeof(expected), "%s: offset %#zx: %s", in_dir("jit-1.dump"),
 		         at, cases[i].what);
 		ck_assert_pstr_eq(ps_jit_table_errmsg(table), expected);
@@ -796,6 +797,57 @@ START_TEST(test_dump_short_records)
 	ck_assert_ptr_nonnull(strstr(
 	        ps_jit_table_errmsg(table),
 	        "offset 0x28: JIT_CODE_LOAD code_size 16 larger than the record (56 bytes)"));
+	ps_jit_table_free(table);
+}
+END_TEST
+
+/* What a forked CPython child does to its parent's jitdump: the tail of
+ * one record written into the middle of another (both share the file),
+ * then whole records again. Reading goes on at the first of them; past
+ * RESYNC_SCAN bytes of garbage it stops. */
+START_TEST(test_dump_spliced)
+{
+	struct dump d = { .big = _i == 1 };
+	struct ps_jit_table *table;
+	size_t cut, resumed;
+
+	put_header(&d);
+	put_load(&d, 0x1000, 0x10, 1, "py::before:x");
+	cut = put_load(&d, 0x2000, 0x10, 2, "py::cut:x");
+	/* the record loses its last 30 bytes: the fragment of another one
+	 * (from its code_size field on) follows */
+	d.len -= 30;
+	put64(&d, 0x10);
+	put64(&d, 7);
+	put(&d, "py::fragment:x", 15);
+	resumed = d.len;
+	for (uint64_t i = 0; i < 6; i++)
+		put_load(&d, 0x3000 + 0x100 * i, 0x10, 10 + i, "py::after:x");
+	table = read_dump(&d, NULL);
+	assert_symbol(table, 0x1000, "py::before:x", 0x1000, 0x10);
+	for (uint64_t i = 0; i < 6; i++)
+		assert_symbol(table, 0x3000 + 0x100 * i, "py::after:x", 0x3000 + 0x100 * i, 0x10);
+	/* the cut record's total_size leads into the fragment, whose bytes
+	 * are no record header: dropped up to the next whole record (the cut
+	 * record itself may read as damaged too) */
+	ck_assert_uint_ge(ps_jit_table_stats(table)->damaged, 1);
+	ck_assert_uint_ge(ps_jit_table_stats(table)->bytes_dropped, 1);
+	ck_assert_uint_lt(ps_jit_table_stats(table)->bytes_dropped, resumed - cut);
+	ck_assert_ptr_nonnull(ps_jit_table_errmsg(table));
+	ps_jit_table_free(table);
+
+	/* more garbage than the scan reaches: the rest is dropped */
+	put_header(&d);
+	put_load(&d, 0x1000, 0x10, 1, "py::before:x");
+	cut = put_record_header(&d, 0, 0xffffff);
+	for (size_t i = 0; i < (65 << 10) / 8; i++)
+		put64(&d, 0xffffffffffffffffull);
+	put_load(&d, 0x3000, 0x10, 3, "py::lost:x");
+	resumed = d.len; /* the end */
+	table = read_dump(&d, NULL);
+	assert_symbol(table, 0x1000, "py::before:x", 0x1000, 0x10);
+	assert_none(table, 0x3000);
+	ck_assert_uint_eq(ps_jit_table_stats(table)->bytes_dropped, resumed - cut);
 	ps_jit_table_free(table);
 }
 END_TEST
@@ -1591,6 +1643,7 @@ static Suite *sources_suite(void)
 	tcase_add_test(dumps, test_dump_bad_header);
 	tcase_add_test(dumps, test_dump_bad_total_size);
 	tcase_add_loop_test(dumps, test_dump_short_records, 0, 2);
+	tcase_add_loop_test(dumps, test_dump_spliced, 0, 2);
 	tcase_add_test(dumps, test_dump_truncated);
 	tcase_add_loop_test(dumps, test_dump_damaged_loads, 0, 2);
 	tcase_add_loop_test(dumps, test_dump_damaged_unwinding, 0, 2);

@@ -387,6 +387,52 @@ START_TEST(test_resolver)
 }
 END_TEST
 
+/* Several --symfs trees, one per container: a DSO is read from the first
+ * whose copy has its recorded build-id (no warning for the trees of other
+ * containers), or, none recorded, from the first that holds it. */
+START_TEST(test_symfs_trees)
+{
+	struct log_capture log = { 0 };
+	char first[512], second[512], path[1024];
+	const char *trees[1];
+	struct ps_symbols_opts opts = { .sz = sizeof(opts),
+		                        .log = capture_log,
+		                        .log_ctx = &log,
+		                        .symfs_dirs = trees,
+		                        .nr_symfs_dirs = 1 };
+	uint8_t other[20];
+	struct ps_symbols *symbols;
+	struct ps_dso *dso;
+
+	make_dir(first, sizeof(first), "tree1");
+	make_dir(second, sizeof(second), "tree2");
+	/* another ELF file at the same path in the first tree */
+	fmt(path, sizeof(path), "%s/usr/lib/libt.so", first);
+	copy_file("/proc/self/exe", path);
+	fmt(path, sizeof(path), "%s/usr/lib/libt.so", second);
+	copy_file(fixture.so, path);
+	opts.symfs = first;
+	trees[0] = second;
+	ck_assert_int_eq(ps_symbols_new(&opts, &symbols), 0);
+	dso = ps_symbols_dso(symbols, "/usr/lib/libt.so", fixture.build_id, fixture.build_id_size);
+	ck_assert_str_eq(ps_dso_file(dso), path);
+	ck_assert_str_eq(resolve_plain(dso, fixture_symbol("after_gap", NULL)).sym, "after_gap");
+	ck_assert_int_eq(log.warnings, 0);
+	/* none recorded: the first tree's */
+	dso = ps_symbols_dso(symbols, "/usr/lib/libt.so", NULL, 0);
+	fmt(path, sizeof(path), "%s/usr/lib/libt.so", first);
+	ck_assert_str_eq(ps_dso_file(dso), path);
+	/* in no tree: the first tree's file, refused once */
+	memcpy(other, fixture.build_id, sizeof(other));
+	other[0] ^= 0xff;
+	dso = ps_symbols_dso(symbols, "/usr/lib/libt.so", other, fixture.build_id_size);
+	ck_assert_ptr_null(ps_dso_file(dso));
+	ck_assert_int_eq(log.warnings, 1);
+	ck_assert_ptr_nonnull(strstr(log.all, "build-id mismatch"));
+	ps_symbols_free(symbols);
+}
+END_TEST
+
 Suite *suite_lookup(void)
 {
 	Suite *s = suite_create("lookup");
@@ -404,6 +450,7 @@ Suite *suite_lookup(void)
 	tcase_add_test(tc, test_same_dso_handle);
 	tcase_add_test(tc, test_no_file);
 	tcase_add_test(tc, test_resolver);
+	tcase_add_test(tc, test_symfs_trees);
 	suite_add_tcase(s, tc);
 	return s;
 }
