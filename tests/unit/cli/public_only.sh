@@ -1,7 +1,8 @@
 #!/bin/sh
 # The program is a client of the public API (include/pystitch/) and of
 # nothing else of the library: src/cli includes only system headers, the
-# public headers and its own cli.h, and the program links libpystitch's
+# public headers and its own headers (cli.h, and the *_priv.h of its
+# files, which must live in src/cli), and the program links libpystitch's
 # exported functions, so every library function it calls is one the
 # shared library exports.
 set -u
@@ -10,7 +11,10 @@ build=${abs_top_builddir:-.}
 failed=0
 for file in "$top"/src/cli/*.c "$top"/src/cli/*.h; do
 	bad=$(grep -n '^[[:space:]]*#[[:space:]]*include' "$file" |
-		grep -v -e '<[a-z0-9_/.-]*\.h>' -e '"cli\.h"' | grep -v '<pystitch/')
+		grep -v -e '<[a-z0-9_/.-]*\.h>' -e '"cli\.h"' -e '"[a-z_]*_priv\.h"' | grep -v '<pystitch/')
+	for own in $(grep -o '"[a-z_]*_priv\.h"' "$file" | tr -d '"'); do
+		[ -f "$top/src/cli/$own" ] || { echo "FAIL: $file includes $own, which is not src/cli's"; failed=1; }
+	done
 	if [ -n "$bad" ]; then
 		echo "FAIL: $file includes more than the public API:"
 		echo "$bad" | sed 's/^/    /'
