@@ -57,6 +57,10 @@ struct ps_dso {
 	bool warned_build_id;
 	struct cache_slot *slots;
 	size_t nr_slots, used_slots;
+	/* local variables' locations (variables.c), one list entry per
+	 * function asked; failed: out of memory once, not asked again */
+	struct ps_function_variables *variables;
+	bool variables_failed;
 	struct ps_arena arena;
 };
 
@@ -102,5 +106,8 @@ static inline void ps_symbols_log(const struct ps_symbols *symbols, enum ps_log_
 /* Find the DSO's files (once): its data, symbol and runtime files, its
  * symbol table, or why there are none (dso->errmsg). */
 void ps_dso_locate(struct ps_dso *dso);
+
+/* variables.c */
+void ps_variables_free_list(struct ps_function_variables *list);
 
 #endif /* PS_SYMBOLS_DSO_PRIV_H */

@@ -62,5 +62,6 @@ Suite *suite_addr2line(void);
 Suite *suite_names(void);
 Suite *suite_damage(void);
 Suite *suite_kallsyms(void);
+Suite *suite_variables(void);
 
 #endif /* PS_TEST_SYMBOLS_HELPERS_H */
