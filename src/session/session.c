@@ -120,12 +120,13 @@ static int add_unwound(struct ps_session *s, const struct ps_feed_sample *sample
 {
 	struct ps_pipeline *pipeline = s->feed.pipeline;
 	enum ps_unwind_stop stop;
+	bool noted = false;
 	int n;
 
 	if (ps_jobs_running(s->jobs)) {
 		size_t nsteps = 0;
-		int ret = ps_jobs_take(s->jobs, sample->seq, s->pcs, &n, &stop, s->steps, &nsteps,
-		                       s->errmsg, sizeof(s->errmsg));
+		int ret = ps_jobs_take(s->jobs, sample->seq, s->pcs, s->notes, &noted, &n, &stop,
+		                       s->steps, &nsteps, s->errmsg, sizeof(s->errmsg));
 
 		if (ret < 0) {
 			s->errmsg_set = true;
@@ -136,13 +137,15 @@ static int add_unwound(struct ps_session *s, const struct ps_feed_sample *sample
 		 * changed it */
 		if (ret > 0 || !ps_pipeline_replay(pipeline, sample->process, s->steps, nsteps))
 			n = ps_pipeline_unwind(pipeline, sample->event, sample->process, s->pcs,
-			                       &stop);
+			                       &stop, s->notes, &noted);
 	} else {
-		n = ps_pipeline_unwind(pipeline, sample->event, sample->process, s->pcs, &stop);
+		n = ps_pipeline_unwind(pipeline, sample->event, sample->process, s->pcs, &stop,
+		                       s->notes, &noted);
 	}
 	if (n < 0)
 		return n;
-	return ps_pipeline_add_unwound(pipeline, sample->process, s->pcs, n, stop);
+	return ps_pipeline_add_unwound(pipeline, sample->process, s->pcs, noted ? s->notes : NULL,
+	                               n, stop);
 }
 
 static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample)
