@@ -86,10 +86,8 @@ static int set_notes(struct ps_pipeline *pipeline, size_t first, uint64_t note)
 	if (!ps_array_reserve((void **)&pipeline->notes, &pipeline->cap_notes, stack->nr_frames,
 	                      sizeof(*pipeline->notes), 256))
 		return -ENOMEM;
-	if (!stack->notes) {
+	if (!stack->notes)
 		memset(pipeline->notes, 0, first * sizeof(*pipeline->notes));
-		stack->notes = pipeline->notes;
-	}
 	for (size_t i = first; i < stack->nr_frames; i++)
 		pipeline->notes[i] = note;
 	stack->notes = pipeline->notes;

@@ -354,7 +354,8 @@ static int parse(struct ps_py_codes *codes)
 	codes->python_hex = ps_cursor_u32(&c);
 	ps_cursor_u32(&c); /* the pid the writer saw (a namespace's, maybe) */
 	codes->own_trampolines = ps_cursor_u32(&c) & 1;
-	if (!magic || memcmp(magic, MAGIC, 8) != 0 || !ps_cursor_ok(&c) || codes->size < HEADER_SIZE)
+	if (!magic || memcmp(magic, MAGIC, 8) != 0 || !ps_cursor_ok(&c) ||
+	    codes->size < HEADER_SIZE)
 		return fail(codes, -EINVAL, "%s: not a pystitch_perf side file", codes->path);
 	if (version != 1)
 		return fail(codes, -ENOTSUP, "%s: side file version %" PRIu32 " (this reads 1)",

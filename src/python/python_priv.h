@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/arena.h"
 #include "base/file_hooks.h"
 #include "machine/machine.h"
 #include "pipeline/pipeline.h"
@@ -551,6 +552,11 @@ struct python_trampoline {
 struct ps_python {
 	struct ps_pipeline *pipeline;
 	enum ps_python_mode mode;
+	bool srcline, full_source_path;
+	/* the "FILE:LINE" texts of Python frames, made once each (stack.c) */
+	struct ps_arena srclines;
+	struct python_srcline *srcline_slots;
+	size_t srcline_cap, srcline_used;
 	ps_log_fn log;
 	void *log_ctx;
 	struct ps_jit_names_opts names_opts;
@@ -569,6 +575,35 @@ struct ps_python {
 	size_t cap_merged;
 };
 
+/* What gives one process's Python frames their lines (lines.c): its side
+ * file and the eval loop's variables in libpython's DWARF. */
+enum ps_py_line_source {
+	PS_PY_LINE_NONE = 0,
+	PS_PY_LINE_DWARF, /* the instruction pointer's DWARF location */
+	PS_PY_LINE_SCAN, /* a pointer found in the frame's registers */
+	PS_PY_LINE_SOURCES
+};
+/* A note (ps_pipeline_stack.notes) of a trampoline's frame: the line in
+ * the low 32 bits, the source above. */
+#define PS_PY_NOTE_SOURCE_SHIFT 32
+
+struct python_lines {
+	char *path; /* the side file found, or NULL */
+	struct ps_py_codes *codes; /* NULL: none, or it could not be read */
+	int error; /* why not: -ENOENT (none found), or reading's */
+	char *message; /* reading's failure, when error is not -ENOENT */
+	const struct ps_function_variables *vars; /* the eval loop's, or NULL */
+	bool vars_tried;
+};
+
+/* One "FILE:LINE" text, by the hash of the frame's name and the line. */
+struct python_srcline {
+	uint64_t hash;
+	const char *name; /* the frame's "py::qualname:file" */
+	uint32_t line;
+	const char *text; /* NULL: an empty slot */
+};
+
 /* What the Python side knows of one process, hung on it
  * (PS_PROCESS_SLOT_RULES): its interpreter, the trampoline template its
  * perf-map entries are copies of and where both are mapped, looked up
@@ -585,6 +620,11 @@ struct python_process {
 	const struct ps_trampoline *trampoline;
 	bool jit_checked, has_jit;
 	uint64_t jit_generation;
+	struct python_lines *lines; /* looked for on first use */
+	/* the Python frames the merge delivered, and of them those with a
+	 * line by source */
+	uint64_t python_frames;
+	uint64_t lined[PS_PY_LINE_SOURCES];
 };
 
 /* sources.c */
@@ -614,6 +654,17 @@ bool ps_python_frame_rule(void *ctx, struct ps_process *process, uint64_t pc,
                           struct ps_unwind_rule *out);
 bool ps_python_recover_popped(void *ctx, struct ps_process *process);
 void ps_python_trampolines_free(struct ps_python *python);
+
+/* lines.c */
+/* The process's lines (its side file read on first use), or NULL when it
+ * has none. */
+struct python_lines *ps_python_lines(struct ps_python *python, struct python_process *state);
+void ps_python_lines_free(struct python_lines *lines);
+/* ps_pipeline_rules.inspects and inspect_frames */
+bool ps_python_inspects(void *ctx, struct ps_process *process);
+void ps_python_inspect_frames(void *ctx, struct ps_process *process, const struct ps_event *event,
+                              const uint64_t *pcs, const struct ps_unwind_frame_regs *regs,
+                              size_t n, uint64_t *notes);
 
 /* ==== end section: the Python side of a pipeline ==================== */
 

@@ -77,6 +77,29 @@ static void describe_sources(struct ps_python *python, int32_t pid, struct ps_py
 	out->error = ps_jit_names_errmsg(names);
 }
 
+/* The side file and the counts of the merged frames (the process's own
+ * state, which the merge keeps). */
+static void describe_lines(struct ps_python *python, struct ps_process *p,
+                           struct ps_python_process *out)
+{
+	struct python_process *state = ps_python_process(p);
+	struct python_lines *lines;
+
+	if (!state)
+		return;
+	lines = ps_python_lines(python, state);
+	if (lines) {
+		out->lines_file = lines->path;
+		out->lines_codes = ps_py_codes_count(lines->codes);
+	} else if (state->lines && state->lines->error != -ENOENT) {
+		out->lines_file = state->lines->path;
+		out->lines_error = state->lines->message;
+	}
+	out->python_frames = state->python_frames;
+	out->lines_dwarf = state->lined[PS_PY_LINE_DWARF];
+	out->lines_scan = state->lined[PS_PY_LINE_SCAN];
+}
+
 int ps_python_report(struct ps_python *python, ps_python_process_fn fn, void *ctx)
 {
 	struct ps_machine *machine = ps_pipeline_machine(python->pipeline);
@@ -118,6 +141,7 @@ int ps_python_report(struct ps_python *python, ps_python_process_fn fn, void *ct
 		if (probe.template_object && probe.template_object != probe.interp_object)
 			out.trampoline_file = probe.template_object->name;
 		describe_sources(python, list.pids[i], &out);
+		describe_lines(python, p, &out);
 		fn(ctx, &out);
 	}
 	free(list.pids);

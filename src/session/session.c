@@ -5,6 +5,7 @@
  * the per-process report of the Python side.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,12 @@
 #include "reader/reader.h"
 #include "session/session_priv.h"
 #include "symbols/symbols.h"
+
+/* ps_frame.line took the struct's tail padding: the stride of the frames
+ * a stack points to is what programs built before it use. */
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(struct ps_frame) == 64, "struct ps_frame changed size: an ABI break");
+#endif
 
 /* Open the session (*s, which the caller closes either way). 0 or -errno
  * with the reason in s->errmsg. */

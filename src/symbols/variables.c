@@ -690,7 +690,10 @@ static bool eval_ops(const struct ps_var_op *ops, size_t n, const struct ps_var_
 				a = b >= 64 ? 0 : a >> b;
 				break;
 			case DW_OP_shra:
-				a = (uint64_t)((int64_t)a >> (b >= 64 ? 63 : b));
+				/* arithmetic: the sign bit fills in */
+				if (b >= 64)
+					b = 63;
+				a = a >> 63 ? ~(~a >> b) : a >> b;
 				break;
 			default:
 				a ^= b;

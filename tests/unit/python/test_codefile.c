@@ -202,8 +202,9 @@ START_TEST(test_damage)
 			ck_assert_ptr_nonnull(strstr(ps_py_codes_errmsg(codes), "test.pylines"));
 		} else {
 			ck_assert_int_eq(rc, 0);
-			ck_assert_uint_eq(ps_py_codes_count(codes),
-			                  size < first_end ? 0 : size < s.size ? 1 : 2);
+			ck_assert_uint_eq(ps_py_codes_count(codes), size < first_end ? 0
+			                                            : size < s.size  ? 1
+			                                                             : 2);
 			ck_assert(!ps_py_codes_errmsg(codes) ==
 			          (size == 32 || size == first_end || size == s.size));
 		}

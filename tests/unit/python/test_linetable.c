@@ -60,9 +60,10 @@ static size_t check_code(const char *file, size_t number, char *text)
 			                       first_line, unit * 2, &line);
 
 			ck_assert_msg(rc >= 0, "%s:%zu: unit %zu: %d", file, number, unit, rc);
-			ck_assert_msg((rc ? line : 0) == expected,
-			              "%s:%zu (CPython %s): code unit %zu: line %d, CPython says %ld",
-			              file, number, version, unit, rc ? line : 0, expected);
+			ck_assert_msg(
+			        (rc ? line : 0) == expected,
+			        "%s:%zu (CPython %s): code unit %zu: line %d, CPython says %ld",
+			        file, number, version, unit, rc ? line : 0, expected);
 		}
 	}
 	ck_assert_uint_eq(unit * 2, size);
@@ -138,11 +139,11 @@ START_TEST(test_formats)
 	/* 3.11+: short form (1 unit, line 0 delta), one-line form +2 (2 units),
 	 * no location (1 unit), no columns -3 (1 unit), long form +5 */
 	static const uint8_t location[] = {
-		0x80 | 0 << 3 | 0, 0x05,      /* short, 1 unit */
-		0x80 | 12 << 3 | 1, 4, 9,     /* one line +2, 2 units */
-		0x80 | 15 << 3 | 0,           /* none, 1 unit */
-		0x80 | 13 << 3 | 0, 7,        /* no columns, -3 (svarint 7) */
-		0x80 | 14 << 3 | 0, 10, 0, 1, 1, /* long, +5 */
+		0x80 | 0 << 3 | 0,  0x05, /* short, 1 unit */
+		0x80 | 12 << 3 | 1, 4,    9, /* one line +2, 2 units */
+		0x80 | 15 << 3 | 0, /* none, 1 unit */
+		0x80 | 13 << 3 | 0, 7, /* no columns, -3 (svarint 7) */
+		0x80 | 14 << 3 | 0, 10,   0, 1, 1, /* long, +5 */
 	};
 	int32_t line;
 
@@ -162,19 +163,27 @@ START_TEST(test_formats)
 	ck_assert_int_eq(line, 13);
 	ck_assert_int_eq(ps_py_line_at(PS_PY_LINES_310, linetable_310, 6, 10, 8, &line), 0);
 
-	ck_assert_int_eq(ps_py_line_at(PS_PY_LINES_311, location, sizeof(location), 10, 0, &line), 1);
+	ck_assert_int_eq(ps_py_line_at(PS_PY_LINES_311, location, sizeof(location), 10, 0, &line),
+	                 1);
 	ck_assert_int_eq(line, 10);
-	ck_assert_int_eq(ps_py_line_at(PS_PY_LINES_311, location, sizeof(location), 10, 2, &line), 1);
+	ck_assert_int_eq(ps_py_line_at(PS_PY_LINES_311, location, sizeof(location), 10, 2, &line),
+	                 1);
 	ck_assert_int_eq(line, 12);
-	ck_assert_int_eq(ps_py_line_at(PS_PY_LINES_311, location, sizeof(location), 10, 4, &line), 1);
+	ck_assert_int_eq(ps_py_line_at(PS_PY_LINES_311, location, sizeof(location), 10, 4, &line),
+	                 1);
 	ck_assert_int_eq(line, 12);
-	ck_assert_int_eq(ps_py_line_at(PS_PY_LINES_311, location, sizeof(location), 10, 6, &line), 0);
-	ck_assert_int_eq(ps_py_line_at(PS_PY_LINES_311, location, sizeof(location), 10, 8, &line), 1);
+	ck_assert_int_eq(ps_py_line_at(PS_PY_LINES_311, location, sizeof(location), 10, 6, &line),
+	                 0);
+	ck_assert_int_eq(ps_py_line_at(PS_PY_LINES_311, location, sizeof(location), 10, 8, &line),
+	                 1);
 	ck_assert_int_eq(line, 9);
-	ck_assert_int_eq(ps_py_line_at(PS_PY_LINES_311, location, sizeof(location), 10, 10, &line), 1);
+	ck_assert_int_eq(ps_py_line_at(PS_PY_LINES_311, location, sizeof(location), 10, 10, &line),
+	                 1);
 	ck_assert_int_eq(line, 14);
-	ck_assert_int_eq(ps_py_line_at(PS_PY_LINES_311, location, sizeof(location), 10, 12, &line), 0);
-	ck_assert_int_eq(ps_py_line_at((enum ps_py_line_format)9, location, 1, 10, 0, &line), -EINVAL);
+	ck_assert_int_eq(ps_py_line_at(PS_PY_LINES_311, location, sizeof(location), 10, 12, &line),
+	                 0);
+	ck_assert_int_eq(ps_py_line_at((enum ps_py_line_format)9, location, 1, 10, 0, &line),
+	                 -EINVAL);
 }
 END_TEST
 
@@ -184,7 +193,7 @@ START_TEST(test_damaged)
 {
 	static const uint8_t location[] = { 0x80 | 14 << 3 | 0, 10, 0, 1, 1, 0x80, 1 };
 	static const uint8_t overflow[] = { 0x80 | 13 << 3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-		                            0xff, 0xff, 0xff, 0xff, 0xff, 0x3f };
+		                            0xff,           0xff, 0xff, 0xff, 0xff, 0x3f };
 	static const uint8_t continuation[] = { 0x05 };
 	uint8_t noise[64];
 	int32_t line;
@@ -201,8 +210,9 @@ START_TEST(test_damaged)
 	{
 		static const uint8_t up[] = { 2, 0x7f, 2, 0x7f };
 
-		ck_assert_int_eq(ps_py_line_at(PS_PY_LINES_LNOTAB, up, 4, INT32_MAX - 100, 4, &line),
-		                 -EINVAL);
+		ck_assert_int_eq(
+		        ps_py_line_at(PS_PY_LINES_LNOTAB, up, 4, INT32_MAX - 100, 4, &line),
+		        -EINVAL);
 	}
 	srand(15);
 	for (int round = 0; round < 20000; round++) {
