@@ -100,7 +100,8 @@ static bool beside(const char *source, char *path, size_t size)
 static int find_side_file(struct ps_python *python, int32_t pid, char *path, size_t size)
 {
 	const struct ps_jit_names_opts *o = &python->names_opts;
-	struct ps_jit_names *names = ps_python_pid_names(python, pid, true);
+	/* loaded as naming the frames loads them, saying what it found */
+	struct ps_jit_names *names = ps_python_pid_names(python, pid, false);
 	static const enum ps_jit_source sources[] = { PS_JIT_SOURCE_MAP, PS_JIT_SOURCE_DUMP };
 	const char *data = o->perf_data_path, *slash;
 
