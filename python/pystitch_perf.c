@@ -686,6 +686,34 @@ static PyObject *module_stats(PyObject *module, PyObject *unused)
 
 #elif PY_VERSION_HEX >= 0x030C0000 && defined(__linux__)
 
+/* atexit.register(module._exit_trampolines), once: the trampolines of the code objects still
+ * alive go to the side file while they are. */
+static int register_exit(PyObject *module)
+{
+	static bool registered;
+	PyObject *atexit, *callback, *none;
+
+	if (registered)
+		return 0;
+	atexit = PyImport_ImportModule("atexit");
+	callback = atexit ? PyObject_GetAttrString(module, "_exit_trampolines") : NULL;
+	none = callback ? PyObject_CallMethod(atexit, "register", "O", callback) : NULL;
+	registered = none != NULL;
+	Py_XDECREF(none);
+	Py_XDECREF(callback);
+	Py_XDECREF(atexit);
+	return registered ? 0 : -1;
+}
+
+static PyObject *module_exit_trampolines(PyObject *module, PyObject *unused)
+{
+	(void)module;
+	(void)unused;
+	if (lines_trampolines() != 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
 /* CPython 3.12+ has perf-map trampolines of its own (-X perf, sys.activate_stack_trampoline):
  * the module turns them on when they are not, and writes the side file beside them. */
 static PyObject *module_enable(PyObject *module, PyObject *args, PyObject *kwargs)
@@ -712,7 +740,7 @@ static PyObject *module_enable(PyObject *module, PyObject *args, PyObject *kwarg
 	Py_DECREF(active);
 	if (register_fork_callback(module) != 0)
 		return NULL;
-	if (lines && (lines_open(false) != 0 || lines_watch() != 0))
+	if (lines && (lines_open(false) != 0 || lines_watch() != 0 || register_exit(module) != 0))
 		return NULL;
 	Py_RETURN_NONE;
 }
@@ -804,6 +832,11 @@ static PyMethodDef module_methods[] = {
 	  "Gives a forked child a perf map and side file of its own (registered with "
 	  "os.register_at_fork)." },
 	{ "_stats", module_stats, METH_NOARGS, "Counters, for tests." },
+#if PY_VERSION_HEX >= 0x030C0000 && defined(__linux__)
+	{ "_exit_trampolines", module_exit_trampolines, METH_NOARGS,
+	  "Writes the trampolines of the code objects alive to the side file (registered with "
+	  "atexit)." },
+#endif
 	{ NULL, NULL, 0, NULL },
 };
 

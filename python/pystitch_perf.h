@@ -26,7 +26,9 @@
  *                   u32 table format (1 co_lnotab, 2 the 3.10 co_linetable, 3 the 3.11+
  *                   location table), u32 table bytes, u32 name bytes, u32 file bytes, then the
  *                   table, the name and the file (UTF-8), zero padding
- *     2 trampoline: u64 code object, u64 trampoline address
+ *     2 trampoline: u64 code object, u64 trampoline address (3.8-3.11: with the code
+ *                   record; 3.12+: when CPython's trampoline is known, at the code
+ *                   object's freeing and for those alive at exit)
  *     3 free:       u64 code object
  *
  * Each record is written with one write(), so that a process killed at any moment leaves whole
@@ -64,6 +66,9 @@ void lines_free(uintptr_t code);
 int lines_watch(void);
 void lines_unwatch(void);
 bool lines_watching(void);
+/* 3.12+: a trampoline record for every code object alive that CPython gave a trampoline (at
+ * exit: those freed before wrote theirs then). 0, or -1 with an exception set. */
+int lines_trampolines(void);
 /* Counters for the tests: a dict. */
 PyObject *lines_stats(void);
 

@@ -9,9 +9,11 @@
  */
 #include "pystitch_perf.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,7 +31,10 @@ static struct {
 	int error; /* why the file was given up, 0 if it was not */
 	bool own_trampolines;
 	int watcher; /* 3.12+: the code watcher's id, -1 when not watching */
-} side = { .fd = -1, .watcher = -1 };
+	/* 3.12+: the co_extra index where CPython keeps each code object's
+	 * trampoline, -1 while not known */
+	Py_ssize_t trampoline_index;
+} side = { .fd = -1, .watcher = -1, .trampoline_index = -1 };
 
 PyObject *pystitch_utf8_bytes(PyObject *text)
 {
@@ -317,17 +322,109 @@ void lines_free(uintptr_t code)
 
 #if PY_VERSION_HEX >= 0x030C0000
 
+/* The trampoline CPython gave a code object (0: none yet, or not known). */
+static uintptr_t trampoline_of(PyCodeObject *code)
+{
+	void *extra = NULL;
+
+	if (side.trampoline_index < 0 ||
+	    PyUnstable_Code_GetExtra((PyObject *)code, side.trampoline_index, &extra) != 0) {
+		PyErr_Clear();
+		return 0;
+	}
+	return (uintptr_t)extra;
+}
+
+static void trampoline_record(PyCodeObject *code)
+{
+	uintptr_t trampoline = trampoline_of(code);
+	unsigned char record[32];
+
+	if (!trampoline || side.fd < 0)
+		return;
+	record_header(record, LINES_RECORD_TRAMPOLINE, sizeof(record));
+	put_u64(record + 16, (uint64_t)(uintptr_t)code);
+	put_u64(record + 24, (uint64_t)trampoline);
+	write_record(record, sizeof(record));
+	side.trampolines++;
+}
+
 static int code_event(PyCodeEvent event, PyCodeObject *code)
 {
-	if (event == PY_CODE_EVENT_CREATE)
+	if (event == PY_CODE_EVENT_CREATE) {
 		lines_code(code, 0);
-	else if (event == PY_CODE_EVENT_DESTROY)
+	} else if (event == PY_CODE_EVENT_DESTROY) {
+		trampoline_record(code);
 		lines_free((uintptr_t)code);
+	}
 	return 0;
 }
 
-/* A code object that exists already, and those in its constants; seen holds the ids done. */
-static int visit_code(PyObject *code, PyObject *seen)
+/* Whether [address, address + size) lies in an executable mapping of the
+ * process (where CPython's trampolines are), from /proc/self/maps. */
+static bool executable(uintptr_t address, size_t size)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[512];
+	bool found = false;
+
+	if (!maps)
+		return false;
+	while (!found && fgets(line, sizeof(line), maps)) {
+		unsigned long start, end;
+		char perms[5];
+
+		if (sscanf(line, "%lx-%lx %4s", &start, &end, perms) == 3 && perms[2] == 'x' &&
+		    address >= start && address + size <= end)
+			found = true;
+	}
+	fclose(maps);
+	return found;
+}
+
+/* CPython 3.12+ keeps each code object's trampoline in a co_extra slot of
+ * its own, whose index it does not export: run a function made here
+ * through the trampolines, and take the slot that then points to a copy
+ * of the template (_Py_trampoline_func_start, checked to be executable
+ * memory before it is read). Left unknown when none does. */
+static void find_trampoline_index(void)
+{
+	const unsigned char *start = dlsym(RTLD_DEFAULT, "_Py_trampoline_func_start");
+	const unsigned char *end = dlsym(RTLD_DEFAULT, "_Py_trampoline_func_end");
+	PyObject *globals = PyDict_New(), *result = NULL, *probe = NULL;
+	size_t size = start && end && end > start ? (size_t)(end - start) : 0;
+
+	if (globals && size && size <= 64 &&
+	    PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) == 0)
+		result = PyRun_String("def _pystitch_probe():\n    return 1\n", Py_file_input,
+		                      globals, globals);
+	probe = result ? PyDict_GetItemString(globals, "_pystitch_probe") : NULL;
+	if (probe && PyFunction_Check(probe)) {
+		PyObject *one = PyObject_CallNoArgs(probe);
+		PyCodeObject *code = (PyCodeObject *)PyFunction_GET_CODE(probe);
+
+		Py_XDECREF(one);
+		for (Py_ssize_t index = 0; one && index < 16 && side.trampoline_index < 0;
+		     index++) {
+			void *extra = NULL;
+
+			if (PyUnstable_Code_GetExtra((PyObject *)code, index, &extra) != 0) {
+				PyErr_Clear();
+				break;
+			}
+			if (extra && executable((uintptr_t)extra, size) &&
+			    memcmp(extra, start, size) == 0)
+				side.trampoline_index = index;
+		}
+	}
+	Py_XDECREF(result);
+	Py_XDECREF(globals);
+	PyErr_Clear();
+}
+
+/* A code object that exists already, and those in its constants; seen holds the ids done.
+ * trampolines: write the trampolines they have (at exit), not the code objects. */
+static int visit_code(PyObject *code, PyObject *seen, bool trampolines)
 {
 	PyObject *id;
 	PyObject *consts;
@@ -344,26 +441,29 @@ static int visit_code(PyObject *code, PyObject *seen)
 	Py_DECREF(id);
 	if (known != 0)
 		return known < 0 ? -1 : 0;
-	lines_code((PyCodeObject *)code, 0);
+	if (trampolines)
+		trampoline_record((PyCodeObject *)code);
+	else
+		lines_code((PyCodeObject *)code, 0);
 	consts = ((PyCodeObject *)code)->co_consts;
 	for (Py_ssize_t i = 0; consts && PyTuple_Check(consts) && i < PyTuple_GET_SIZE(consts); i++)
-		if (visit_code(PyTuple_GET_ITEM(consts, i), seen) < 0)
+		if (visit_code(PyTuple_GET_ITEM(consts, i), seen, trampolines) < 0)
 			return -1;
 	return 0;
 }
 
 /* The code of a function, generator, coroutine or frame, if it is one. */
-static int visit_object(PyObject *object, PyObject *seen)
+static int visit_object(PyObject *object, PyObject *seen, bool trampolines)
 {
 	static const char *const attributes[] = { "gi_code", "cr_code", "ag_code" };
 
 	if (PyCode_Check(object))
-		return visit_code(object, seen);
+		return visit_code(object, seen, trampolines);
 	if (PyFunction_Check(object))
-		return visit_code(PyFunction_GET_CODE(object), seen);
+		return visit_code(PyFunction_GET_CODE(object), seen, trampolines);
 	if (PyFrame_Check(object)) {
 		PyCodeObject *code = PyFrame_GetCode((PyFrameObject *)object);
-		int rc = visit_code((PyObject *)code, seen);
+		int rc = visit_code((PyObject *)code, seen, trampolines);
 
 		Py_DECREF(code);
 		return rc;
@@ -377,7 +477,7 @@ static int visit_object(PyObject *object, PyObject *seen)
 				PyErr_Clear();
 				continue;
 			}
-			rc = visit_code(code, seen);
+			rc = visit_code(code, seen, trampolines);
 			Py_DECREF(code);
 			return rc;
 		}
@@ -387,7 +487,7 @@ static int visit_object(PyObject *object, PyObject *seen)
 
 /* The code objects that exist now: reachable from the objects the garbage collector tracks
  * (functions, generators, ...) and from the frames running in each thread. */
-static int walk_existing(void)
+static int walk_existing(bool trampolines)
 {
 	PyObject *seen = PySet_New(NULL);
 	PyObject *gc = seen ? PyImport_ImportModule("gc") : NULL;
@@ -397,7 +497,7 @@ static int walk_existing(void)
 	int rc = frames && PyList_Check(objects) && PyDict_Check(frames) ? 0 : -1;
 
 	for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(objects); i++)
-		rc = visit_object(PyList_GET_ITEM(objects, i), seen);
+		rc = visit_object(PyList_GET_ITEM(objects, i), seen, trampolines);
 	if (rc == 0) {
 		PyObject *key, *frame;
 		Py_ssize_t position = 0;
@@ -409,7 +509,7 @@ static int walk_existing(void)
 			while (rc == 0 && f) {
 				PyFrameObject *back = PyFrame_GetBack(f);
 
-				rc = visit_object((PyObject *)f, seen);
+				rc = visit_object((PyObject *)f, seen, trampolines);
 				Py_DECREF(f);
 				f = back;
 			}
@@ -433,9 +533,11 @@ int lines_watch(void)
 	side.watcher = PyCode_AddWatcher(code_event);
 	if (side.watcher < 0)
 		return -1;
+	if (side.trampoline_index < 0)
+		find_trampoline_index();
 	/* after the watcher is on: a code object made meanwhile is then written twice, which
 	 * the reader takes as one, rather than not at all */
-	if (walk_existing() < 0) {
+	if (walk_existing(false) < 0) {
 		lines_unwatch();
 		return -1;
 	}
@@ -451,7 +553,19 @@ void lines_unwatch(void)
 	side.watcher = -1;
 }
 
+int lines_trampolines(void)
+{
+	if (side.fd < 0 || side.trampoline_index < 0)
+		return 0;
+	return walk_existing(true);
+}
+
 #else /* before 3.12: the frame hook reports code objects */
+
+int lines_trampolines(void)
+{
+	return 0; /* written with each code object */
+}
 
 int lines_watch(void)
 {
