@@ -5,8 +5,12 @@
 # methods and generators) run plain and with perf-map trampolines:
 #   - CPython 3.8-3.11 with pystitch's module (python/, built here with
 #     python/Makefile into a temporary directory), run as
-#     `python -m pystitch_perf`;
-#   - CPython 3.12 with its own `-X perf`.
+#     `python -m pystitch_perf`, without its side file of line tables
+#     (PYSTITCH_PERF_LINES=0) and with it (the default);
+#   - CPython 3.12+ with its own `-X perf`, alone and with the module
+#     writing the side file beside it (`python -X perf -m pystitch_perf`).
+# The last column of a run with the side file is its cost in points over
+# the same trampolines without it (CPU, the least of the runs).
 # No perf record: this is the cost of the trampolines alone. Runs the
 # variants alternately and prints, side by side, the median wall and CPU
 # (user + system) seconds of each and the slowdown against the plain run of
@@ -26,8 +30,9 @@ usage: bench/python_overhead.sh [options]
                         given several times (default: the newest 3.8.N,
                         3.9.N, 3.10.N and 3.11.N under $(pyenv root)/versions
                         or ~/.pyenv/versions)
-      --python312 PATH  the CPython 3.12+ to time with -X perf (default: the
-                        newest 3.12.N there; "none" to leave it out)
+      --python312 PATH  the CPython 3.12+ to time with -X perf, alone and with
+                        the module's side file (default: the newest 3.12.N
+                        there; "none" to leave it out)
   -h, --help            this text
 EOF
 }
@@ -108,18 +113,27 @@ for python in "${pythons[@]}"; do
 		cat "$work/build.log" >&2
 		die "python/Makefile cannot build the module for $python"
 	}
-	labels+=("$version plain" "$version pystitch_perf")
+	labels+=("$version plain" "$version pystitch_perf" "$version +lines")
 	command_of["$version plain"]="$python"
-	command_of["$version pystitch_perf"]="env PYTHONPATH=$work/build/$short $python -m pystitch_perf"
+	command_of["$version pystitch_perf"]="env PYSTITCH_PERF_LINES=0 PYTHONPATH=$work/build/$short $python -m pystitch_perf"
+	command_of["$version +lines"]="env PYTHONPATH=$work/build/$short $python -m pystitch_perf"
 done
 if [ "$python312" != none ]; then
 	[ -x "$python312" ] || die "$python312 is not executable"
 	version=$("$python312" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])') || die "$python312 does not run"
 	"$python312" -X perf -c 'import sys; sys.exit(not sys.is_stack_trampoline_active())' ||
 		die "$python312 (CPython $version) has no -X perf"
-	labels+=("$version plain" "$version -X perf")
+	short=${version%.*}
+	printf 'building the module for %s ...\n' "$python312" >&2
+	env MAKEFLAGS= MAKELEVEL= make -s -f "$module_src/Makefile" PYTHON="$python312" \
+		BUILDDIR="$work/build" >"$work/build.log" 2>&1 || {
+		cat "$work/build.log" >&2
+		die "python/Makefile cannot build the module for $python312"
+	}
+	labels+=("$version plain" "$version -X perf" "$version +lines")
 	command_of["$version plain"]="$python312"
 	command_of["$version -X perf"]="$python312 -X perf"
+	command_of["$version +lines"]="env PYTHONPATH=$work/build/$short $python312 -X perf -m pystitch_perf"
 fi
 
 printf 'workload: %s rounds; %s runs of each variant, alternating ...\n' "$iterations" "$runs" >&2
@@ -141,7 +155,8 @@ slowdown() {
 
 printf '\nCPU-bound Python workload, %s rounds, %s runs of each variant (seconds; CPU = user + system)\n' \
 	"$iterations" "$runs"
-printf '%-26s %8s %8s %8s %9s %9s %9s\n' variant "wall" "CPU" "min CPU" "wall +%" "CPU +%" "min CPU +%"
+printf '%-26s %8s %8s %8s %9s %9s %9s %9s\n' variant "wall" "CPU" "min CPU" "wall +%" "CPU +%" \
+	"min CPU +%" "lines +pt"
 printf '%-26s %8s %8s %8s\n' "" median median ""
 for label in "${labels[@]}"; do
 	file=$work/times-${label// /_}
@@ -153,7 +168,15 @@ for label in "${labels[@]}"; do
 		base_cpu=$cpu
 		base_cpu_min=$cpu_min
 		printf '%-26s %8s %8s %8s\n' "$label" "$wall" "$cpu" "$cpu_min"
+	elif [[ $label == *+lines ]]; then
+		# points over the trampolines alone (the row above)
+		points=$(awk -v a="$cpu_min" -v b="$tramp_cpu_min" -v p="$base_cpu_min" \
+			'BEGIN { printf "%+.1f", 100 * (a - b) / p }')
+		printf '%-26s %8s %8s %8s %9s %9s %9s %9s\n' "$label" "$wall" "$cpu" "$cpu_min" \
+			"$(slowdown "$wall" "$base_wall")" "$(slowdown "$cpu" "$base_cpu")" \
+			"$(slowdown "$cpu_min" "$base_cpu_min")" "$points"
 	else
+		tramp_cpu_min=$cpu_min
 		printf '%-26s %8s %8s %8s %9s %9s %9s\n' "$label" "$wall" "$cpu" "$cpu_min" \
 			"$(slowdown "$wall" "$base_wall")" "$(slowdown "$cpu" "$base_cpu")" \
 			"$(slowdown "$cpu_min" "$base_cpu_min")"

@@ -5,7 +5,8 @@ and a few extension modules.
 
 usage: pyworkload.py --seconds S      run for S seconds of CPU time
        pyworkload.py --rounds N       run N rounds
-       [--remove-perf-map]            delete /tmp/perf-PID.map at the end
+       [--remove-perf-map]            delete /tmp/perf-PID.map (and the side
+                                      file perf-PID.pylines) at the end
                                       (timing runs that need no profile)
 """
 import json
@@ -63,9 +64,9 @@ def main(argv):
         for _ in range(int(argv[2])):
             acc += one_round()
     if "--remove-perf-map" in argv[3:]:
-        perf_map = "/tmp/perf-%d.map" % os.getpid()
-        if os.path.exists(perf_map):
-            os.unlink(perf_map)
+        for path in ("/tmp/perf-%d.map", "/tmp/perf-%d.pylines"):
+            if os.path.exists(path % os.getpid()):
+                os.unlink(path % os.getpid())
     return 0 if acc else 1
 
 

@@ -85,6 +85,21 @@ if [ -n "$python" ]; then
 	rm -f "/tmp/jit-$pid.dump" "/tmp/perf-$pid.map"
 fi
 
+# ---- fuzz_pylines: pystitch_perf's side files, whole and cut ------------
+fresh fuzz_pylines
+printf '%s\n' "$fib" >"$work/fib.py"
+for minor in 8 10 12; do
+	python=$(find_python "3.$minor")
+	[ -n "$python" ] || continue
+	env MAKEFLAGS= MAKELEVEL= make -s -f "$top/python/Makefile" PYTHON="$python" \
+		BUILDDIR="$work/module" >/dev/null 2>&1 || continue
+	pid=$(PYTHONPATH="$work/module/3.$minor" "$python" -X perf -m pystitch_perf "$work/fib.py")
+	cuts "/tmp/perf-$pid.pylines" "$work" "pylines-3.$minor" 4096 8192
+	cp "$work/pylines-3.$minor-cut4096" "$corpus/fuzz_pylines/3.$minor"
+	cp "$work/pylines-3.$minor-cut8192" "$corpus/fuzz_pylines/3.$minor-long"
+	rm -f "/tmp/perf-$pid.pylines" "/tmp/perf-$pid.map"
+done
+
 # ---- fuzz_elf: the test programs, stripped and split, small stand-ins ----
 fresh fuzz_elf
 elf=$corpus/fuzz_elf

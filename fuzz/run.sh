@@ -22,7 +22,8 @@ seconds=${1:?usage: fuzz/run.sh SECONDS [TARGET...]}
 shift
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] ||
-	targets=(fuzz_reader fuzz_jit fuzz_elf fuzz_archive fuzz_text fuzz_tracing fuzz_session)
+	targets=(fuzz_reader fuzz_jit fuzz_elf fuzz_archive fuzz_text fuzz_tracing fuzz_session
+		fuzz_pylines)
 build=${FUZZ_BUILD:-$top/build/fuzz}
 mkdir -p "$build"
 build=$(cd "$build" && pwd)

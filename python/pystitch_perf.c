@@ -7,28 +7,93 @@
  * The template is exported as `_Py_trampoline_func_start`/`_Py_trampoline_func_end`, the
  * symbols CPython 3.12 uses for its own, and has the same shape, so that pystitch derives the
  * unwind rule of the copies by decoding it in this module as it does in libpython.
+ *
+ * Beside the map it writes /tmp/perf-PID.pylines (pystitch_perf_lines.c), the code objects'
+ * bytecode ranges and line tables that give pystitch each Python frame's line; on 3.12+,
+ * where CPython has trampolines of its own (-X perf), that side file is all the module does.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "pystitch_perf.h"
 
 #if PY_VERSION_HEX < 0x03070000
 #error "pystitch_perf needs CPython 3.7 or newer (os.register_at_fork)"
 #endif
 
-/* 3.12 has its own trampolines (-X perf); other machines have no template here. */
+/* 3.12 has its own trampolines (-X perf), beside which the module writes only its side file;
+ * other machines have no template here. */
 #if PY_VERSION_HEX < 0x030C0000 && defined(__x86_64__) && defined(__linux__)
 #define PYSTITCH_PERF_SUPPORTED 1
 #else
 #define PYSTITCH_PERF_SUPPORTED 0
 #endif
 
+/* Whether os.register_at_fork() has the module's after-fork callback (process-wide, under the
+ * GIL). */
+static bool fork_callback_registered;
+
+/* os.register_at_fork(after_in_child=module._after_fork_child), once. */
+static int register_fork_callback(PyObject *module)
+{
+	if (fork_callback_registered)
+		return 0;
+	int result = -1;
+	PyObject *os = PyImport_ImportModule("os");
+	PyObject *register_at_fork = os ? PyObject_GetAttrString(os, "register_at_fork") : NULL;
+	PyObject *callback =
+	        register_at_fork ? PyObject_GetAttrString(module, "_after_fork_child") : NULL;
+	PyObject *args = callback ? PyTuple_New(0) : NULL;
+	PyObject *kwargs = args ? Py_BuildValue("{sO}", "after_in_child", callback) : NULL;
+	PyObject *none = kwargs ? PyObject_Call(register_at_fork, args, kwargs) : NULL;
+	if (none != NULL) {
+		fork_callback_registered = true;
+		result = 0;
+	}
+	Py_XDECREF(none);
+	Py_XDECREF(kwargs);
+	Py_XDECREF(args);
+	Py_XDECREF(callback);
+	Py_XDECREF(register_at_fork);
+	Py_XDECREF(os);
+	return result;
+}
+
+/* enable()'s lines argument: None (the default) takes PYSTITCH_PERF_LINES, which turns the side
+ * file off when set to 0. 1, 0, or -1 with an exception set. */
+static int lines_wanted(PyObject *args, PyObject *kwargs)
+{
+	static char *keywords[] = { "lines", NULL };
+	PyObject *lines = Py_None;
+	const char *env;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:enable", keywords, &lines))
+		return -1;
+	if (lines != Py_None)
+		return PyObject_IsTrue(lines);
+	env = getenv("PYSTITCH_PERF_LINES");
+	return !(env && strcmp(env, "0") == 0);
+}
+
+/* The module's counters and the side file's, in one dict (a new reference). */
+static PyObject *stats_with_lines(PyObject *stats)
+{
+	PyObject *lines = stats ? lines_stats() : NULL;
+
+	if (lines && PyDict_Update(stats, lines) != 0) {
+		Py_DECREF(lines);
+		lines = NULL;
+	}
+	Py_XDECREF(lines);
+	if (!lines) {
+		Py_XDECREF(stats);
+		return NULL;
+	}
+	return stats;
+}
+
 #if PYSTITCH_PERF_SUPPORTED
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -104,6 +169,7 @@ typedef PyObject *(*trampoline_entry)(eval_frame_type *, int, void *, _PyFrameEv
  * object holds it in its co_extra slot until it dies; then it is parked for reuse. */
 struct trampoline {
 	trampoline_entry entry; /* first: the hook reads only this */
+	uintptr_t code; /* the code object it runs (0 while parked), for the side file */
 	char *label; /* "py::NAME:FILENAME", NUL-terminated */
 	size_t label_length;
 	uint64_t label_hash;
@@ -145,7 +211,6 @@ static struct {
 	uint64_t map_bytes;
 	size_t map_lines;
 	int map_errno; /* why the map was given up, 0 if it was not */
-	bool fork_callback_registered;
 } state = { .code_index = -1, .map_fd = -1 };
 
 /* ---- executable arenas --------------------------------------------------- */
@@ -291,31 +356,17 @@ static void perf_map_write(const struct trampoline *trampoline)
 
 /* ---- labels ------------------------------------------------------------- */
 
-/* UTF-8 of a str; lone surrogates (from undecodable file names) become backslash escapes.
- * Returns a new reference to a bytes object or NULL with an exception set. */
-static PyObject *utf8_bytes(PyObject *text)
-{
-	if (!PyUnicode_Check(text))
-		return PyBytes_FromString("?");
-	PyObject *bytes = PyUnicode_AsUTF8String(text);
-	if (bytes == NULL) {
-		PyErr_Clear();
-		bytes = PyUnicode_AsEncodedString(text, "utf-8", "backslashreplace");
-	}
-	return bytes;
-}
-
 /* "py::NAME:FILENAME" as CPython 3.12 writes it. NAME is co_qualname on 3.11; before, the
  * code object has no more than co_name. Control characters would break the line format.
  * Returns a PyMem_Raw buffer or NULL with an exception set. */
 static char *label_new(PyCodeObject *code, size_t *length)
 {
 #if PY_VERSION_HEX >= 0x030B0000
-	PyObject *name = utf8_bytes(code->co_qualname);
+	PyObject *name = pystitch_utf8_bytes(code->co_qualname);
 #else
-	PyObject *name = utf8_bytes(code->co_name);
+	PyObject *name = pystitch_utf8_bytes(code->co_name);
 #endif
-	PyObject *file = name ? utf8_bytes(code->co_filename) : NULL;
+	PyObject *file = name ? pystitch_utf8_bytes(code->co_filename) : NULL;
 	char *label = NULL;
 	if (file != NULL) {
 		size_t name_length = (size_t)PyBytes_GET_SIZE(name);
@@ -400,8 +451,13 @@ static struct trampoline *parked_find(const char *label, size_t length, uint64_t
 /* The co_extra free function: the code object died (or its extra was replaced). */
 static void trampoline_release(void *extra)
 {
-	if (extra != NULL)
-		parked_add(extra);
+	struct trampoline *trampoline = extra;
+
+	if (trampoline == NULL)
+		return;
+	lines_free(trampoline->code);
+	trampoline->code = 0;
+	parked_add(trampoline);
 }
 
 /* ---- trampolines -------------------------------------------------------- */
@@ -456,6 +512,10 @@ static __attribute__((noinline)) struct trampoline *trampoline_for(PyCodeObject 
 	    _PyCode_SetExtra((PyObject *)code, state.code_index, trampoline) != 0) {
 		parked_add(trampoline);
 		trampoline = NULL;
+	}
+	if (trampoline != NULL) {
+		trampoline->code = (uintptr_t)code;
+		lines_code(code, (uintptr_t)trampoline->entry);
 	}
 	PyErr_Clear();
 	PyErr_Restore(type, value, traceback);
@@ -518,39 +578,18 @@ static void install_evaluator(PyInterpreterState *interpreter, _PyFrameEvalFunct
 #endif
 }
 
-/* os.register_at_fork(after_in_child=module._after_fork_child), once. */
-static int register_fork_callback(PyObject *module)
+static PyObject *module_enable(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-	if (state.fork_callback_registered)
-		return 0;
-	int result = -1;
-	PyObject *os = PyImport_ImportModule("os");
-	PyObject *register_at_fork = os ? PyObject_GetAttrString(os, "register_at_fork") : NULL;
-	PyObject *callback =
-	        register_at_fork ? PyObject_GetAttrString(module, "_after_fork_child") : NULL;
-	PyObject *args = callback ? PyTuple_New(0) : NULL;
-	PyObject *kwargs = args ? Py_BuildValue("{sO}", "after_in_child", callback) : NULL;
-	PyObject *none = kwargs ? PyObject_Call(register_at_fork, args, kwargs) : NULL;
-	if (none != NULL) {
-		state.fork_callback_registered = true;
-		result = 0;
-	}
-	Py_XDECREF(none);
-	Py_XDECREF(kwargs);
-	Py_XDECREF(args);
-	Py_XDECREF(callback);
-	Py_XDECREF(register_at_fork);
-	Py_XDECREF(os);
-	return result;
-}
-
-static PyObject *module_enable(PyObject *module, PyObject *unused)
-{
-	(void)unused;
+	int lines = lines_wanted(args, kwargs);
+	if (lines < 0)
+		return NULL;
 	PyInterpreterState *interpreter = current_interpreter();
 	_PyFrameEvalFunction current = evaluator_of(interpreter);
-	if (current == eval_hook)
+	if (current == eval_hook) {
+		if (lines && lines_open(true) != 0)
+			return NULL;
 		Py_RETURN_NONE;
+	}
 	if (state.interpreter != NULL && state.interpreter != interpreter) {
 		PyErr_SetString(PyExc_RuntimeError,
 		                "already enabled in another interpreter of this process; "
@@ -600,6 +639,8 @@ static PyObject *module_enable(PyObject *module, PyObject *unused)
 			state.map_bytes = 0;
 		}
 	}
+	if (lines && lines_open(true) != 0)
+		return NULL;
 	install_evaluator(interpreter, eval_hook);
 	Py_RETURN_NONE;
 }
@@ -627,6 +668,7 @@ static PyObject *module_after_fork_child(PyObject *module, PyObject *unused)
 	(void)module;
 	(void)unused;
 	perf_map_follow_fork();
+	lines_follow_fork();
 	Py_RETURN_NONE;
 }
 
@@ -634,29 +676,113 @@ static PyObject *module_stats(PyObject *module, PyObject *unused)
 {
 	(void)module;
 	(void)unused;
-	return Py_BuildValue("{snsnsnsnsnsKsisi}", "arenas", (Py_ssize_t)state.arenas, "slots",
-	                     (Py_ssize_t)state.slots, "parked", (Py_ssize_t)state.parked,
-	                     "map_lines", (Py_ssize_t)state.map_lines, "template_size",
-	                     (Py_ssize_t)state.template_size, "map_bytes",
-	                     (unsigned long long)state.map_bytes, "map_fd_open", state.map_fd >= 0,
-	                     "map_errno", state.map_errno);
+	return stats_with_lines(Py_BuildValue(
+	        "{snsnsnsnsnsKsisi}", "arenas", (Py_ssize_t)state.arenas, "slots",
+	        (Py_ssize_t)state.slots, "parked", (Py_ssize_t)state.parked, "map_lines",
+	        (Py_ssize_t)state.map_lines, "template_size", (Py_ssize_t)state.template_size,
+	        "map_bytes", (unsigned long long)state.map_bytes, "map_fd_open", state.map_fd >= 0,
+	        "map_errno", state.map_errno));
 }
 
-#else /* !PYSTITCH_PERF_SUPPORTED */
+#elif PY_VERSION_HEX >= 0x030C0000 && defined(__linux__)
 
-static PyObject *module_enable(PyObject *module, PyObject *unused)
+/* atexit.register(module._exit_trampolines), once: the trampolines of the code objects still
+ * alive go to the side file while they are. */
+static int register_exit(PyObject *module)
+{
+	static bool registered;
+	PyObject *atexit, *callback, *none;
+
+	if (registered)
+		return 0;
+	atexit = PyImport_ImportModule("atexit");
+	callback = atexit ? PyObject_GetAttrString(module, "_exit_trampolines") : NULL;
+	none = callback ? PyObject_CallMethod(atexit, "register", "O", callback) : NULL;
+	registered = none != NULL;
+	Py_XDECREF(none);
+	Py_XDECREF(callback);
+	Py_XDECREF(atexit);
+	return registered ? 0 : -1;
+}
+
+static PyObject *module_exit_trampolines(PyObject *module, PyObject *unused)
 {
 	(void)module;
 	(void)unused;
-#if PY_VERSION_HEX >= 0x030C0000
-	PyErr_SetString(
-	        PyExc_RuntimeError,
-	        "CPython 3.12 and newer write perf maps themselves: run python with -X perf "
-	        "(or set PYTHONPERFSUPPORT=1) instead of pystitch_perf, which is for "
-	        "CPython 3.7 to 3.11");
-#else
+	if (lines_trampolines() != 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+/* CPython 3.12+ has perf-map trampolines of its own (-X perf, sys.activate_stack_trampoline):
+ * the module turns them on when they are not, and writes the side file beside them. */
+static PyObject *module_enable(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+	int lines = lines_wanted(args, kwargs);
+	PyObject *sys, *active;
+
+	if (lines < 0)
+		return NULL;
+	sys = PyImport_ImportModule("sys");
+	active = sys ? PyObject_CallMethod(sys, "is_stack_trampoline_active", NULL) : NULL;
+	if (active && !PyObject_IsTrue(active)) {
+		PyObject *none = PyObject_CallMethod(sys, "activate_stack_trampoline", "s", "perf");
+
+		if (!none) {
+			Py_DECREF(active);
+			active = NULL;
+		}
+		Py_XDECREF(none);
+	}
+	Py_XDECREF(sys);
+	if (!active)
+		return NULL;
+	Py_DECREF(active);
+	if (register_fork_callback(module) != 0)
+		return NULL;
+	if (lines && (lines_open(false) != 0 || lines_watch() != 0 || register_exit(module) != 0))
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+static PyObject *module_disable(PyObject *module, PyObject *unused)
+{
+	(void)module;
+	(void)unused;
+	lines_unwatch();
+	Py_RETURN_NONE;
+}
+
+static PyObject *module_is_enabled(PyObject *module, PyObject *unused)
+{
+	(void)module;
+	(void)unused;
+	return PyBool_FromLong(lines_watching());
+}
+
+static PyObject *module_after_fork_child(PyObject *module, PyObject *unused)
+{
+	(void)module;
+	(void)unused;
+	lines_follow_fork();
+	Py_RETURN_NONE;
+}
+
+static PyObject *module_stats(PyObject *module, PyObject *unused)
+{
+	(void)module;
+	(void)unused;
+	return stats_with_lines(PyDict_New());
+}
+
+#else /* neither: not x86-64 Linux */
+
+static PyObject *module_enable(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+	(void)module;
+	(void)args;
+	(void)kwargs;
 	PyErr_SetString(PyExc_RuntimeError, "pystitch_perf works on x86-64 Linux only");
-#endif
 	return NULL;
 }
 
@@ -688,19 +814,29 @@ static PyObject *module_stats(PyObject *module, PyObject *unused)
 	return PyDict_New();
 }
 
-#endif /* PYSTITCH_PERF_SUPPORTED */
+#endif
 
 static PyMethodDef module_methods[] = {
-	{ "enable", module_enable, METH_NOARGS,
-	  "enable()\n--\n\nRun every Python function through a trampoline named in "
-	  "/tmp/perf-PID.map. Enabling twice is harmless." },
+	{ "enable", (PyCFunction)(void (*)(void))module_enable, METH_VARARGS | METH_KEYWORDS,
+	  "enable(lines=None)\n--\n\nRun every Python function through a trampoline named in "
+	  "/tmp/perf-PID.map (CPython 3.8-3.11: the module's own; 3.12+: CPython's -X perf ones, "
+	  "turned on if they are not), and with lines write /tmp/perf-PID.pylines, the code "
+	  "objects' line tables that give pystitch the line of each Python frame (None: unless "
+	  "PYSTITCH_PERF_LINES=0). Enabling twice is harmless." },
 	{ "disable", module_disable, METH_NOARGS,
-	  "disable()\n--\n\nRestore the default frame evaluator. The map stays." },
+	  "disable()\n--\n\nRestore the default frame evaluator (3.12+: stop watching code "
+	  "objects). The map and the side file stay." },
 	{ "is_enabled", module_is_enabled, METH_NOARGS,
-	  "is_enabled()\n--\n\nWhether the trampolines are in use." },
+	  "is_enabled()\n--\n\nWhether the trampolines (3.12+: the code watcher) are in use." },
 	{ "_after_fork_child", module_after_fork_child, METH_NOARGS,
-	  "Gives a forked child a perf map of its own (registered with os.register_at_fork)." },
+	  "Gives a forked child a perf map and side file of its own (registered with "
+	  "os.register_at_fork)." },
 	{ "_stats", module_stats, METH_NOARGS, "Counters, for tests." },
+#if PY_VERSION_HEX >= 0x030C0000 && defined(__linux__)
+	{ "_exit_trampolines", module_exit_trampolines, METH_NOARGS,
+	  "Writes the trampolines of the code objects alive to the side file (registered with "
+	  "atexit)." },
+#endif
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -193,6 +193,9 @@ struct ps_collapse_opts {
 	 * [unknown], or a vmlinux), "_[j]" after frames of a perf map
 	 * (/tmp/perf-PID.map: Python and other JIT frames) */
 	bool annotate;
+	/* name Python frames with their line when they have one
+	 * (ps_frame.line): "py::qualname:file:line" */
+	bool lines;
 };
 
 /* The unique stacks of a capture and their weights: memory grows with
@@ -224,6 +227,9 @@ struct ps_flamegraph_opts {
 	 * callees); their weight stays in their caller's. 0 draws all
 	 * (flamegraph.pl's default is 0.1). */
 	double min_width;
+	/* a box per line of each Python function, "py::qualname:file:line",
+	 * for the frames that have one (ps_frame.line) */
+	bool lines;
 };
 
 /* The merged call tree of a capture: one node per unique call path. */
@@ -257,7 +263,8 @@ PS_API size_t ps_flamegraph_nr_nodes(const struct ps_flamegraph *flamegraph);
  * addresses seen; the frames of one address's inline chain are the lines
  * of one location, innermost first. Python frames ("py::qualname:file")
  * have locations without mapping or address whose function is named
- * qualname, in file file. The first mapping, which profile.proto calls
+ * qualname, in file file, and whose line is the frame's (ps_frame.line,
+ * 0 when it has none), so that `pprof -list` shows Python lines. The first mapping, which profile.proto calls
  * the main binary and pprof heads its reports with, is the program most
  * samples ran (ps_stack.executable; without addresses when no frame fell
  * in it); the others follow in the order they were met. */

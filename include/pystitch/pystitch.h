@@ -962,6 +962,7 @@ enum ps_file_kind {
 	PS_FILE_VMLINUX, /* kernel symbols from an ELF */
 	PS_FILE_PERF_MAP, /* perf-PID.map */
 	PS_FILE_JITDUMP, /* jit-PID.dump */
+	PS_FILE_PY_LINES, /* perf-PID.pylines, pystitch_perf's code objects */
 };
 
 /* Called for every file a session reads to symbolise, unwind or name
@@ -1127,6 +1128,12 @@ struct ps_frame {
 	 * code ran there, one or more frames whose names the capture does
 	 * not hold. addr and ip are 0, dso NULL. */
 	bool python_unnamed;
+	/* A Python frame's source line in the Python modes that merge, 0
+	 * when not known: the line its function was running (in a caller,
+	 * the line of the call). Needs pystitch_perf's side file (see
+	 * pystitch(1), LINE NUMBERS). It sits in what was the struct's tail
+	 * padding: sizeof(struct ps_frame) is the same as before it. */
+	uint32_t line;
 };
 
 /* One end of a branch of a sample's branch stack, as perf script's -F
@@ -1326,6 +1333,17 @@ struct ps_python_process {
 	 * /data, /tmp"), or a file that could not be read; NULL otherwise. */
 	const char *missing;
 	const char *error;
+	/* Line numbers: pystitch_perf's side file found for the process
+	 * (NULL: none) and the code objects it describes, or why it could
+	 * not be read (NULL: it was, or there is none). */
+	const char *lines_file;
+	size_t lines_codes;
+	const char *lines_error;
+	/* The Python frames of the stacks ps_session_next() has delivered,
+	 * and of them those that have a line, by where its instruction
+	 * pointer came from: libpython's DWARF (the eval loop's variable), or
+	 * the scan of the frame's registers and stack. */
+	uint64_t python_frames, lines_dwarf, lines_scan;
 };
 
 /* process and its strings are valid only during the call: copy what
@@ -1343,9 +1361,9 @@ PS_API int ps_session_python_processes(struct ps_session *session, ps_python_pro
 /* Read the rest of the capture without building stacks: its records keep
  * the session's model of the processes up to date, its samples are
  * passed over, so that ps_session_python_processes() then covers the whole
- * capture without the cost of unwinding (`pystitch info`). Afterwards
- * ps_session_next() returns 0. 0, or a negative errno when a record could
- * not be read (ps_session_errmsg() says why). */
+ * capture without the cost of unwinding (but without counts of Python
+ * frames). Afterwards ps_session_next() returns 0. 0, or a negative errno
+ * when a record could not be read (ps_session_errmsg() says why). */
 PS_API int ps_session_read_to_end(struct ps_session *session);
 
 #ifdef __cplusplus

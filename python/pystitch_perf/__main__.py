@@ -18,7 +18,7 @@ USAGE = "usage: python -m pystitch_perf [-m MODULE | SCRIPT] [ARGS...]\n"
 def enable():
     try:
         _pystitch_perf.enable()
-    except (RuntimeError, OSError) as error:  # 3.12+, another evaluator, no map
+    except (RuntimeError, OSError) as error:  # another evaluator, no map or side file
         sys.stderr.write("pystitch_perf: %s\n" % error)
         sys.exit(1)
 

@@ -34,6 +34,10 @@ static const char collapse_usage[] =
         "      --annotate        mark frames as stackcollapse-perf.pl --all does:\n"
         "                        '_[k]' after kernel frames, '_[j]' after frames\n"
         "                        of perf maps (Python and other JIT code)\n"
+        "      --lines           name Python frames with the line they were at,\n"
+        "                        py::QUALNAME:FILE:LINE, where they have one\n"
+        "                        (pystitch_perf's side file: see LINE NUMBERS in\n"
+        "                        pystitch(1))\n"
         PS_CLI_SESSION_HELP
         PS_CLI_COMMON_HELP;
 /* clang-format on */
@@ -42,6 +46,7 @@ enum {
 	OPT_WEIGHT = PS_OPT_COMMAND_FIRST,
 	OPT_PER,
 	OPT_ANNOTATE,
+	OPT_LINES,
 };
 
 struct collapse_state {
@@ -76,6 +81,9 @@ static int collapse_option(struct ps_cli *cli, struct ps_cli_args *args, void *s
 		break;
 	case OPT_ANNOTATE:
 		st->collapse.annotate = true;
+		break;
+	case OPT_LINES:
+		st->collapse.lines = true;
 		break;
 	}
 	return 0;
@@ -131,6 +139,7 @@ static const struct option collapse_options[] = {
 	{ "weight", required_argument, NULL, OPT_WEIGHT },
 	{ "per", required_argument, NULL, OPT_PER },
 	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+	{ "lines", no_argument, NULL, OPT_LINES },
 	{ NULL, 0, NULL, 0 },
 };
 

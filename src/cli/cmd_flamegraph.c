@@ -43,6 +43,10 @@ static const char flamegraph_usage[] =
         "      --per WHAT        what the frames above the root are: comm\n"
         "                        (default), pid (comm-PID), tid (comm-PID/TID) or\n"
         "                        none (stacks start at their root)\n"
+        "      --lines           a box per line of each Python function,\n"
+        "                        py::QUALNAME:FILE:LINE, where frames have one\n"
+        "                        (pystitch_perf's side file: see LINE NUMBERS in\n"
+        "                        pystitch(1))\n"
         PS_CLI_SESSION_HELP
         PS_CLI_COMMON_HELP;
 /* clang-format on */
@@ -54,6 +58,7 @@ enum {
 	OPT_TITLE,
 	OPT_WIDTH,
 	OPT_MINWIDTH,
+	OPT_LINES,
 };
 
 struct flamegraph_state {
@@ -103,6 +108,9 @@ static int flamegraph_option(struct ps_cli *cli, struct ps_cli_args *args, void 
 	case OPT_MINWIDTH:
 		if (parse_pixels(arg, 0, 100000, &st->flame.min_width))
 			return ps_cli_bad_value(cli, "--minwidth", arg);
+		break;
+	case OPT_LINES:
+		st->flame.lines = true;
 		break;
 	case OPT_ICICLE:
 		st->flame.icicle = true;
@@ -182,6 +190,7 @@ static const struct option flamegraph_options[] = {
 	{ "icicle", no_argument, NULL, OPT_ICICLE },
 	{ "weight", required_argument, NULL, OPT_WEIGHT },
 	{ "per", required_argument, NULL, OPT_PER },
+	{ "lines", no_argument, NULL, OPT_LINES },
 	{ NULL, 0, NULL, 0 },
 };
 

@@ -25,9 +25,12 @@ static const char info_usage[] =
         "                        \"use -I\" hints\n"
         "  -P, --pystitch        then pystitch's own lines: the build ids, the size\n"
         "                        of the tracing data, and for every process that ran\n"
-        "                        CPython or JIT code the interpreter and its version\n"
-        "                        and the perf map and jitdump found to name its\n"
-        "                        Python frames (the whole capture is read for that)\n"
+        "                        CPython or JIT code the interpreter and its version,\n"
+        "                        the perf map and jitdump found to name its Python\n"
+        "                        frames, and the side file that gives them lines with\n"
+        "                        the share of its Python frames that have one and\n"
+        "                        where they came from (the whole capture is read and\n"
+        "                        its stacks unwound for that)\n"
         "      --perf-map-dir DIR look for perf-PID.map and jit-PID.dump here first,\n"
         "                        then next to the capture, then in /tmp; may be\n"
         "                        given again (one per container): maps of any\n"
@@ -123,8 +126,15 @@ static int info_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 	 * records) or the processes (known only at the end) are wanted; a
 	 * file's features were read with its header */
 	ret = 0;
-	if (st->pystitch || ps_reader_is_pipe(ps_session_reader(session)))
+	if (st->pystitch) {
+		/* the stacks, for the share of Python frames with a line */
+		const struct ps_stack *stack;
+
+		while ((ret = ps_session_next(session, &stack)) > 0)
+			;
+	} else if (ps_reader_is_pipe(ps_session_reader(session))) {
 		ret = ps_session_read_to_end(session);
+	}
 	if (st->pystitch && ps_session_python_processes(session, add_python_process, &lines) < 0 &&
 	    !lines.error)
 		lines.error = -ENOMEM;

@@ -152,6 +152,10 @@ static void build_key(struct ps_collapse *collapse, const struct ps_stack *stack
 		const char *mark = collapse->opts.annotate ? annotation(f, name) : NULL;
 
 		add_name(key, name, false);
+		if (collapse->opts.lines && f->python && f->line) {
+			ps_strbuf_addch(key, ':');
+			ps_strbuf_add_int(key, (int32_t)f->line, 0, false);
+		}
 		if (mark)
 			ps_strbuf_add(key, mark, 4);
 	}

@@ -183,10 +183,22 @@ int ps_flamegraph_add(struct ps_flamegraph *fg, const struct ps_stack *stack)
 	for (size_t i = nr; i-- > 0;) {
 		const struct ps_frame *frame = &stack->frames[i];
 		const char *name = frame->sym ? frame->sym : "[unknown]";
+		size_t len = strlen(name);
 		unsigned kind =
 		        ps_flame_frame_kind(frame) | (frame->inlined ? PS_FLAME_INLINED : 0);
 
-		node = child(fg, node, kind, name, strlen(name));
+		/* a Python frame's line: "py::qualname:file:line" */
+		if (fg->opts.lines && frame->python && frame->line) {
+			ps_strbuf_reset(&fg->label);
+			ps_strbuf_add(&fg->label, name, len);
+			ps_strbuf_addch(&fg->label, ':');
+			ps_strbuf_add_int(&fg->label, (int32_t)frame->line, 0, false);
+			if (ps_strbuf_failed(&fg->label))
+				return -ENOMEM;
+			name = fg->label.buf;
+			len = fg->label.len;
+		}
+		node = child(fg, node, kind, name, len);
 		if (!node)
 			return -ENOMEM;
 	}

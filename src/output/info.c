@@ -511,6 +511,34 @@ void ps_info_print(struct ps_strbuf *out, const struct ps_reader *reader, time_t
 		print_extras(out, f);
 }
 
+/* "#   lines: FILE, N code objects; L of F Python frames (x%) have a line:
+ * D from libpython's DWARF, S from a scan of their registers and stack" */
+static void print_lines(struct ps_strbuf *out, const struct ps_python_process *p)
+{
+	uint64_t lined = p->lines_dwarf + p->lines_scan;
+
+	ps_strbuf_addstr(out, "#   lines: ");
+	if (p->lines_error) {
+		ps_strbuf_addf(out, "none, %s\n", p->lines_error);
+		return;
+	}
+	if (!p->lines_file) {
+		ps_strbuf_addstr(out, "none (no side file: run the program with pystitch_perf)\n");
+		return;
+	}
+	ps_strbuf_addf(out, "%s, %zu code objects; ", p->lines_file, p->lines_codes);
+	if (!p->python_frames) {
+		ps_strbuf_addstr(out, "no Python frame in the stacks read\n");
+		return;
+	}
+	ps_strbuf_addf(out,
+	               "%llu of %llu Python frames (%.2f%%) have a line: %llu from libpython's "
+	               "DWARF, %llu from a scan of their registers and stack\n",
+	               (unsigned long long)lined, (unsigned long long)p->python_frames,
+	               100.0 * (double)lined / (double)p->python_frames,
+	               (unsigned long long)p->lines_dwarf, (unsigned long long)p->lines_scan);
+}
+
 void ps_info_print_python(struct ps_strbuf *out, const struct ps_python_process *p, bool first)
 {
 	if (first)
@@ -549,6 +577,7 @@ void ps_info_print_python(struct ps_strbuf *out, const struct ps_python_process 
 		ps_strbuf_addf(out, "#   Python frames stay unnamed: %s\n", p->missing);
 	if (p->error)
 		ps_strbuf_addf(out, "#   error: %s\n", p->error);
+	print_lines(out, p);
 }
 
 /* ---- the public writers (pystitch/output.h) ------------------------ */

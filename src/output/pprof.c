@@ -181,7 +181,7 @@ static int64_t location_id(struct ps_pprof *pprof, const struct ps_frame *frames
 		if (function < 0)
 			return function;
 		pprof->key[words++] = (uint64_t)function;
-		pprof->key[words++] = 0;
+		pprof->key[words++] = first->python ? first->line : 0;
 		nr_lines = 1;
 		pprof->key[1] = 0;
 	} else {

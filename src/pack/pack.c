@@ -101,6 +101,7 @@ static enum ps_archive_kind archive_kind(enum ps_file_kind kind)
 	case PS_FILE_VMLINUX:
 		return PS_ARCHIVE_VMLINUX;
 	case PS_FILE_PERF_MAP:
+	case PS_FILE_PY_LINES: /* read as perf maps are: by path, beside them */
 		return PS_ARCHIVE_PERF_MAP;
 	case PS_FILE_JITDUMP:
 		return PS_ARCHIVE_JITDUMP;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "pipeline/pipeline_priv.h"
 
 /* The recorded callchain, as perf's thread__resolve_callchain_sample
@@ -52,6 +53,7 @@ int ps_pipeline_begin_stack(struct ps_pipeline *pipeline, const struct ps_event 
 
 	stack->frames = pipeline->frames;
 	stack->nr_frames = 0;
+	stack->notes = NULL;
 	stack->unwound = false;
 	stack->stop = PS_UNWIND_STOP_END;
 	pipeline->hint_map = NULL;
@@ -76,8 +78,25 @@ int ps_pipeline_begin_stack(struct ps_pipeline *pipeline, const struct ps_event 
 	return err;
 }
 
+/* The notes of the frames from first on: note, those before 0. */
+static int set_notes(struct ps_pipeline *pipeline, size_t first, uint64_t note)
+{
+	struct ps_pipeline_stack *stack = &pipeline->stack;
+
+	if (!ps_array_reserve((void **)&pipeline->notes, &pipeline->cap_notes, stack->nr_frames,
+	                      sizeof(*pipeline->notes), 256))
+		return -ENOMEM;
+	if (!stack->notes)
+		memset(pipeline->notes, 0, first * sizeof(*pipeline->notes));
+	for (size_t i = first; i < stack->nr_frames; i++)
+		pipeline->notes[i] = note;
+	stack->notes = pipeline->notes;
+	return 0;
+}
+
 int ps_pipeline_add_unwound(struct ps_pipeline *pipeline, struct ps_process *process,
-                            const uint64_t *pcs, int n, enum ps_unwind_stop stop)
+                            const uint64_t *pcs, const uint64_t *notes, int n,
+                            enum ps_unwind_stop stop)
 {
 	struct ps_pipeline_stack *stack = &pipeline->stack;
 
@@ -88,8 +107,12 @@ int ps_pipeline_add_unwound(struct ps_pipeline *pipeline, struct ps_process *pro
 	stack->unwound = true;
 	stack->stop = stop;
 	for (int i = 0; i < n; i++) {
+		size_t first = stack->nr_frames;
 		int err = ps_pipeline_add_frames(pipeline, process, PERF_RECORD_MISC_USER, pcs[i],
 		                                 !pipeline->no_inline);
+		/* every frame of the address (its inline chain) has the note */
+		if (!err && ((notes && notes[i]) || stack->notes))
+			err = set_notes(pipeline, first, notes ? notes[i] : 0);
 		if (err)
 			return err;
 	}

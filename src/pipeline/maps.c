@@ -322,7 +322,8 @@ bool ps_pipeline_has_user_stack(const struct ps_pipeline *pipeline, const struct
 }
 
 int ps_pipeline_unwind(struct ps_pipeline *pipeline, const struct ps_event *event,
-                       struct ps_process *process, uint64_t *pcs, enum ps_unwind_stop *stop)
+                       struct ps_process *process, uint64_t *pcs, enum ps_unwind_stop *stop,
+                       uint64_t *notes, bool *noted)
 {
 	const struct ps_sample *sample = &event->u.sample;
 	struct ps_unwind_sample us = {
@@ -344,6 +345,30 @@ int ps_pipeline_unwind(struct ps_pipeline *pipeline, const struct ps_event *even
 	us.recover_popped =
 	        rules->recover_popped && rules->recover_popped(pipeline->rules_ctx, process);
 	us.no_quirks = rules->no_quirks && rules->no_quirks(pipeline->rules_ctx, process);
+	if (noted)
+		*noted = false;
+	/* the registers of every frame only for a process whose frames the
+	 * rules look at */
+	if (notes && rules->inspect_frames && rules->inspects &&
+	    rules->inspects(pipeline->rules_ctx, process)) {
+		if (!pipeline->frame_regs &&
+		    !(pipeline->frame_regs =
+		              malloc(PS_PIPELINE_MAX_PCS * sizeof(*pipeline->frame_regs))))
+			return -ENOMEM;
+		us.frame_regs = pipeline->frame_regs;
+	}
 	n = ps_unwinder_unwind(state->unwinder, &us, pcs, pipeline->max_stack, stop);
-	return n == -ENOMEM ? n : n < 0 ? 0 : n;
+	if (n == -ENOMEM)
+		return n;
+	if (n < 0)
+		n = 0;
+	if (notes)
+		memset(notes, 0, (size_t)n * sizeof(*notes));
+	if (us.frame_regs && n > 0) {
+		rules->inspect_frames(pipeline->rules_ctx, process, event, pcs, us.frame_regs,
+		                      (size_t)n, notes);
+		for (int i = 0; noted && i < n && !*noted; i++)
+			*noted = notes[i] != 0;
+	}
+	return n;
 }

@@ -103,6 +103,8 @@ void ps_pipeline_free(struct ps_pipeline *pipeline)
 	ps_machine_free(pipeline->machine);
 	ps_symbols_free(pipeline->symbols);
 	free(pipeline->frames);
+	free(pipeline->notes);
+	free(pipeline->frame_regs);
 	free(pipeline);
 }
 

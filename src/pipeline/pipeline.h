@@ -53,6 +53,19 @@ struct ps_pipeline_rules {
 	/* The process is about to be freed, its maps still there (see
 	 * ps_machine_hooks.gone): what must outlive it is taken now. */
 	void (*process_gone)(void *ctx, struct ps_process *process, const char *comm);
+	/* Whether the frames of this process's unwound stacks are looked at
+	 * (inspect_frames), for which the unwinder keeps every frame's
+	 * registers; asked per sample. NULL: never. */
+	bool (*inspects)(void *ctx, struct ps_process *process);
+	/* The frames of a sample's unwound user stack, leaf first: their
+	 * PCs as ps_pipeline_unwind() gives them, the registers the unwinder
+	 * had for each, and the sample itself (its stack copy). Fills
+	 * notes[i] (each 0 on entry) for the frames it has something to say
+	 * of; ps_pipeline_add_unwound() carries the notes to the frames of
+	 * those PCs (ps_pipeline_stack.notes). */
+	void (*inspect_frames)(void *ctx, struct ps_process *process, const struct ps_event *event,
+	                       const uint64_t *pcs, const struct ps_unwind_frame_regs *regs,
+	                       size_t n, uint64_t *notes);
 };
 
 struct ps_pipeline_opts {
@@ -108,10 +121,14 @@ bool ps_pipeline_has_user_stack(const struct ps_pipeline *pipeline, const struct
  * samples had a user stack. */
 bool ps_pipeline_unwinds(const struct ps_process *process);
 /* Unwind the sample's user stack: its PCs, leaf first, into pcs (room
- * for PS_PIPELINE_MAX_PCS) and why the walk ended. The number of PCs
+ * for PS_PIPELINE_MAX_PCS) and why the walk ended. notes (room for as
+ * many; NULL: not asked) gets the rules' note of each frame, 0 where they
+ * have none (all of them unless rules.inspects says yes for the
+ * process); *noted (may be NULL) whether any is not 0. The number of PCs
  * (0 when the walk failed), or -ENOMEM. */
 int ps_pipeline_unwind(struct ps_pipeline *pipeline, const struct ps_event *event,
-                       struct ps_process *process, uint64_t *pcs, enum ps_unwind_stop *stop);
+                       struct ps_process *process, uint64_t *pcs, enum ps_unwind_stop *stop,
+                       uint64_t *notes, bool *noted);
 
 /* Debian's perf's libunwind keeps a cache per process of what it found for
  * each frame IP (see ps_unwinder_replay()). The unwinding workers'
@@ -191,6 +208,9 @@ struct ps_pipeline_stack {
 	bool has_callchain;
 	bool unwound; /* a user stack was unwound; stop says why it ended */
 	enum ps_unwind_stop stop;
+	/* The rules' note of each frame (ps_pipeline_rules.inspect_frames),
+	 * 0 for none; NULL when no frame of the stack has one. */
+	const uint64_t *notes;
 };
 
 /* Start the stack of a sample of thread and process (either may be
@@ -201,9 +221,11 @@ int ps_pipeline_begin_stack(struct ps_pipeline *pipeline, const struct ps_event 
                             struct ps_thread *thread, struct ps_process *process);
 /* Append the frames of a user stack unwound for it (by
  * ps_pipeline_unwind() here or in another pipeline over the same
- * capture): n PCs and why the walk ended. 0 or -ENOMEM. */
+ * capture): n PCs, their notes (NULL: none) and why the walk ended. 0 or
+ * -ENOMEM. */
 int ps_pipeline_add_unwound(struct ps_pipeline *pipeline, struct ps_process *process,
-                            const uint64_t *pcs, int n, enum ps_unwind_stop stop);
+                            const uint64_t *pcs, const uint64_t *notes, int n,
+                            enum ps_unwind_stop stop);
 /* The stack built so far; valid until the next ps_pipeline_begin_stack().
  * Its frames may be changed in place (the Python side marks its own). */
 struct ps_pipeline_stack *ps_pipeline_stack(struct ps_pipeline *pipeline);

@@ -37,9 +37,13 @@ struct ps_pipeline {
 	const struct ps_pipeline_rules *rules; /* never NULL */
 	void *rules_ctx;
 
-	/* the stack being built */
+	/* the stack being built; notes, as long as frames, when one of its
+	 * frames has a note */
 	struct ps_frame *frames;
 	size_t cap_frames;
+	uint64_t *notes;
+	size_t cap_notes;
+	struct ps_unwind_frame_regs *frame_regs; /* PS_PIPELINE_MAX_PCS, on first use */
 	struct ps_pipeline_stack stack;
 	/* the map of the previous frame of this stack: neighbours mostly
 	 * share one (maps do not change while a stack is built) */

@@ -18,6 +18,15 @@ void ps_python_trampolines_free(struct ps_python *python)
 		free(python->trampolines[i].path);
 }
 
+static void python_process_free(void *state)
+{
+	struct python_process *p = state;
+
+	if (p)
+		ps_python_lines_free(p->lines);
+	free(p);
+}
+
 struct python_process *ps_python_process(struct ps_process *process)
 {
 	struct python_process *state = ps_process_state(process, PS_PROCESS_SLOT_RULES);
@@ -28,7 +37,7 @@ struct python_process *ps_python_process(struct ps_process *process)
 	if (!state)
 		return NULL;
 	state->process = process;
-	ps_process_set_state(process, PS_PROCESS_SLOT_RULES, state, free);
+	ps_process_set_state(process, PS_PROCESS_SLOT_RULES, state, python_process_free);
 	return state;
 }
 

@@ -23,6 +23,8 @@ static const struct ps_pipeline_rules python_rules = {
 	.recover_popped = ps_python_recover_popped,
 	.no_quirks = ps_python_recover_popped,
 	.process_gone = ps_python_process_gone,
+	.inspects = ps_python_inspects,
+	.inspect_frames = ps_python_inspect_frames,
 };
 
 /* The merged and only modes mark a CPython process's eval-loop
@@ -46,6 +48,9 @@ static const struct ps_pipeline_rules merged_rules = {
 	.frame_rule = ps_python_frame_rule,
 	.recover_popped = ps_python_recover_popped,
 	.no_quirks = unwind_best,
+	.process_gone = ps_python_process_gone,
+	.inspects = ps_python_inspects,
+	.inspect_frames = ps_python_inspect_frames,
 };
 
 /* The pool of candidate files: perf_map_dir, then perf_map_dirs. */
@@ -81,6 +86,8 @@ int ps_python_new(const struct ps_python_opts *opts, struct ps_pipeline *pipelin
 		return -ENOMEM;
 	python->pipeline = pipeline;
 	python->mode = o.mode;
+	python->srcline = o.srcline;
+	python->full_source_path = o.full_source_path;
 	python->log = o.log;
 	python->log_ctx = o.log_ctx;
 	if (o.perf_data_path && strcmp(o.perf_data_path, "-") != 0) {
@@ -127,6 +134,8 @@ void ps_python_free(struct ps_python *python)
 	ps_py_merger_free(python->merger);
 	free(python->native);
 	free(python->merged);
+	free(python->srcline_slots);
+	ps_arena_free(&python->srclines);
 	free(python->data_path);
 	free(python);
 }

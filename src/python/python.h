@@ -41,6 +41,9 @@ struct ps_python_opts {
 	const struct ps_file_hooks *files;
 	ps_log_fn log; /* what loading the name sources found */
 	void *log_ctx;
+	/* ps_frame.srcline of Python frames with a line: "FILE:LINE", FILE
+	 * the base name unless full_source_path */
+	bool srcline, full_source_path;
 };
 
 /* Make the Python side of pipeline and plug it in as the pipeline's

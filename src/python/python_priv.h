@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/arena.h"
 #include "base/file_hooks.h"
 #include "machine/machine.h"
 #include "pipeline/pipeline.h"
@@ -448,6 +449,87 @@ bool ps_py_is_internal_name(const char *name);
 
 /* ==== end section: interpreter ====================================== */
 
+/* ==== section: line numbers (linetable.c, codefile.c, lines.c) ===== */
+
+/* The line tables of CPython's code objects (linetable.c). */
+enum ps_py_line_format {
+	PS_PY_LINES_LNOTAB = 1, /* co_lnotab, 3.8 and 3.9 */
+	PS_PY_LINES_310 = 2, /* the 3.10 co_linetable */
+	PS_PY_LINES_311 = 3, /* the 3.11+ location table */
+};
+
+/* The line of the code unit at offset (bytes from the first code unit) of
+ * a code object whose line table is table (size bytes) and whose first
+ * line is first_line, as PyCode_Addr2Line answers: 1 and *line; 0 when
+ * the table gives no line there (a 3.10 range marked so, a 3.11+ entry
+ * without location, an offset past the table); -EINVAL for a table cut
+ * inside an entry or whose line leaves an int. */
+int ps_py_line_at(enum ps_py_line_format format, const uint8_t *table, size_t size,
+                  int32_t first_line, uint64_t offset, int32_t *line);
+
+/* The side file pystitch_perf writes next to its perf map (codefile.c):
+ * perf-PID.pylines, format in python/pystitch_perf.h. */
+struct ps_py_code {
+	uint64_t object; /* the code object's address */
+	uint64_t bytecode; /* its first code unit */
+	uint32_t bytecode_size; /* bytes */
+	int32_t first_line;
+	enum ps_py_line_format format;
+	const uint8_t *table;
+	uint32_t table_size;
+	const char *name, *file; /* as the perf map names it: not NUL-terminated */
+	uint32_t name_size, file_size;
+	uint64_t trampoline; /* the trampoline that runs it; 0: not known */
+	/* CLOCK_MONOTONIC ns: when the module saw it (made, or first run),
+	 * and freed (UINT64_MAX: never) */
+	uint64_t created, freed;
+};
+
+struct ps_py_codes_stats {
+	size_t damaged; /* records found damaged (the reading ends at the first) */
+	size_t unknown; /* records of a type this reader does not know, skipped */
+};
+
+struct ps_py_codes;
+
+/* Read a side file (path as looked up, file the one to open: an
+ * archive's copy). 0, or a negative errno: the errno of open, -EINVAL
+ * (not a side file), -ENOTSUP (another version), -EFBIG (over max_bytes,
+ * 0: 1 GiB), -ENOMEM. *out is set either way (NULL only without memory)
+ * and says why (ps_py_codes_errmsg()); a damaged record ends the reading
+ * without failing it. */
+int ps_py_codes_read(const char *path, const char *file, uint64_t max_bytes,
+                     struct ps_py_codes **out);
+/* The same from bytes (copied): the fuzz target's way in. */
+int ps_py_codes_parse(const char *path, const uint8_t *data, size_t size, struct ps_py_codes **out);
+void ps_py_codes_free(struct ps_py_codes *codes);
+/* Why reading failed, else the first damage, else NULL. */
+const char *ps_py_codes_errmsg(const struct ps_py_codes *codes);
+const char *ps_py_codes_path(const struct ps_py_codes *codes);
+uint32_t ps_py_codes_python(const struct ps_py_codes *codes); /* the writer's PY_VERSION_HEX */
+bool ps_py_codes_own_trampolines(const struct ps_py_codes *codes);
+size_t ps_py_codes_count(const struct ps_py_codes *codes);
+const struct ps_py_code *ps_py_codes_at(const struct ps_py_codes *codes, size_t index);
+const struct ps_py_codes_stats *ps_py_codes_stats(const struct ps_py_codes *codes);
+/* Whether code was alive at time, give or take margin (ns). */
+bool ps_py_code_alive(const struct ps_py_code *code, uint64_t time, uint64_t margin);
+/* The code objects whose bytecode holds address at time (give or take
+ * margin: more than one when its memory was reused within the margin),
+ * into out (at most max): how many, max + 1 when there are more. */
+size_t ps_py_codes_find(const struct ps_py_codes *codes, uint64_t address, uint64_t time,
+                        uint64_t margin, const struct ps_py_code **out, size_t max);
+/* The code object run by the trampoline at time; NULL: none, or several. */
+const struct ps_py_code *ps_py_codes_by_trampoline(const struct ps_py_codes *codes,
+                                                   uint64_t trampoline, uint64_t time,
+                                                   uint64_t margin);
+/* The code objects named so alive at time, into out (at most max): how
+ * many, max + 1 when there are more. */
+size_t ps_py_codes_by_name(const struct ps_py_codes *codes, const char *name, size_t name_size,
+                           const char *file, size_t file_size, uint64_t time, uint64_t margin,
+                           const struct ps_py_code **out, size_t max);
+
+/* ==== end section: line numbers ===================================== */
+
 /* ==== section: the Python side of a pipeline (python.c, sources.c,
  * process.c, stack.c, report.c) ====================================== */
 
@@ -504,11 +586,25 @@ struct python_shape {
 struct python_gone {
 	int32_t pid;
 	uint32_t shape;
+	/* what the report says of its lines (describe_lines()), when it had
+	 * Python frames or a side file; NULL and zeros otherwise */
+	struct python_gone_lines *lines;
+};
+
+struct python_gone_lines {
+	char *file, *error;
+	size_t codes;
+	uint64_t python_frames, dwarf, scan;
 };
 
 struct ps_python {
 	struct ps_pipeline *pipeline;
 	enum ps_python_mode mode;
+	bool srcline, full_source_path;
+	/* the "FILE:LINE" texts of Python frames, made once each (stack.c) */
+	struct ps_arena srclines;
+	struct python_srcline *srcline_slots;
+	size_t srcline_cap, srcline_used;
 	ps_log_fn log;
 	void *log_ctx;
 	struct ps_jit_names_opts names_opts;
@@ -535,6 +631,35 @@ struct ps_python {
 	size_t cap_merged;
 };
 
+/* What gives one process's Python frames their lines (lines.c): its side
+ * file and the eval loop's variables in libpython's DWARF. */
+enum ps_py_line_source {
+	PS_PY_LINE_NONE = 0,
+	PS_PY_LINE_DWARF, /* the instruction pointer's DWARF location */
+	PS_PY_LINE_SCAN, /* a pointer found in the frame's registers */
+	PS_PY_LINE_SOURCES
+};
+/* A note (ps_pipeline_stack.notes) of a trampoline's frame: the line in
+ * the low 32 bits, the source above. */
+#define PS_PY_NOTE_SOURCE_SHIFT 32
+
+struct python_lines {
+	char *path; /* the side file found, or NULL */
+	struct ps_py_codes *codes; /* NULL: none, or it could not be read */
+	int error; /* why not: -ENOENT (none found), or reading's */
+	char *message; /* reading's failure, when error is not -ENOENT */
+	const struct ps_function_variables *vars; /* the eval loop's, or NULL */
+	bool vars_tried;
+};
+
+/* One "FILE:LINE" text, by the hash of the frame's name and the line. */
+struct python_srcline {
+	uint64_t hash;
+	const char *name; /* the frame's "py::qualname:file" */
+	uint32_t line;
+	const char *text; /* NULL: an empty slot */
+};
+
 /* What the Python side knows of one process, hung on it
  * (PS_PROCESS_SLOT_RULES): its interpreter, the trampoline template its
  * perf-map entries are copies of and where both are mapped, looked up
@@ -551,6 +676,11 @@ struct python_process {
 	const struct ps_trampoline *trampoline;
 	bool jit_checked, has_jit;
 	uint64_t jit_generation;
+	struct python_lines *lines; /* looked for on first use */
+	/* the Python frames the merge delivered, and of them those with a
+	 * line by source */
+	uint64_t python_frames;
+	uint64_t lined[PS_PY_LINE_SOURCES];
 };
 
 /* sources.c */
@@ -592,6 +722,16 @@ void ps_python_trampolines_free(struct ps_python *python);
 /* ps_pipeline_rules.process_gone: keep what the report says of it. */
 void ps_python_process_gone(void *ctx, struct ps_process *process, const char *comm);
 void ps_python_gone_free(struct ps_python *python);
+/* lines.c */
+/* The process's lines (its side file read on first use), or NULL when it
+ * has none. */
+struct python_lines *ps_python_lines(struct ps_python *python, struct python_process *state);
+void ps_python_lines_free(struct python_lines *lines);
+/* ps_pipeline_rules.inspects and inspect_frames */
+bool ps_python_inspects(void *ctx, struct ps_process *process);
+void ps_python_inspect_frames(void *ctx, struct ps_process *process, const struct ps_event *event,
+                              const uint64_t *pcs, const struct ps_unwind_frame_regs *regs,
+                              size_t n, uint64_t *notes);
 
 /* ==== end section: the Python side of a pipeline ==================== */
 

@@ -25,6 +25,15 @@ void ps_python_gone_free(struct ps_python *python)
 	}
 	free(python->shapes);
 	free(python->shape_slots);
+	for (size_t i = 0; i < python->nr_gone; i++) {
+		struct python_gone_lines *lines = python->gone[i].lines;
+
+		if (lines) {
+			free(lines->file);
+			free(lines->error);
+			free(lines);
+		}
+	}
 	free(python->gone);
 }
 
@@ -87,6 +96,31 @@ static long find_shape(struct ps_python *python, const char *comm, bool jit_code
  * the files it mapped, to be looked at only if a report is asked for
  * (opening every program a machine ran to look for CPython in it would
  * cost a run that prints stacks more than the report saves). */
+static void describe_lines(struct ps_python *python, struct ps_process *p,
+                           struct ps_python_process *out);
+
+/* What describe_lines() would say of a process about to be freed. */
+static struct python_gone_lines *keep_lines(struct ps_python *python, struct ps_process *process)
+{
+	struct python_process *state = ps_python_process(process);
+	struct python_gone_lines *kept;
+	struct ps_python_process out = { 0 };
+
+	if (!state || (!state->python_frames && !state->lines))
+		return NULL;
+	describe_lines(python, process, &out);
+	kept = calloc(1, sizeof(*kept));
+	if (!kept)
+		return NULL; /* the report then says less of it */
+	kept->file = out.lines_file ? strdup(out.lines_file) : NULL;
+	kept->error = out.lines_error ? strdup(out.lines_error) : NULL;
+	kept->codes = out.lines_codes;
+	kept->python_frames = out.python_frames;
+	kept->dwarf = out.lines_dwarf;
+	kept->scan = out.lines_scan;
+	return kept;
+}
+
 void ps_python_process_gone(void *ctx, struct ps_process *process, const char *comm)
 {
 	struct ps_python *python = ctx;
@@ -125,6 +159,7 @@ void ps_python_process_gone(void *ctx, struct ps_process *process, const char *c
 	python->gone[python->nr_gone++] = (struct python_gone){
 		.pid = ps_process_pid(process),
 		.shape = (uint32_t)shape,
+		.lines = keep_lines(python, process),
 	};
 }
 
@@ -219,6 +254,29 @@ static void describe_sources(struct ps_python *python, int32_t pid, struct ps_py
 	out->error = ps_jit_names_errmsg(names);
 }
 
+/* The side file and the counts of the merged frames (the process's own
+ * state, which the merge keeps). */
+static void describe_lines(struct ps_python *python, struct ps_process *p,
+                           struct ps_python_process *out)
+{
+	struct python_process *state = ps_python_process(p);
+	struct python_lines *lines;
+
+	if (!state)
+		return;
+	lines = ps_python_lines(python, state);
+	if (lines) {
+		out->lines_file = lines->path;
+		out->lines_codes = ps_py_codes_count(lines->codes);
+	} else if (state->lines && state->lines->error != -ENOENT) {
+		out->lines_file = state->lines->path;
+		out->lines_error = state->lines->message;
+	}
+	out->python_frames = state->python_frames;
+	out->lines_dwarf = state->lined[PS_PY_LINE_DWARF];
+	out->lines_scan = state->lined[PS_PY_LINE_SCAN];
+}
+
 int ps_python_report(struct ps_python *python, ps_python_process_fn fn, void *ctx)
 {
 	struct ps_machine *machine = ps_pipeline_machine(python->pipeline);
@@ -277,6 +335,18 @@ int ps_python_report(struct ps_python *python, ps_python_process_fn fn, void *ct
 		if (probe.template_object && probe.template_object != probe.interp_object)
 			out.trampoline_file = probe.template_object->name;
 		describe_sources(python, e->pid, &out);
+		if (e->process) {
+			describe_lines(python, e->process, &out);
+		} else if (python->gone[e->gone].lines) {
+			const struct python_gone_lines *kept = python->gone[e->gone].lines;
+
+			out.lines_file = kept->file;
+			out.lines_error = kept->error;
+			out.lines_codes = kept->codes;
+			out.python_frames = kept->python_frames;
+			out.lines_dwarf = kept->dwarf;
+			out.lines_scan = kept->scan;
+		}
 		fn(ctx, &out);
 	}
 	free(list.entries);

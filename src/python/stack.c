@@ -5,9 +5,12 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/array.h"
+#include "base/hash.h"
 #include "python/python_priv.h"
 
 #define TRUNCATED_NAME "[truncated]"
@@ -66,6 +69,78 @@ static const char *module_dso(struct ps_python *python, struct ps_process *proce
 	return NULL;
 }
 
+/* The "FILE:LINE" text of a Python frame named name ("py::qualname:file")
+ * at line, made once per name and line; NULL without memory. */
+static const char *python_srcline(struct ps_python *python, const char *name, uint32_t line)
+{
+	uint64_t hash = ps_hash_string(name, line);
+	struct python_srcline *slot;
+	const char *file = strchr(name + 4, ':'), *base;
+	size_t mask, len;
+	char *text;
+
+	file = file ? file + 1 : "??";
+	if (2 * (python->srcline_used + 1) > python->srcline_cap) {
+		size_t cap = python->srcline_cap ? 2 * python->srcline_cap : 256;
+		struct python_srcline *slots = calloc(cap, sizeof(*slots));
+
+		if (!slots)
+			return NULL;
+		for (size_t i = 0; i < python->srcline_cap; i++) {
+			struct python_srcline *old = &python->srcline_slots[i];
+			size_t k;
+
+			if (!old->text)
+				continue;
+			for (k = old->hash & (cap - 1); slots[k].text; k = (k + 1) & (cap - 1))
+				;
+			slots[k] = *old;
+		}
+		free(python->srcline_slots);
+		python->srcline_slots = slots;
+		python->srcline_cap = cap;
+	}
+	mask = python->srcline_cap - 1;
+	for (size_t k = hash & mask;; k = (k + 1) & mask) {
+		slot = &python->srcline_slots[k];
+		if (!slot->text)
+			break;
+		if (slot->hash == hash && slot->line == line && strcmp(slot->name, name) == 0)
+			return slot->text;
+	}
+	/* perf's srcline keeps the base name unless --full-source-path */
+	base = python->full_source_path ? NULL : strrchr(file, '/');
+	base = base ? base + 1 : file;
+	len = strlen(base) + 12;
+	text = ps_arena_alloc(&python->srclines, len);
+	slot->name = ps_arena_strndup(&python->srclines, name, strlen(name));
+	if (!text || !slot->name)
+		return NULL;
+	snprintf(text, len, "%s:%u", base, (unsigned)line);
+	slot->hash = hash;
+	slot->line = line;
+	slot->text = text;
+	python->srcline_used++;
+	return text;
+}
+
+/* The line of a merged Python frame from the note of its trampoline's
+ * frame, and the count of its process's Python frames. */
+static void set_line(struct ps_python *python, struct python_process *state, struct ps_frame *f,
+                     uint64_t note)
+{
+	unsigned source = (unsigned)(note >> PS_PY_NOTE_SOURCE_SHIFT);
+
+	f->line = (uint32_t)note;
+	if (state) {
+		state->python_frames++;
+		if (f->line && source < PS_PY_LINE_SOURCES)
+			state->lined[source]++;
+	}
+	if (f->line && python->srcline && f->sym)
+		f->srcline = python_srcline(python, f->sym, f->line);
+}
+
 size_t ps_python_chain_before_break(const struct ps_frame *user, size_t nr_user, bool *cut)
 {
 	for (size_t i = 1; i < nr_user; i++) {
@@ -118,6 +193,7 @@ int ps_python_merge(struct ps_python *python, struct ps_process *process,
 	struct ps_py_merge_input in = { 0 };
 	struct ps_py_merge_result res;
 	const char *interp_dso, *module;
+	struct python_process *state;
 	int rc;
 
 	in.native_truncated = stack->unwound && stack->stop == PS_UNWIND_STOP_STACK_CUT;
@@ -168,11 +244,17 @@ int ps_python_merge(struct ps_python *python, struct ps_process *process,
 	if (nr_kernel)
 		memcpy(python->merged, stack->frames, nr_kernel * sizeof(*python->merged));
 	n = nr_kernel;
+	state = process ? ps_python_process(process) : NULL;
 	for (size_t i = 0; i < res.nr_frames; i++) {
 		struct ps_frame *f = &python->merged[n++];
 
 		if (res.frames[i].kind == PS_PY_OUT_NATIVE) {
 			*f = user[res.frames[i].index];
+			if (res.frames[i].is_python)
+				set_line(python, state, f,
+				         stack->notes ? stack->notes[stack->user_first +
+				                                     res.frames[i].index]
+				                      : 0);
 			continue;
 		}
 		/* Python frames are native ones: only the markers are new */

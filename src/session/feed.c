@@ -228,6 +228,8 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 		.files = &feed->files,
 		.log = o->log,
 		.log_ctx = o->log_ctx,
+		.srcline = o->srcline,
+		.full_source_path = o->full_source_path,
 	};
 	err = ps_python_new(&pyopts, feed->pipeline, &feed->python);
 	if (err)

@@ -47,12 +47,14 @@
 
 /* One result in a worker's ring; pcs[] holds max_stack entries, then come
  * the room for the unwinder's libunwind lookups (jobs->max_steps of them,
- * nsteps used; UINT32_MAX: more than fit). */
+ * nsteps used; UINT32_MAX: more than fit), then max_stack notes of the
+ * frames (written only when noted). */
 struct jobs_entry {
 	uint64_t seq;
 	int32_t n;
 	uint32_t stop;
 	uint32_t nsteps;
+	bool noted;
 	uint64_t pcs[];
 };
 
@@ -85,6 +87,8 @@ struct jobs_worker {
 	struct ps_session_opts opts; /* its feed's */
 	struct ps_feed feed;
 	uint64_t pcs[PS_PIPELINE_MAX_PCS];
+	uint64_t notes[PS_PIPELINE_MAX_PCS];
+	bool noted;
 	/* the libunwind lookups of the sample just unwound (the unwinder's) */
 	const struct ps_unwind_step *steps;
 	size_t nsteps;
@@ -266,6 +270,11 @@ static struct ps_unwind_step *entry_steps(const struct ps_jobs *jobs, struct job
 	return (struct ps_unwind_step *)(void *)(e->pcs + jobs->max_pcs);
 }
 
+static uint64_t *entry_notes(const struct ps_jobs *jobs, struct jobs_entry *e)
+{
+	return (uint64_t *)(void *)(entry_steps(jobs, e) + jobs->max_steps);
+}
+
 /* Hand one result to the session. false: the session is closing. */
 static bool push(struct jobs_worker *w, uint64_t seq, int n, enum ps_unwind_stop stop)
 {
@@ -287,6 +296,9 @@ static bool push(struct jobs_worker *w, uint64_t seq, int n, enum ps_unwind_stop
 		e->stop = (uint32_t)stop;
 		if (n > 0)
 			memcpy(e->pcs, w->pcs, (size_t)n * sizeof(e->pcs[0]));
+		e->noted = w->noted && n > 0;
+		if (e->noted)
+			memcpy(entry_notes(jobs, e), w->notes, (size_t)n * sizeof(w->notes[0]));
 		e->nsteps =
 		        w->steps && w->nsteps <= jobs->max_steps ? (uint32_t)w->nsteps : UINT32_MAX;
 		if (e->nsteps != UINT32_MAX && e->nsteps)
@@ -316,7 +328,8 @@ static int unwind_next(struct jobs_worker *w, uint64_t *seq, int *n, enum ps_unw
 			continue;
 		if (!ps_pipeline_has_user_stack(pipeline, sample.event, sample.process))
 			continue;
-		*n = ps_pipeline_unwind(pipeline, sample.event, sample.process, w->pcs, stop);
+		*n = ps_pipeline_unwind(pipeline, sample.event, sample.process, w->pcs, stop,
+		                        w->notes, &w->noted);
 		if (*n < 0) {
 			ps_feed_fail(&w->feed, *n, "out of memory");
 			return *n;
@@ -361,7 +374,7 @@ int ps_jobs_start(struct ps_jobs *jobs, const char *path, const struct ps_feed *
 	/* a lookup per frame, the last one's included (libunwind style only) */
 	jobs->max_steps =
 	        feed->opts.unwind_style == PS_UNWIND_PERF_LIBUNWIND ? jobs->max_pcs + 2 : 0;
-	jobs->entry_size = sizeof(struct jobs_entry) + jobs->max_pcs * sizeof(uint64_t) +
+	jobs->entry_size = sizeof(struct jobs_entry) + 2 * jobs->max_pcs * sizeof(uint64_t) +
 	                   jobs->max_steps * sizeof(struct ps_unwind_step);
 	for (unsigned i = 0; i < jobs->nr_workers; i++) {
 		struct jobs_worker *w = &jobs->workers[i];
@@ -408,8 +421,8 @@ bool ps_jobs_running(const struct ps_jobs *jobs)
 	return jobs && jobs->running;
 }
 
-int ps_jobs_take(struct ps_jobs *jobs, uint64_t seq, uint64_t *pcs, int *n,
-                 enum ps_unwind_stop *stop, struct ps_unwind_step *steps, size_t *nsteps,
+int ps_jobs_take(struct ps_jobs *jobs, uint64_t seq, uint64_t *pcs, uint64_t *notes, bool *noted,
+                 int *n, enum ps_unwind_stop *stop, struct ps_unwind_step *steps, size_t *nsteps,
                  char *errmsg, size_t errmsg_size)
 {
 	struct jobs_worker *w = &jobs->workers[(seq / PS_SESSION_BLOCK) % jobs->nr_workers];
@@ -430,6 +443,10 @@ int ps_jobs_take(struct ps_jobs *jobs, uint64_t seq, uint64_t *pcs, int *n,
 					*stop = (enum ps_unwind_stop)e->stop;
 					if (e->n > 0)
 						memcpy(pcs, e->pcs, (size_t)e->n * sizeof(pcs[0]));
+					*noted = e->noted;
+					if (e->noted)
+						memcpy(notes, entry_notes(jobs, e),
+						       (size_t)e->n * sizeof(notes[0]));
 					*nsteps = e->nsteps == UINT32_MAX ? SIZE_MAX : e->nsteps;
 					if (e->nsteps != UINT32_MAX && e->nsteps)
 						memcpy(steps, entry_steps(jobs, e),

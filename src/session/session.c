@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,12 @@
 #include "reader/reader.h"
 #include "session/session_priv.h"
 #include "symbols/symbols.h"
+
+/* ps_frame.line took the struct's tail padding: the stride of the frames
+ * a stack points to is what programs built before it use. */
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(struct ps_frame) == 64, "struct ps_frame changed size: an ABI break");
+#endif
 
 /* Open the session (*s, which the caller closes either way). 0 or -errno
  * with the reason in s->errmsg. */
@@ -184,12 +191,13 @@ static int add_unwound(struct ps_session *s, const struct ps_feed_sample *sample
 {
 	struct ps_pipeline *pipeline = s->feed.pipeline;
 	enum ps_unwind_stop stop;
+	bool noted = false;
 	int n;
 
 	if (ps_jobs_running(s->jobs)) {
 		size_t nsteps = 0;
-		int ret = ps_jobs_take(s->jobs, sample->seq, s->pcs, &n, &stop, s->steps, &nsteps,
-		                       s->errmsg, sizeof(s->errmsg));
+		int ret = ps_jobs_take(s->jobs, sample->seq, s->pcs, s->notes, &noted, &n, &stop,
+		                       s->steps, &nsteps, s->errmsg, sizeof(s->errmsg));
 
 		if (ret < 0) {
 			s->errmsg_set = true;
@@ -200,13 +208,15 @@ static int add_unwound(struct ps_session *s, const struct ps_feed_sample *sample
 		 * changed it */
 		if (ret > 0 || !ps_pipeline_replay(pipeline, sample->process, s->steps, nsteps))
 			n = ps_pipeline_unwind(pipeline, sample->event, sample->process, s->pcs,
-			                       &stop);
+			                       &stop, s->notes, &noted);
 	} else {
-		n = ps_pipeline_unwind(pipeline, sample->event, sample->process, s->pcs, &stop);
+		n = ps_pipeline_unwind(pipeline, sample->event, sample->process, s->pcs, &stop,
+		                       s->notes, &noted);
 	}
 	if (n < 0)
 		return n;
-	return ps_pipeline_add_unwound(pipeline, sample->process, s->pcs, n, stop);
+	return ps_pipeline_add_unwound(pipeline, sample->process, s->pcs, noted ? s->notes : NULL,
+	                               n, stop);
 }
 
 static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample)

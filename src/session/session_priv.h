@@ -128,14 +128,15 @@ int ps_jobs_start(struct ps_jobs *jobs, const char *path, const struct ps_feed *
                   size_t errmsg_size);
 /* Whether the workers are running (else the session unwinds itself). */
 bool ps_jobs_running(const struct ps_jobs *jobs);
-/* The unwound stack of sample seq from its worker: PCs in pcs (room for
- * PS_PIPELINE_MAX_PCS), the unwinder's libunwind lookups in steps (room
+/* The unwound stack of sample seq from its worker: PCs in pcs and their
+ * notes in notes (room for PS_PIPELINE_MAX_PCS each; *noted: whether
+ * notes were given), the unwinder's libunwind lookups in steps (room
  * for PS_PIPELINE_MAX_STEPS; *nsteps SIZE_MAX when the worker kept too
  * many to pass on). 0; 1 when the worker ended without it (the
  * capture changed under it?): the caller unwinds it itself; or the
  * worker's -errno with the reason in errmsg. */
-int ps_jobs_take(struct ps_jobs *jobs, uint64_t seq, uint64_t *pcs, int *n,
-                 enum ps_unwind_stop *stop, struct ps_unwind_step *steps, size_t *nsteps,
+int ps_jobs_take(struct ps_jobs *jobs, uint64_t seq, uint64_t *pcs, uint64_t *notes, bool *noted,
+                 int *n, enum ps_unwind_stop *stop, struct ps_unwind_step *steps, size_t *nsteps,
                  char *errmsg, size_t errmsg_size);
 /* Stop the workers, close their feeds, pass on what they said, free
  * everything. NULL is a no-op. */
@@ -149,6 +150,7 @@ struct ps_session {
 	 * serialises everyone's messages */
 	struct ps_jobs *jobs;
 	uint64_t pcs[PS_PIPELINE_MAX_PCS];
+	uint64_t notes[PS_PIPELINE_MAX_PCS];
 	struct ps_unwind_step steps[PS_PIPELINE_MAX_STEPS];
 	struct ps_stack stack;
 	char errmsg[PS_MSG_MAX];

@@ -92,6 +92,7 @@ static void dso_free(struct ps_dso *dso)
 	ps_addr2line_close(dso->a2l);
 	ps_addr2line_close(dso->a2l_recording);
 	ps_names_free(dso->names);
+	ps_variables_free_list(dso->variables);
 	for (size_t i = 0; i < dso->nr_opened; i++)
 		ps_elf_close(dso->opened[i]);
 	ps_symtab_release(&dso->symtab);

@@ -83,6 +83,10 @@ struct ps_dso {
 	bool tree_chosen;
 	struct cache_slot *slots;
 	size_t nr_slots, used_slots;
+	/* local variables' locations (variables.c), one list entry per
+	 * function asked; failed: out of memory once, not asked again */
+	struct ps_function_variables *variables;
+	bool variables_failed;
 	struct ps_arena arena;
 };
 
@@ -176,5 +180,8 @@ bool ps_symbols_root(struct ps_symbols *symbols, const char *path,
  * first whose file has the recorded build-id (or, none recorded, holds
  * the file), else the first tree. */
 void ps_dso_choose_tree(struct ps_dso *dso);
+
+/* variables.c */
+void ps_variables_free_list(struct ps_function_variables *list);
 
 #endif /* PS_SYMBOLS_DSO_PRIV_H */

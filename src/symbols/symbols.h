@@ -274,6 +274,46 @@ struct ps_strbuf;
 int ps_symbols_recorded_names(struct ps_symbols *symbols, const char *debug_path,
                               struct ps_strbuf *out);
 
+/* ---- local variables (variables.c) ---------------------------------
+ * Where named local variables of a function live at each of its
+ * addresses, from the DWARF of the DSO (location lists; of variables of
+ * the same name, the innermost lexical block's), and their values in one
+ * frame of a sample. Only what a frame holds is read: its registers and
+ * the sample's stack copy, never other memory. */
+
+#define PS_VARIABLES_MAX 4
+#define PS_FRAME_REGS 17 /* x86-64 DWARF registers: rax..r15, rip */
+
+/* What one frame of a sample offers: the registers the unwinder has for
+ * it (DWARF numbers, a bit per register in present: everything at the
+ * sample's own frame, rsp, rip and the callee-saved ones in callers), its
+ * canonical frame address, and the sample's stack copy. */
+struct ps_frame_state {
+	uint64_t regs[PS_FRAME_REGS];
+	uint32_t present;
+	uint64_t cfa;
+	bool has_cfa;
+	const uint8_t *stack;
+	uint64_t stack_addr, stack_size; /* the copy covers [stack_addr, +size) */
+};
+
+struct ps_function_variables;
+
+/* The variables names[0..nr) (nr at most PS_VARIABLES_MAX) of the
+ * function whose code holds addr (file-relative, as for ps_dso_resolve()),
+ * compiled on first use and kept with the DSO. 0 and *out; -ENOENT: no
+ * DWARF, or no function there; -EINVAL: nr; -ENOMEM. */
+int ps_dso_variables(struct ps_dso *dso, uint64_t addr, const char *const *names, size_t nr,
+                     const struct ps_function_variables **out);
+/* Whether addr (file-relative) is code of the function. */
+bool ps_variables_cover(const struct ps_function_variables *vars, uint64_t addr);
+/* The value of names[index] at addr (file-relative) in frame: 1 and
+ * *value; 0 when it cannot be had there (no location, one this reader
+ * does not evaluate such as an entry value, a register the frame does not
+ * have, memory outside the stack copy); -EINVAL for a bad index. */
+int ps_variables_value(const struct ps_function_variables *vars, size_t index, uint64_t addr,
+                       const struct ps_frame_state *frame, uint64_t *value);
+
 /* ---- ELF files ------------------------------------------------------
  * The library's one reader of ELF files. Each DSO's files are opened once
  * per struct ps_symbols (one per pipeline, so one per feed) and kept

@@ -122,6 +122,18 @@ char *ps_symbol_demangle(const char *name);
  * symbols, or a negative errno with a message in err. */
 int ps_symtab_load_dso(struct ps_symtab *tab, const struct ps_elf *syms,
                        const struct ps_elf *runtime, char *err, size_t errsz);
+/* variables.c: one DWARF operation, copied out of libdw, and the
+ * evaluation of a location expression in a frame: the variable's value, or
+ * false when the expression needs what the frame does not hold (or an
+ * operation this reader does not do). frame_base (nr_frame_base
+ * operations) is the function's DW_AT_frame_base, for DW_OP_fbreg. */
+struct ps_var_op {
+	uint8_t atom;
+	uint64_t number, number2;
+};
+bool ps_variables_eval(const struct ps_var_op *ops, size_t n, const struct ps_var_op *frame_base,
+                       size_t nr_frame_base, const struct ps_frame_state *frame, uint64_t *value);
+
 /* perf's dso->text_offset: .text sh_addr - sh_offset of the runtime file. */
 uint64_t ps_elf_text_offset(const struct ps_elf *runtime);
 

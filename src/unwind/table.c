@@ -169,7 +169,7 @@ static enum ps_unwind_table_result jit_frame(struct ps_unwinder *u, const struct
                                              struct table_frame *next)
 {
 	u->stats.table_frames++;
-	if (!ps_unwind_record(u, lookup))
+	if (!ps_unwind_record_regs(u, lookup, f->regs, f->present))
 		return stop(u, PS_UNWIND_STOP_MAX_FRAMES);
 	u->step_read_zero = false;
 	u->step_read_cut = false;
@@ -256,7 +256,7 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 			if (u->quirks && u->frame_file_mod)
 				return handover(u, cur);
 			if (u->quirks) {
-				ps_unwind_record(u, lookup);
+				ps_unwind_record_regs(u, lookup, cur->regs, cur->present);
 				return stop(u, u->depth >= u->max ? PS_UNWIND_STOP_MAX_FRAMES
 				                                  : PS_UNWIND_STOP_NO_MODULE);
 			}
@@ -282,7 +282,7 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 		if (first && u->depth + 1 >= u->max) {
 			uint64_t row_pc;
 
-			ps_unwind_record(u, lookup);
+			ps_unwind_record_regs(u, lookup, cur->regs, cur->present);
 			if (u->quirks)
 				ps_unwind_libunwind_info(u, mod, raw, lookup, &row_pc);
 			return stop(u, PS_UNWIND_STOP_MAX_FRAMES);
@@ -316,7 +316,7 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 		if (r == STEP_LIBDWFL)
 			return handover(u, cur);
 		u->stats.table_frames++;
-		if (!ps_unwind_record(u, lookup))
+		if (!ps_unwind_record_regs(u, lookup, cur->regs, cur->present))
 			return stop(u, PS_UNWIND_STOP_MAX_FRAMES);
 		if (r == STEP_END)
 			return PS_UNWIND_TABLE_ENDED;

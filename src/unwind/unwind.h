@@ -216,6 +216,19 @@ struct ps_unwind_step {
 	int64_t shift;
 };
 
+/* The registers the walk had for one frame it returned: DWARF numbers
+ * 0-16 (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, rip), a bit per
+ * register in present. The sample's own frame has every register the
+ * sample recorded; a caller has what the CFI (or a frame rule) recovers:
+ * rsp, rip (the return address, not decremented) and the callee-saved
+ * registers. present is 0 for a frame the walk made up (perf's bogus
+ * ffffffffffffffff). */
+#define PS_UNWIND_NR_REGS 17
+struct ps_unwind_frame_regs {
+	uint64_t regs[PS_UNWIND_NR_REGS];
+	uint32_t present;
+};
+
 /* The user-space state of one sample. Pointers are borrowed for the
  * duration of ps_unwinder_unwind(). */
 struct ps_unwind_sample {
@@ -241,6 +254,12 @@ struct ps_unwind_sample {
 	/* Walk as perf built with libdw does (PS_UNWIND_PERF_LIBDW), whatever
 	 * the unwinder's style: the stack is pystitch's own text, not perf's. */
 	bool no_quirks;
+	/* Optional, NULL: no registers kept. Room for as many entries as
+	 * ps_unwinder_unwind() has for PCs: entry i gets the registers of
+	 * the frame of PC i. Reading them costs a libdwfl call per register
+	 * of each frame libdwfl walks, which is why only a caller that uses
+	 * them asks. */
+	struct ps_unwind_frame_regs *frame_regs;
 };
 
 /* Why a walk ended. */

@@ -154,6 +154,7 @@ struct ps_unwinder {
 	uint64_t restart_pc;
 	uint64_t sp, stack_end; /* the stack copy covers [sp, stack_end) */
 	uint64_t *pcs;
+	struct ps_unwind_frame_regs *frame_regs; /* the sample's, or NULL */
 	size_t nr; /* PCs stored */
 	size_t depth; /* frames walked (PCs of 0 are not stored) */
 	size_t max;
@@ -203,12 +204,33 @@ struct ps_unwinder {
  * the table walk (table.c) share. */
 /* Store one frame; false once max frames are stored. perf skips frames
  * whose PC is 0 but counts them against --max-stack, and so does depth. */
-static inline bool ps_unwind_record(struct ps_unwinder *u, uint64_t pc)
+static inline bool ps_unwind_record_regs(struct ps_unwinder *u, uint64_t pc, const uint64_t *regs,
+                                         uint32_t present)
 {
-	if (pc)
+	if (pc) {
+		if (u->frame_regs) {
+			struct ps_unwind_frame_regs *f = &u->frame_regs[u->nr];
+
+			f->present = regs ? present : 0;
+			if (regs)
+				for (unsigned regno = 0; regno < PS_UNWIND_NR_REGS; regno++)
+					f->regs[regno] = regs[regno];
+		}
 		u->pcs[u->nr++] = pc;
+	}
 	return ++u->depth < u->max;
 }
+
+/* A frame without registers of its own (perf's made-up frames). */
+static inline bool ps_unwind_record(struct ps_unwinder *u, uint64_t pc)
+{
+	return ps_unwind_record_regs(u, pc, NULL, 0);
+}
+
+/* A frame libdwfl walked, with the registers libdwfl has for it when the
+ * sample asks for them (unwinder.c), rip being raw, where the frame
+ * resumes (the return address of a caller). */
+bool ps_unwind_record_state(struct ps_unwinder *u, uint64_t pc, Dwfl_Frame *state, uint64_t raw);
 
 /* End the walk with stop. */
 static inline void ps_unwind_end_walk(struct ps_unwinder *u, enum ps_unwind_stop stop)

@@ -176,6 +176,23 @@ static void carry_update(struct ps_unwinder *u, Dwfl_Frame *state)
 	}
 }
 
+bool ps_unwind_record_state(struct ps_unwinder *u, uint64_t pc, Dwfl_Frame *state, uint64_t raw)
+{
+	Dwarf_Word regs[PS_UNWIND_NR_DWARF_REGS] = { 0 };
+	uint32_t present = 0;
+
+	if (!u->frame_regs)
+		return ps_unwind_record(u, pc);
+	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++)
+		if (dwfl_frame_reg(state, regno, &regs[regno]) == 0)
+			present |= 1u << regno;
+	/* a walk restarted from a caller holds its call in rip: the frame
+	 * keeps its return address, as the table walk's frames do */
+	regs[PS_UNWIND_DWARF_IP] = raw;
+	present |= 1u << PS_UNWIND_DWARF_IP;
+	return ps_unwind_record_regs(u, pc, regs, present);
+}
+
 static int end_walk(struct ps_unwinder *u, enum ps_unwind_stop stop)
 {
 	ps_unwind_end_walk(u, stop);
@@ -246,9 +263,10 @@ static int other_row(struct ps_unwinder *u, Dwfl_Frame *state, Dwfl_Module *mod,
 
 /* A frame without a module for which callbacks.frame_rule gave a rule:
  * show it and continue from its caller, in a new libdwfl walk. pc is the
- * frame's PC as shown: the sample's IP, or a caller's return address - 1. */
+ * frame's PC as shown: the sample's IP, or a caller's return address - 1;
+ * raw is where it resumes. */
 static int follow_rule(struct ps_unwinder *u, Dwfl_Frame *state, bool first, uint64_t pc,
-                       const struct ps_unwind_rule *rule)
+                       uint64_t raw, const struct ps_unwind_rule *rule)
 {
 	Dwarf_Addr resume;
 	bool activation = false;
@@ -257,7 +275,7 @@ static int follow_rule(struct ps_unwinder *u, Dwfl_Frame *state, bool first, uin
 	 * unwinds the frame libdwfl's way, whose reads do not count */
 	if (!first && dwfl_frame_pc(state, &resume, &activation) && activation)
 		pc = resume;
-	if (!ps_unwind_record(u, pc))
+	if (!ps_unwind_record_state(u, pc, state, raw))
 		return end_walk(u, PS_UNWIND_STOP_MAX_FRAMES);
 	u->step_read_zero = false;
 	u->step_read_cut = false;
@@ -327,12 +345,12 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 
 		/* JIT code the caller knows how to unwind */
 		if (u->callbacks.frame_rule && u->callbacks.frame_rule(u->ctx, raw, &rule))
-			return follow_rule(u, state, first, lookup, &rule);
+			return follow_rule(u, state, first, lookup, raw, &rule);
 		if (u->quirks) {
 			/* perf's find_proc_info() fails: perf shows the frame
 			 * and stops; but in a readable ELF file libdwfl could
 			 * not place, libunwind may find no FDE and guess */
-			bool room = ps_unwind_record(u, lookup);
+			bool room = ps_unwind_record_state(u, lookup, state, raw);
 
 			if (room && found == PS_UNWIND_MODULE_NONE &&
 			    ps_unwind_foreign_enoinfo(u, lookup))
@@ -384,7 +402,7 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 	}
 	if (!activation)
 		pc--;
-	bool room = ps_unwind_record(u, pc);
+	bool room = ps_unwind_record_state(u, pc, state, raw);
 
 	if (u->quirks && mod) {
 		/* libunwind's lookup (libunwind.c), made for the last frame
@@ -454,7 +472,8 @@ static int walk(struct ps_unwinder *u)
 	}
 	/* libdwfl failed before the first frame: libunwind still shows the IP */
 	if (u->depth == 0 && u->quirks)
-		ps_unwind_record(u, u->sample_regs[PS_UNWIND_DWARF_IP]);
+		ps_unwind_record_regs(u, u->sample_regs[PS_UNWIND_DWARF_IP], u->sample_regs,
+		                      u->sample_regs_present);
 
 	/* libdwfl ended the walk: the return address was undefined, 0 or
 	 * unreadable, or a step failed */
@@ -504,6 +523,7 @@ int ps_unwinder_unwind(struct ps_unwinder *u, const struct ps_unwind_sample *sam
 		return err;
 
 	u->pcs = pcs;
+	u->frame_regs = sample->frame_regs;
 	u->max = cap < u->max_frames ? cap : u->max_frames;
 	u->stats.samples++;
 	for (int attempt = 0;; attempt++) {
@@ -522,6 +542,7 @@ int ps_unwinder_unwind(struct ps_unwinder *u, const struct ps_unwind_sample *sam
 	}
 	u->sample = NULL;
 	u->pcs = NULL;
+	u->frame_regs = NULL;
 	if (err)
 		return err;
 	u->stats.frames += u->nr;

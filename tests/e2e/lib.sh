@@ -185,7 +185,8 @@ e2e_keep_maps() {
 	for km_pid in $("$PYSTITCH" dump --no-hex -i "$1" 2>/dev/null |
 		sed -n 's/.*PERF_RECORD_COMM[^:]*: .*:\([0-9][0-9]*\)\/[0-9][0-9]*$/\1/p
 			s/.*PERF_RECORD_FORK(\([0-9][0-9]*\):.*/\1/p' | sort -u); do
-		for km_file in "/tmp/perf-$km_pid.map" "/tmp/jit-$km_pid.dump"; do
+		for km_file in "/tmp/perf-$km_pid.map" "/tmp/jit-$km_pid.dump" \
+			"/tmp/perf-$km_pid.pylines"; do
 			[ -f "$km_file" ] || continue
 			mkdir -p "$E2E_TMP/tmp-view"
 			# shellcheck disable=SC2015 # either copy failing is the same failure
@@ -657,7 +658,7 @@ e2e_python_forget() {
 	# under that pid belongs to another process
 	case $E2E_KEPT_PIDS in
 	*" $1 "*) ;;
-	*) E2E_PY_LEFTOVERS="$E2E_PY_LEFTOVERS /tmp/perf-$1.map /tmp/jit-$1.dump" ;;
+	*) E2E_PY_LEFTOVERS="$E2E_PY_LEFTOVERS /tmp/perf-$1.map /tmp/jit-$1.dump /tmp/perf-$1.pylines" ;;
 	esac
 	E2E_PY_DATA=
 }

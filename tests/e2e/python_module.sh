@@ -19,8 +19,9 @@
 #     exactly the chain the interpreter reported, in the default (merged)
 #     mode, with --python=all and with --python=only. Before 3.11 the
 #     module names frames by co_name, which is what pychains.py records.
-# On a CPython 3.12+, if one is found, only checks that enable() points to
-# -X perf and that PYSTITCH_PERF=1 says so without stopping the program.
+# On a CPython 3.12+, if one is found, checks that the module writes its
+# side file of line tables beside CPython's own trampolines (enable() turns
+# them on; PYSTITCH_PERF=1 does so at startup).
 #
 # Interpreters: the newest 3.8.N to 3.11.N under `pyenv root` (else
 # $PYENV_ROOT or ~/.pyenv); /usr/bin/python3.8 to 3.11 when their headers
@@ -104,7 +105,8 @@ run_python() {
 startup_state() {
 	env -u PYTHONNOUSERSITE PYSTITCH_PERF="$1" PYTHONUSERBASE="$userbase" "$python" -c 'import os, _pystitch_perf as m
 print(m.is_enabled())
-os.path.exists("/tmp/perf-%d.map" % os.getpid()) and os.unlink("/tmp/perf-%d.map" % os.getpid())'
+for p in ("/tmp/perf-%d.map", "/tmp/perf-%d.pylines"):
+    os.path.exists(p % os.getpid()) and os.unlink(p % os.getpid())'
 }
 
 for python in $pythons; do
@@ -128,6 +130,7 @@ $pm_line"
 import os, sys, pystitch_perf
 print(repr([os.path.basename(sys.argv[0])] + sys.argv[1:]), __name__, pystitch_perf.is_enabled())
 os.unlink("/tmp/perf-%d.map" % os.getpid())
+os.unlink("/tmp/perf-%d.pylines" % os.getpid())
 sys.exit(3)
 EOF
 	pm_out=$(cd "$E2E_TMP" && run_python "$python" -m pystitch_perf argv.py one --two 2>&1)
@@ -234,10 +237,13 @@ if [ -n "$newer" ]; then
 		e2e_fail "python$version ($python): module behaviour: $pm_line"
 	}
 	e2e_say "$pm_line"
-	pm_err=$(run_python env PYSTITCH_PERF=1 "$python" -c 'print("ran")' 2>&1 >/dev/null)
-	pm_out=$(run_python env PYSTITCH_PERF=1 "$python" -c 'print("ran")' 2>/dev/null)
-	if [ "$pm_out" != ran ] || ! printf '%s' "$pm_err" | grep -q 'PYTHONPERFSUPPORT=1'; then
-		e2e_fail "python$version: PYSTITCH_PERF=1 printed '$pm_err' and ran '$pm_out'"
+	# PYSTITCH_PERF=1: CPython's own trampolines on, and the side file
+	pm_out=$(run_python env PYSTITCH_PERF=1 "$python" -c 'import os, sys
+print(sys.is_stack_trampoline_active(), os.path.exists("/tmp/perf-%d.pylines" % os.getpid()))
+for p in ("/tmp/perf-%d.map", "/tmp/perf-%d.pylines"):
+    os.path.exists(p % os.getpid()) and os.unlink(p % os.getpid())' 2>&1)
+	if [ "$pm_out" != "True True" ]; then
+		e2e_fail "python$version: PYSTITCH_PERF=1 printed '$pm_out' (trampolines on, side file written)"
 	fi
 fi
 

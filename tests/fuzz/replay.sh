@@ -7,7 +7,8 @@ set -eu
 top=${abs_top_srcdir:-$(CDPATH='' cd -- "$(dirname -- "$0")/../.." && pwd)}
 build=${abs_top_builddir:-.}
 status=0
-for t in fuzz_reader fuzz_jit fuzz_elf fuzz_archive fuzz_text fuzz_tracing fuzz_session; do
+for t in fuzz_reader fuzz_jit fuzz_elf fuzz_archive fuzz_text fuzz_tracing fuzz_session \
+	fuzz_pylines; do
 	replay=$build/tests/fuzz/replay_$t
 	[ -d "$top/fuzz/corpus/$t" ] || continue
 	n=$(find "$top/fuzz/corpus/$t" -type f | wc -l)

@@ -63,5 +63,6 @@ Suite *suite_names(void);
 Suite *suite_damage(void);
 Suite *suite_kallsyms(void);
 Suite *suite_source(void);
+Suite *suite_variables(void);
 
 #endif /* PS_TEST_SYMBOLS_HELPERS_H */

@@ -26,6 +26,7 @@ struct pair {
 	uint64_t rule_low, rule_high;
 	struct ps_unwind_rule rule;
 	uint64_t pcs[2][MAX];
+	struct ps_unwind_frame_regs regs[2][MAX];
 	uint64_t walks, frames;
 };
 
@@ -70,9 +71,18 @@ static int pair_check(struct pair *p, const struct ps_unwind_sample *sample, siz
 	enum ps_unwind_stop stop[2];
 	int n[2];
 
+	struct ps_unwind_sample with_regs[2] = { *sample, *sample };
+
 	memset(p->pcs, 0, sizeof(p->pcs));
-	n[0] = ps_unwinder_unwind(p->table, sample, p->pcs[0], cap, &stop[0]);
-	n[1] = ps_unwinder_unwind(p->libdwfl, sample, p->pcs[1], cap, &stop[1]);
+	memset(p->regs, 0, sizeof(p->regs));
+	/* every other walk keeps the frames' registers, which must change
+	 * nothing of the walk */
+	if (p->walks % 2) {
+		with_regs[0].frame_regs = p->regs[0];
+		with_regs[1].frame_regs = p->regs[1];
+	}
+	n[0] = ps_unwinder_unwind(p->table, &with_regs[0], p->pcs[0], cap, &stop[0]);
+	n[1] = ps_unwinder_unwind(p->libdwfl, &with_regs[1], p->pcs[1], cap, &stop[1]);
 	int diff = 0;
 
 	while (diff < n[0] && diff < n[1] && p->pcs[0][diff] == p->pcs[1][diff])
@@ -82,6 +92,22 @@ static int pair_check(struct pair *p, const struct ps_unwind_sample *sample, siz
 	              arg, n[0], ps_unwind_stop_name(stop[0]), n[1], ps_unwind_stop_name(stop[1]),
 	              diff, (unsigned long long)p->pcs[0][diff],
 	              (unsigned long long)p->pcs[1][diff]);
+	/* the registers the two walks had for each frame: the same rsp, rip
+	 * and callee-saved ones */
+	for (int k = 0; with_regs[0].frame_regs && k < n[0]; k++) {
+		const struct ps_unwind_frame_regs *a = &p->regs[0][k], *b = &p->regs[1][k];
+		const uint32_t kept = 1u << 3 | 1u << 6 | 1u << 7 | 0xf000u | 1u << 16;
+
+		ck_assert_msg((a->present & kept) == (b->present & kept),
+		              "%s %ld: frame %d: registers %#x (table) and %#x (libdwfl)", what,
+		              arg, k, a->present, b->present);
+		for (unsigned r = 0; r < PS_UNWIND_NR_REGS; r++)
+			if (a->present & kept & (1u << r))
+				ck_assert_msg(a->regs[r] == b->regs[r],
+				              "%s %ld: frame %d register %u: %#llx, %#llx", what,
+				              arg, k, r, (unsigned long long)a->regs[r],
+				              (unsigned long long)b->regs[r]);
+	}
 	p->walks++;
 	p->frames += n[0] > 0 ? (uint64_t)n[0] : 0;
 	return n[0];

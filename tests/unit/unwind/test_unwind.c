@@ -645,6 +645,53 @@ START_TEST(test_trampoline_rule_312)
 }
 END_TEST
 
+/* With ps_unwind_sample.frame_regs, each frame's registers: the sample's
+ * at the leaf; at a caller its return address in rip, a stack pointer
+ * above its callee's, the callee-saved registers; through a trampoline's
+ * rule too. The PCs are those of a walk without. */
+START_TEST(test_frame_registers)
+{
+	static const unsigned char perf_of_dwarf[PS_UNWIND_NR_REGS] = {
+		0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8,
+	};
+	const uint32_t caller = 1u << 3 | 1u << 6 | 1u << 7 | 0xf000u | 1u << 16;
+	struct ps_unwind_frame_regs regs[MAX];
+	uint64_t plain[MAX];
+	struct env e;
+
+	env_open_rule(&e, _i, SNAP_TRAMPOLINE);
+	e.rule_low = e.snap.tramp_return;
+	e.rule_high = e.snap.tramp_return + 1;
+	e.rule = rule_312;
+	int n = env_unwind_snapshot(&e);
+	memcpy(plain, e.pcs, sizeof(plain));
+	struct ps_unwind_sample sample = snapshot_sample(&e.snap);
+	sample.frame_regs = regs;
+	memset(regs, 0, sizeof(regs));
+	ck_assert_int_eq(env_unwind(&e, &sample), n);
+	ck_assert_mem_eq(plain, e.pcs, (size_t)n * sizeof(plain[0]));
+	assert_through_trampoline(&e, n, 2);
+	ck_assert_uint_eq(regs[0].present, (1u << PS_UNWIND_NR_REGS) - 1);
+	for (unsigned r = 0; r < PS_UNWIND_NR_REGS; r++) {
+		unsigned id = perf_of_dwarf[r];
+		int packed = __builtin_popcountll(SNAP_REGS_MASK & ((1ull << id) - 1));
+
+		ck_assert_uint_eq(regs[0].regs[r], e.snap.regs[packed]);
+	}
+	/* the test's own frames (libc's start code marks some undefined) */
+	for (int k = 1; k <= 5; k++)
+		ck_assert_msg((regs[k].present & caller) == caller, "frame %d: registers %#x", k,
+		              regs[k].present);
+	for (int k = 1; k < n; k++)
+		ck_assert_uint_gt(regs[k].regs[7], regs[k - 1].regs[7]);
+	ck_assert_uint_eq(regs[1].regs[16], e.snap.ra[0]);
+	ck_assert_uint_eq(regs[2].regs[16], e.snap.tramp_return);
+	ck_assert_uint_eq(regs[3].regs[16], e.snap.tramp_ra);
+	ck_assert_uint_eq(regs[4].regs[16], e.snap.ra[2]);
+	env_close(&e);
+}
+END_TEST
+
 START_TEST(test_trampoline_rule_314)
 {
 	struct env e;
@@ -1069,6 +1116,7 @@ static Suite *suite_unwind(void)
 	tcase_add_loop_test(tc, test_trampoline_rule_first_frame, 0, 2);
 	tcase_add_loop_test(tc, test_trampoline_rule_failures, 0, 2);
 	tcase_add_loop_test(tc, test_trampoline_rule_max_frames, 0, 2);
+	tcase_add_loop_test(tc, test_frame_registers, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("modules");
