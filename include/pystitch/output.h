@@ -335,7 +335,8 @@ enum ps_speedscope_per {
  * writes them. A frame is {name, file, line}: a native frame is its
  * symbol ("[unknown]" when none) in its DSO, or with opts.srcline in its
  * source file at its line when the srcline has them; a Python frame
- * ("py::qualname:file") is qualname in file. Strings are escaped for
+ * ("py::qualname:file") is qualname in file, at its line when it has one
+ * (ps_frame.line). Strings are escaped for
  * JSON, and bytes that are not UTF-8 (a hostile capture's names) become
  * U+FFFD, one per byte. activeProfileIndex names the heaviest profile,
  * the one speedscope opens on. */

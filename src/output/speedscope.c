@@ -85,7 +85,7 @@ static int64_t frame_index(struct ps_speedscope *speedscope, const char *name, s
 }
 
 /* What speedscope shows of a frame: a Python frame's qualname in its
- * file; the truncation marker alone; a native frame's symbol in its DSO,
+ * file, at its line when it has one; the truncation marker alone; a native frame's symbol in its DSO,
  * or in its source file at its line (opts.srcline). */
 static int64_t add_frame(struct ps_speedscope *speedscope, const struct ps_frame *frame)
 {
@@ -95,7 +95,9 @@ static int64_t add_frame(struct ps_speedscope *speedscope, const struct ps_frame
 
 	if (frame->python && frame->sym) {
 		ps_python_frame_parts(frame->sym, &name, &name_len, &file);
-		return frame_index(speedscope, name, name_len, file, file ? strlen(file) : 0, 0);
+		/* its line when the capture gives one (ps_frame.line) */
+		return frame_index(speedscope, name, name_len, file, file ? strlen(file) : 0,
+		                   frame->line);
 	}
 	name_len = strlen(name);
 	if (frame->truncated)
