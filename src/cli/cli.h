@@ -109,10 +109,11 @@ extern const struct ps_cli_command ps_cmd_record, ps_cmd_script, ps_cmd_collapse
 const struct ps_cli_command *ps_cli_find_command(const char *name);
 /* Run command on cli->input with args (parsed for another command that
  * takes the same shared options) and its own options at their defaults,
- * but for -o output when output is not NULL (pystitch record's output).
- * Its exit status. */
+ * but for -o output when output is not NULL and options ("lines",
+ * "weight=period": its long options by name, NULL-terminated; may be
+ * NULL): pystitch record's output. Its exit status. */
 int ps_cli_run_command(struct ps_cli *cli, const struct ps_cli_command *command,
-                       struct ps_cli_args *args, const char *output);
+                       struct ps_cli_args *args, const char *output, const char *const *options);
 /* The program: picks the command from argv and runs it. */
 int ps_cli_main(int argc, char **argv);
 

@@ -62,8 +62,18 @@ const struct ps_cli_command *ps_cli_find_command(const char *name)
 	return NULL;
 }
 
+/* A command's own long option by name, as getopt would give it. */
+static const struct option *own_option(const struct ps_cli_command *command, const char *name,
+                                       size_t len)
+{
+	for (const struct option *o = command->options; o && o->name; o++)
+		if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+			return o;
+	return NULL;
+}
+
 int ps_cli_run_command(struct ps_cli *cli, const struct ps_cli_command *command,
-                       struct ps_cli_args *args, const char *output)
+                       struct ps_cli_args *args, const char *output, const char *const *options)
 {
 	void *state = calloc(1, command->state_size ? command->state_size : 1);
 	const char *caller = cli->command;
@@ -76,6 +86,19 @@ int ps_cli_run_command(struct ps_cli *cli, const struct ps_cli_command *command,
 	cli->command = command->name;
 	if (output && command->option)
 		status = command->option(cli, args, state, 'o', output);
+	for (size_t i = 0; options && options[i] && status == PS_EXIT_OK; i++) {
+		const char *equals = strchr(options[i], '=');
+		size_t len = equals ? (size_t)(equals - options[i]) : strlen(options[i]);
+		const struct option *o = own_option(command, options[i], len);
+
+		/* a caller's mistake, said as a user's would be */
+		if (!o || !command->option) {
+			ps_cli_command_error(cli, "no option --%.*s", (int)len, options[i]);
+			status = PS_EXIT_USAGE;
+			break;
+		}
+		status = command->option(cli, args, state, o->val, equals ? equals + 1 : NULL);
+	}
 	if (status == PS_EXIT_OK)
 		status = command->run(cli, args, state);
 	cli->command = caller;

@@ -1,21 +1,25 @@
 # pystitch record's start-up hook, run by every Python process that a
 # recorded command starts (record puts this file's directory first on
 # PYTHONPATH as sitecustomize.py, with PYSTITCH_RECORD_CACHE naming the
-# cache of built modules). On CPython 3.7-3.11 it turns on the
-# pystitch_perf module, built for that interpreter on first use, so that
-# Python frames get names as -X perf gives them on 3.12+ (record sets
-# PYTHONPERFSUPPORT=1 for those). Then it steps aside: it leaves sys.path
+# cache of built modules). It turns on the pystitch_perf module, built
+# for that interpreter on first use: on CPython 3.7-3.11 its trampolines
+# give Python frames names as -X perf gives them on 3.12+ (record sets
+# PYTHONPERFSUPPORT=1 for those), and on every version it writes the side
+# file of line tables that gives each Python frame its line. Then it steps
+# aside: it leaves sys.path
 # as it found it and runs the sitecustomize this one hides, if any.
 # Written for every interpreter that may read it, Python 2.7 included:
 # no syntax newer than 2.7's.
 #
 # Run as a script (python HOOK --prepare) it builds the module for that
-# interpreter if needed and prints one line: "ready VERSION WHAT" or
-# "unnamed VERSION WHY", which record reports before recording starts.
+# interpreter if needed and prints one line, which record reports before
+# recording starts: "ready VERSION MODULE", "names VERSION WHY" (3.12+
+# names its frames itself, but gets no lines) or "unnamed VERSION WHY".
 import os
 import sys
 
-MODULE_SOURCE = "pystitch_perf.c"
+# the module's sources, beside this file (pystitch_perf.h too)
+MODULE_SOURCES = ("pystitch_perf.c", "pystitch_perf_lines.c")
 
 
 def _version():
@@ -98,12 +102,13 @@ def build(cache, source_dir):
         platinclude = sysconfig.get_paths().get("platinclude")
         if platinclude and platinclude != include:
             command.append("-I" + platinclude)
-        command += ["-o", partial, os.path.join(source_dir, MODULE_SOURCE)]
+        command += ["-o", partial] + [os.path.join(source_dir, name) for name in MODULE_SOURCES]
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         output = child.communicate()[0]
         if child.returncode != 0:
             lines = output.decode("utf-8", "replace").strip().splitlines()
-            return None, "building pystitch_perf failed: %s" % (lines[-1] if lines else
+            errors = [line for line in lines if "error" in line] or lines
+            return None, "building pystitch_perf failed: %s" % (errors[0] if errors else
                                                                  "%s exited with status %d" %
                                                                  (command[0], child.returncode))
         os.rename(partial, target)
@@ -128,7 +133,7 @@ def _load(path):
 
 def enable(cache, source_dir):
     """Turn the module on in this process: None, or why not."""
-    if not (3, 7) <= sys.version_info[:2] < (3, 12):
+    if sys.version_info[:2] < (3, 7):
         return None
     path, why = build(cache, source_dir)
     if not path:
@@ -155,15 +160,19 @@ def _chain(here):
 def _startup():
     here = os.path.dirname(os.path.abspath(__file__))
     cache = os.environ.get("PYSTITCH_RECORD_CACHE")
+    # 3.12+ names its frames itself (PYTHONPERFSUPPORT): only lines go
+    lost = "no line numbers" if sys.version_info[:2] >= (3, 12) else "Python frames unnamed"
     try:
-        if cache and (3, 7) <= sys.version_info[:2] < (3, 12):
+        if cache and sys.version_info[:2] >= (3, 7):
             why = enable(cache, here)
             if why:
-                sys.stderr.write("pystitch record: %s (pid %d): Python frames unnamed: %s\n" %
-                                 (os.path.basename(sys.executable or "python"), os.getpid(), why))
+                sys.stderr.write("pystitch record: %s (pid %d): %s: %s\n" %
+                                 (os.path.basename(sys.executable or "python"), os.getpid(),
+                                  lost, why))
     except Exception as error:  # the program must start whatever happens here
-        sys.stderr.write("pystitch record: %s (pid %d): Python frames unnamed: %s\n" %
-                         (os.path.basename(sys.executable or "python"), os.getpid(), error))
+        sys.stderr.write("pystitch record: %s (pid %d): %s: %s\n" %
+                         (os.path.basename(sys.executable or "python"), os.getpid(), lost,
+                          error))
     _chain(here)
 
 
@@ -171,11 +180,13 @@ def _prepare():
     """python HOOK --prepare: the line record reads before it starts."""
     here = os.path.dirname(os.path.abspath(__file__))
     version = _version()
-    if sys.version_info[:2] >= (3, 12):
-        print("ready %s -X perf" % version)
-    elif sys.version_info[:2] >= (3, 7):
+    if sys.version_info[:2] >= (3, 7):
         path, why = build(os.environ.get("PYSTITCH_RECORD_CACHE", here), here)
-        print("ready %s %s" % (version, path) if path else "unnamed %s %s" % (version, why))
+        if path:
+            print("ready %s %s" % (version, path))
+        else:
+            print("%s %s %s" % ("names" if sys.version_info[:2] >= (3, 12) else "unnamed",
+                                version, why))
     else:
         print("unnamed %s CPython %s has no perf support (3.7 or newer is needed)" %
               (version, version))

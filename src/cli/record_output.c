@@ -287,7 +287,7 @@ static int write_text(struct ps_cli *cli, struct ps_cli_args *args, const char *
 		ps_cli_output_close(&out, false);
 		return PS_EXIT_USAGE;
 	}
-	status = ps_cli_run_command(cli, &ps_cmd_script, args, NULL);
+	status = ps_cli_run_command(cli, &ps_cmd_script, args, NULL, NULL);
 	if (fflush(stdout) != 0 && status == PS_EXIT_OK) {
 		ps_cli_command_error(cli, "cannot write %s: %s", output, strerror(errno));
 		status = PS_EXIT_USAGE;
@@ -326,6 +326,10 @@ int record_write_output(struct ps_cli *cli, struct ps_cli_args *args,
 	const struct ps_cli_command *command = NULL;
 	struct summary sum = { 0 };
 	const char *dirs[1] = { maps_dir };
+	/* Python frames by line where the capture has lines (the lines
+	 * show only where pystitch_perf's side file is) */
+	static const char *const lines[] = { "lines", NULL };
+	const char *const *options = NULL;
 	struct stat st;
 	int status = PS_EXIT_OK;
 
@@ -344,19 +348,21 @@ int record_write_output(struct ps_cli *cli, struct ps_cli_args *args,
 		break;
 	case RECORD_FORMAT_SVG:
 		command = &ps_cmd_flamegraph;
+		options = lines;
 		break;
 	case RECORD_FORMAT_PPROF:
 		command = &ps_cmd_pprof;
 		break;
 	case RECORD_FORMAT_FOLDED:
 		command = &ps_cmd_collapse;
+		options = lines;
 		break;
 	case RECORD_FORMAT_SPEEDSCOPE:
 		command = &ps_cmd_speedscope;
 		break;
 	}
 	if (command)
-		status = ps_cli_run_command(cli, command, args, output);
+		status = ps_cli_run_command(cli, command, args, output, options);
 	args->opts.perf_map_dir = NULL;
 	args->opts.perf_map_dirs = NULL;
 	args->opts.nr_perf_map_dirs = 0;

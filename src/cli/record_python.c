@@ -340,7 +340,8 @@ int record_python_check_command(struct ps_cli *cli, const struct record_python *
 	out[strcspn(out, "\n")] = '\0';
 	if (sscanf(out, "%*s %d.%d", &major, &minor) != 2)
 		major = minor = 0;
-	if (status != 0 || (strncmp(out, "ready ", 6) != 0 && strncmp(out, "unnamed ", 8) != 0)) {
+	if (status != 0 || (strncmp(out, "ready ", 6) != 0 && strncmp(out, "unnamed ", 8) != 0 &&
+	                    strncmp(out, "names ", 6) != 0)) {
 		ps_cli_command_error(cli, "could not ask %s how to name its Python frames%s%s",
 		                     interpreter, *out ? ": " : "", out);
 	} else if (strncmp(out, "unnamed ", 8) == 0) {
@@ -348,6 +349,11 @@ int record_python_check_command(struct ps_cli *cli, const struct record_python *
 
 		ps_cli_command_error(cli, "%s: its Python frames will not be named: %s", interpreter,
 		                     why ? why + 1 : out + 8);
+	} else if (strncmp(out, "names ", 6) == 0) {
+		const char *why = strchr(out + 6, ' ');
+
+		ps_cli_command_error(cli, "%s: its Python frames will get no line numbers: %s",
+		                     interpreter, why ? why + 1 : out + 6);
 	} else if (cli->verbose) {
 		ps_progress_clear(cli->progress);
 		fprintf(stderr, "%s: record: %s: CPython %s\n", cli->program, interpreter, out + 6);

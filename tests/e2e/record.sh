@@ -136,7 +136,9 @@ record svg.log -o "$E2E_TMP/out.svg" -- "$python" "$chains_workload" 0.5 "$E2E_T
 python3 "$e2e_dir/flamegraph_check.py" --python "$E2E_TMP/out.svg" >"$E2E_TMP/svg.folded" ||
 	e2e_fail "the SVG does not hold a flame graph with Python frames"
 record folded.log -o "$E2E_TMP/out.folded" -- "$python" "$chains_workload" 0.5 "$E2E_TMP/f.expected"
-grep -q 'py::leaf_loop:' "$E2E_TMP/out.folded" || e2e_fail "no Python frames in the folded stacks"
+# with lines: pystitch_perf's side file, written by every interpreter record starts
+grep -q 'py::leaf_loop:[^;]*pychains\.py:[0-9][0-9]*[; ]' "$E2E_TMP/out.folded" ||
+	e2e_fail "no Python frames with their lines in the folded stacks: $(grep -o 'py::leaf_loop:[^;]*' "$E2E_TMP/out.folded" | head -n 1)"
 grep -v -q -E '^[^ ]+( [^ ]+)* [0-9]+$' "$E2E_TMP/out.folded" &&
 	e2e_fail "a line of the folded stacks is not 'frames count': $(grep -v -E ' [0-9]+$' "$E2E_TMP/out.folded" | head -n 1)"
 record pprof.log -o "$E2E_TMP/out.pb.gz" -- "$python" "$chains_workload" 0.5 "$E2E_TMP/p.expected"
