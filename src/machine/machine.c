@@ -465,6 +465,7 @@ int ps_machine_process_event(struct ps_machine *machine, const struct ps_event *
 			if (!p)
 				return -ENOMEM;
 			p->executable = NULL;
+			p->program++;
 		}
 		return set_comm(t, ev->u.comm.comm ? ev->u.comm.comm : "");
 	}

@@ -55,6 +55,10 @@ struct ps_map {
 	/* perf addresses anonymous memory ([stack], //anon, ...) by raw
 	 * address instead of by file offset */
 	bool identity;
+	/* the process's program (its count of execs) when the map was made:
+	 * perf keeps a program's maps across an exec, where the new
+	 * program's do not cover them (ps_process_map_current()) */
+	uint32_t program;
 	struct ps_mapped_object *object;
 };
 
@@ -205,6 +209,11 @@ const struct ps_map *ps_process_find_map(const struct ps_process *process, uint6
  * all), or NULL past the last. Valid until the next event is applied. */
 const struct ps_map *ps_process_next_map(const struct ps_process *process,
                                          const struct ps_map *map);
+/* Whether map was made by the program the process runs now, not kept
+ * from one it ran before its last exec (a COMM record with
+ * PERF_RECORD_MISC_COMM_EXEC): a forked child's inherited maps are its
+ * parent's program's, which it runs until it execs. */
+bool ps_process_map_current(const struct ps_process *process, const struct ps_map *map);
 /* The lowest-addressed map of object, or NULL. */
 const struct ps_map *ps_process_first_map_of(const struct ps_process *process,
                                              const struct ps_mapped_object *object);

@@ -21,6 +21,7 @@ struct ps_process {
 	struct ps_map *maps;
 	size_t nr_maps, cap_maps;
 	uint64_t generation;
+	uint32_t program; /* its execs: see struct ps_map's program */
 	bool unwind_ready;
 	/* the file it runs (ps_process_executable()); NULL until known */
 	const struct ps_mapped_object *executable;

@@ -43,6 +43,11 @@ const struct ps_map *ps_process_next_map(const struct ps_process *p, const struc
 	return next < p->nr_maps ? &p->maps[next] : NULL;
 }
 
+bool ps_process_map_current(const struct ps_process *process, const struct ps_map *map)
+{
+	return map->program == process->program;
+}
+
 const struct ps_map *ps_process_first_map_of(const struct ps_process *p,
                                              const struct ps_mapped_object *object)
 {
@@ -161,6 +166,7 @@ int ps_machine_clone_maps(struct ps_process *to, const struct ps_process *from)
 	to->nr_maps = from->nr_maps;
 	to->generation++;
 	to->executable = from->executable;
+	to->program = from->program;
 	/* perf gives the child maps of its own, checked again map by map */
 	to->unwind_ready = false;
 	return 0;
@@ -254,6 +260,7 @@ int ps_machine_process_mmap(struct ps_machine *machine, const struct ps_event *e
 	                : (ev->misc & PERF_RECORD_MISC_MMAP_DATA) ? 0
 	                                                          : PROT_EXEC;
 	uint32_t flags = ev->type == PERF_RECORD_MMAP2 ? m->flags : 0;
+	map.program = p->program;
 	map.identity = !kernel &&
 	               (is_anon_memory(name) || is_no_dso_memory(name) || (flags & MAP_HUGETLB));
 	if ((prot & PROT_EXEC) && map.identity) {

@@ -76,7 +76,7 @@ static bool still_mapped(const struct ps_process *process, const struct ps_mappe
 	if (!object)
 		return false;
 	map = ps_process_find_map(process, start);
-	return map && map->object == object;
+	return map && map->object == object && ps_process_map_current(process, map);
 }
 
 /* The CPython interpreter mapped in the process (libpython or a static
@@ -140,7 +140,9 @@ void ps_python_find_interpreter(struct ps_python *python, struct python_process 
 	forget_interpreter(state);
 	for (const struct ps_map *map = ps_process_next_map(p, NULL);
 	     map && !(state->interp && state->template_object); map = ps_process_next_map(p, map)) {
-		if (!ps_python_searched_map(map))
+		/* a program run before the last exec is not this one's
+		 * interpreter (perf keeps its maps) */
+		if (!ps_python_searched_map(map) || !ps_process_map_current(p, map))
 			continue;
 		if (map->object == last)
 			continue; /* one file, several mappings */
@@ -161,7 +163,7 @@ bool ps_python_has_jit_code(const struct ps_process *p)
 {
 	for (const struct ps_map *map = ps_process_next_map(p, NULL); map;
 	     map = ps_process_next_map(p, map))
-		if (map->object->jit_pid)
+		if (map->object->jit_pid && ps_process_map_current(p, map))
 			return true;
 	return false;
 }

@@ -133,6 +133,8 @@ void ps_python_process_gone(void *ctx, struct ps_process *process, const char *c
 		return;
 	for (const struct ps_map *map = ps_process_next_map(process, NULL); map;
 	     map = ps_process_next_map(process, map)) {
+		if (!ps_process_map_current(process, map))
+			continue; /* a program run before the last exec */
 		if (map->object->jit_pid)
 			jit_code = true;
 		if (!ps_python_searched_map(map) || (nr && objects[nr - 1] == map->object))

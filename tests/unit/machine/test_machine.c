@@ -346,6 +346,43 @@ START_TEST(test_executable)
 }
 END_TEST
 
+static const struct ps_map *map_of(struct ps_machine *m, int32_t pid, uint64_t addr)
+{
+	const struct ps_map *map = ps_process_find_map(ps_machine_process(m, pid), addr);
+
+	ck_assert_ptr_nonnull(map);
+	return map;
+}
+
+/* Maps kept from the program a process ran before its exec (perf keeps
+ * them where the new program's do not cover them) are not current: perf
+ * record -a sees perf, which links libpython3.11, fork the workload that
+ * execs a CPython 3.12, whose interpreter search must not find 3.11. A
+ * forked child's inherited maps are current until it execs. */
+START_TEST(test_maps_of_the_program_before_exec)
+{
+	struct ps_event exec = { .type = PERF_RECORD_COMM, .misc = PERF_RECORD_MISC_COMM_EXEC };
+	struct ps_event child = fork_event(20, 10, 20, 10);
+	struct ps_process *p;
+	struct ps_machine *m;
+
+	ck_assert_int_eq(ps_machine_new(&m), 0);
+	user_mmap(m, 10, 0x10000, PROT_READ | PROT_EXEC, "/usr/bin/perf");
+	user_mmap(m, 10, 0x20000, PROT_READ | PROT_EXEC, "/lib/libpython3.11.so.1.0");
+	ck_assert_int_eq(ps_machine_process_event(m, &child), 0);
+	p = ps_machine_process(m, 20);
+	ck_assert(ps_process_map_current(p, map_of(m, 20, 0x20000)));
+	exec.u.comm = (struct ps_record_comm){ .pid = 20, .tid = 20, .comm = "python3" };
+	ck_assert_int_eq(ps_machine_process_event(m, &exec), 0);
+	user_mmap(m, 20, 0x30000, PROT_READ | PROT_EXEC, "/opt/lib/libpython3.12.so.1.0");
+	ck_assert(!ps_process_map_current(p, map_of(m, 20, 0x20000)));
+	ck_assert(ps_process_map_current(p, map_of(m, 20, 0x30000)));
+	/* the parent's maps stay its program's */
+	ck_assert(ps_process_map_current(ps_machine_process(m, 10), map_of(m, 10, 0x20000)));
+	ps_machine_free(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("machine");
@@ -360,6 +397,7 @@ int main(void)
 	tcase_add_test(tc, test_unwind_ready);
 	tcase_add_test(tc, test_fork_after_its_records);
 	tcase_add_test(tc, test_executable);
+	tcase_add_test(tc, test_maps_of_the_program_before_exec);
 	tcase_add_test(tc, test_objects_per_file);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
