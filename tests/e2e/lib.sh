@@ -149,22 +149,31 @@ e2e_record_failed() {
 e2e_record() {
 	target=$1
 	shift
+	# perf runs in the background only to learn its pid: a capture of
+	# every CPU holds other processes, whose files stay theirs
 	if [ "$target" = - ]; then
 		E2E_RECORDED=$E2E_TMP/pipe.data
-		"$PERF" record -o - "$@" >"$E2E_RECORDED" 2>"$E2E_TMP/record.err" ||
-			e2e_record_failed "$E2E_TMP/record.err"
+		"$PERF" record -o - "$@" >"$E2E_RECORDED" 2>"$E2E_TMP/record.err" &
 	else
 		E2E_RECORDED=$target
-		"$PERF" record -o "$target" "$@" >"$E2E_TMP/record.out" 2>"$E2E_TMP/record.err" ||
-			e2e_record_failed "$E2E_TMP/record.err"
+		"$PERF" record -o "$target" "$@" >"$E2E_TMP/record.out" 2>"$E2E_TMP/record.err" &
 	fi
+	er_perf=$!
+	wait "$er_perf" || e2e_record_failed "$E2E_TMP/record.err"
+	er_root=
+	for er_arg in "$@"; do
+		case $er_arg in
+		--) break ;;
+		-a | --all-cpus | -C | --cpu | --cpu=*) er_root=$er_perf ;;
+		esac
+	done
 	if grep -q -E 'Failed to collect|[Ww]orkload failed' "$E2E_TMP/record.err"; then
 		e2e_show "$E2E_TMP/record.err"
 		e2e_fail "perf record could not run the workload"
 	fi
 	[ -s "$E2E_RECORDED" ] || e2e_fail "perf record wrote no data"
 	grep -i -E 'lost|warning' "$E2E_TMP/record.err" >&2
-	e2e_keep_maps "$E2E_RECORDED"
+	e2e_keep_maps "$E2E_RECORDED" $er_root
 	e2e_check_stacks "$E2E_RECORDED" "$@"
 	return 0
 }
@@ -177,14 +186,33 @@ e2e_record() {
 # there. Each file is copied beside the capture (where pystitch looks
 # before /tmp) and into $E2E_TMP/tmp-view (the /tmp that e2e_perf shows
 # perf), then removed from /tmp. Sets E2E_KEPT to the copies beside FILE.
+# With ROOT (the pid of the perf that recorded every CPU), only the files
+# of ROOT's descendants: the machine's other processes, other tests'
+# among them, keep theirs.
 E2E_KEPT_PIDS=
 e2e_keep_maps() {
 	km_dir=$(dirname "$1")
 	E2E_KEPT=
 	# every process of the capture, named in its COMM and FORK records
-	for km_pid in $("$PYSTITCH" dump --no-hex -i "$1" 2>/dev/null |
-		sed -n 's/.*PERF_RECORD_COMM[^:]*: .*:\([0-9][0-9]*\)\/[0-9][0-9]*$/\1/p
-			s/.*PERF_RECORD_FORK(\([0-9][0-9]*\):.*/\1/p' | sort -u); do
+	# (PERF_RECORD_FORK(PID:TID):(PPID:PTID)), or ROOT's descendants
+	# shellcheck disable=SC2016 # an awk program
+	for km_pid in $("$PYSTITCH" dump --no-hex -i "$1" 2>/dev/null | "$AWK" -v root="${2:-}" '
+		/PERF_RECORD_COMM/ { p = $NF; sub(/.*:/, "", p); sub(/\/.*/, "", p); seen[p] = 1 }
+		/PERF_RECORD_FORK\(/ {
+			f = $0; sub(/.*PERF_RECORD_FORK\(/, "", f); split(f, n, /[:()]+/)
+			seen[n[1]] = 1
+			if (n[1] != n[3]) parent[n[1]] = n[3]
+		}
+		END {
+			for (p in seen) {
+				if (root == "") { print p; continue }
+				# (a pid reused in the capture may make a loop)
+				q = p
+				for (d = 0; d < 4096 && q != root && (q in parent); d++)
+					q = parent[q]
+				if (q == root && p != root) print p
+			}
+		}' | sort -u); do
 		for km_file in "/tmp/perf-$km_pid.map" "/tmp/jit-$km_pid.dump" \
 			"/tmp/perf-$km_pid.pylines"; do
 			[ -f "$km_file" ] || continue
