@@ -231,6 +231,12 @@ struct ps_cli_output {
 /* Start writing path (NULL or "-": standard output). 0 or -errno. Call
  * it before reading the capture, so that a bad name fails at once. */
 int ps_cli_output_open(struct ps_cli_output *output, const char *path);
+/* ps_cli_output_open() for a command's binary or machine-read output
+ * (what: "SVG", "JSON", ...; file: the -o that would do, "FILE.svg"):
+ * says why on stderr and returns PS_EXIT_USAGE when path cannot be
+ * created, or when it is standard output and that is a terminal; else 0. */
+int ps_cli_output_start(const struct ps_cli *cli, struct ps_cli_output *output, const char *path,
+                        const char *what, const char *file);
 /* Whether output goes to a terminal. */
 bool ps_cli_output_is_terminal(const struct ps_cli_output *output);
 /* Finish: keep puts the file into place, else it is dropped. 0 or

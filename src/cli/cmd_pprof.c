@@ -155,18 +155,9 @@ static int pprof_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 		return ps_cli_out_of_memory(cli);
 	/* before the capture is read, so a bad name fails at once; the file
 	 * appears only when the whole profile is written */
-	ret = ps_cli_output_open(&output, st->output);
-	if (ret) {
-		ps_cli_command_error(cli, "%s: cannot create: %s", st->output, strerror(-ret));
-		status = PS_EXIT_USAGE;
+	status = ps_cli_output_start(cli, &output, st->output, "a gzipped profile", "FILE");
+	if (status)
 		goto out;
-	}
-	if (output.is_stdout && ps_cli_output_is_terminal(&output)) {
-		ps_cli_command_error(cli, "not writing a gzipped profile to a terminal: give -o "
-		                          "FILE, or redirect standard output");
-		status = PS_EXIT_USAGE;
-		goto out;
-	}
 	if (!ps_cli_session_run(cli, args, add_stack, pprof, &session, &status))
 		goto out;
 	/* the capture's build ids, and those of the files it lacks that

@@ -117,18 +117,9 @@ static int speedscope_run(struct ps_cli *cli, struct ps_cli_args *args, void *st
 	if (ps_speedscope_open(&st->speedscope, &speedscope))
 		return ps_cli_out_of_memory(cli);
 	/* before the capture is read, so a bad name fails at once */
-	ret = ps_cli_output_open(&output, st->output);
-	if (ret) {
-		ps_cli_command_error(cli, "cannot create %s: %s", output.name, strerror(-ret));
-		status = PS_EXIT_USAGE;
+	status = ps_cli_output_start(cli, &output, st->output, "JSON", "FILE.json");
+	if (status)
 		goto out;
-	}
-	if (output.is_stdout && ps_cli_output_is_terminal(&output)) {
-		ps_cli_command_error(cli, "not writing JSON to a terminal: give -o FILE.json, or "
-		                          "redirect standard output");
-		status = PS_EXIT_USAGE;
-		goto out;
-	}
 	if (!ps_cli_session_run(cli, args, add_stack, speedscope, &session, &status))
 		goto out;
 	written = ps_speedscope_write(speedscope, ps_output_file_write, output.file);

@@ -20,6 +20,25 @@ int ps_cli_output_open(struct ps_cli_output *o, const char *path)
 	return ps_output_file_open(path, &o->file);
 }
 
+int ps_cli_output_start(const struct ps_cli *cli, struct ps_cli_output *o, const char *path,
+                        const char *what, const char *file)
+{
+	int ret = ps_cli_output_open(o, path);
+
+	if (ret) {
+		ps_cli_command_error(cli, "cannot create %s: %s", o->name, strerror(-ret));
+		return PS_EXIT_USAGE;
+	}
+	if (o->is_stdout && ps_cli_output_is_terminal(o)) {
+		ps_cli_command_error(cli,
+		                     "not writing %s to a terminal: give -o %s, or redirect "
+		                     "standard output",
+		                     what, file);
+		return PS_EXIT_USAGE;
+	}
+	return 0;
+}
+
 bool ps_cli_output_is_terminal(const struct ps_cli_output *o)
 {
 	return o->file && isatty(ps_output_file_fd(o->file));

@@ -21,7 +21,7 @@
 
 #include "record_priv.h"
 
-#define REMOTE_TIMEOUT_MS 5000 /* the target runs the script at its next bytecode */
+#define REMOTE_TIMEOUT_MS 5000u /* the target runs the script at its next bytecode */
 #define REMOTE_CALL_TIMEOUT_MS 20000
 
 /* The version in a CPython file's name ("libpython3.12.so.1.0",

@@ -213,7 +213,8 @@ static bool read_parents(struct record_maps *maps)
 
 			if (!grown)
 				continue;
-			memset(grown + maps->nr_parents, 0, (nr - maps->nr_parents) * sizeof(*grown));
+			memset(grown + maps->nr_parents, 0,
+			       (nr - maps->nr_parents) * sizeof(*grown));
 			maps->parents = grown;
 			maps->nr_parents = nr;
 		}
@@ -268,8 +269,9 @@ static size_t capture_pids(const char *capture, pid_t **out)
 	size_t nr = 0, cap = 0;
 
 	*out = NULL;
-	if (ps_reader_open(capture, &(struct ps_reader_opts){ .sz = sizeof(struct ps_reader_opts),
-	                                                      .order = PS_ORDER_FILE },
+	if (ps_reader_open(capture,
+	                   &(struct ps_reader_opts){ .sz = sizeof(struct ps_reader_opts),
+	                                             .order = PS_ORDER_FILE },
 	                   &reader) != 0)
 		return 0;
 	while (ps_reader_next(reader, &event) > 0) {

@@ -64,6 +64,7 @@ if [ "$paranoid" -gt 0 ] && command -v setpriv >/dev/null 2>&1; then
 		env HOME=/nonexistent "$PYSTITCH" record -a -o /dev/null --format svg \
 		>/dev/null 2>"$E2E_TMP/err"
 	status=$?
+	# shellcheck disable=SC2015 # either failing is the same failure
 	[ "$status" = 1 ] && grep -q "perf_event_paranoid is $paranoid: recording every CPU (-a) needs root" "$E2E_TMP/err" ||
 		e2e_fail "-a as nobody: exit status $status: $(cat "$E2E_TMP/err")"
 	e2e_say "paranoid: $(cat "$E2E_TMP/err")"
@@ -73,9 +74,11 @@ fi
 
 # a disk that fills while recording: the capture is kept, its path said
 tmpfs=$E2E_TMP/small
+# shellcheck disable=SC2015 # either failing is the same failure
 mkdir "$tmpfs" && mount -t tmpfs -o size=256k none "$tmpfs" ||
 	e2e_fail "cannot mount a tmpfs on $tmpfs"
 # (the shell tells its pid, which the interpreter keeps: its map is ours)
+# shellcheck disable=SC2016 # a shell program for sh -c
 e2e_run "$PYSTITCH" record -o "$tmpfs/out.svg" -- sh -c 'echo $$ >"$1"; exec "$2" "$3" 1 "$4"' sh \
 	"$E2E_TMP/full.pid" "$python" "$e2e_dir/../programs/pychains.py" "$E2E_TMP/full.expected" \
 	>/dev/null 2>"$E2E_TMP/err"
