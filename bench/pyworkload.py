@@ -8,11 +8,19 @@ usage: pyworkload.py --seconds S      run for S seconds of CPU time
        [--remove-perf-map]            delete /tmp/perf-PID.map (and the side
                                       file perf-PID.pylines) at the end
                                       (timing runs that need no profile)
+       [--processes P]                fork P - 1 more processes that run the
+                                      same (default 1)
+       [--threads T]                  in each process, T - 1 more threads
+                                      run generators and nested calls of
+                                      their own beside the main one, each
+                                      for as many rounds or CPU seconds of
+                                      the process (default 1)
 """
 import json
 import os
 import re
 import sys
+import threading
 import time
 
 
@@ -52,22 +60,67 @@ def one_round():
     return acc + tree(6).total()
 
 
+def squares(n):
+    for i in range(n):
+        yield i * i
+
+
+def chained(depth, n):
+    return sum(squares(n)) if depth == 0 else chained(depth - 1, n) + depth
+
+
+def thread_round():
+    return sum(chained(12, 500) for _ in range(20)) + len(sorted(squares(3000), key=str))
+
+
+def run(kind, amount, work):
+    """work() for amount CPU seconds of the process or amount rounds."""
+    acc = 0
+    if kind == "--seconds":
+        end = time.process_time() + amount
+        while time.process_time() < end:
+            acc += work()
+    else:
+        for _ in range(int(amount)):
+            acc += work()
+    return acc
+
+
+def option(argv, name, default):
+    return int(argv[argv.index(name) + 1]) if name in argv[3:] else default
+
+
 def main(argv):
     if len(argv) < 3 or argv[1] not in ("--seconds", "--rounds"):
         sys.exit(__doc__)
-    acc = 0
-    if argv[1] == "--seconds":
-        end = time.process_time() + float(argv[2])
-        while time.process_time() < end:
-            acc += one_round()
-    else:
-        for _ in range(int(argv[2])):
-            acc += one_round()
+    kind, amount = argv[1], float(argv[2])
+    processes = option(argv, "--processes", 1)
+    threads = option(argv, "--threads", 1)
+    children = []
+    for _ in range(processes - 1):
+        pid = os.fork()
+        if pid == 0:
+            children = None
+            break
+        children.append(pid)
+    results = []
+    others = [threading.Thread(target=lambda: results.append(run(kind, amount, thread_round)))
+              for _ in range(threads - 1)]
+    for thread in others:
+        thread.start()
+    acc = run(kind, amount, one_round)
+    for thread in others:
+        thread.join()
+    if children is None:
+        os._exit(0 if acc and len(results) == threads - 1 else 1)
+    status = 0
+    for pid in children:
+        status |= os.waitpid(pid, 0)[1]
     if "--remove-perf-map" in argv[3:]:
         for path in ("/tmp/perf-%d.map", "/tmp/perf-%d.pylines"):
             if os.path.exists(path % os.getpid()):
                 os.unlink(path % os.getpid())
-    return 0 if acc else 1
+    return 0 if acc and status == 0 and len(results) == threads - 1 else 1
 
 
 if __name__ == "__main__":

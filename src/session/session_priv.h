@@ -144,7 +144,20 @@ void ps_jobs_free(struct ps_jobs *jobs);
 
 /* ---- session.c ------------------------------------------------------ */
 
+/* PYSTITCH_BENCH_STAGE (bench/stages.sh): the session does every sample's
+ * work up to this stage and delivers none, so that each stage's cost is
+ * the difference between two runs. Read once at open; off, it costs one
+ * test per ps_session_next(). */
+enum ps_bench_stage {
+	PS_BENCH_OFF = 0,
+	PS_BENCH_READ, /* read and order the records, keep the model in step */
+	PS_BENCH_UNWIND, /* and unwind user stacks, naming nothing */
+	PS_BENCH_NAME, /* and build the named stacks */
+	PS_BENCH_MERGE, /* and merge their Python frames */
+};
+
 struct ps_session {
+	enum ps_bench_stage bench_stage;
 	struct ps_feed feed;
 	/* opts.jobs > 1: the workers that unwind, and the log that
 	 * serialises everyone's messages */

@@ -98,6 +98,9 @@ struct namespace_pid {
 
 struct ps_symbols {
 	char *symfs, *buildid_dir, *kallsyms, *vmlinux;
+	/* addresses asked of addr2line (resolve_user()), for the debug
+	 * line at the end */
+	uint64_t addr2line_queries;
 	/* every --symfs tree, symfs first (one per container exported) */
 	char **trees;
 	size_t nr_trees;
