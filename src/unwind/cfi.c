@@ -165,6 +165,16 @@ static void compile_frame(struct ps_unwind_row *row, Dwarf_Frame *frame)
 	unsigned char ra_rule = row->regs[PS_UNWIND_DWARF_IP];
 	if (ra_rule != PS_UNWIND_REG_OFFSET && ra_rule != PS_UNWIND_REG_UNDEFINED)
 		return;
+	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++) {
+		uint32_t bit = 1u << regno;
+
+		if (row->regs[regno] == PS_UNWIND_REG_SAME)
+			row->same_mask |= bit;
+		else if (row->regs[regno] == PS_UNWIND_REG_OFFSET)
+			row->offset_mask |= bit;
+		else if (row->regs[regno] == PS_UNWIND_REG_VAL_OFFSET)
+			row->val_offset_mask |= bit;
+	}
 	row->kind = PS_UNWIND_ROW_SIMPLE;
 }
 

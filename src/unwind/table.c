@@ -84,39 +84,36 @@ int ps_unwind_row_apply(struct ps_unwinder *u, const struct ps_unwind_row *row,
 	if (!(present & BIT(row->cfa_reg)))
 		return -1;
 	uint64_t cfa = regs[row->cfa_reg] + (uint64_t)row->cfa_offset;
-	bool ra_undefined = false;
+	/* only SIMPLE rows are applied: every register's rule is one of
+	 * undefined, same, offset and val_offset (cfi.c), so the masks say
+	 * it all; reads go in register order, as libdwfl's */
+	uint32_t same = row->same_mask & present;
+	uint32_t done = same | row->val_offset_mask;
 
-	*next_present = 0;
-	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++) {
-		uint64_t at = cfa + (uint64_t)(int64_t)row->offsets[regno];
+	for (uint32_t todo = same; todo; todo &= todo - 1) {
+		unsigned regno = (unsigned)__builtin_ctz(todo);
+
+		next[regno] = regs[regno];
+	}
+	for (uint32_t todo = row->val_offset_mask; todo; todo &= todo - 1) {
+		unsigned regno = (unsigned)__builtin_ctz(todo);
+
+		next[regno] = cfa + (uint64_t)(int64_t)row->offsets[regno];
+	}
+	for (uint32_t todo = row->offset_mask; todo; todo &= todo - 1) {
+		unsigned regno = (unsigned)__builtin_ctz(todo);
 		uint64_t value = 0;
 
-		switch (row->regs[regno]) {
-		case PS_UNWIND_REG_UNDEFINED:
-			if (regno == PS_UNWIND_DWARF_IP)
-				ra_undefined = true;
-			continue;
-		case PS_UNWIND_REG_SAME:
-			if (!(present & BIT(regno)))
-				continue;
-			value = regs[regno];
-			break;
-		case PS_UNWIND_REG_OFFSET:
-			/* a failed read, or libunwind's "mapped but empty"
-			 * success: libdwfl's own path decides */
-			if (ps_unwind_dwfl_read(u, at, &value) != 0)
-				return -1;
-			break;
-		case PS_UNWIND_REG_VAL_OFFSET:
-			value = at;
-			break;
-		default:
+		/* a failed read, or libunwind's "mapped but empty" success:
+		 * libdwfl's own path decides */
+		if (ps_unwind_dwfl_read(u, cfa + (uint64_t)(int64_t)row->offsets[regno], &value) !=
+		    0)
 			return -1;
-		}
 		next[regno] = value;
-		*next_present |= BIT(regno);
+		done |= BIT(regno);
 	}
-	return ra_undefined ? 0 : 1;
+	*next_present = done;
+	return row->regs[PS_UNWIND_DWARF_IP] == PS_UNWIND_REG_UNDEFINED ? 0 : 1;
 }
 
 /* libunwind's registers after a step: the caller's, and those it did

@@ -73,6 +73,9 @@ struct ps_unwind_row {
 	bool from_eh; /* found in .eh_frame (else .debug_frame) */
 	unsigned char cfa_reg; /* DWARF register number */
 	unsigned char regs[PS_UNWIND_NR_DWARF_REGS]; /* enum ps_unwind_reg_rule */
+	/* the registers of each rule, a bit per register (SIMPLE rows):
+	 * what ps_unwind_row_apply() walks instead of regs[] */
+	uint32_t same_mask, offset_mask, val_offset_mask;
 	int64_t cfa_offset;
 	int32_t offsets[PS_UNWIND_NR_DWARF_REGS];
 };
