@@ -51,7 +51,7 @@ static int session_open(struct ps_session *s, const char *path, struct ps_sessio
 		o->max_stack = PS_UNWIND_DEFAULT_MAX_FRAMES;
 	if (o->max_stack > PS_PIPELINE_MAX_PCS)
 		o->max_stack = PS_PIPELINE_MAX_PCS;
-	err = ps_feed_open(&s->feed, path, o, record_names, s->errmsg, sizeof(s->errmsg));
+	err = ps_feed_open(&s->feed, path, o, record_names, false, s->errmsg, sizeof(s->errmsg));
 	if (err)
 		return err;
 	s->native_arch = ps_session_native_arch(s->feed.reader);

@@ -42,6 +42,7 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 	symbols->files = o.files;
 	symbols->record_names = o.record_names;
 	symbols->no_live_processes = o.no_live_processes;
+	symbols->names_unused = o.names_unused;
 	symbols->symfs = strdup(o.symfs ? o.symfs : "");
 	if (o.symfs && o.symfs[0]) {
 		/* perf's --symfs makes DIR/.debug the build-id cache, whatever
@@ -513,6 +514,13 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 	    recorded_answer(dso, addr, &recorded, &has_recorded_sym, &records, &nr_records)) {
 		sym = has_recorded_sym ? &recorded : NULL;
 	} else {
+		if (dso->symtab_dropped) {
+			char err[PS_MSG_MAX];
+
+			/* the same files load the same table (ENOMEM: none) */
+			dso->symtab_dropped = false;
+			ps_symtab_load_dso(&dso->symtab, dso->syms, dso->runtime, err, sizeof(err));
+		}
 		sym = dso->has_symtab ? ps_symtab_find(&dso->symtab, addr) : NULL;
 		/* what this run asks addr2line; recording an archive's answers,
 		 * every other address is asked of a second resolver, so that
