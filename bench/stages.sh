@@ -28,18 +28,21 @@
 # at most perf's, --jobs 2 no slower than --jobs 1).
 #
 # Before timing it checks that every --jobs J prints what --jobs 1 prints.
+# With --before PATH, another build (one with PYSTITCH_BENCH_STAGE: this
+# script's commit or later) runs the same, alternating with this one, and
+# must print the same.
 #
 #   usage: bench/stages.sh [-n RUNS] [--perf-runs N] [--samples N]
 #                          [--wm-seconds S] [--jobs LIST] [--only LIST]
-#                          [-i DIR] [-k DIR] [--pystitch PATH] [--perf PATH]
-#                          [--python PATH]
+#                          [-i DIR] [-k DIR] [--pystitch PATH] [--before PATH]
+#                          [--perf PATH] [--python PATH]
 #   (-i DIR: the captures py1.data, pymulti.data, c.data and wm.data there,
 #   with their perf maps beside them; --perf-runs: perf script's runs, at
 #   most --runs, for a whole-machine capture whose perf script takes
 #   minutes; --only: some of py1,pymulti,c,wm)
 set -uo pipefail
 
-usage() { sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'; }
 die() {
 	printf 'stages.sh: %s\n' "$*" >&2
 	exit 1
@@ -47,7 +50,7 @@ die() {
 say() { printf '%s\n' "$*" >&2; }
 
 runs=5 perf_runs='' samples=22000 wm_seconds=10 jobs_list=1,2 only=py1,pymulti,c,wm
-input='' keep='' pystitch=${PYSTITCH:-} perf=${PERF:-} python=
+input='' keep='' pystitch=${PYSTITCH:-} before='' perf=${PERF:-} python=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n | --runs) runs=${2:?}; shift 2 ;;
@@ -59,6 +62,7 @@ while [ $# -gt 0 ]; do
 	-i) input=${2:?}; shift 2 ;;
 	-k | --keep) keep=${2:?}; shift 2 ;;
 	--pystitch) pystitch=${2:?}; shift 2 ;;
+	--before) before=${2:?}; shift 2 ;;
 	--perf) perf=${2:?}; shift 2 ;;
 	--python) python=${2:?}; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
@@ -91,6 +95,10 @@ if [ -z "$pystitch" ]; then
 fi
 pystitch=$(CDPATH='' cd -- "$(dirname -- "$pystitch")" && pwd)/$(basename -- "$pystitch")
 builddir=$(dirname -- "$pystitch")
+if [ -n "$before" ]; then
+	[ -x "$before" ] || die "--before: no program at $before"
+	before=$(CDPATH='' cd -- "$(dirname -- "$before")" && pwd)/$(basename -- "$before")
+fi
 command -v python3 >/dev/null || die "needs python3 (to time the runs)"
 if [ -n "$input" ]; then
 	input=$(CDPATH='' cd -- "$input" && pwd) || die "-i: no folder $input"
@@ -192,9 +200,49 @@ median() {
 		awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# stage_table PREFIX LABEL N UNIQUE: the stages of one build's runs
+stage_table() {
+	local prefix=$1 label=$2 n=$3 unique=$4 total prev=0 stage
+	printf '  %-30s %9s %9s %12s %12s\n' "$label --jobs 1, stage" "CPU s" "share" "us/sample" "us/address"
+	total=$(median "$work/${prefix}j1.times" 2)
+	for stage in read unwind name merge j1; do
+		local cpu part title
+		cpu=$(median "$work/$prefix$stage.times" 2)
+		part=$(awk -v a="$cpu" -v b="$prev" 'BEGIN { printf "%.3f", a - b }')
+		case $stage in
+		read) title="read and order records" ;;
+		unwind) title="unwind (no naming)" ;;
+		name) title="name frames" ;;
+		merge) title="Python merge" ;;
+		j1) title="format the text" ;;
+		esac
+		awk -v t="$title" -v p="$part" -v all="$total" -v n="$n" -v u="$unique" -v s="$stage" 'BEGIN {
+			printf "  %-30s %9.3f %8.0f%% %12.2f %12s\n", t, p, (all > 0 ? 100 * p / all : 0),
+				(n > 0 ? 1e6 * p / n : 0), ((s == "name" && u > 0) ? sprintf("%.1f", 1e6 * p / u) : "-") }'
+		prev=$cpu
+	done
+	awk -v all="$total" -v n="$n" 'BEGIN { printf "  %-30s %9.3f %8s %12.2f\n", "total", all, "", (n > 0 ? 1e6 * all / n : 0) }'
+}
+
+# goal_rows PREFIX LABEL PERF_WALL PERF_CPU PERF_KB: one build's whole runs
+goal_rows() {
+	local prefix=$1 label=$2 pw=$3 pc=$4 pm=$5 j w w1 w2=''
+	w1=$(median "$work/${prefix}j1.times" 1)
+	for j in ${jobs_list//,/ }; do
+		w=$(median "$work/$prefix""j$j.times" 1)
+		[ "$j" = 2 ] && w2=$w
+		awk -v l="$label --jobs $j" -v w="$w" -v c="$(median "$work/$prefix""j$j.times" 2)" \
+			-v m="$(median "$work/$prefix""j$j.times" 3)" -v pw="$pw" -v pc="$pc" -v pm="$pm" 'BEGIN {
+			printf "  %-22s %9.3f %9.3f %9.0f %9.3f %9.3f %9.2f\n", l, w, c, m / 1024,
+				w / pw, c / pc, m / pm }'
+	done
+	[ -z "$w2" ] || printf '  %-22s --jobs 2 no slower than --jobs 1: %s\n' "$label" \
+		"$(awk -v a="$w2" -v b="$w1" 'BEGIN { print (a + 0 <= b + 0) ? "yes" : "no" }')"
+}
+
 # bench NAME LABEL
 bench() {
-	local name=$1 label=$2 data=$captures/$1.data j n unique r stage prev
+	local name=$1 label=$2 data=$captures/$1.data j n unique r stage prefix bin
 	[ -f "$data" ] || die "no $data"
 	n=$("$perf" script -i "$data" -F time 2>/dev/null | grep -c .)
 	# the DSO addresses a run names (the symbols' debug line)
@@ -212,56 +260,45 @@ bench() {
 			failed=1
 		fi
 	done
+	if [ -n "$before" ]; then
+		(cd "$captures" && "$before" script -q -j 1 -i "$data" >"$work/b.txt")
+		if cmp -s "$work/j1.txt" "$work/b.txt"; then
+			printf '  %-40s identical\n' "pystitch = before"
+		else
+			printf '  %-40s DIFFERS\n' "pystitch = before"
+			failed=1
+		fi
+	fi
 	rm -f "$work"/*.txt "$work"/*.times
 	# warm the page cache and perf's build-id cache
 	(cd "$captures" && "$perf" script -i "$data" >/dev/null 2>&1)
 	for ((r = 1; r <= runs; r++)); do
 		[ "$r" -le "$perf_runs" ] && measure perf "$perf" script -i "$data"
-		for stage in read unwind name merge; do
-			measure "$stage" env PYSTITCH_BENCH_STAGE=$stage "$pystitch" script -q -j 1 -i "$data"
-		done
-		for j in ${jobs_list//,/ }; do
-			measure "j$j" "$pystitch" script -q -j "$j" -i "$data"
+		for prefix in "" b-; do
+			bin=$pystitch
+			if [ -n "$prefix" ]; then
+				[ -n "$before" ] || continue
+				bin=$before
+			fi
+			for stage in read unwind name merge; do
+				measure "$prefix$stage" env PYSTITCH_BENCH_STAGE=$stage "$bin" script -q -j 1 -i "$data"
+			done
+			for j in ${jobs_list//,/ }; do
+				measure "$prefix""j$j" "$bin" script -q -j "$j" -i "$data"
+			done
 		done
 	done
-	printf '  %-30s %9s %9s %12s %12s\n' "stage (pystitch --jobs 1)" "CPU s" "share" "us/sample" "us/address"
-	local total
-	total=$(median "$work/j1.times" 2)
-	prev=0
-	for stage in read unwind name merge j1; do
-		local cpu part title
-		cpu=$(median "$work/$stage.times" 2)
-		part=$(awk -v a="$cpu" -v b="$prev" 'BEGIN { printf "%.3f", a - b }')
-		case $stage in
-		read) title="read and order records" ;;
-		unwind) title="unwind (no naming)" ;;
-		name) title="name frames" ;;
-		merge) title="Python merge" ;;
-		j1) title="format the text" ;;
-		esac
-		awk -v t="$title" -v p="$part" -v all="$total" -v n="$n" -v u="$unique" -v s="$stage" 'BEGIN {
-			printf "  %-30s %9.3f %8.0f%% %12.2f %12s\n", t, p, (all > 0 ? 100 * p / all : 0),
-				(n > 0 ? 1e6 * p / n : 0), ((s == "name" && u > 0) ? sprintf("%.1f", 1e6 * p / u) : "-") }'
-		prev=$cpu
-	done
-	awk -v all="$total" -v n="$n" 'BEGIN { printf "  %-30s %9.3f %8s %12.2f\n", "total", all, "", (n > 0 ? 1e6 * all / n : 0) }'
+	stage_table "" pystitch "$n" "$unique"
+	[ -z "$before" ] || stage_table b- before "$n" "$unique"
 	printf '  %-22s %9s %9s %9s %9s %9s %9s\n' "" "wall s" "CPU s" "peak MB" "wall/perf" "CPU/perf" "MB/perf"
 	local pw pc pm
 	pw=$(median "$work/perf.times" 1)
 	pc=$(median "$work/perf.times" 2)
 	pm=$(median "$work/perf.times" 3)
 	awk -v w="$pw" -v c="$pc" -v m="$pm" 'BEGIN { printf "  %-22s %9.3f %9.3f %9.0f\n", "perf script", w, c, m / 1024 }'
-	local w1 w
-	w1=$(median "$work/j1.times" 1)
-	for j in ${jobs_list//,/ }; do
-		w=$(median "$work/j$j.times" 1)
-		awk -v l="pystitch --jobs $j" -v w="$w" -v c="$(median "$work/j$j.times" 2)" \
-			-v m="$(median "$work/j$j.times" 3)" -v pw="$pw" -v pc="$pc" -v pm="$pm" 'BEGIN {
-			printf "  %-22s %9.3f %9.3f %9.0f %9.3f %9.3f %9.2f\n", l, w, c, m / 1024,
-				w / pw, c / pc, m / pm }'
-	done
-	printf '  goals: wall/perf <= 0.05, CPU/perf <= 0.25, MB/perf <= 1, --jobs 2 wall <= --jobs 1 wall (%s)\n' \
-		"$(awk -v a="$(median "$work/j2.times" 1 2>/dev/null)" -v b="$w1" 'BEGIN { print (a != "" && a + 0 <= b + 0) ? "yes" : "no" }')"
+	goal_rows "" pystitch "$pw" "$pc" "$pm"
+	[ -z "$before" ] || goal_rows b- before "$pw" "$pc" "$pm"
+	printf '  goals: wall/perf <= 0.05, CPU/perf <= 0.25, MB/perf <= 1, --jobs 2 no slower than --jobs 1\n'
 	printf '  (median of %d runs, perf script %d; all runs alternate; output to /dev/null)\n' "$runs" "$perf_runs"
 }
 
