@@ -121,8 +121,12 @@ static int archive_run(struct ps_cli *cli, struct ps_cli_args *args, void *state
 	}
 	session = ps_archive_writer_session(writer);
 	ps_progress_start(cli->progress, "samples", cli->quiet, false);
-	while ((ret = ps_session_next(session, &stack)) > 0)
+	while ((ret = ps_session_next(session, &stack)) > 0) {
 		ps_progress_tick(cli->progress, ps_session_reader(session));
+		/* as perf script on the archive will: the kernel's symbols
+		 * are packed when reading it loads them */
+		ps_session_stack_printed(session);
+	}
 	ps_progress_end(cli->progress);
 	if (ret < 0) {
 		ps_cli_error(cli, "%s", ps_session_errmsg(session));

@@ -1,4 +1,5 @@
-/* The perf maps and jitdumps of the processes `pystitch record` records.
+/* The perf maps, jitdumps and line tables (pystitch_perf's perf-PID.pylines)
+ * of the processes `pystitch record` records.
  *
  * A process in a container writes /tmp/perf-NSPID.map into its own /tmp,
  * named by its pid inside its pid namespace; that /tmp may go away with
@@ -33,10 +34,15 @@
 #define MAX_PROCESSES (1u << 22) /* pid_max's ceiling */
 #define COPY_CHUNK 65536
 
+/* The files a process's name sources write to its /tmp, by its pid: the
+ * perf map, the jitdump, and pystitch_perf's line tables beside the map. */
+static const char *const file_forms[] = { "perf-%d.map", "jit-%d.dump", "perf-%d.pylines" };
+#define NR_FILE_FORMS (sizeof(file_forms) / sizeof(file_forms[0]))
+
 /* One file of a container's process, and how much of it is copied. */
 struct map_copy {
 	pid_t pid;
-	bool jitdump;
+	unsigned form; /* index in file_forms */
 	uint64_t copied;
 };
 
@@ -88,10 +94,10 @@ void record_maps_close(struct record_maps *maps)
 	free(maps);
 }
 
-static struct map_copy *copy_of(struct record_maps *maps, pid_t pid, bool jitdump)
+static struct map_copy *copy_of(struct record_maps *maps, pid_t pid, unsigned form)
 {
 	for (size_t i = 0; i < maps->nr_copies; i++)
-		if (maps->copies[i].pid == pid && maps->copies[i].jitdump == jitdump)
+		if (maps->copies[i].pid == pid && maps->copies[i].form == form)
 			return &maps->copies[i];
 	if (maps->nr_copies == maps->cap_copies) {
 		size_t cap = maps->cap_copies ? 2 * maps->cap_copies : 16;
@@ -102,27 +108,28 @@ static struct map_copy *copy_of(struct record_maps *maps, pid_t pid, bool jitdum
 		maps->copies = grown;
 		maps->cap_copies = cap;
 	}
-	maps->copies[maps->nr_copies] = (struct map_copy){ .pid = pid, .jitdump = jitdump };
+	maps->copies[maps->nr_copies] = (struct map_copy){ .pid = pid, .form = form };
 	return &maps->copies[maps->nr_copies++];
 }
 
 /* Append to the copy what the process added to its file since last time. */
-static void copy_new_part(struct record_maps *maps, pid_t pid, pid_t inner, bool jitdump)
+static void copy_new_part(struct record_maps *maps, pid_t pid, pid_t inner, unsigned form)
 {
-	char from[96], *to = NULL, buf[COPY_CHUNK];
+	char from[96], name[64], *to = NULL, buf[COPY_CHUNK];
 	struct map_copy *copy;
 	struct stat st;
 	int in, out;
 
-	snprintf(from, sizeof(from), "/proc/%d/root/tmp/%s-%d.%s", (int)pid,
-	         jitdump ? "jit" : "perf", (int)inner, jitdump ? "dump" : "map");
+	snprintf(name, sizeof(name), file_forms[form], (int)inner);
+	snprintf(from, sizeof(from), "/proc/%d/root/tmp/%s", (int)pid, name);
 	if (stat(from, &st) != 0 || !S_ISREG(st.st_mode))
 		return;
-	copy = copy_of(maps, pid, jitdump);
+	copy = copy_of(maps, pid, form);
 	if (!copy || (uint64_t)st.st_size <= copy->copied)
 		return;
-	if (asprintf(&to, "%s/%s-%d.%s", maps->dir, jitdump ? "jit" : "perf", (int)pid,
-	             jitdump ? "dump" : "map") < 0)
+	/* named by the host pid, as the capture knows the process */
+	snprintf(name, sizeof(name), file_forms[form], (int)pid);
+	if (asprintf(&to, "%s/%s", maps->dir, name) < 0)
 		return;
 	in = open(from, O_RDONLY | O_CLOEXEC);
 	out = open(to, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
@@ -146,13 +153,12 @@ static void copy_new_part(struct record_maps *maps, pid_t pid, pid_t inner, bool
 
 static void note_own_file(struct record_maps *maps, pid_t inner)
 {
-	static const char *const forms[2] = { "/tmp/perf-%d.map", "/tmp/jit-%d.dump" };
-
-	for (int i = 0; i < 2; i++) {
-		char path[64];
+	for (unsigned i = 0; i < NR_FILE_FORMS; i++) {
+		char name[64], path[80];
 		bool known = false;
 
-		snprintf(path, sizeof(path), forms[i], (int)inner);
+		snprintf(name, sizeof(name), file_forms[i], (int)inner);
+		snprintf(path, sizeof(path), "/tmp/%s", name);
 		for (size_t j = 0; j < maps->nr_own_files && !known; j++)
 			known = strcmp(maps->own_files[j], path) == 0;
 		if (known)
@@ -235,8 +241,8 @@ void record_maps_tick(void *ctx, pid_t perf_pid)
 			continue;
 		inner = record_namespace_pid((pid_t)pid);
 		if (!record_same_mount_namespace((pid_t)pid)) {
-			copy_new_part(maps, (pid_t)pid, inner, false);
-			copy_new_part(maps, (pid_t)pid, inner, true);
+			for (unsigned form = 0; form < NR_FILE_FORMS; form++)
+				copy_new_part(maps, (pid_t)pid, inner, form);
 		} else if (inner != (pid_t)pid && s->command) {
 			note_own_file(maps, inner);
 		}
@@ -303,12 +309,14 @@ size_t record_maps_remove(struct ps_cli *cli, struct record_maps *maps, const ch
 		pid_t *pids;
 		size_t nr = capture_pids(capture, &pids);
 
-		for (size_t i = 0; i < nr; i++) {
-			snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pids[i]);
-			removed += remove_if_recent(maps, path);
-			snprintf(path, sizeof(path), "/tmp/jit-%d.dump", (int)pids[i]);
-			removed += remove_if_recent(maps, path);
-		}
+		for (size_t i = 0; i < nr; i++)
+			for (unsigned form = 0; form < NR_FILE_FORMS; form++) {
+				char name[64];
+
+				snprintf(name, sizeof(name), file_forms[form], (int)pids[i]);
+				snprintf(path, sizeof(path), "/tmp/%s", name);
+				removed += remove_if_recent(maps, path);
+			}
 		free(pids);
 		for (size_t i = 0; i < maps->nr_own_files; i++)
 			removed += remove_if_recent(maps, maps->own_files[i]);
@@ -322,7 +330,8 @@ size_t record_maps_remove(struct ps_cli *cli, struct record_maps *maps, const ch
 	}
 	if (cli->verbose && removed) {
 		ps_progress_clear(cli->progress);
-		fprintf(stderr, "%s: record: removed %zu perf maps and jitdumps from /tmp\n",
+		fprintf(stderr,
+		        "%s: record: removed %zu perf maps, jitdumps and line tables from /tmp\n",
 		        cli->program, removed);
 	}
 	return removed;

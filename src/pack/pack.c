@@ -295,8 +295,11 @@ int ps_archive_writer_write(struct ps_archive_writer *w, const char *output)
 	struct stat st;
 	int rc;
 
+	/* the kernel's symbols are packed whenever perf script on the
+	 * archive would load them: a printed sample of a native capture
+	 * does, kernel frame or not */
 	while ((rc = ps_session_next(w->session, &stack)) > 0)
-		;
+		ps_session_stack_printed(w->session);
 	/* every process's interpreter and perf maps, sampled or not */
 	if (rc == 0)
 		rc = ps_session_python_processes(w->session, note_python, w);

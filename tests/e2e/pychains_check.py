@@ -26,7 +26,8 @@ where unwound counts the samples whose root-most frame is _start or clone3
 frame is a Python frame. --suffix takes a chain whose root end is missing
 (the leaf end of an expected chain, at least one frame: a process whose
 perf trampolines were turned on while it ran names only the frames
-entered since). --ends counts, and fails on, the samples whose
+entered since), below any number of `[python: unnamed]` markers of the
+activations that were running before. --ends counts, and fails on, the samples whose
 stack neither ends where a process or thread starts (_start,
 __libc_start_call_main, start_thread, clone3, ld.so's _dl_start_user, ...)
 nor is marked `[truncated]`: a stack cut short passed off as whole
@@ -157,7 +158,13 @@ def main():
                 if len(wrong) < 5:
                     wrong.append(("ends neither at a thread's root nor marked cut", header,
                                   frames))
-            chain = ";".join(reversed(python))
+            python.reverse()  # root first
+            if args.suffix:
+                # the activations already running when the trampolines
+                # were turned on: unnamed, at the root end only
+                while len(python) > 1 and python[0] == UNNAMED:
+                    python.pop(0)
+            chain = ";".join(python)
             if cut:
                 truncated += 1
                 reason = "cut off by the stack-copy limit"

@@ -46,6 +46,8 @@ for candidate in ${PS_E2E_PYTHONS:-} $(e2e_newest_python 12) $(e2e_newest_python
 done
 [ -n "$python" ] || e2e_skip "no CPython 3.12+ found under \$(pyenv root)/versions (set PS_E2E_PYTHONS)"
 e2e_say "$e2e_name: $python"
+# the interpreter's comm (python3, python3.14, ...: its file name, 15 bytes)
+comm=$(basename "$python" | cut -c1-15)
 
 # box.sh DIR NAME WORKLOAD PYTHON SECONDS: a container. Its /tmp is a tmpfs
 # of its own mount namespace (gone when it ends, which hides DIR, under
@@ -79,7 +81,7 @@ for c in c1 c2; do
 done
 
 # The processes as the capture knows them: parent of each new process
-# (FORK) and those that became python3 (COMM exec).
+# (FORK) and those that became the interpreter (COMM exec).
 "$PERF" script -i "$data" --show-task-events 2>/dev/null |
 	grep -E 'PERF_RECORD_(FORK|COMM exec)' >"$E2E_TMP/tasks.txt"
 
@@ -88,21 +90,21 @@ summary=
 names=
 for c in c1 c2; do
 	unshare_pid=$(cat "$E2E_TMP/$c/unshare.pid")
-	# the python3 below this container's unshare
+	# the interpreter below this container's unshare
 	# shellcheck disable=SC2016 # awk's
-	host_pid=$("$AWK" -v top="$unshare_pid" '
+	host_pid=$("$AWK" -v top="$unshare_pid" -v comm="$comm" '
 		/PERF_RECORD_FORK/ {
 			match($0, /FORK\([0-9]+:[0-9]+\):\([0-9]+:/)
 			split(substr($0, RSTART + 5, RLENGTH - 6), f, /[:()]+/)
 			if (f[1] == f[2]) parent[f[1]] = f[3]
 		}
-		/PERF_RECORD_COMM exec: python3:/ { split($NF, w, "/"); sub(/.*:/, "", w[1]); py[w[1]] = 1 }
+		index($0, "PERF_RECORD_COMM exec: " comm ":") { split($NF, w, "/"); sub(/.*:/, "", w[1]); py[w[1]] = 1 }
 		END {
 			for (p in py)
 				for (q = p; q in parent; q = parent[q])
 					if (parent[q] == top) print p
 		}' "$E2E_TMP/tasks.txt")
-	[ -n "$host_pid" ] || e2e_fail "$c: no python3 under unshare pid $unshare_pid in the capture"
+	[ -n "$host_pid" ] || e2e_fail "$c: no $comm under unshare pid $unshare_pid in the capture"
 	map=$(ls "$E2E_TMP/$c/maps" 2>/dev/null)
 	if [ -z "$map" ] || [ ! -s "$E2E_TMP/$c/maps/$map" ]; then
 		e2e_fail "$c: the workload wrote no perf map in its /tmp"
@@ -229,17 +231,17 @@ live_unshare=$!
 live_pid=
 for _ in 1 2 3 4 5 6 7 8 9 10; do
 	sleep 1
-	# the python3 below the unshare, two levels down (pids, one word each)
+	# the interpreter below the unshare, two levels down (pids, one word each)
 	# shellcheck disable=SC2013
 	for child in $(cat "/proc/$live_unshare/task/$live_unshare/children" 2>/dev/null); do
 		# shellcheck disable=SC2013
 		for grandchild in $(cat "/proc/$child/task/$child/children" 2>/dev/null); do
-			[ "$(cat "/proc/$grandchild/comm" 2>/dev/null)" = python3 ] && live_pid=$grandchild
+			[ "$(cat "/proc/$grandchild/comm" 2>/dev/null)" = "$comm" ] && live_pid=$grandchild
 		done
 	done
 	[ -n "$live_pid" ] && break
 done
-[ -n "$live_pid" ] || e2e_fail "live: no python3 under unshare pid $live_unshare"
+[ -n "$live_pid" ] || e2e_fail "live: no $comm under unshare pid $live_unshare"
 live_nspid=$(sed -n 's/^NStgid:.*[[:space:]]\([0-9]*\)$/\1/p' "/proc/$live_pid/status")
 sleep 1 # past its first round
 # (the -j comparison of e2e_record waits for the next capture's reading)

@@ -52,16 +52,16 @@ note_pids() {
 # shellcheck disable=SC2317 # called by the trap
 remove_leftovers() {
 	for pid in $recorded_pids; do
-		rm -f "/tmp/perf-$pid.map" "/tmp/jit-$pid.dump"
+		rm -f "/tmp/perf-$pid.map" "/tmp/jit-$pid.dump" "/tmp/perf-$pid.pylines"
 	done
 	e2e_cleanup
 }
 trap remove_leftovers EXIT
 no_maps_left() {
 	for pid in $recorded_pids; do
-		if [ -e "/tmp/perf-$pid.map" ] || [ -e "/tmp/jit-$pid.dump" ]; then
-			e2e_fail "$1: record left /tmp/perf-$pid.map (or jit-$pid.dump) behind"
-		fi
+		for file in "/tmp/perf-$pid.map" "/tmp/jit-$pid.dump" "/tmp/perf-$pid.pylines"; do
+			[ ! -e "$file" ] || e2e_fail "$1: record left $file behind"
+		done
 	done
 }
 
