@@ -15,11 +15,14 @@
  * The session itself reads the capture too, and for every sample it would
  * have unwound it takes the worker's result instead, then names the
  * frames, merges the Python frames and delivers the stack, in order, on
- * the caller's thread. Naming stays serial on purpose: addr2line's inline
- * answers for some addresses depend on which addresses of the DSO were
- * asked before (see symbols.h), so only one resolver asking in the
- * capture's order gives perf's answers. The stacks are therefore exactly
- * those of a session without workers.
+ * the caller's thread. Naming stays on that thread: addr2line's inline
+ * answers for some addresses depend on which addresses of the same DSO
+ * were asked before (see symbols.h), so each DSO's resolver must be asked
+ * its distinct addresses in the capture's order. The dependence is that
+ * resolver's own bookkeeping (symbols/addr2line.c: which compilation units
+ * bfd has read so far and which units' line tables were decoded); DSOs do
+ * not depend on one another. The stacks are exactly those of a session
+ * without workers.
  *
  * All the sessions meet the same warnings, since they read the same
  * records. The workers' messages wait in a queue until the session's
