@@ -15,6 +15,10 @@ usage: pyworkload.py --seconds S      run for S seconds of CPU time
                                       their own beside the main one, each
                                       for as many rounds or CPU seconds of
                                       the process (default 1)
+       [--pid-file PATH]              append the pid of every process of
+                                      the run to PATH, one a line, as each
+                                      starts (so that a caller removes the
+                                      perf maps of exactly those processes)
 """
 import json
 import os
@@ -96,13 +100,20 @@ def main(argv):
     kind, amount = argv[1], float(argv[2])
     processes = option(argv, "--processes", 1)
     threads = option(argv, "--threads", 1)
+    pid_file = argv[argv.index("--pid-file") + 1] if "--pid-file" in argv[3:] else None
     children = []
+    if pid_file:
+        with open(pid_file, "a") as out:
+            out.write("%d\n" % os.getpid())
     for _ in range(processes - 1):
         pid = os.fork()
         if pid == 0:
             children = None
             break
         children.append(pid)
+        if pid_file:
+            with open(pid_file, "a") as out:
+                out.write("%d\n" % pid)
     results = []
     others = [threading.Thread(target=lambda: results.append(run(kind, amount, thread_round)))
               for _ in range(threads - 1)]

@@ -118,22 +118,36 @@ cleanup() {
 		say "kept the captures and their perf maps in $keep"
 	fi
 	rm -f "${tmp_maps[@]}"
+	remove_pid_files
 	rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' HUP INT TERM
 failed=0
 
-# keep_maps FILE: copy the perf maps of the capture's processes beside it
-# (where pystitch looks first) and leave them in /tmp (where perf looks)
-# until the end
+# The Python workloads append the pid of each of their processes to
+# NAME.pids as it starts (pyworkload.py --pid-file). Their perf maps, line
+# tables and jitdumps in /tmp are removed at the end, and only theirs:
+# /tmp/perf-*.map belongs to every process of the machine.
+# shellcheck disable=SC2317 # run by cleanup
+remove_pid_files() {
+	local pid
+	cat "$work"/*.pids 2>/dev/null | while read -r pid; do
+		case $pid in '' | *[!0-9]*) continue ;; esac
+		rm -f "/tmp/perf-$pid.map" "/tmp/perf-$pid.pylines" "/tmp/jit-$pid.dump"
+	done
+}
+
+# keep_maps NAME: copy the perf maps of the processes NAME's workload
+# started beside the capture (where pystitch looks first); they stay in
+# /tmp (where perf looks) until the end
 keep_maps() {
 	local pid
-	for pid in $("$perf" script -i "$1" -F pid 2>/dev/null | sort -u); do
-		[ -f "/tmp/perf-$pid.map" ] || continue
-		cp -f "/tmp/perf-$pid.map" "$work/" 2>/dev/null
-		tmp_maps+=("/tmp/perf-$pid.map")
-	done
+	[ -f "$work/$1.pids" ] || return 0
+	while read -r pid; do
+		case $pid in '' | *[!0-9]*) continue ;; esac
+		[ -f "/tmp/perf-$pid.map" ] && cp -f "/tmp/perf-$pid.map" "$work/"
+	done <"$work/$1.pids"
 }
 
 # record NAME PERF_RECORD_ARGS... -- COMMAND...
@@ -145,11 +159,11 @@ record() {
 		tail -n 10 "$work/record.err" >&2
 		die "perf record failed"
 	}
-	keep_maps "$work/$name.data"
+	keep_maps "$name"
 }
 
 record_wm() {
-	local pid end
+	local end
 	command -v gcc >/dev/null || die "the whole-machine capture needs gcc (the compiler load)"
 	[ "$(id -u)" = 0 ] || die "the whole-machine capture needs root (perf record -a)"
 	say "recording wm.data: ${wm_seconds} s of the whole machine (-F 99, DWARF) with busy_load.sh, gcc and $python running"
@@ -160,9 +174,9 @@ record_wm() {
 		gcc -O2 -g -I"$top/tests/programs" -c "$here/cworkload.c" -o "$work/cworkload.o" 2>/dev/null
 	done &
 	load_pids+=($!)
-	"$python" -X perf "$here/pyworkload.py" --seconds $((wm_seconds + 3)) >/dev/null 2>&1 &
-	pid=$!
-	load_pids+=("$pid")
+	"$python" -X perf "$here/pyworkload.py" --seconds $((wm_seconds + 3)) \
+		--pid-file "$work/wm.pids" >/dev/null 2>&1 &
+	load_pids+=($!)
 	sleep 1
 	"$perf" record -q -a -F 99 --call-graph dwarf -o "$work/wm.data" -- sleep "$wm_seconds" \
 		>"$work/record.out" 2>"$work/record.err" || {
@@ -171,9 +185,7 @@ record_wm() {
 	}
 	wait "${load_pids[@]}" 2>/dev/null
 	load_pids=()
-	# the workload's map stays until both tools have read the capture
-	[ -f "/tmp/perf-$pid.map" ] && cp -f "/tmp/perf-$pid.map" "$work/" && tmp_maps+=("/tmp/perf-$pid.map")
-	rm -f "/tmp/perf-$pid.pylines"
+	keep_maps wm
 }
 
 # measure NAME COMMAND...: "wall_s cpu_s rss_kb" appended to NAME.times
@@ -312,10 +324,10 @@ if [ -z "$input" ]; then
 			die "no CPython 3.12 under \$(pyenv root)/versions (pass --python PATH)"
 	fi
 	wanted py1 && record py1 -F 999 --call-graph dwarf -- \
-		"$python" -X perf "$here/pyworkload.py" --seconds "$seconds"
+		"$python" -X perf "$here/pyworkload.py" --seconds "$seconds" --pid-file "$work/py1.pids"
 	wanted pymulti && record pymulti -F 999 --call-graph dwarf -- \
 		"$python" -X perf "$here/pyworkload.py" --processes 2 --threads 3 \
-		--seconds "$(awk -v s="$seconds" 'BEGIN { printf "%.1f", s / 2 }')"
+		--seconds "$(awk -v s="$seconds" 'BEGIN { printf "%.1f", s / 2 }')" --pid-file "$work/pymulti.pids"
 	if wanted c; then
 		cprog=$builddir/bench/cworkload
 		[ -x "$cprog" ] || make -s -C "$builddir" bench/cworkload >/dev/null 2>&1
