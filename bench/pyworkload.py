@@ -91,20 +91,25 @@ def run(kind, amount, work):
 
 
 def option(argv, name, default):
-    return int(argv[argv.index(name) + 1]) if name in argv[3:] else default
+    """The value after name, wherever it is among the arguments."""
+    if name not in argv[1:-1]:
+        return default
+    return argv[argv.index(name, 1) + 1]
 
 
 def main(argv):
-    if len(argv) < 3 or argv[1] not in ("--seconds", "--rounds"):
-        sys.exit(__doc__)
-    kind, amount = argv[1], float(argv[2])
-    processes = option(argv, "--processes", 1)
-    threads = option(argv, "--threads", 1)
-    pid_file = argv[argv.index("--pid-file") + 1] if "--pid-file" in argv[3:] else None
-    children = []
+    # first: -X perf wrote this process's map already, even for a usage error
+    pid_file = option(argv, "--pid-file", None)
     if pid_file:
         with open(pid_file, "a") as out:
             out.write("%d\n" % os.getpid())
+    kinds = [a for a in argv[1:] if a in ("--seconds", "--rounds")]
+    if len(kinds) != 1 or option(argv, kinds[0], None) is None:
+        sys.exit(__doc__)
+    kind, amount = kinds[0], float(option(argv, kinds[0], None))
+    processes = int(option(argv, "--processes", 1))
+    threads = int(option(argv, "--threads", 1))
+    children = []
     for _ in range(processes - 1):
         pid = os.fork()
         if pid == 0:
@@ -127,7 +132,7 @@ def main(argv):
     status = 0
     for pid in children:
         status |= os.waitpid(pid, 0)[1]
-    if "--remove-perf-map" in argv[3:]:
+    if "--remove-perf-map" in argv[1:]:
         for path in ("/tmp/perf-%d.map", "/tmp/perf-%d.pylines"):
             if os.path.exists(path % os.getpid()):
                 os.unlink(path % os.getpid())

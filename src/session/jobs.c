@@ -20,9 +20,9 @@
  * were asked before (see symbols.h), so each DSO's resolver must be asked
  * its distinct addresses in the capture's order. The dependence is that
  * resolver's own bookkeeping (symbols/addr2line.c: which compilation units
- * bfd has read so far and which units' line tables were decoded); DSOs do
- * not depend on one another. The stacks are exactly those of a session
- * without workers.
+ * bfd has read so far, which units' line tables were decoded, and the ELF
+ * name a function keeps once a query gave it one); DSOs do not depend on
+ * one another. The stacks are exactly those of a session without workers.
  *
  * All the sessions meet the same warnings, since they read the same
  * records. The workers' messages wait in a queue until the session's
