@@ -32,6 +32,10 @@
 # script's commit or later) runs the same, alternating with this one, and
 # must print the same.
 #
+# --jobs defaults to 1, 2, 4, ... and the machine's cores. A --before build
+# older than PYSTITCH_BENCH_STAGE (it prints a stack where the stage run
+# must print nothing) has its whole runs timed only.
+#
 #   usage: bench/stages.sh [-n RUNS] [--perf-runs N] [--samples N]
 #                          [--wm-seconds S] [--jobs LIST] [--only LIST]
 #                          [-i DIR] [-k DIR] [--pystitch PATH] [--before PATH]
@@ -42,14 +46,19 @@
 #   minutes; --only: some of py1,pymulti,c,wm)
 set -uo pipefail
 
-usage() { sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; }
 die() {
 	printf 'stages.sh: %s\n' "$*" >&2
 	exit 1
 }
 say() { printf '%s\n' "$*" >&2; }
 
-runs=5 perf_runs='' samples=22000 wm_seconds=10 jobs_list=1,2 only=py1,pymulti,c,wm
+# --jobs 1, 2, 4, ... up to the machine's cores
+cores=$(nproc 2>/dev/null || echo 2)
+jobs_list=1
+for ((j = 2; j < cores; j *= 2)); do jobs_list+=",$j"; done
+[ "$cores" -gt 1 ] && jobs_list+=",$cores"
+runs=5 perf_runs='' samples=22000 wm_seconds=10 only=py1,pymulti,c,wm
 input='' keep='' pystitch=${PYSTITCH:-} before='' perf=${PERF:-} python=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -254,7 +263,7 @@ goal_rows() {
 
 # bench NAME LABEL
 bench() {
-	local name=$1 label=$2 data=$captures/$1.data j n unique r stage prefix bin
+	local name=$1 label=$2 data=$captures/$1.data j n unique r stage prefix bin before_stages
 	[ -f "$data" ] || die "no $data"
 	n=$("$perf" script -i "$data" -F time 2>/dev/null | grep -c .)
 	# the DSO addresses a run names (the symbols' debug line)
@@ -281,6 +290,12 @@ bench() {
 			failed=1
 		fi
 	fi
+	before_stages=1
+	if [ -n "$before" ] && [ -n "$(cd "$captures" &&
+		env PYSTITCH_BENCH_STAGE=read "$before" script -q -j 1 -i "$data" 2>/dev/null | head -c 1)" ]; then
+		before_stages=''
+		printf '  %-40s %s\n' "before" "has no PYSTITCH_BENCH_STAGE: whole runs only"
+	fi
 	rm -f "$work"/*.txt "$work"/*.times
 	# warm the page cache and perf's build-id cache
 	(cd "$captures" && "$perf" script -i "$data" >/dev/null 2>&1)
@@ -293,6 +308,7 @@ bench() {
 				bin=$before
 			fi
 			for stage in read unwind name merge; do
+				[ -z "$prefix" ] || [ -n "$before_stages" ] || continue
 				measure "$prefix$stage" env PYSTITCH_BENCH_STAGE=$stage "$bin" script -q -j 1 -i "$data"
 			done
 			for j in ${jobs_list//,/ }; do
@@ -301,7 +317,7 @@ bench() {
 		done
 	done
 	stage_table "" pystitch "$n" "$unique"
-	[ -z "$before" ] || stage_table b- before "$n" "$unique"
+	[ -z "$before" ] || [ -z "$before_stages" ] || stage_table b- before "$n" "$unique"
 	printf '  %-22s %9s %9s %9s %9s %9s %9s\n' "" "wall s" "CPU s" "peak MB" "wall/perf" "CPU/perf" "MB/perf"
 	local pw pc pm
 	pw=$(median "$work/perf.times" 1)
