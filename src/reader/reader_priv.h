@@ -55,6 +55,8 @@ struct ps_input {
 	size_t map_len;
 	uint64_t map_offset; /* file offset of map[0] */
 	uint64_t dropped; /* file offset below which map's pages were dropped */
+	uint64_t checked; /* input offset where the queue was last scanned */
+	uint64_t page; /* the page size */
 };
 
 /* One queued record for timestamp ordering. */

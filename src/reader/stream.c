@@ -48,7 +48,9 @@ void ps_input_map(struct ps_reader *r, uint64_t file_size)
 	in->map = map;
 	in->map_len = (size_t)len;
 	in->map_offset = start;
+	in->page = (uint64_t)page;
 	in->dropped = start;
+	in->checked = r->data_offset;
 	in->buf = map;
 	in->cap = (size_t)len;
 	in->head = (size_t)(r->data_offset - start);
@@ -72,12 +74,17 @@ void ps_input_unmap(struct ps_input *in)
 static void input_drop_behind(struct ps_reader *r)
 {
 	struct ps_input *in = &r->in;
-	long page = sysconf(_SC_PAGESIZE);
 	uint64_t low;
 
-	if (!in->map || in->offset - in->dropped < MAP_DROP_STEP || page <= 0)
+	/* the queue is scanned at most once per MAP_DROP_STEP bytes and once
+	 * per 16 bytes read for each record it holds: a capture whose records
+	 * all wait for the end (no FINISHED_ROUND) is not scanned again and
+	 * again */
+	if (!in->map || in->offset - in->checked < MAP_DROP_STEP ||
+	    in->offset - in->checked < (uint64_t)r->queue.nr * 16)
 		return;
-	low = ps_queue_lowest_mapped(r, in->offset) & ~(uint64_t)(page - 1);
+	in->checked = in->offset;
+	low = ps_queue_lowest_mapped(r, in->offset) & ~(in->page - 1);
 	if (low <= in->dropped)
 		return;
 	(void)madvise(in->map + (in->dropped - in->map_offset), (size_t)(low - in->dropped),
