@@ -13,6 +13,8 @@
 
 #define BASE_CACHE 64
 
+#define LAST_MAPS 4
+
 struct pipeline_process {
 	struct ps_pipeline *pipeline;
 	struct ps_process *process;
@@ -23,11 +25,13 @@ struct pipeline_process {
 		const struct ps_mapped_object *object;
 		uint64_t base;
 	} bases[BASE_CACHE];
-	/* find_map()'s last answer, valid for one map generation: the
-	 * unwinder asks for every frame, mostly about the same few maps */
-	bool last_valid;
+	/* find_map()'s last answers, valid for one map generation: the
+	 * unwinder asks for every frame, mostly about the same few maps
+	 * (a Python stack goes back and forth between the interpreter and
+	 * its trampolines) */
 	uint64_t last_generation;
-	struct ps_unwind_map last;
+	unsigned nr_last, next_last;
+	struct ps_unwind_map last[LAST_MAPS];
 };
 
 bool ps_pipeline_is_kernel_text(const struct ps_mapped_object *object)
@@ -121,10 +125,13 @@ static bool find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
 	uint64_t generation = ps_process_generation(state->process);
 	const struct ps_map *map;
 
-	if (state->last_valid && state->last_generation == generation &&
-	    addr >= state->last.start && addr < state->last.end) {
-		*out = state->last;
-		return true;
+	if (state->last_generation != generation)
+		state->nr_last = state->next_last = 0;
+	for (unsigned i = 0; i < state->nr_last; i++) {
+		if (addr >= state->last[i].start && addr < state->last[i].end) {
+			*out = state->last[i];
+			return true;
+		}
 	}
 	map = ps_process_find_map(state->process, addr);
 	if (!map)
@@ -145,9 +152,11 @@ static bool find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
 				out->debug_path = debug;
 		}
 	}
-	state->last = *out;
+	if (state->nr_last < LAST_MAPS)
+		state->nr_last++;
+	state->last[state->next_last] = *out;
+	state->next_last = (state->next_last + 1) % LAST_MAPS;
 	state->last_generation = generation;
-	state->last_valid = true;
 	return true;
 }
 
@@ -223,7 +232,7 @@ void ps_pipeline_process_died(struct ps_process *process)
 
 	if (state) {
 		ps_unwinder_trim(state->unwinder);
-		state->last_valid = false;
+		state->nr_last = state->next_last = 0;
 	}
 }
 

@@ -7,6 +7,7 @@
 #include "reader/reader_priv.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,10 +99,17 @@ int ps_queue_push(struct ps_reader *r, const uint8_t *raw, size_t size, uint64_t
 	if (!ps_array_reserve((void **)&q->heap, &q->cap, q->nr + 1, sizeof(*q->heap), 1024))
 		return ps_reader_fail(r, -ENOMEM, "out of memory queueing records");
 	e = &q->heap[q->nr];
-	e->bytes = buffer_get(q, size);
-	if (!e->bytes)
-		return ps_reader_fail(r, -ENOMEM, "out of memory queueing records");
-	memcpy(e->bytes, raw, size);
+	/* a record of the mapped input stays where it is (raw is then in the
+	 * mapping); one from the input buffer or the decompressor is copied */
+	e->mapped = !from_compressed && r->in.map != NULL;
+	if (e->mapped) {
+		e->bytes = (uint8_t *)(uintptr_t)raw;
+	} else {
+		e->bytes = buffer_get(q, size);
+		if (!e->bytes)
+			return ps_reader_fail(r, -ENOMEM, "out of memory queueing records");
+		memcpy(e->bytes, raw, size);
+	}
 	e->size = (uint32_t)size;
 	e->timestamp = timestamp;
 	e->seq = q->seq++;
@@ -141,6 +149,8 @@ bool ps_queue_pop(struct ps_reader *r, struct ps_queued *out)
 	/* the copy stays alive until the caller is done with the event */
 	q->in_flight = out->bytes;
 	q->in_flight_size = out->size;
+	q->in_flight_mapped = out->mapped;
+	q->in_flight_offset = out->offset;
 	return true;
 }
 
@@ -148,9 +158,24 @@ void ps_queue_release(struct ps_reader *r)
 {
 	struct ps_order_queue *q = &r->queue;
 	if (q->in_flight) {
-		buffer_put(q, q->in_flight, q->in_flight_size);
+		if (!q->in_flight_mapped)
+			buffer_put(q, q->in_flight, q->in_flight_size);
 		q->in_flight = NULL;
 	}
+}
+
+/* The lowest input offset, at most low, of a record of the mapped input
+ * that is queued or being delivered. */
+uint64_t ps_queue_lowest_mapped(const struct ps_reader *r, uint64_t low)
+{
+	const struct ps_order_queue *q = &r->queue;
+
+	if (q->in_flight && q->in_flight_mapped && q->in_flight_offset < low)
+		low = q->in_flight_offset;
+	for (size_t i = 0; i < q->nr; i++)
+		if (q->heap[i].mapped && q->heap[i].offset < low)
+			low = q->heap[i].offset;
+	return low;
 }
 
 void ps_queue_free(struct ps_reader *r)
@@ -158,7 +183,8 @@ void ps_queue_free(struct ps_reader *r)
 	struct ps_order_queue *q = &r->queue;
 	ps_queue_release(r);
 	for (size_t i = 0; i < q->nr; i++)
-		free(q->heap[i].bytes);
+		if (!q->heap[i].mapped)
+			free(q->heap[i].bytes);
 	for (size_t c = 0; c < sizeof(q->free_lists) / sizeof(q->free_lists[0]); c++) {
 		uint8_t *b = q->free_lists[c];
 		while (b) {

@@ -250,6 +250,7 @@ static int reader_start(struct ps_reader *r)
 	r->in.head = r->in.tail = 0;
 	r->in.eof = false;
 	r->in.offset = r->data_offset;
+	ps_input_map(r, (uint64_t)st.st_size);
 	return 0;
 }
 
@@ -399,8 +400,11 @@ void ps_reader_close(struct ps_reader *r)
 	if (r->own_fd && r->in.fd >= 0)
 		close(r->in.fd);
 	ps_archive_close(r->archive);
-	free(r->in.buf);
 	ps_queue_free(r);
+	if (r->in.map)
+		ps_input_unmap(&r->in);
+	else
+		free(r->in.buf);
 	ps_decompress_free(r);
 	ps_tracing_free(r);
 	ps_features_free(r);

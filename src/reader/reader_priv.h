@@ -36,7 +36,13 @@ struct ps_scratch {
 	size_t cap; /* bytes */
 };
 
-/* Buffered input over a descriptor. */
+/* Buffered input over a descriptor, or the data section of a regular
+ * file mapped read-only (stream.c, ps_input_map): then buf[head, tail)
+ * is the rest of the data section, records are used where they lie
+ * instead of being copied twice (read(2) into the buffer, then into the
+ * ordering queue), and the pages already read are dropped from the
+ * mapping as the reading goes (the file's pages stay in the page cache,
+ * but not in the process's resident memory). */
 struct ps_input {
 	int fd;
 	bool seekable;
@@ -45,6 +51,12 @@ struct ps_input {
 	size_t head, tail; /* valid bytes are buf[head, tail) */
 	uint64_t offset; /* input offset of buf[head] */
 	bool eof;
+	uint8_t *map; /* the mapping (page aligned), or NULL */
+	size_t map_len;
+	uint64_t map_offset; /* file offset of map[0] */
+	uint64_t dropped; /* file offset below which map's pages were dropped */
+	uint64_t checked; /* input offset where the queue was last scanned */
+	uint64_t page; /* the page size */
 };
 
 /* One queued record for timestamp ordering. */
@@ -53,6 +65,7 @@ struct ps_queued {
 	uint64_t seq;
 	uint64_t offset;
 	bool from_compressed;
+	bool mapped; /* bytes lie in the input's mapping: not a queue copy */
 	uint32_t size;
 	uint8_t *bytes;
 };
@@ -73,6 +86,8 @@ struct ps_order_queue {
 	/* the record being delivered, returned to a free list on the next call */
 	uint8_t *in_flight;
 	uint32_t in_flight_size;
+	bool in_flight_mapped;
+	uint64_t in_flight_offset;
 };
 
 struct ps_decompressor {
@@ -169,6 +184,8 @@ static inline int ps_scratch_read_u64s(struct ps_scratch *s, struct ps_cursor *c
 
 /* stream.c: buffered input and record delivery (ps_reader_next) */
 ssize_t ps_input_fill(struct ps_reader *r, size_t need);
+void ps_input_map(struct ps_reader *r, uint64_t file_size);
+void ps_input_unmap(struct ps_input *in);
 
 static inline void ps_input_consume(struct ps_input *in, size_t n)
 {
@@ -231,6 +248,7 @@ int ps_queue_push(struct ps_reader *r, const uint8_t *raw, size_t size, uint64_t
                   bool from_compressed, uint64_t timestamp);
 bool ps_queue_pop(struct ps_reader *r, struct ps_queued *out);
 void ps_queue_release(struct ps_reader *r);
+uint64_t ps_queue_lowest_mapped(const struct ps_reader *r, uint64_t low);
 void ps_queue_free(struct ps_reader *r);
 
 #endif /* PS_READER_READER_PRIV_H */

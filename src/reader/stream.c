@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,13 +17,88 @@
 
 /* ---- buffered input ---------------------------------------------- */
 
+/* Below this a data section is read: the many small inputs of tests and
+ * fuzzing gain nothing from a mapping. */
+#define MAP_MIN_DATA (1u << 20)
+/* Pages read are dropped from the mapping every this many bytes. */
+#define MAP_DROP_STEP (4u << 20)
+
+/* Map the data section [r->data_offset, r->data_end) read-only, which lies
+ * in the file (reader.c clamps data_size to the file's size), and make it
+ * the input's buffer. On any failure the input stays a buffered read. */
+void ps_input_map(struct ps_reader *r, uint64_t file_size)
+{
+	struct ps_input *in = &r->in;
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t start, len;
+	void *map;
+
+	if (page <= 0 || r->is_pipe || !in->seekable || r->data_end > file_size ||
+	    r->data_end - r->data_offset < MAP_MIN_DATA || getenv("PYSTITCH_NO_MMAP"))
+		return;
+	start = r->data_offset & ~(uint64_t)(page - 1);
+	len = r->data_end - start;
+	if (len > SIZE_MAX)
+		return;
+	map = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, in->fd, (off_t)start);
+	if (map == MAP_FAILED)
+		return;
+	(void)madvise(map, (size_t)len, MADV_SEQUENTIAL);
+	free(in->buf);
+	in->map = map;
+	in->map_len = (size_t)len;
+	in->map_offset = start;
+	in->page = (uint64_t)page;
+	in->dropped = start;
+	in->checked = r->data_offset;
+	in->buf = map;
+	in->cap = (size_t)len;
+	in->head = (size_t)(r->data_offset - start);
+	in->tail = (size_t)len;
+	in->offset = r->data_offset;
+	in->eof = true;
+}
+
+void ps_input_unmap(struct ps_input *in)
+{
+	if (in->map)
+		munmap(in->map, in->map_len);
+	in->map = NULL;
+	in->buf = NULL;
+}
+
+/* Drop the mapped pages no record still in use lies in: those before the
+ * input's position and before every queued record read from the mapping.
+ * Dropping is advice about residency: a page touched again is read back
+ * from the file, so a late reader of a record still sees its bytes. */
+static void input_drop_behind(struct ps_reader *r)
+{
+	struct ps_input *in = &r->in;
+	uint64_t low;
+
+	/* the queue is scanned at most once per MAP_DROP_STEP bytes and once
+	 * per 16 bytes read for each record it holds: a capture whose records
+	 * all wait for the end (no FINISHED_ROUND) is not scanned again and
+	 * again */
+	if (!in->map || in->offset - in->checked < MAP_DROP_STEP ||
+	    in->offset - in->checked < (uint64_t)r->queue.nr * 16)
+		return;
+	in->checked = in->offset;
+	low = ps_queue_lowest_mapped(r, in->offset) & ~(in->page - 1);
+	if (low <= in->dropped)
+		return;
+	(void)madvise(in->map + (in->dropped - in->map_offset), (size_t)(low - in->dropped),
+	              MADV_DONTNEED);
+	in->dropped = low;
+}
+
 /* Make at least `need` bytes available at in->buf + in->head. Returns the
  * number available (less than need only at end of input), or -errno. */
 ssize_t ps_input_fill(struct ps_reader *r, size_t need)
 {
 	struct ps_input *in = &r->in;
 
-	if (in->tail - in->head >= need)
+	if (in->tail - in->head >= need || in->map)
 		return (ssize_t)(in->tail - in->head);
 	if (need > in->cap) {
 		size_t cap = in->cap;
@@ -66,6 +142,8 @@ static int input_skip(struct ps_reader *r, uint64_t n)
 		ps_input_consume(in, (size_t)n);
 		return 0;
 	}
+	if (in->map)
+		return -ENODATA; /* the mapping holds the whole data section */
 	n -= have;
 	in->offset += have;
 	in->head = in->tail = 0;
@@ -173,6 +251,8 @@ static int next_raw(struct ps_reader *r, struct raw_record *rec)
 	if (err)
 		return err;
 
+	/* the records framed before were queued or are done with */
+	input_drop_behind(r);
 	offset = in->offset;
 	if (offset >= r->data_end)
 		goto end;

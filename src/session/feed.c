@@ -146,7 +146,7 @@ static void check_stitch_lbr(struct ps_feed *feed)
 }
 
 int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session_opts *opts,
-                 bool record_names, char *errmsg, size_t errmsg_size)
+                 bool record_names, bool unwind_only, char *errmsg, size_t errmsg_size)
 {
 	struct ps_reader_opts ropts = { .sz = sizeof(ropts),
 		                        .order = opts->file_order ? PS_ORDER_FILE : PS_ORDER_TIME };
@@ -199,6 +199,7 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 			.files = feed->files,
 			.record_names = record_names,
 			.no_live_processes = !made_here(feed->reader),
+			.names_unused = unwind_only,
 		},
 		.unwind = {
 			.sz = sizeof(popts.unwind),

@@ -15,11 +15,14 @@
  * The session itself reads the capture too, and for every sample it would
  * have unwound it takes the worker's result instead, then names the
  * frames, merges the Python frames and delivers the stack, in order, on
- * the caller's thread. Naming stays serial on purpose: addr2line's inline
- * answers for some addresses depend on which addresses of the DSO were
- * asked before (see symbols.h), so only one resolver asking in the
- * capture's order gives perf's answers. The stacks are therefore exactly
- * those of a session without workers.
+ * the caller's thread. Naming stays on that thread: addr2line's inline
+ * answers for some addresses depend on which addresses of the same DSO
+ * were asked before (see symbols.h), so each DSO's resolver must be asked
+ * its distinct addresses in the capture's order. The dependence is that
+ * resolver's own bookkeeping (symbols/addr2line.c: which compilation units
+ * bfd has read so far, which units' line tables were decoded, and the ELF
+ * name a function keeps once a query gave it one); DSOs do not depend on
+ * one another. The stacks are exactly those of a session without workers.
  *
  * All the sessions meet the same warnings, since they read the same
  * records. The workers' messages wait in a queue until the session's
@@ -42,8 +45,12 @@
 /* distinct messages remembered; past this they are passed on unchecked */
 #define JOBS_MAX_MESSAGES 4096
 /* results a worker may be ahead: enough to ride out the other side's
- * one-time costs (opening a DSO's DWARF, loading kallsyms) */
-#define JOBS_RING 4096
+ * one-time costs (opening a DSO's DWARF, loading kallsyms), within a
+ * budget of memory (an entry has room for the deepest stack: 4 KB with
+ * the default --max-stack, so 1024 of them) */
+#define JOBS_RING_MAX 4096
+#define JOBS_RING_MIN 256
+#define JOBS_RING_BYTES (4u << 20)
 
 /* One result in a worker's ring; pcs[] holds max_stack entries, then come
  * the room for the unwinder's libunwind lookups (jobs->max_steps of them,
@@ -112,6 +119,7 @@ struct ps_jobs {
 	bool running;
 	bool stop; /* the session is closing: workers end */
 	size_t entry_size;
+	size_t ring_size; /* entries in a worker's ring */
 	size_t max_pcs, max_steps; /* room in an entry */
 	struct jobs_source *sources; /* nr_workers + 1 */
 	struct jobs_worker *workers;
@@ -262,7 +270,7 @@ int ps_jobs_new(struct ps_session_opts *opts, struct ps_jobs **out)
 
 static struct jobs_entry *entry_at(struct jobs_worker *w, size_t slot)
 {
-	return (struct jobs_entry *)(w->ring + (slot % JOBS_RING) * w->jobs->entry_size);
+	return (struct jobs_entry *)(w->ring + (slot % w->jobs->ring_size) * w->jobs->entry_size);
 }
 
 static struct ps_unwind_step *entry_steps(const struct ps_jobs *jobs, struct jobs_entry *e)
@@ -282,7 +290,7 @@ static bool push(struct jobs_worker *w, uint64_t seq, int n, enum ps_unwind_stop
 	bool ok;
 
 	pthread_mutex_lock(&jobs->lock);
-	while (w->count == JOBS_RING && !jobs->stop) {
+	while (w->count == jobs->ring_size && !jobs->stop) {
 		w->worker_waits = true;
 		pthread_cond_wait(&w->cond, &jobs->lock);
 		w->worker_waits = false;
@@ -376,6 +384,11 @@ int ps_jobs_start(struct ps_jobs *jobs, const char *path, const struct ps_feed *
 	        feed->opts.unwind_style == PS_UNWIND_PERF_LIBUNWIND ? jobs->max_pcs + 2 : 0;
 	jobs->entry_size = sizeof(struct jobs_entry) + 2 * jobs->max_pcs * sizeof(uint64_t) +
 	                   jobs->max_steps * sizeof(struct ps_unwind_step);
+	jobs->ring_size = JOBS_RING_BYTES / jobs->entry_size;
+	if (jobs->ring_size > JOBS_RING_MAX)
+		jobs->ring_size = JOBS_RING_MAX;
+	if (jobs->ring_size < JOBS_RING_MIN)
+		jobs->ring_size = JOBS_RING_MIN;
 	for (unsigned i = 0; i < jobs->nr_workers; i++) {
 		struct jobs_worker *w = &jobs->workers[i];
 		int err;
@@ -386,12 +399,12 @@ int ps_jobs_start(struct ps_jobs *jobs, const char *path, const struct ps_feed *
 		w->opts.time_percent = false; /* resolved into time_start/end */
 		w->opts.jobs = 0;
 		w->opts.record = NULL; /* the session's reading tells of records */
-		w->ring = malloc(JOBS_RING * jobs->entry_size);
+		w->ring = malloc(jobs->ring_size * jobs->entry_size);
 		if (!w->ring) {
 			snprintf(errmsg, errmsg_size, "out of memory");
 			return -ENOMEM;
 		}
-		err = ps_feed_open(&w->feed, path, &w->opts, false, w->feed_errmsg,
+		err = ps_feed_open(&w->feed, path, &w->opts, false, true, w->feed_errmsg,
 		                   sizeof(w->feed_errmsg));
 		if (err) {
 			snprintf(errmsg, errmsg_size, "%s", w->feed_errmsg);
@@ -452,7 +465,7 @@ int ps_jobs_take(struct ps_jobs *jobs, uint64_t seq, uint64_t *pcs, uint64_t *no
 						memcpy(steps, entry_steps(jobs, e),
 						       e->nsteps * sizeof(*steps));
 				}
-				w->head = (w->head + 1) % JOBS_RING;
+				w->head = (w->head + 1) % jobs->ring_size;
 				w->count--;
 				if (w->worker_waits)
 					pthread_cond_signal(&w->cond);

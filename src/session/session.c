@@ -22,6 +22,19 @@
 _Static_assert(sizeof(struct ps_frame) == 64, "struct ps_frame changed size: an ABI break");
 #endif
 
+/* The stage PYSTITCH_BENCH_STAGE asks for (read, unwind, name, merge), or
+ * off: an internal switch of bench/stages.sh, not an interface. */
+static enum ps_bench_stage bench_stage(void)
+{
+	static const char *const names[] = { "", "read", "unwind", "name", "merge" };
+	const char *value = getenv("PYSTITCH_BENCH_STAGE");
+
+	for (unsigned i = 1; value && i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(value, names[i]) == 0)
+			return (enum ps_bench_stage)i;
+	return PS_BENCH_OFF;
+}
+
 /* Open the session (*s, which the caller closes either way). 0 or -errno
  * with the reason in s->errmsg. */
 static int session_open(struct ps_session *s, const char *path, struct ps_session_opts *o,
@@ -38,10 +51,11 @@ static int session_open(struct ps_session *s, const char *path, struct ps_sessio
 		o->max_stack = PS_UNWIND_DEFAULT_MAX_FRAMES;
 	if (o->max_stack > PS_PIPELINE_MAX_PCS)
 		o->max_stack = PS_PIPELINE_MAX_PCS;
-	err = ps_feed_open(&s->feed, path, o, record_names, s->errmsg, sizeof(s->errmsg));
+	err = ps_feed_open(&s->feed, path, o, record_names, false, s->errmsg, sizeof(s->errmsg));
 	if (err)
 		return err;
 	s->native_arch = ps_session_native_arch(s->feed.reader);
+	s->bench_stage = bench_stage();
 	/* a capture that can be read once per worker (not an archive) and
 	 * has user stacks to unwind */
 	if (o->jobs > 1 && !ps_reader_archive(s->feed.reader) && ps_feed_has_user_stacks(&s->feed))
@@ -186,8 +200,11 @@ int ps_session_build_ids(struct ps_session *s, const struct ps_build_id **ids, s
 
 /* ---- stacks --------------------------------------------------------- */
 
-/* The user part of the stack: unwound by its worker, or here. */
-static int add_unwound(struct ps_session *s, const struct ps_feed_sample *sample)
+/* The user part of the stack unwound, by its worker or here: its PCs in
+ * s->pcs (the number returned, or -errno), their notes in s->notes when
+ * *noted, and why the walk stopped. */
+static int unwind_user(struct ps_session *s, const struct ps_feed_sample *sample,
+                       enum ps_unwind_stop *stop_out, bool *noted_out)
 {
 	struct ps_pipeline *pipeline = s->feed.pipeline;
 	enum ps_unwind_stop stop;
@@ -213,13 +230,27 @@ static int add_unwound(struct ps_session *s, const struct ps_feed_sample *sample
 		n = ps_pipeline_unwind(pipeline, sample->event, sample->process, s->pcs, &stop,
 		                       s->notes, &noted);
 	}
-	if (n < 0)
-		return n;
-	return ps_pipeline_add_unwound(pipeline, sample->process, s->pcs, noted ? s->notes : NULL,
-	                               n, stop);
+	*stop_out = stop;
+	*noted_out = noted;
+	return n;
 }
 
-static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample)
+/* The user part of the stack: unwound by its worker, or here. */
+static int add_unwound(struct ps_session *s, const struct ps_feed_sample *sample)
+{
+	enum ps_unwind_stop stop;
+	bool noted = false;
+	int n = unwind_user(s, sample, &stop, &noted);
+
+	if (n < 0)
+		return n;
+	return ps_pipeline_add_unwound(s->feed.pipeline, sample->process, s->pcs,
+	                               noted ? s->notes : NULL, n, stop);
+}
+
+/* The sample's stack in s->stack, its Python frames merged unless merge is
+ * false (PS_BENCH_NAME). 0 or -errno. */
+static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample, bool merge)
 {
 	struct ps_pipeline *pipeline = s->feed.pipeline;
 	const struct ps_event *ev = sample->event;
@@ -249,7 +280,7 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 	err = ps_session_sample_extras(s, sample);
 	if (err)
 		return ps_feed_fail(&s->feed, err, "out of memory");
-	if (mode == PS_PYTHON_NATIVE || !stack->has_callchain)
+	if (mode == PS_PYTHON_NATIVE || !stack->has_callchain || !merge)
 		return 0;
 	/* the merged and only modes mark the eval loop's activations that
 	 * nothing names, and the stacks of processes that ran CPython's
@@ -268,18 +299,56 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 	return 0;
 }
 
+/* PYSTITCH_BENCH_STAGE: every sample's work up to the stage asked, none
+ * delivered. 0 at the end, or -errno. */
+static int bench_run(struct ps_session *s)
+{
+	struct ps_feed_sample sample;
+	enum ps_unwind_stop stop;
+	bool noted;
+	int ret;
+
+	while ((ret = ps_feed_next(&s->feed, &sample)) > 0) {
+		switch (s->bench_stage) {
+		case PS_BENCH_UNWIND:
+			if (!ps_pipeline_has_user_stack(s->feed.pipeline, sample.event,
+			                                sample.process))
+				break;
+			ret = unwind_user(s, &sample, &stop, &noted);
+			if (ret < 0 && s->errmsg_set)
+				return ret;
+			if (ret < 0)
+				return ps_feed_fail(&s->feed, ret, "out of memory");
+			break;
+		case PS_BENCH_NAME:
+		case PS_BENCH_MERGE:
+			ret = build_stack(s, &sample, s->bench_stage == PS_BENCH_MERGE);
+			if (ret)
+				return ret;
+			break;
+		default:
+			break;
+		}
+	}
+	if (ret == 0)
+		ps_python_finish(s->feed.python);
+	return ret;
+}
+
 int ps_session_next(struct ps_session *s, const struct ps_stack **out)
 {
 	struct ps_feed_sample sample;
 	int ret;
 
 	*out = NULL;
+	if (s->bench_stage)
+		return bench_run(s);
 	ret = ps_feed_next(&s->feed, &sample);
 	if (ret == 0)
 		ps_python_finish(s->feed.python);
 	if (ret <= 0)
 		return ret;
-	ret = build_stack(s, &sample);
+	ret = build_stack(s, &sample, true);
 	if (ret)
 		return ret;
 	*out = &s->stack;

@@ -62,11 +62,12 @@ struct ps_feed_sample {
 
 /* Open a reading of the capture at path with opts (checked by the caller,
  * max_stack set); with record_names the symbols keep the answers of
- * separate debug files. 0 or -errno with the reason in errmsg, which the
+ * separate debug files; with unwind_only (a worker's) they keep no symbol
+ * tables. 0 or -errno with the reason in errmsg, which the
  * feed keeps writing its failures to; nothing is logged of a failure. A
  * failed feed must still be closed. */
 int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session_opts *opts,
-                 bool record_names, char *errmsg, size_t errmsg_size);
+                 bool record_names, bool unwind_only, char *errmsg, size_t errmsg_size);
 void ps_feed_close(struct ps_feed *feed);
 /* Read up to the next sample that passes the filters, keeping the model in
  * step with the records before it. 1, 0 at the end, or -errno. */
@@ -144,7 +145,20 @@ void ps_jobs_free(struct ps_jobs *jobs);
 
 /* ---- session.c ------------------------------------------------------ */
 
+/* PYSTITCH_BENCH_STAGE (bench/stages.sh): the session does every sample's
+ * work up to this stage and delivers none, so that each stage's cost is
+ * the difference between two runs. Read once at open; off, it costs one
+ * test per ps_session_next(). */
+enum ps_bench_stage {
+	PS_BENCH_OFF = 0,
+	PS_BENCH_READ, /* read and order the records, keep the model in step */
+	PS_BENCH_UNWIND, /* and unwind user stacks, naming nothing */
+	PS_BENCH_NAME, /* and build the named stacks */
+	PS_BENCH_MERGE, /* and merge their Python frames */
+};
+
 struct ps_session {
+	enum ps_bench_stage bench_stage;
 	struct ps_feed feed;
 	/* opts.jobs > 1: the workers that unwind, and the log that
 	 * serialises everyone's messages */

@@ -42,6 +42,7 @@ int ps_symbols_new(const struct ps_symbols_opts *opts, struct ps_symbols **out)
 	symbols->files = o.files;
 	symbols->record_names = o.record_names;
 	symbols->no_live_processes = o.no_live_processes;
+	symbols->names_unused = o.names_unused;
 	symbols->symfs = strdup(o.symfs ? o.symfs : "");
 	if (o.symfs && o.symfs[0]) {
 		/* perf's --symfs makes DIR/.debug the build-id cache, whatever
@@ -106,10 +107,30 @@ static void dso_free(struct ps_dso *dso)
 	free(dso);
 }
 
+/* How much naming there was, at PS_LOG_DEBUG: bench/stages.sh divides the
+ * naming stage's time by the addresses named. */
+static void log_named(struct ps_symbols *symbols)
+{
+	uint64_t addresses = 0, dsos = 0;
+
+	for (size_t i = 0; symbols->buckets && i < symbols->nr_buckets; i++)
+		for (const struct ps_dso *dso = symbols->buckets[i]; dso; dso = dso->next) {
+			addresses += dso->used_slots;
+			dsos += dso->used_slots > 0;
+		}
+	if (addresses)
+		ps_symbols_log(symbols, PS_LOG_DEBUG,
+		               "symbols: %llu unique addresses named in %llu DSOs, %llu asked of "
+		               "addr2line",
+		               (unsigned long long)addresses, (unsigned long long)dsos,
+		               (unsigned long long)symbols->addr2line_queries);
+}
+
 void ps_symbols_free(struct ps_symbols *symbols)
 {
 	if (!symbols)
 		return;
+	log_named(symbols);
 	for (size_t i = 0; symbols->buckets && i < symbols->nr_buckets; i++) {
 		struct ps_dso *dso = symbols->buckets[i];
 
@@ -493,6 +514,13 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 	    recorded_answer(dso, addr, &recorded, &has_recorded_sym, &records, &nr_records)) {
 		sym = has_recorded_sym ? &recorded : NULL;
 	} else {
+		if (dso->symtab_dropped) {
+			char err[PS_MSG_MAX];
+
+			/* the same files load the same table (ENOMEM: none) */
+			dso->symtab_dropped = false;
+			ps_symtab_load_dso(&dso->symtab, dso->syms, dso->runtime, err, sizeof(err));
+		}
 		sym = dso->has_symtab ? ps_symtab_find(&dso->symtab, addr) : NULL;
 		/* what this run asks addr2line; recording an archive's answers,
 		 * every other address is asked of a second resolver, so that
@@ -507,6 +535,7 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 		                      a2l) < 0)
 			dso->a2l_file = NULL;
 		if (*a2l && (asked || dso->recording)) {
+			symbols->addr2line_queries++;
 			int got = ps_addr2line_query(*a2l, addr + dso->text_offset,
 			                             symbols->records, PS_INLINE_MAX);
 

@@ -659,6 +659,14 @@ static void locate_user(struct ps_dso *dso)
 	dso->symtab.no_demangle = dso->owner->no_demangle;
 	if (ps_symtab_load_dso(&dso->symtab, dso->syms, dso->runtime, err, sizeof(err)) > 0) {
 		dso->has_symtab = true;
+		/* an unwinding worker asks which file the symbols are in, not
+		 * for names: the table (tens of MB on a busy machine) goes */
+		if (dso->owner->names_unused) {
+			ps_symtab_release(&dso->symtab);
+			ps_symtab_init(&dso->symtab);
+			dso->symtab.no_demangle = dso->owner->no_demangle;
+			dso->symtab_dropped = true;
+		}
 	} else {
 		set_errmsg(dso, "%s", err);
 		ps_symbols_log(dso->owner, PS_LOG_INFO, "symbols: %s", err);

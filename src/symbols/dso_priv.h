@@ -62,6 +62,7 @@ struct ps_dso {
 	char *code_path, *code_file;
 	struct ps_symtab symtab;
 	bool has_symtab;
+	bool symtab_dropped; /* symtab freed (names_unused): load it again */
 	uint64_t text_offset;
 	struct ps_addr2line *a2l;
 	struct ps_addr2line *a2l_recording; /* see resolve_user() */
@@ -98,6 +99,10 @@ struct namespace_pid {
 
 struct ps_symbols {
 	char *symfs, *buildid_dir, *kallsyms, *vmlinux;
+	/* addresses asked of addr2line (resolve_user()), for the debug
+	 * line at the end */
+	uint64_t addr2line_queries;
+	bool names_unused; /* see ps_symbols_opts */
 	/* every --symfs tree, symfs first (one per container exported) */
 	char **trees;
 	size_t nr_trees;

@@ -79,6 +79,10 @@ struct ps_symbols_opts {
 	/* The capture was made on another machine: a pid of it that runs
 	 * here is not its process, whose root file system is not read. */
 	bool no_live_processes;
+	/* Addresses are seldom named (an unwinding worker's symbols): a
+	 * DSO's symbol table is loaded to learn whether it has one, then
+	 * freed, and loaded again only if an address of it is named. */
+	bool names_unused;
 };
 
 /* Returns 0 or a negative errno (-EINVAL for bad options, -ENOMEM). */

@@ -129,6 +129,47 @@ static bool compile_register(struct ps_unwind_row *row, unsigned regno, const Dw
 	return true;
 }
 
+/* The CFA expression of PLT stubs (DW_CFA_def_cfa_expression in the FDE
+ * of .plt and .plt.sec: the entry's second half has pushed one more word):
+ *   DW_OP_bregR A; DW_OP_breg16 B; DW_OP_litM; DW_OP_and; DW_OP_litK;
+ *   DW_OP_ge; DW_OP_litS; DW_OP_shl; DW_OP_plus
+ * into row's cfa_reg, cfa_offset and plt_*. libdwfl evaluates it with the
+ * frame's own registers, which only reads registers; false for anything
+ * else. */
+static bool compile_plt_cfa(struct ps_unwind_row *row, const Dwarf_Op *ops, size_t nops)
+{
+	static const uint8_t shape[] = { DW_OP_breg0, DW_OP_breg16, DW_OP_lit0,
+		                         DW_OP_and,   DW_OP_lit0,   DW_OP_ge,
+		                         DW_OP_lit0,  DW_OP_shl,    DW_OP_plus };
+
+	if (nops != sizeof(shape))
+		return false;
+	for (size_t i = 0; i < nops; i++) {
+		uint8_t atom = ops[i].atom;
+
+		if (shape[i] == DW_OP_breg0 || shape[i] == DW_OP_lit0) {
+			if (atom < shape[i] || atom > shape[i] + 31)
+				return false;
+		} else if (atom != shape[i]) {
+			return false;
+		}
+	}
+	int64_t reg_offset = (int64_t)ops[0].number, rip_offset = (int64_t)ops[1].number;
+
+	/* registers the table keeps, a shift that keeps the sum exact */
+	if (ops[0].atom - DW_OP_breg0 >= PS_UNWIND_DWARF_IP ||
+	    !fits_int32((Dwarf_Word)reg_offset) || !fits_int32((Dwarf_Word)rip_offset) ||
+	    ops[6].atom - DW_OP_lit0 > 31)
+		return false;
+	row->cfa_reg = (unsigned char)(ops[0].atom - DW_OP_breg0);
+	row->cfa_offset = reg_offset;
+	row->plt_rip_offset = (int32_t)rip_offset;
+	row->plt_mask = (unsigned char)(ops[2].atom - DW_OP_lit0);
+	row->plt_min = (unsigned char)(ops[4].atom - DW_OP_lit0);
+	row->plt_shift = (unsigned char)(ops[6].atom - DW_OP_lit0);
+	return true;
+}
+
 /* Fill row from a CFI frame; the kind stays OTHER unless it all fits. */
 static void compile_frame(struct ps_unwind_row *row, Dwarf_Frame *frame)
 {
@@ -148,11 +189,18 @@ static void compile_frame(struct ps_unwind_row *row, Dwarf_Frame *frame)
 
 	/* not rip: a frame the table reaches through a frame_rule frame
 	 * holds its PC decremented there in libdwfl's walk */
-	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1 || ops[0].atom != DW_OP_bregx ||
-	    ops[0].number >= PS_UNWIND_DWARF_IP)
+	bool plt = false;
+
+	if (dwarf_frame_cfa(frame, &ops, &nops) != 0)
 		return;
-	row->cfa_reg = (unsigned char)ops[0].number;
-	row->cfa_offset = (int64_t)ops[0].number2;
+	if (nops == 1 && ops[0].atom == DW_OP_bregx && ops[0].number < PS_UNWIND_DWARF_IP) {
+		row->cfa_reg = (unsigned char)ops[0].number;
+		row->cfa_offset = (int64_t)ops[0].number2;
+	} else if (compile_plt_cfa(row, ops, nops)) {
+		plt = true;
+	} else {
+		return;
+	}
 	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++) {
 		Dwarf_Op mem[3];
 
@@ -165,7 +213,17 @@ static void compile_frame(struct ps_unwind_row *row, Dwarf_Frame *frame)
 	unsigned char ra_rule = row->regs[PS_UNWIND_DWARF_IP];
 	if (ra_rule != PS_UNWIND_REG_OFFSET && ra_rule != PS_UNWIND_REG_UNDEFINED)
 		return;
-	row->kind = PS_UNWIND_ROW_SIMPLE;
+	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++) {
+		uint32_t bit = 1u << regno;
+
+		if (row->regs[regno] == PS_UNWIND_REG_SAME)
+			row->same_mask |= bit;
+		else if (row->regs[regno] == PS_UNWIND_REG_OFFSET)
+			row->offset_mask |= bit;
+		else if (row->regs[regno] == PS_UNWIND_REG_VAL_OFFSET)
+			row->val_offset_mask |= bit;
+	}
+	row->kind = plt ? PS_UNWIND_ROW_PLT : PS_UNWIND_ROW_SIMPLE;
 }
 
 /* Look pc up as libdwfl's step does: .eh_frame, then .debug_frame. */

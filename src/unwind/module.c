@@ -56,6 +56,7 @@ static void modules_clear(struct ps_unwinder *u)
 	}
 	u->nr_modules = 0;
 	u->last_module = 0;
+	u->modules_epoch++;
 }
 
 void ps_unwind_dwfl_destroy(struct ps_unwinder *u)
@@ -132,6 +133,25 @@ static struct ps_unwind_module *module_find(struct ps_unwinder *u, uint64_t addr
 		}
 	}
 	return NULL;
+}
+
+/* Whether libdwfl's module for an address of m's range is m's own for
+ * sure: no other module reported overlaps it (libdwfl looks addresses up
+ * in its modules' ranges). Checked again after each report. */
+static bool module_alone(struct ps_unwinder *u, struct ps_unwind_module *m)
+{
+	if (m->alone_epoch == u->modules_epoch)
+		return m->alone;
+	m->alone = true;
+	for (size_t i = 0; i < u->nr_modules && m->alone; i++) {
+		const struct ps_unwind_module *other = &u->modules[i];
+
+		if (other != m && other->mod && other->mod != m->mod && other->low < m->high &&
+		    m->low < other->high)
+			m->alone = false;
+	}
+	m->alone_epoch = u->modules_epoch;
+	return m->alone;
 }
 
 static bool module_is(const struct ps_unwind_module *m, uint64_t base, const char *path)
@@ -246,6 +266,7 @@ static enum ps_unwind_lookup module_report(struct ps_unwinder *u, uint64_t addr,
 		return PS_UNWIND_MODULE_ERROR;
 	}
 
+	u->modules_epoch++;
 	dwfl_report_begin_add(u->dwfl);
 	Dwfl_Module *mod = dwfl_report_elf(u->dwfl, module_name(map), map->path, -1, base, false);
 	int err = mod ? 0 : dwfl_errno();
@@ -314,7 +335,7 @@ enum ps_unwind_lookup ps_unwind_module_ensure(struct ps_unwinder *u, uint64_t ad
 			u->frame_file_mod = m->file_mod;
 			return PS_UNWIND_MODULE_NONE;
 		}
-		if (dwfl_addrmodule(u->dwfl, addr) != m->mod)
+		if (!module_alone(u, m) && dwfl_addrmodule(u->dwfl, addr) != m->mod)
 			return PS_UNWIND_MODULE_STALE;
 		*out = m->mod;
 		return PS_UNWIND_MODULE_OK;

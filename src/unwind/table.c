@@ -84,45 +84,65 @@ int ps_unwind_row_apply(struct ps_unwinder *u, const struct ps_unwind_row *row,
 	if (!(present & BIT(row->cfa_reg)))
 		return -1;
 	uint64_t cfa = regs[row->cfa_reg] + (uint64_t)row->cfa_offset;
-	bool ra_undefined = false;
 
-	*next_present = 0;
-	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++) {
-		uint64_t at = cfa + (uint64_t)(int64_t)row->offsets[regno];
+	if (row->kind == PS_UNWIND_ROW_PLT) {
+		/* libdwfl's expr_eval(): DW_OP_ge compares signed */
+		if (!(present & BIT(PS_UNWIND_DWARF_IP)))
+			return -1;
+		uint64_t low = (regs[PS_UNWIND_DWARF_IP] + (uint64_t)(int64_t)row->plt_rip_offset) &
+		               row->plt_mask;
+
+		cfa += (uint64_t)((int64_t)low >= (int64_t)row->plt_min) << row->plt_shift;
+	}
+	/* only SIMPLE rows are applied: every register's rule is one of
+	 * undefined, same, offset and val_offset (cfi.c), so the masks say
+	 * it all; reads go in register order, as libdwfl's */
+	uint32_t same = row->same_mask & present;
+	uint32_t done = same | row->val_offset_mask;
+
+	for (uint32_t todo = same; todo; todo &= todo - 1) {
+		unsigned regno = (unsigned)__builtin_ctz(todo);
+
+		next[regno] = regs[regno];
+	}
+	for (uint32_t todo = row->val_offset_mask; todo; todo &= todo - 1) {
+		unsigned regno = (unsigned)__builtin_ctz(todo);
+
+		next[regno] = cfa + (uint64_t)(int64_t)row->offsets[regno];
+	}
+	for (uint32_t todo = row->offset_mask; todo; todo &= todo - 1) {
+		unsigned regno = (unsigned)__builtin_ctz(todo);
 		uint64_t value = 0;
 
-		switch (row->regs[regno]) {
-		case PS_UNWIND_REG_UNDEFINED:
-			if (regno == PS_UNWIND_DWARF_IP)
-				ra_undefined = true;
-			continue;
-		case PS_UNWIND_REG_SAME:
-			if (!(present & BIT(regno)))
-				continue;
-			value = regs[regno];
-			break;
-		case PS_UNWIND_REG_OFFSET:
+		uint64_t at = cfa + (uint64_t)(int64_t)row->offsets[regno];
+
+		/* ps_unwind_dwfl_read()'s answer for a word of the stack copy
+		 * (ps_unwind_access_mem()'s test), without its calls; anything
+		 * else goes through it */
+		if (at >= u->sp && at <= UINT64_MAX - sizeof(value) &&
+		    at + sizeof(value) <= u->stack_end - (u->quirks ? 1 : 0)) {
+			memcpy(&value, u->sample->stack + (at - u->sp), sizeof(value));
+			u->step_read_zero = value == 0;
+		} else if (ps_unwind_dwfl_read(u, at, &value) != 0) {
 			/* a failed read, or libunwind's "mapped but empty"
 			 * success: libdwfl's own path decides */
-			if (ps_unwind_dwfl_read(u, at, &value) != 0)
-				return -1;
-			break;
-		case PS_UNWIND_REG_VAL_OFFSET:
-			value = at;
-			break;
-		default:
 			return -1;
 		}
 		next[regno] = value;
-		*next_present |= BIT(regno);
+		done |= BIT(regno);
 	}
-	return ra_undefined ? 0 : 1;
+	*next_present = done;
+	return row->regs[PS_UNWIND_DWARF_IP] == PS_UNWIND_REG_UNDEFINED ? 0 : 1;
 }
 
 /* libunwind's registers after a step: the caller's, and those it did
  * not find a value for kept from the frame before. */
-static void carry_over(const struct table_frame *f, struct table_frame *next)
+static void carry_over(const struct ps_unwinder *u, const struct table_frame *f,
+                       struct table_frame *next)
 {
+	/* only the quirks read them */
+	if (!u->quirks)
+		return;
 	next->carry_present = f->carry_present | next->present;
 	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++)
 		next->carry[regno] =
@@ -152,7 +172,7 @@ static enum step_result step(struct ps_unwinder *u, const struct ps_unwind_row *
 
 	if (r < 0)
 		return STEP_LIBDWFL;
-	carry_over(f, next);
+	carry_over(u, f, next);
 	if (r == 0)
 		return STEP_END;
 	/* libdwfl ends at a return address of 0; libunwind's quirk adds a
@@ -181,7 +201,7 @@ static enum ps_unwind_table_result jit_frame(struct ps_unwinder *u, const struct
 		return stop(u, PS_UNWIND_STOP_END);
 	memcpy(next->regs, u->dwarf_regs, sizeof(next->regs));
 	next->present = u->dwarf_regs_present;
-	carry_over(f, next);
+	carry_over(u, f, next);
 	next->sample_first = false;
 	next->restart_first = true;
 	return PS_UNWIND_TABLE_HANDOVER; /* i.e. go on */
@@ -192,7 +212,7 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 	struct table_frame frames[2];
 	struct table_frame *cur = &frames[0], *prev = &frames[1];
 
-	memset(cur, 0, sizeof(*cur));
+	memset(frames, 0, sizeof(frames));
 	memcpy(cur->regs, u->sample_regs, sizeof(cur->regs));
 	cur->present = u->sample_regs_present;
 	memcpy(cur->carry, u->sample_regs, sizeof(cur->carry));
@@ -301,7 +321,10 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 		 * an initial frame never: hand over from the frame before */
 		if (row->kind == PS_UNWIND_ROW_SIGNAL)
 			return handover(u, first ? cur : prev);
-		if (row->kind != PS_UNWIND_ROW_SIMPLE)
+		/* a PLT stub's CFA reads rip, which libdwfl holds decremented
+		 * in the first frame of a walk restarted from a caller */
+		if (row->kind != PS_UNWIND_ROW_SIMPLE &&
+		    (row->kind != PS_UNWIND_ROW_PLT || u->quirks || cur->restart_first))
 			return handover(u, cur);
 		/* libunwind's view: .eh_frame only, at the file's own base */
 		if (u->quirks &&

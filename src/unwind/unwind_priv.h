@@ -27,6 +27,11 @@ struct ps_unwind_module {
 	/* mod NULL for a mapping of an ET_EXEC file away from its own
 	 * addresses: the file's module (its CFI), or NULL */
 	Dwfl_Module *file_mod;
+	/* no other module of the Dwfl overlaps this one's range, as of
+	 * modules_epoch alone_epoch (module.c): libdwfl's module for any
+	 * address in the range is then mod, without asking it */
+	uint64_t alone_epoch;
+	bool alone;
 	/* quirk mode: whether the file has a .eh_frame_hdr libunwind can
 	 * search (0 not asked yet, 1 yes, -1 no) */
 	signed char eh_frame_hdr;
@@ -61,6 +66,11 @@ enum ps_unwind_row_kind {
 	/* not in .eh_frame, .debug_frame not asked yet (see
 	 * ps_unwind_row_get()) */
 	PS_UNWIND_ROW_NOT_EH,
+	/* a SIMPLE row but for its CFA: the expression of PLT stubs, CFA =
+	 * reg + offset + (((rip + plt_rip_offset) & plt_mask) >= plt_min) <<
+	 * plt_shift (cfi.c); the table applies it to the frames whose rip
+	 * libdwfl sees as the table does */
+	PS_UNWIND_ROW_PLT,
 };
 
 /* The CFI row libdwfl would unwind a frame with, for one lookup address of
@@ -73,8 +83,13 @@ struct ps_unwind_row {
 	bool from_eh; /* found in .eh_frame (else .debug_frame) */
 	unsigned char cfa_reg; /* DWARF register number */
 	unsigned char regs[PS_UNWIND_NR_DWARF_REGS]; /* enum ps_unwind_reg_rule */
+	/* the registers of each rule, a bit per register (SIMPLE rows):
+	 * what ps_unwind_row_apply() walks instead of regs[] */
+	uint32_t same_mask, offset_mask, val_offset_mask;
 	int64_t cfa_offset;
 	int32_t offsets[PS_UNWIND_NR_DWARF_REGS];
+	int32_t plt_rip_offset; /* PLT rows: their CFA expression's terms */
+	unsigned char plt_mask, plt_min, plt_shift;
 };
 
 /* A page of a mapped file, read with pread() on a miss. */
@@ -126,6 +141,7 @@ struct ps_unwinder {
 	Dwfl_Callbacks dwfl_callbacks;
 	Dwfl *dwfl;
 	uint64_t generation; /* counts Dwfl handles, for caches keyed by Dwfl_Module */
+	uint64_t modules_epoch; /* counts changes of the Dwfl's modules, from 1 */
 	bool stale; /* rebuild the Dwfl before the next walk */
 	Elf *arch_elf; /* a bare x86-64 ELF header: tells libdwfl the architecture */
 	unsigned char arch_image[64];
@@ -270,8 +286,8 @@ enum ps_unwind_table_result {
 enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u);
 /* A compiled row applied to a frame's registers (bit per DWARF register in
  * present): the caller's in next. 1, 0 when the return address is
- * undefined, -1 when a read does not come cleanly from the sample or the
- * CFA register is missing. */
+ * undefined, -1 when a read does not come cleanly from the sample or a
+ * register the CFA needs is missing. A SIMPLE or PLT row. */
 int ps_unwind_row_apply(struct ps_unwinder *u, const struct ps_unwind_row *row,
                         const Dwarf_Word *regs, uint32_t present, Dwarf_Word *next,
                         uint32_t *next_present);

@@ -4,7 +4,9 @@
  * ties keep file order, and what is left is flushed at the end. */
 #include "helpers.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ST_ORDER (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD)
@@ -348,6 +350,100 @@ START_TEST(test_time_order_queue_limit)
 }
 END_TEST
 
+/* Whether /proc/self/maps shows a mapping of path (unlinked: "(deleted)"). */
+static bool is_mapped(const char *path)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	bool found = false;
+
+	ck_assert_ptr_nonnull(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, path) != NULL;
+	fclose(f);
+	return found;
+}
+
+/* Read the samples of a big capture in time order: their ips, and whether
+ * the reader mapped the file while reading. */
+static size_t read_big(struct cap *c, uint64_t *ips, size_t max, bool *mapped)
+{
+	struct ps_reader_opts o = opts_time();
+	const struct ps_event *e;
+	size_t n = 0;
+	int rc;
+
+	cap_open(c, &o);
+	*mapped = false;
+	while ((rc = ps_reader_next(c->reader, &e)) == 1) {
+		if (e->type != PERF_RECORD_SAMPLE)
+			continue;
+		ck_assert_msg(n < max, "too many samples");
+		ips[n++] = e->u.sample.ip;
+		if (n == max / 2)
+			*mapped = c->path && is_mapped(c->path);
+	}
+	ck_assert_msg(rc == 0, "[%s] ps_reader_next: %d %s", variant_name(c->variant), rc,
+	              ps_reader_errmsg(c->reader));
+	cap_close(c);
+	return n;
+}
+
+/* A capture file of 8 MB is mapped, not read (the data section from 1 MB
+ * on), and the pages read are dropped every 4 MB while records of older
+ * rounds still wait in the queue: the samples come out as when the file
+ * is read (PYSTITCH_NO_MMAP), in order. Rounds of 1000 samples, each
+ * round's times backwards. Pipes are read as always. */
+START_TEST(test_time_order_mapped)
+{
+	enum { ROUNDS = 200, PER_ROUND = 1000, NR = ROUNDS * PER_ROUND };
+	uint64_t *mapped_ips = malloc(NR * sizeof(*mapped_ips));
+	uint64_t *read_ips = malloc(NR * sizeof(*read_ips));
+	struct bld_attr a = attr_basic(ST_ORDER);
+	bool mapped, was_mapped = false;
+	struct cap c;
+
+	ck_assert_ptr_nonnull(mapped_ips);
+	ck_assert_ptr_nonnull(read_ips);
+	for (int pass = 0; pass < 2; pass++) {
+		struct bld_buf *b;
+
+		if (pass == 1)
+			setenv("PYSTITCH_NO_MMAP", "1", 1);
+		cap_init(&c, _i);
+		cap_attr(&c, &a);
+		b = cap_body(&c);
+		for (unsigned r = 0; r < ROUNDS; r++) {
+			for (unsigned i = 0; i < PER_ROUND; i++) {
+				struct bld_sample s = bld_sample_empty();
+
+				s.time = 1000 + (uint64_t)r * PER_ROUND + (PER_ROUND - 1 - i);
+				s.ip = s.time;
+				s.pid = s.tid = 1;
+				s.period = 1;
+				bld_sample(b, &a, 0, &s);
+			}
+			size_t pos = bld_rec_begin(b, PS_RECORD_FINISHED_ROUND, 0);
+			bld_rec_end(b, pos);
+		}
+		ck_assert_uint_eq(read_big(&c, pass ? read_ips : mapped_ips, NR, &mapped), NR);
+		if (pass == 0)
+			was_mapped = mapped;
+		else
+			ck_assert_msg(!mapped, "[%s] PYSTITCH_NO_MMAP: mapped", variant_name(_i));
+	}
+	unsetenv("PYSTITCH_NO_MMAP");
+	ck_assert_msg(was_mapped == !(_i & (V_PIPE | V_FD)), "[%s] mapped: %d", variant_name(_i),
+	              was_mapped);
+	for (size_t i = 0; i < NR; i++) {
+		ck_assert_uint_eq(mapped_ips[i], 1000 + i);
+		ck_assert_uint_eq(read_ips[i], 1000 + i);
+	}
+	free(mapped_ips);
+	free(read_ips);
+}
+END_TEST
+
 Suite *suite_order(void)
 {
 	Suite *s = suite_create("order");
@@ -363,6 +459,7 @@ Suite *suite_order(void)
 	tcase_add_loop_test(tc, test_time_order_offsets, 0, NR_VARIANTS);
 	tcase_add_loop_test(tc, test_time_order_untimed_immediate, 0, NR_VARIANTS);
 	tcase_add_loop_test(tc, test_time_order_queue_limit, 0, 2);
+	tcase_add_loop_test(tc, test_time_order_mapped, 0, NR_VARIANTS);
 	suite_add_tcase(s, tc);
 	return s;
 }
