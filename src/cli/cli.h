@@ -164,7 +164,8 @@ int ps_cli_bad_value(const struct ps_cli *cli, const char *option, const char *v
 	PS_CLI_JOBS_HELP
 #define PS_CLI_JOBS_HELP \
 	"  -j, --jobs N          use N threads: N - 1 unwind (default: the online\n" \
-	"                        CPUs, at most 16); the output is the same for any N\n"
+	"                        CPUs, at most 16; 1 for a capture of every CPU);\n" \
+	"                        the output is the same for any N\n"
 /* -f, -q, -v and -h as most commands say them */
 #define PS_CLI_COMMON_HELP \
 	"  -f, --force           stop quietly at a damaged record\n" \
@@ -181,8 +182,9 @@ int ps_cli_parse_weight(const char *text, bool *period);
 /* ---- running a session (session.c) ------------------------------------ */
 
 /* Defaults that depend on the machine, before ps_session_open(): --jobs
- * (the online CPUs, at most PS_CLI_MAX_DEFAULT_JOBS). */
-void ps_cli_session_defaults(struct ps_cli_args *args);
+ * (the online CPUs, at most PS_CLI_MAX_DEFAULT_JOBS; 1 for the capture
+ * file input when perf recorded it on every CPU). */
+void ps_cli_session_defaults(const struct ps_cli *cli, struct ps_cli_args *args, const char *input);
 /* Every worker keeps its own address-space model and unwind caches, so
  * memory grows with them: the default stops here. */
 #define PS_CLI_MAX_DEFAULT_JOBS 16

@@ -419,8 +419,9 @@ static bool disk_full(const char *dir)
 static void warn_if_disk_full(const struct ps_cli *cli, const char *dir)
 {
 	if (disk_full(dir))
-		ps_cli_command_error(cli, "the disk holding %s is full: perf's capture may be cut "
-		                          "short",
+		ps_cli_command_error(cli,
+		                     "the disk holding %s is full: perf's capture may be cut "
+		                     "short",
 		                     dir);
 }
 
@@ -437,8 +438,9 @@ static bool capture_readable(struct ps_cli *cli, const char *data, const char *d
 	if (ok)
 		return true;
 	if (disk_full(dir))
-		ps_cli_command_error(cli, "the disk holding %s is full: perf could not write the "
-		                          "capture",
+		ps_cli_command_error(cli,
+		                     "the disk holding %s is full: perf could not write the "
+		                     "capture",
 		                     dir);
 	else if (WIFEXITED(outcome->perf_status))
 		ps_cli_command_error(cli,
@@ -529,7 +531,10 @@ static int record_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 		status = ps_cli_out_of_memory(cli);
 		goto out;
 	}
-	ps_cli_session_defaults(args);
+	/* a capture of every CPU takes one thread (ps_cli_session_defaults) */
+	if (s->all_cpus && !args->opts.jobs)
+		args->opts.jobs = 1;
+	ps_cli_session_defaults(cli, args, NULL);
 	status = record_run_perf(cli, perf, s, data, s->command ? python.env : NULL,
 	                         record_maps_tick, maps, &outcome);
 	if (status || !outcome.started)
@@ -549,9 +554,9 @@ static int record_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 	warn_if_disk_full(cli, out_dir);
 	title = profile_name(s);
 	cli->profile_name = title;
-	written = record_write_output(cli, args, s, data,
-	                              record_maps_copied(maps) ? maps_dir : NULL, s->output,
-	                              made_output != NULL && !cli->quiet);
+	written =
+	        record_write_output(cli, args, s, data, record_maps_copied(maps) ? maps_dir : NULL,
+	                            s->output, made_output != NULL && !cli->quiet);
 	if (written != PS_EXIT_OK) {
 		/* nothing recorded is lost: the capture and its maps stay */
 		ps_cli_command_error(cli,

@@ -3,12 +3,88 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <errno.h>
 #include <sched.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
 
-void ps_cli_session_defaults(struct ps_cli_args *args)
+/* Whether a perf record option (one word of the command line) records
+ * every CPU: -a, --all-cpus, -C/--cpu, or an a among short options
+ * given together that take no value (-ag). */
+static bool every_cpu_option(const char *word)
 {
+	if (strcmp(word, "--all-cpus") == 0 || strcmp(word, "--cpu") == 0 ||
+	    strncmp(word, "--cpu=", 6) == 0 || strncmp(word, "-C", 2) == 0)
+		return true;
+	if (word[0] != '-' || word[1] == '-')
+		return false;
+	for (const char *c = word + 1; *c; c++) {
+		if (*c == 'a')
+			return true;
+		if (!strchr("gqvnNBRPTdsWi", *c))
+			return false;
+	}
+	return false;
+}
+
+/* perf record's options that take the next word as their value */
+static bool takes_value(const char *word)
+{
+	static const char *const longs[] = { "--event",         "--freq",       "--count",
+		                             "--output",        "--pid",        "--tid",
+		                             "--uid",           "--mmap-pages", "--cgroup",
+		                             "--delay",         "--clockid",    "--call-graph",
+		                             "--branch-filter", "--filter" };
+
+	if (word[0] == '-' && word[1] && !word[2])
+		return strchr("eFcoptumGDrjk", word[1]) != NULL;
+	for (size_t i = 0; i < sizeof(longs) / sizeof(longs[0]); i++)
+		if (strcmp(word, longs[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Whether the perf.data file at path was recorded on every CPU, as its
+ * header's command line says (perf record -a, -C): such a capture holds
+ * every process of the machine, and a worker, which keeps a model and
+ * unwind caches of each, made pystitch slower and bigger on each
+ * whole-machine capture measured (bench/README.md). An archive, a pipe or
+ * a file that cannot be read: false. */
+static bool recorded_every_cpu(const char *path)
+{
+	const struct ps_string_list *cmdline;
+	struct ps_reader *reader = NULL;
+	bool every = false;
+
+	if (!path || strcmp(path, "-") == 0 || ps_path_is_archive(path) ||
+	    ps_reader_open(path, &(struct ps_reader_opts){ .sz = sizeof(struct ps_reader_opts) },
+	                   &reader) != 0)
+		return false;
+	cmdline = &ps_reader_features(reader)->cmdline;
+	/* perf, record, its options, the command */
+	for (size_t i = 2; i < cmdline->nr && !every; i++) {
+		const char *word = cmdline->items[i];
+
+		if (strcmp(word, "--") == 0 || word[0] != '-')
+			break;
+		every = every_cpu_option(word);
+		if (takes_value(word))
+			i++;
+	}
+	ps_reader_close(reader);
+	return every;
+}
+
+void ps_cli_session_defaults(const struct ps_cli *cli, struct ps_cli_args *args, const char *input)
+{
+	if (!args->opts.jobs && recorded_every_cpu(input)) {
+		args->opts.jobs = 1;
+		if (cli->verbose)
+			ps_cli_command_error(cli,
+			                     "one thread: %s was recorded on every CPU "
+			                     "(--jobs N for more)",
+			                     input);
+	}
 	if (!args->opts.jobs) {
 		/* the CPUs this process may run on (taskset, cpusets) */
 		cpu_set_t set;
@@ -41,7 +117,7 @@ bool ps_cli_session_run(struct ps_cli *cli, struct ps_cli_args *args,
 	const struct ps_stack *stack;
 	int ret;
 
-	ps_cli_session_defaults(args);
+	ps_cli_session_defaults(cli, args, cli->input);
 	*status = ps_cli_session_open(cli, args, session);
 	if (*status)
 		return false;

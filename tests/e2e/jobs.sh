@@ -12,7 +12,9 @@
 #  - a capture damaged half-way: the same output, exit status and error
 #    with -j 1 and -j 3;
 #  - a reader whose output pipe closes (| head) stops at once with -j 4;
-#  - --jobs 0, 65 and x are refused with a usage error.
+#  - --jobs 0, 65 and x are refused with a usage error;
+#  - without --jobs, this capture (not of every CPU) is not held to one
+#    thread.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
@@ -123,6 +125,14 @@ PS_E2E_TIMEOUT=20 e2e_run "$PYSTITCH" script --buildid-dir "$E2E_TMP/buildid-cac
 	e2e_show "$E2E_TMP/pipe.err"
 	e2e_fail "pystitch -j 4 | head printed messages"
 }
+
+# a capture of one command keeps the default threads (one only for a
+# capture of every CPU: whole_machine.sh)
+"$PYSTITCH" script -v -i "$data" >/dev/null 2>"$E2E_TMP/default.err" ||
+	e2e_fail "pystitch script -v failed"
+if grep -q "one thread" "$E2E_TMP/default.err"; then
+	e2e_fail "a capture of one command is read by one thread by default"
+fi
 
 for bad in 0 65 x; do
 	if "$PYSTITCH" script -j "$bad" -i "$data" >/dev/null 2>"$E2E_TMP/bad.err"; then

@@ -15,6 +15,8 @@
 #    unwinder and a copy of ld.so's debug information stayed), and its
 #    machine model freed at least half of them. Under ASan the RSS part
 #    is not checked: the sanitizer's quarantine keeps what was freed.
+#  - Without --jobs, a capture of every CPU is read by one thread (-v
+#    says so).
 #  - A CPython 3.12 -X perf process that runs before the spawner in the
 #    larger capture, and so is freed with its maps 3 s before its end,
 #    is still in `pystitch info -P`'s list, with its interpreter and map.
@@ -85,6 +87,14 @@ grep -q "^# pid $pypid (python3[^)]*): CPython 3\.12\." "$E2E_TMP/info-python.tx
 	e2e_fail "pystitch info -P does not list the exited Python process $pypid with its interpreter"
 grep -q "perf map: .*perf-$pypid\.map, [1-9][0-9]* code ranges" "$E2E_TMP/info-python.txt" ||
 	e2e_fail "pystitch info -P does not name the exited Python process's perf map"
+
+# ---- one thread by default -----------------------------------------------
+# a capture of every CPU is read by one thread unless --jobs says more
+# (workers keep a model of every process: slower and bigger, measured)
+"$PYSTITCH" script -v -i "$data" --python=native --comm spawner >/dev/null 2>"$E2E_TMP/jobs.err" ||
+	e2e_fail "pystitch script -v failed: $(cat "$E2E_TMP/jobs.err")"
+grep -q "one thread: .*spawn$big.data was recorded on every CPU" "$E2E_TMP/jobs.err" ||
+	e2e_fail "the default --jobs of a capture of every CPU is not one: $(cat "$E2E_TMP/jobs.err")"
 
 # ---- memory --------------------------------------------------------------
 # $PYSTITCH may be libtool's wrapper script: ask the program it runs
