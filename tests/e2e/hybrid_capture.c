@@ -6,6 +6,7 @@
  * them.
  *
  *   hybrid_capture CAPTURE KALLSYMS cache|cache-more|hybrid128|hybrid|named
+ *                  |cache-pipe|hybrid-pipe
  *
  * "cache", "cache-more": no extended PMU types, attrs of perf 6.1's size
  * (128 bytes): hardware and cache events of every kind perf's
@@ -18,6 +19,8 @@
  * config3), which perf 6.1 refuses ("unsupported ABI").
  * "named": "hybrid" with the names perf record gave the events in an
  * EVENT_DESC feature (cpu_core/cycles:Pu/ ...).
+ * "cache-pipe", "hybrid-pipe": "cache" and "hybrid" in pipe mode (perf
+ * record -o -), where the attrs and features are records.
  * Each capture has a PMU_MAPPINGS feature; no capture but "named" names
  * its events.
  */
@@ -190,13 +193,18 @@ int main(int argc, char **argv)
 	                       PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_IDENTIFIER;
 	uint32_t attr_size = 128;
 	uint64_t t = 3000000000ull;
+	bool pipe = false;
 	FILE *out;
 
 	if (argc != 4) {
 	usage:
 		fprintf(stderr, "usage: hybrid_capture CAPTURE KALLSYMS "
-		                "cache|cache-more|hybrid128|hybrid|named\n");
+		                "cache|cache-more|hybrid128|hybrid|named|cache-pipe|hybrid-pipe\n");
 		return 2;
+	}
+	if (strcmp(argv[3], "cache-pipe") == 0 || strcmp(argv[3], "hybrid-pipe") == 0) {
+		pipe = true;
+		argv[3][strlen(argv[3]) - strlen("-pipe")] = '\0';
 	}
 	if (strcmp(argv[3], "cache") == 0) {
 		events = cache_events;
@@ -261,7 +269,19 @@ int main(int argc, char **argv)
 	}
 
 	bld_buf_init(&image, false);
-	bld_file_assemble(&file, &image, NULL);
+	if (pipe) {
+		/* perf record -o -: the header, then the attrs and features as
+		 * records before the data */
+		bld_pipe_header(&image);
+		for (size_t i = 0; i < file.nr_attrs; i++)
+			bld_pipe_attr(&image, &file.attrs[i]);
+		for (unsigned bit = 0; bit < BLD_NR_FEATURES; bit++)
+			if (file.has_feature[bit])
+				bld_pipe_feature(&image, bit, &file.features[bit]);
+		bld_bytes(&image, file.data.data, file.data.len);
+	} else {
+		bld_file_assemble(&file, &image, NULL);
+	}
 	out = fopen(argv[1], "wb");
 	if (!out || fwrite(image.data, 1, image.len, out) != image.len || fclose(out)) {
 		perror(argv[1]);
