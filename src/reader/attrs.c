@@ -228,9 +228,75 @@ static void add_modifiers(char *buf, size_t size, const struct ps_attr *attr)
 	}
 }
 
+/* Legacy hardware events: the low 32 bits of config are the event, the
+ * high 32 bits the type of the PMU that counts it (perf 5.13 and later on
+ * hybrid CPUs, e.g. cpu_core or cpu_atom). */
+#define HW_EVENT_MASK 0xffffffffULL
+#define PMU_TYPE_SHIFT 32
+
+/* x86 perf's arch_evsel__hw_name() (perf 6.1 has it): an event with a
+ * PMU type is "PMU/event/", PMU being the name perf knows the event's PMU
+ * by. perf sets that name (evsel->pmu_name, since 6.12 evsel->pmu) only
+ * when it parses or opens events (perf record, perf stat), never from a
+ * capture, not even from its PMU_MAPPINGS: perf script prints "cpu" for
+ * cpu_core and cpu_atom alike (perf 6.1 on a synthetic capture). perf
+ * built for other architectures prints "unknown-hardware" there. */
+static void hw_name(char *buf, size_t size, uint64_t config)
+{
+	uint64_t event = config & HW_EVENT_MASK;
+	const char *name = event < sizeof(hw_names) / sizeof(hw_names[0]) ? hw_names[event]
+	                                                                  : "unknown-hardware";
+
+	if (config >> PMU_TYPE_SHIFT)
+		snprintf(buf, size, "cpu/%s/", name);
+	else
+		snprintf(buf, size, "%s", name);
+}
+
+/* perf's evsel__hw_cache_name(): config is cache | op << 8 | result << 16
+ * (bits 24-31 are not looked at, and a hybrid CPU's PMU type in the high
+ * 32 bits does not show in the name). Each part is spelled with the first
+ * of perf's aliases for it: an access count is "CACHE-OPs"
+ * (L1-dcache-loads, branch-loads), a miss count "CACHE-OP-misses"
+ * (L1-dcache-load-misses); a combination the cache does not have is
+ * "invalid-cache". */
+static const char *const cache_names[] = { "L1-dcache", "L1-icache", "LLC", "dTLB",
+	                                   "iTLB",      "branch",    "node" };
+static const char *const cache_op_names[][2] = {
+	{ "load", "loads" },
+	{ "store", "stores" },
+	{ "prefetch", "prefetches" },
+};
+#define CACHE_RESULTS 2 /* access (refs) and miss */
+/* the ops each cache has, a bit per op: the L1 instruction cache reads and
+ * prefetches, the iTLB and the branch predictor only read */
+static const uint8_t cache_ops_of[] = { 7, 5, 7, 7, 1, 1, 7 };
+
+static void hw_cache_name(char *buf, size_t size, uint64_t config)
+{
+	unsigned cache = (unsigned)(config & 0xff);
+	unsigned op = (unsigned)((config >> 8) & 0xff);
+	unsigned result = (unsigned)((config >> 16) & 0xff);
+	const size_t nr_caches = sizeof(cache_names) / sizeof(cache_names[0]);
+	const size_t nr_ops = sizeof(cache_op_names) / sizeof(cache_op_names[0]);
+
+	if (cache >= nr_caches)
+		snprintf(buf, size, "unknown-ext-hardware-cache-type");
+	else if (op >= nr_ops)
+		snprintf(buf, size, "unknown-ext-hardware-cache-op");
+	else if (result >= CACHE_RESULTS)
+		snprintf(buf, size, "unknown-ext-hardware-cache-result");
+	else if (!(cache_ops_of[cache] & (1u << op)))
+		snprintf(buf, size, "invalid-cache");
+	else if (result)
+		snprintf(buf, size, "%s-%s-misses", cache_names[cache], cache_op_names[op][0]);
+	else
+		snprintf(buf, size, "%s-%s", cache_names[cache], cache_op_names[op][1]);
+}
+
 /* The name perf's evsel__name() gives an event that nothing named (no
- * EVENT_DESC, EVENT_UPDATE or tracing data). Cache events keep a name of
- * pystitch's own: perf's evsel__hw_cache_name() is not reproduced. */
+ * EVENT_DESC, EVENT_UPDATE or tracing data): the event's name, then the
+ * modifiers. */
 static const char *default_name(struct ps_reader *r, const struct ps_attr *attr)
 {
 	char buf[128];
@@ -238,10 +304,7 @@ static const char *default_name(struct ps_reader *r, const struct ps_attr *attr)
 
 	switch (attr->type) {
 	case PERF_TYPE_HARDWARE:
-		snprintf(buf, sizeof(buf), "%s",
-		         attr->config < sizeof(hw_names) / sizeof(hw_names[0])
-		                 ? hw_names[attr->config]
-		                 : "unknown-hardware");
+		hw_name(buf, sizeof(buf), attr->config);
 		break;
 	case PERF_TYPE_SOFTWARE:
 		snprintf(buf, sizeof(buf), "%s",
@@ -263,8 +326,7 @@ static const char *default_name(struct ps_reader *r, const struct ps_attr *attr)
 		modifiers = false;
 		break;
 	case PERF_TYPE_HW_CACHE:
-		snprintf(buf, sizeof(buf), "unknown-%u:%#" PRIx64, attr->type, attr->config);
-		modifiers = false;
+		hw_cache_name(buf, sizeof(buf), attr->config);
 		break;
 	default:
 		snprintf(buf, sizeof(buf), "unknown attr type: %d", (int)attr->type);

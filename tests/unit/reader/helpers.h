@@ -114,6 +114,7 @@ struct bld_attr attr_basic(uint64_t sample_type);
 Suite *suite_records(void);
 Suite *suite_samples(void);
 Suite *suite_format(void);
+Suite *suite_event_names(void);
 Suite *suite_order(void);
 Suite *suite_compressed(void);
 Suite *suite_errors(void);

@@ -12,6 +12,7 @@ int main(void)
 
 	srunner_add_suite(runner, suite_samples());
 	srunner_add_suite(runner, suite_format());
+	srunner_add_suite(runner, suite_event_names());
 	srunner_add_suite(runner, suite_order());
 	srunner_add_suite(runner, suite_compressed());
 	srunner_add_suite(runner, suite_errors());
