@@ -409,28 +409,6 @@ static int add_function(struct a2l_cu *cu, Dwarf_Die *die, int tag, uint32_t enc
 	return 0;
 }
 
-/* Types hold no code: the subprograms among their children are member
- * declarations without addresses (the definitions, with their ranges, lie
- * in the enclosing scope), which can never answer a query, and they
- * enclose no inlined code. bfd walks into them all the same; skipping
- * them leaves every answer as it was and the relative order of the
- * functions kept (which ties in best_function depend on), and spares
- * reading their members, often most of a C unit's DIEs. */
-static bool holds_no_code(int tag)
-{
-	switch (tag) {
-	case DW_TAG_structure_type:
-	case DW_TAG_class_type:
-	case DW_TAG_union_type:
-	case DW_TAG_enumeration_type:
-	case DW_TAG_subroutine_type:
-	case DW_TAG_array_type:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static int scan_unit(struct ps_addr2line *a2l, struct a2l_cu *cu)
 {
 	struct frame {
@@ -479,8 +457,9 @@ static int scan_unit(struct ps_addr2line *a2l, struct a2l_cu *cu)
 			rc = add_function(cu, &die, tag, enclosing);
 			enclosing = index;
 		}
-		if (rc == 0 && !holds_no_code(tag) && dwarf_haschildren(&die) &&
-		    dwarf_child(&die, &inner) == 0) {
+		/* into types too: a C++ lambda's operator(), with its code,
+		 * is a member of its closure class, inside the function */
+		if (rc == 0 && dwarf_haschildren(&die) && dwarf_child(&die, &inner) == 0) {
 			if (!reserve(a2l, (void **)&stack, &cap, depth + 1, sizeof(*stack))) {
 				rc = -ENOMEM;
 				break;
