@@ -165,7 +165,10 @@ bool ps_symbols_root(struct ps_symbols *symbols, const char *path,
 		return false;
 	if (symbols->files.resolve)
 		return archived_root(symbols, path, origin, root, size);
-	if (symbols->no_live_processes)
+	/* the user said where the files are: --symfs trees are read, not a
+	 * live process's root (whose pid may be another process's by now) */
+	if (symbols->no_live_processes || (symbols->symfs && symbols->symfs[0]) ||
+	    symbols->nr_trees > 1)
 		return false;
 	pid = live_in_namespace(symbols, origin);
 	if (pid <= 0)
