@@ -264,10 +264,11 @@ PS_API size_t ps_flamegraph_nr_nodes(const struct ps_flamegraph *flamegraph);
  * of one location, innermost first. Python frames ("py::qualname:file")
  * have locations without mapping or address whose function is named
  * qualname, in file file, and whose line is the frame's (ps_frame.line,
- * 0 when it has none), so that `pprof -list` shows Python lines. The first mapping, which profile.proto calls
- * the main binary and pprof heads its reports with, is the program most
- * samples ran (ps_stack.executable; without addresses when no frame fell
- * in it); the others follow in the order they were met. */
+ * 0 when it has none), so that `pprof -list` shows Python lines. The
+ * first mapping, which profile.proto calls the main binary and pprof
+ * heads its reports with, is the program most samples ran
+ * (ps_stack.executable; without addresses when no frame fell in it); the
+ * others follow in the order they were met. */
 struct ps_pprof_opts {
 	size_t sz; /* sizeof(struct ps_pprof_opts) */
 	/* file names and line numbers of native functions from the frames'

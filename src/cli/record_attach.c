@@ -110,7 +110,8 @@ static char *remote_run(pid_t pid, const char *code, char *why, size_t why_size)
 	ssize_t n;
 	struct timespec pause = { 0, 50000000 };
 
-	snprintf(script, sizeof(script), "/tmp/pystitch-record-%d-%d.py", (int)getpid(), (int)inner);
+	snprintf(script, sizeof(script), "/tmp/pystitch-record-%d-%d.py", (int)getpid(),
+	         (int)inner);
 	snprintf(answer, sizeof(answer), "/tmp/pystitch-record-%d-%d.answer", (int)getpid(),
 	         (int)inner);
 	snprintf(script_here, sizeof(script_here), "/proc/%d/root%s", (int)pid, script);
@@ -244,8 +245,8 @@ static void activate(struct ps_cli *cli, struct record_target *target, const cha
 int record_attach(struct ps_cli *cli, const struct record_settings *settings,
                   struct record_target **out)
 {
-	struct record_target *targets = calloc(settings->nr_pids ? settings->nr_pids : 1,
-	                                       sizeof(*targets));
+	struct record_target *targets =
+	        calloc(settings->nr_pids ? settings->nr_pids : 1, sizeof(*targets));
 
 	*out = targets;
 	if (!targets)
@@ -263,10 +264,11 @@ int record_attach(struct ps_cli *cli, const struct record_settings *settings,
 		}
 		comm_of(t->pid, comm, sizeof(comm));
 		if (!process_python(t->pid, &t->major, &t->minor)) {
-			ps_cli_command_error(cli,
-			                     "pid %d (%s) does not run CPython (it maps no libpython "
-			                     "nor python executable): record it with perf record -p %d",
-			                     (int)t->pid, comm, (int)t->pid);
+			ps_cli_command_error(
+			        cli,
+			        "pid %d (%s) does not run CPython (it maps no libpython "
+			        "nor python executable): record it with perf record -p %d",
+			        (int)t->pid, comm, (int)t->pid);
 			return PS_EXIT_USAGE;
 		}
 		t->names_frames = writes_names(t->pid);
@@ -276,15 +278,15 @@ int record_attach(struct ps_cli *cli, const struct record_settings *settings,
 			activate(cli, t, comm);
 		else if (t->major == 3 && t->minor >= 12)
 			say(cli,
-			    "pid %d (%s): CPython %d.%d without perf trampolines: its Python frames "
-			    "will not be named (start it with -X perf or PYTHONPERFSUPPORT=1); "
-			    "recording anyway",
+			    "pid %d (%s): CPython %d.%d without perf trampolines: its Python "
+			    "frames will not be named (start it with -X perf or "
+			    "PYTHONPERFSUPPORT=1); recording anyway",
 			    (int)t->pid, comm, t->major, t->minor);
 		else if (t->major == 3 && t->minor >= 7)
 			say(cli,
-			    "pid %d (%s): CPython %d.%d without pystitch_perf: its Python frames will "
-			    "not be named (start it with PYSTITCH_PERF=1 and pystitch_perf installed, "
-			    "or under pystitch record); recording anyway",
+			    "pid %d (%s): CPython %d.%d without pystitch_perf: its Python frames "
+			    "will not be named (start it with PYSTITCH_PERF=1 and pystitch_perf "
+			    "installed, or under pystitch record); recording anyway",
 			    (int)t->pid, comm, t->major, t->minor);
 		else
 			say(cli,
@@ -309,7 +311,8 @@ void record_detach(struct ps_cli *cli, struct record_target *targets, size_t nr)
 		                   "    state = 'deactivated'\n",
 		                   why, sizeof(why));
 		if (state && strcmp(state, "deactivated") == 0)
-			say(cli, "pid %d (%s): turned perf trampolines off again", (int)t->pid, comm);
+			say(cli, "pid %d (%s): turned perf trampolines off again", (int)t->pid,
+			    comm);
 		else
 			say(cli, "pid %d (%s): could not turn perf trampolines off again: %s",
 			    (int)t->pid, comm, state ? state : why);

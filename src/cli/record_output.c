@@ -186,9 +186,9 @@ static void summary_print(const struct ps_cli *cli, const struct record_settings
 		        "([truncated])%s\n",
 		        cli->program, 100.0 * (double)sum->cut / (double)sum->samples,
 		        settings->stack_size,
-		        settings->stack_size < 65528 ? ": record with --call-graph dwarf,65528 to keep "
-		                                       "more"
-		                                     : "");
+		        settings->stack_size < 65528
+		                ? ": record with --call-graph dwarf,65528 to keep more"
+		                : "");
 	if (!sum->python_samples)
 		return;
 	qsort(sum->slots, sum->nr_slots, sizeof(*sum->slots), by_self);
@@ -313,8 +313,8 @@ static void print_conversions(const struct ps_cli *cli, const char *archive)
 	        "  pystitch pprof -i %s -o %.*s.pb.gz\n"
 	        "  pystitch collapse -i %s -o %.*s.folded\n"
 	        "  pystitch script -i %s > %.*s.txt\n",
-	        cli->program, archive, stem, archive, archive, stem, archive, archive, stem, archive,
-	        archive, stem, archive);
+	        cli->program, archive, stem, archive, archive, stem, archive, archive, stem,
+	        archive, archive, stem, archive);
 	fprintf(stderr, "  pystitch speedscope -i %s -o %.*s.json\n", archive, stem, archive);
 }
 

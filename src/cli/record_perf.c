@@ -56,7 +56,8 @@ static char *search_path(const char *name)
 		if (!candidate)
 			return NULL;
 		sprintf(candidate, "%.*s/%s", (int)(len ? len : 1), len ? path : ".", name);
-		if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0)
+		if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(candidate, X_OK) == 0)
 			return candidate;
 		free(candidate);
 		path += len + (path[len] == ':');
@@ -70,17 +71,19 @@ char *record_find_perf(const struct ps_cli *cli, const char *given)
 
 	if (given && strchr(given, '/')) {
 		if (access(given, X_OK) != 0) {
-			ps_cli_command_error(cli, "cannot run --perf %s: %s", given, strerror(errno));
+			ps_cli_command_error(cli, "cannot run --perf %s: %s", given,
+			                     strerror(errno));
 			return NULL;
 		}
 		return strdup(given);
 	}
 	path = search_path(given ? given : "perf");
 	if (!path)
-		ps_cli_command_error(cli,
-		                     "%s not found on PATH: install perf (Debian: linux-perf; Ubuntu: "
-		                     "linux-tools-$(uname -r); Fedora: perf), or give --perf PATH",
-		                     given ? given : "perf");
+		ps_cli_command_error(
+		        cli,
+		        "%s not found on PATH: install perf (Debian: linux-perf; Ubuntu: "
+		        "linux-tools-$(uname -r); Fedora: perf), or give --perf PATH",
+		        given ? given : "perf");
 	return path;
 }
 
@@ -119,13 +122,12 @@ bool record_may_record(const struct ps_cli *cli, const struct record_settings *s
 	fclose(f);
 	if (paranoid <= needed)
 		return true;
-	ps_cli_command_error(cli,
-	                     "kernel.perf_event_paranoid is %d: %s needs root (or CAP_PERFMON), or "
-	                     "`sysctl kernel.perf_event_paranoid=%d` (-1: everything)",
-	                     paranoid,
-	                     settings->all_cpus ? "recording every CPU (-a)"
-	                                        : "recording without root",
-	                     needed);
+	ps_cli_command_error(
+	        cli,
+	        "kernel.perf_event_paranoid is %d: %s needs root (or CAP_PERFMON), or "
+	        "`sysctl kernel.perf_event_paranoid=%d` (-1: everything)",
+	        paranoid,
+	        settings->all_cpus ? "recording every CPU (-a)" : "recording without root", needed);
 	return false;
 }
 
@@ -219,9 +221,8 @@ static void draw_progress(struct ps_cli *cli, const struct ps_growing_capture *g
 
 	format_bytes(bytes, sizeof(bytes), growing->bytes);
 	snprintf(line, sizeof(line), "recording %u:%02u  %llu samples  %s  (%s)",
-	         (unsigned)(secs / 60), (unsigned)(secs % 60),
-	         (unsigned long long)growing->samples, bytes,
-	         stopping ? "stopping" : "Ctrl-C stops");
+	         (unsigned)(secs / 60), (unsigned)(secs % 60), (unsigned long long)growing->samples,
+	         bytes, stopping ? "stopping" : "Ctrl-C stops");
 	ps_progress_line(cli->progress, line);
 }
 

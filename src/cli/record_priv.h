@@ -108,7 +108,7 @@ int record_python_prepare(struct ps_cli *cli, struct record_python *python);
  * when its frames cannot be named. Its version as 100 * major + minor
  * (312), or 0 when it runs none (or it could not be told). */
 int record_python_check_command(struct ps_cli *cli, const struct record_python *python,
-                                 char *const *command);
+                                char *const *command);
 void record_python_release(struct record_python *python);
 /* The directory of the per-user cache (created, private): a malloc'd
  * path, or NULL after one line on stderr. */

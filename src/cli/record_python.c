@@ -94,7 +94,8 @@ char *record_cache_dir(const struct ps_cli *cli)
 		err = private_dir(path);
 	}
 	if (err) {
-		ps_cli_command_error(cli, "no private cache directory for the start-up hook (%s: %s)",
+		ps_cli_command_error(cli,
+		                     "no private cache directory for the start-up hook (%s: %s)",
 		                     path, strerror(-err));
 		free(path);
 		return NULL;
@@ -231,7 +232,8 @@ int record_run_capture(char *const *argv, char *const *env, char *out, size_t si
 		ssize_t n;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		waited = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+		waited = (now.tv_sec - start.tv_sec) * 1000 +
+		         (now.tv_nsec - start.tv_nsec) / 1000000;
 		if (waited >= (long)timeout_ms) {
 			kill(pid, SIGKILL);
 			break;
@@ -347,8 +349,8 @@ int record_python_check_command(struct ps_cli *cli, const struct record_python *
 	} else if (strncmp(out, "unnamed ", 8) == 0) {
 		const char *why = strchr(out + 8, ' ');
 
-		ps_cli_command_error(cli, "%s: its Python frames will not be named: %s", interpreter,
-		                     why ? why + 1 : out + 8);
+		ps_cli_command_error(cli, "%s: its Python frames will not be named: %s",
+		                     interpreter, why ? why + 1 : out + 8);
 	} else if (strncmp(out, "names ", 6) == 0) {
 		const char *why = strchr(out + 6, ' ');
 

@@ -85,8 +85,8 @@ static int64_t frame_index(struct ps_speedscope *speedscope, const char *name, s
 }
 
 /* What speedscope shows of a frame: a Python frame's qualname in its
- * file, at its line when it has one; the truncation marker alone; a native frame's symbol in its DSO,
- * or in its source file at its line (opts.srcline). */
+ * file, at its line when it has one; the truncation marker alone; a native frame's symbol in its
+ * DSO, or in its source file at its line (opts.srcline). */
 static int64_t add_frame(struct ps_speedscope *speedscope, const struct ps_frame *frame)
 {
 	const char *name = frame->sym ? frame->sym : "[unknown]", *file = NULL;
