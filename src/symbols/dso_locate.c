@@ -110,9 +110,9 @@ static bool build_id_cache_path(const struct ps_dso *dso, const char *file_name,
 
 /* Opens path for the DSO once, reading it from file; NULL when missing,
  * not ELF, or of another build-id. A file opened is reported to the file
- * observer as kind. */
-static struct ps_elf *open_candidate_file(struct ps_dso *dso, const char *path, const char *file,
-                                          enum ps_file_kind kind)
+ * observer as kind, as used (file, or what file was made from). */
+static struct ps_elf *open_candidate_as(struct ps_dso *dso, const char *path, const char *file,
+                                        const char *used, enum ps_file_kind kind)
 {
 	char err[PS_MSG_MAX];
 	struct ps_elf *elf;
@@ -158,8 +158,14 @@ static struct ps_elf *open_candidate_file(struct ps_dso *dso, const char *path, 
 		return NULL;
 	}
 	dso->opened[dso->nr_opened++] = elf;
-	ps_file_note_used(&dso->owner->files, path, file, kind);
+	ps_file_note_used(&dso->owner->files, path, used, kind);
 	return elf;
+}
+
+static struct ps_elf *open_candidate_file(struct ps_dso *dso, const char *path, const char *file,
+                                          enum ps_file_kind kind)
+{
+	return open_candidate_as(dso, path, file, file, kind);
 }
 
 static struct ps_elf *open_candidate(struct ps_dso *dso, const char *path, enum ps_file_kind kind)
@@ -403,11 +409,48 @@ bool ps_dso_is_elf64(struct ps_dso *dso)
 /* ------------------------------------------------------------------ */
 /* kernel modules */
 
-static bool uncompressed_module(const char *path)
+/* a path perf reads a module from: .ko, or one in a compression it takes */
+static bool module_file_name(const char *path)
 {
 	size_t n = strlen(path);
 
-	return n >= 3 && strcmp(path + n - 3, ".ko") == 0;
+	return (n >= 3 && strcmp(path + n - 3, ".ko") == 0) ||
+	       ps_kmod_compression(path) != PS_KMOD_PLAIN;
+}
+
+/* A module's candidate file, decompressed first when the module's name
+ * says it is compressed and the file has that compression's magic (perf's
+ * symsrc__init() and __open_dso() of a _KMODULE_COMP DSO); the archive
+ * packs the file as it was found. */
+static struct ps_elf *open_module_candidate(struct ps_dso *dso, const char *path,
+                                            enum ps_file_kind kind)
+{
+	enum ps_kmod_comp comp = ps_kmod_compression(dso->module_path);
+	const char *file = ps_file_local(&dso->owner->files, path);
+	char err[PS_MSG_MAX], memory[64];
+	struct ps_elf *elf;
+	struct stat st;
+	int fd;
+
+	if (comp == PS_KMOD_PLAIN || !file || stat(file, &st) != 0 || !S_ISREG(st.st_mode))
+		return open_candidate_file(dso, path, file, kind);
+	for (size_t i = 0; i < dso->nr_opened; i++)
+		if (strcmp(dso->opened[i]->path, path) == 0)
+			return dso->opened[i];
+	if (ps_kmod_decompress(path, file, comp, &fd, err, sizeof(err)) < 0) {
+		/* perf goes on without the file, to kallsyms's symbols */
+		if (!dso->errmsg) {
+			ps_symbols_log(dso->owner, PS_LOG_WARN, "symbols: %s", err);
+			set_errmsg(dso, "%s", err);
+		}
+		return NULL;
+	}
+	if (fd < 0)
+		return open_candidate_file(dso, path, file, kind);
+	snprintf(memory, sizeof(memory), "/proc/self/fd/%d", fd);
+	elf = open_candidate_as(dso, path, memory, file, kind);
+	close(fd); /* libelf has the contents mapped */
+	return elf;
 }
 
 struct ps_elf *ps_dso_module_file(struct ps_dso *dso)
@@ -416,20 +459,20 @@ struct ps_elf *ps_dso_module_file(struct ps_dso *dso)
 	struct ps_elf *elf = NULL;
 
 	/* perf's kmod candidates: the build-id cache (elf, then debug),
-	 * then the recorded path under --symfs. A compressed module
-	 * (.ko.xz, .ko.gz) perf decompresses first: not here. */
+	 * then the recorded path under --symfs, each decompressed first
+	 * when the module's name ends in a compression's (.ko.xz, .ko.gz) */
 	if (dso->build_id_recorded) {
 		if (candidate_path(dso, CAND_BUILD_ID_CACHE, path, sizeof(path)))
-			elf = open_candidate(dso, path, PS_FILE_ELF);
+			elf = open_module_candidate(dso, path, PS_FILE_ELF);
 		if ((!elf || elf->symtab_index < 0) &&
 		    candidate_path(dso, CAND_BUILD_ID_CACHE_DEBUG, path, sizeof(path)))
-			elf = open_candidate(dso, path, PS_FILE_DEBUGINFO);
+			elf = open_module_candidate(dso, path, PS_FILE_DEBUGINFO);
 	}
 	if ((!elf || elf->symtab_index < 0) && dso->module_path &&
-	    uncompressed_module(dso->module_path)) {
+	    module_file_name(dso->module_path)) {
 		join_symfs(dso, dso->module_path, path, sizeof(path));
 		if (path[0])
-			elf = open_candidate(dso, path, PS_FILE_ELF);
+			elf = open_module_candidate(dso, path, PS_FILE_ELF);
 	}
 	return elf && elf->symtab_index >= 0 ? elf : NULL;
 }
@@ -448,17 +491,20 @@ static void find_code_file(struct ps_dso *dso)
 
 	dso->code_tried = true;
 	if (dso->kind == DSO_MODULE && dso->module_path) {
-		/* the module's file: perf decompresses a .ko.xz or .ko.gz
-		 * first, which is not done here */
+		/* the module's file; a compressed one is read decompressed,
+		 * from its ELF image kept with the DSO's files */
 		if (dso->build_id_recorded &&
 		    candidate_path(dso, CAND_BUILD_ID_CACHE, path, sizeof(path)) &&
 		    is_regular_file(dso->owner, path)) {
 			file = ps_file_local(&dso->owner->files, path);
-		} else if (uncompressed_module(dso->module_path)) {
+		} else if (module_file_name(dso->module_path)) {
 			join_symfs(dso, dso->module_path, path, sizeof(path));
 			if (path[0] && is_regular_file(dso->owner, path))
 				file = ps_file_local(&dso->owner->files, path);
 		}
+		if (file && ps_kmod_compression(dso->module_path) != PS_KMOD_PLAIN &&
+		    !open_module_candidate(dso, path, PS_FILE_ELF))
+			file = NULL;
 		goto found;
 	}
 	if (dso->kind == DSO_KERNEL && strcmp(dso->name, "[kernel.kallsyms]") == 0 &&

@@ -34,6 +34,7 @@
 #define MOD_BAZ 0xffffffffc0100000ull
 #define MOD_QUX 0xffffffffc0200000ull
 #define MOD_ZST 0xffffffffc0300000ull
+#define MOD_GZ 0xffffffffc0500000ull
 
 static const char kallsyms[] = "ffffffff81000000 T _stext\n"
                                "ffffffff81000000 T _text\n"
@@ -52,7 +53,8 @@ static const char kallsyms[] = "ffffffff81000000 T _stext\n"
                                "ffffffffc0000100 t foo_write\t[foo_bar]\n"
                                "ffffffffc0100000 t baz_poll\t[baz]\n"
                                "ffffffffc0200000 t qux_init\t[qux-mod]\n"
-                               "ffffffffc0300000 t zst_fn\t[zst_mod]\n";
+                               "ffffffffc0300000 t zst_fn\t[zst_mod]\n"
+                               "ffffffffc0500000 t gz_fn\t[gz_mod]\n";
 
 static const struct bld_sid no_sid = { .pid = 0, .tid = 0, .cpu = 0 };
 
@@ -218,6 +220,8 @@ int main(int argc, char **argv)
 	/* zstd is not among the compressions perf 6.1 knows: no module */
 	kernel_mmap(b, attr.sample_type, MOD_ZST, 0x10000, 0,
 	            "/lib/modules/6.1.0-test/kernel/zst-mod.ko.zst");
+	kernel_mmap(b, attr.sample_type, MOD_GZ, 0x10000, 0,
+	            "/lib/modules/6.1.0-test/kernel/net/gz-mod.ko.gz");
 	comm(b, attr.sample_type, 100, "work");
 	if (bpf) {
 		bpf_samples(b, &bpf_attr, &attr, t);
@@ -235,6 +239,7 @@ int main(int argc, char **argv)
 			                     0xffffffffc0400000ull };
 		const uint64_t baz_alone[] = { MOD_BAZ + 0x2c, MOD_BAZ + 0x10 };
 		const uint64_t foo_alone[] = { MOD_FOO + 0x104 };
+		const uint64_t gz[] = { MOD_GZ + 0x14, MOD_FOO + 0x104, TEXT + 0x400 };
 
 		if (modules_first) {
 			sample(b, &attr, 100, 100, t += 1000000, baz_alone, 2);
@@ -246,6 +251,7 @@ int main(int argc, char **argv)
 			sample(b, &attr, 100, 100, t += 1000000, read_baz, 3);
 			/* a thread never named: perf's ":tid" */
 			sample(b, &attr, 100, 101, t += 1000000, qux, 3);
+			sample(b, &attr, 100, 100, t += 1000000, gz, 3);
 			sample(b, &attr, 0, 0, t += 1000000, outside, 4);
 		}
 	}

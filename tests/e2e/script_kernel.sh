@@ -12,8 +12,10 @@
 # EVENT_DESC: a second one, of an event that counts in guests too, gets
 # perf's own name for it, cpu-clock:HG. Then a module's symbols from its
 # .ko file under --symfs (built here), --show-kernel-path, -F insn, a
-# capture whose first samples are in modules, kernel symbols from a
-# vmlinux (-k, also built here), and a capture of BPF output events.
+# capture whose first samples are in modules, compressed modules (.ko.xz,
+# .ko.gz, also built here, and damaged) also from an archive, kernel
+# symbols from a vmlinux (-k, also built here), and a capture of BPF
+# output events.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 builder=$abs_top_builddir/tests/e2e/kernel_capture
@@ -28,6 +30,7 @@ e2e_script_diff "synthetic kernel capture, -G" 100 "$E2E_TMP/kernel.data" -f -G 
 # what the capture is there for, in perf's own output
 for want in '^swapper +0 ' '^:101 ' ' 250000 cpu-clock:' 'foo_read\+0x24 \(\[foo_bar\]\)' \
 	'baz_poll\+0x8 \(\[baz\]\)' 'qux_init\+0x10 \(\[qux-mod\]\)' '\[unknown\] \(zst_mod\.ko\.zst\)' \
+	'gz_fn\+0x14 \(\[gz_mod\]\)' \
 	'x86_64_start_kernel\+0xd1 \(\[kernel\.kallsyms\]\)'; do
 	grep -q -E "$want" "$E2E_TMP/perf-synthetic_kernel_capture.txt" ||
 		e2e_fail "perf script printed no line matching '$want' (the capture no longer tests it)"
@@ -66,6 +69,66 @@ for kind in kernel modules; do
 			--kallsyms "$E2E_TMP/kallsyms" $opts || failed=1
 	done
 done
+# Compressed modules (foo-bar.ko.xz, gz-mod.ko.gz), which perf decompresses
+# before reading their symbols and code, built here from assembly so that
+# each symbol has a known size; then an xz file cut short and a gzip one
+# whose data is damaged, which perf reads nothing from (pystitch says why).
+symfsz=$E2E_TMP/symfs-compressed
+mkdir -p "$symfsz/lib/modules/6.1.0-test/kernel/fs/foo" "$symfsz/lib/modules/6.1.0-test/kernel/net"
+cp -R "$symfs/lib" "$symfsz/"
+module_from_asm() { # FILE SYMBOL...: functions of 0x100 bytes each
+	out=$1
+	shift
+	{
+		echo '	.text'
+		for sym in "$@"; do
+			printf '\t.globl %s\n\t.type %s, @function\n%s:\n\t.fill 0x100, 1, 0x90\n\t.size %s, 0x100\n' \
+				"$sym" "$sym" "$sym" "$sym"
+		done
+	} >"$E2E_TMP/module.S"
+	"${CC:-cc}" -c "$E2E_TMP/module.S" -o "$out" || e2e_fail "cannot assemble $out"
+}
+module_from_asm "$symfsz/lib/modules/6.1.0-test/kernel/fs/foo/foo-bar.ko" foo_read foo_write
+module_from_asm "$symfsz/lib/modules/6.1.0-test/kernel/net/gz-mod.ko" gz_start gz_fn
+xz -f "$symfsz/lib/modules/6.1.0-test/kernel/fs/foo/foo-bar.ko" || e2e_fail "xz failed"
+gzip -f "$symfsz/lib/modules/6.1.0-test/kernel/net/gz-mod.ko" || e2e_fail "gzip failed"
+for kind in kernel modules; do
+	for opts in "--symfs $symfsz" "--symfs $symfsz --show-kernel-path -F +insn,+insnlen"; do
+		# shellcheck disable=SC2086 # the options split into words
+		e2e_script_diff "$kind capture, compressed modules, $opts" 100 "$E2E_TMP/$kind.data" -f \
+			--kallsyms "$E2E_TMP/kallsyms" $opts || failed=1
+	done
+done
+"$PERF" script -i "$E2E_TMP/kernel.data" -f --kallsyms "$E2E_TMP/kallsyms" --symfs "$symfsz" \
+	--show-kernel-path >"$E2E_TMP/compressed-perf.txt" 2>/dev/null ||
+	e2e_fail "perf script failed on the kernel capture with compressed modules"
+for want in 'foo_read\+0x24 \(/lib/modules/6.1.0-test/kernel/fs/foo/foo-bar.ko.xz\)' \
+	'gz_start\+0x14 \(/lib/modules/6.1.0-test/kernel/net/gz-mod.ko.gz\)'; do
+	grep -q -E "$want" "$E2E_TMP/compressed-perf.txt" ||
+		e2e_fail "perf script printed no line matching '$want' (the test no longer tests it)"
+done
+# an archive of the capture packs the compressed files and reads them so
+"$PYSTITCH" archive -i "$E2E_TMP/kernel.data" -o "$E2E_TMP/compressed.pst" --kallsyms "$E2E_TMP/kallsyms" \
+	--symfs "$symfsz" 2>"$E2E_TMP/archive.err" || e2e_fail "archive failed: $(cat "$E2E_TMP/archive.err")"
+"$PYSTITCH" script -i "$E2E_TMP/compressed.pst" -f --show-kernel-path >"$E2E_TMP/compressed-pst.txt" \
+	2>"$E2E_TMP/archive.err" || e2e_fail "script of the archive failed: $(cat "$E2E_TMP/archive.err")"
+cmp -s "$E2E_TMP/compressed-perf.txt" "$E2E_TMP/compressed-pst.txt" ||
+	e2e_fail "the archive's script differs from perf's: $(diff "$E2E_TMP/compressed-perf.txt" "$E2E_TMP/compressed-pst.txt" | head -5)"
+# damaged: an xz file cut in the middle, gzip data with bytes overwritten
+xzfile=$symfsz/lib/modules/6.1.0-test/kernel/fs/foo/foo-bar.ko.xz
+gzfile=$symfsz/lib/modules/6.1.0-test/kernel/net/gz-mod.ko.gz
+head -c "$(($(wc -c <"$xzfile") / 2))" "$xzfile" >"$E2E_TMP/cut.xz" && mv "$E2E_TMP/cut.xz" "$xzfile"
+printf '\377\377\377\377\377\377\377\377' | dd of="$gzfile" bs=1 seek=40 conv=notrunc 2>/dev/null
+e2e_script_diff "kernel capture, damaged compressed modules" 100 "$E2E_TMP/kernel.data" -f \
+	--kallsyms "$E2E_TMP/kallsyms" --symfs "$symfsz" || failed=1
+"$PYSTITCH" script -i "$E2E_TMP/kernel.data" -f --kallsyms "$E2E_TMP/kallsyms" --symfs "$symfsz" \
+	2>"$E2E_TMP/damaged.err" >/dev/null || e2e_fail "pystitch script failed on damaged modules"
+for want in 'foo-bar\.ko\.xz: xz data bad at offset [0-9]+: truncated' \
+	'gz-mod\.ko\.gz: gzip data bad at offset [0-9]+: '; do
+	grep -q -E "$want" "$E2E_TMP/damaged.err" ||
+		e2e_fail "no warning matching '$want': $(cat "$E2E_TMP/damaged.err")"
+done
+
 # Kernel symbols from a vmlinux (-k), built here at the capture's kernel
 # addresses: perf's kernel map becomes its .text, and each other section
 # with symbols gets a map of its own ([kernel.kallsyms].init.text, whose
