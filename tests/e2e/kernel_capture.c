@@ -102,6 +102,13 @@ static void sample(struct bld_buf *b, const struct bld_attr *attr, uint32_t pid,
 	s.cpu = tid % 2;
 	s.callchain = chain;
 	s.callchain_nr = nr + 1;
+	/* written only when the event samples them (the mem captures): an
+	 * address, a weight whose struct form has an instruction latency
+	 * in its second half-word, the data source of a load hitting L1 or
+	 * missing to DRAM, with the TLB and snoop bits varied */
+	s.addr = 0xffff888100000000ull + (t % 7919) * 64;
+	s.weight = (t / 1000000 % 500) | ((t / 1000000 % 37) << 32) | (3ull << 48);
+	s.data_src = (t / 1000000 % 2) ? 0x68100142ull : 0x29080842ull;
 	bld_sample(b, attr, PERF_RECORD_MISC_KERNEL, &s);
 }
 
@@ -173,6 +180,10 @@ int main(int argc, char **argv)
 
 	bool modules_first = argc == 4 && strcmp(argv[3], "modules") == 0;
 	bool bpf = argc == 4 && strcmp(argv[3], "bpf") == 0;
+	/* a memory-sampling event, as perf mem records: addresses, weights
+	 * (plain, or the struct with instruction latencies) and data sources */
+	bool mem = argc == 4 && strcmp(argv[3], "mem") == 0;
+	bool mem_struct = argc == 4 && strcmp(argv[3], "mem-struct") == 0;
 	/* perf's bpf-output event, written to by a BPF program */
 	struct bld_attr bpf_attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -187,10 +198,15 @@ int main(int argc, char **argv)
 	static const uint64_t bpf_ids[] = { 8 };
 
 	if (argc < 3 || argc > 4 ||
-	    (argc == 4 && strcmp(argv[3], "guest") != 0 && !modules_first && !bpf)) {
-		fprintf(stderr, "usage: kernel_capture CAPTURE KALLSYMS [guest|modules|bpf]\n");
+	    (argc == 4 && strcmp(argv[3], "guest") != 0 && !modules_first && !bpf && !mem &&
+	     !mem_struct)) {
+		fprintf(stderr, "usage: kernel_capture CAPTURE KALLSYMS "
+		                "[guest|modules|bpf|mem|mem-struct]\n");
 		return 2;
 	}
+	if (mem || mem_struct)
+		attr.sample_type |= PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC |
+		                    (mem ? PERF_SAMPLE_WEIGHT : PERF_SAMPLE_WEIGHT_STRUCT);
 	if (argc == 4 && strcmp(argv[3], "guest") == 0)
 		attr.flags &= ~(1ull << 20);
 	if (bpf) {

@@ -14,8 +14,8 @@
 # .ko file under --symfs (built here), --show-kernel-path, -F insn, a
 # capture whose first samples are in modules, compressed modules (.ko.xz,
 # .ko.gz, also built here, and damaged) also from an archive, kernel
-# symbols from a vmlinux (-k, also built here), and a capture of BPF
-# output events.
+# symbols from a vmlinux (-k, also built here), a capture of BPF output
+# events, and memory-sampling ones (addr, weight, ins_lat, data_src).
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 builder=$abs_top_builddir/tests/e2e/kernel_capture
@@ -206,6 +206,28 @@ for want in '^ +BPF string: "hello world"$' '^ +BPF output: 0000: 01 02 ff 80 7f
 	'^ +0028: 64 6f 67 00 +dog\. +$' '^ +BPF string: ""$'; do
 	grep -q -E "$want" "$E2E_TMP/perf-BPF_output__-G_-F_ip_sym_bpf-output_period.txt" ||
 		e2e_fail "perf script printed no line matching '$want' (the capture no longer tests it)"
+done
+
+# memory-sampling events (what perf mem records, which this machine's PMU
+# cannot): addresses, data sources, weights plain (the whole u64, as perf
+# prints it) and as the struct whose second half-word is ins_lat
+for kind in mem mem-struct; do
+	"$builder" "$E2E_TMP/$kind.data" "$E2E_TMP/kallsyms" "$kind" || e2e_fail "kernel_capture $kind failed"
+	for fields in "-F ip,sym,addr,weight,data_src" "-F +addr,+weight,+data_src"; do
+		# shellcheck disable=SC2086 # the options split into words
+		e2e_script_diff "$kind capture, $fields" 100 "$E2E_TMP/$kind.data" \
+			--kallsyms "$E2E_TMP/kallsyms" $fields || failed=1
+	done
+done
+e2e_script_diff "mem-struct capture, ins_lat" 100 "$E2E_TMP/mem-struct.data" \
+	--kallsyms "$E2E_TMP/kallsyms" -F +addr,+weight,+ins_lat,+data_src || failed=1
+grep -q -E ' 68100142 \|OP LOAD\|LVL L1 hit\|SNP None\|TLB L1 or L2 hit\|LCK No\|BLK  N/A +1 +3$' \
+	"$E2E_TMP/$E2E_PERF_OUT" ||
+	e2e_fail "perf script printed no weight and ins_lat (the capture no longer tests it)"
+for run in "$PERF script" "$PYSTITCH script"; do
+	# shellcheck disable=SC2086 # the command splits into words
+	$run -i "$E2E_TMP/mem.data" --kallsyms "$E2E_TMP/kallsyms" -F +ins_lat >/dev/null 2>&1 &&
+		e2e_fail "$run printed ins_lat of a capture without WEIGHT_STRUCT"
 done
 
 # what the captures are there for, in perf's own output
