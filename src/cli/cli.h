@@ -181,6 +181,12 @@ int ps_cli_parse_weight(const char *text, bool *period);
 
 /* ---- running a session (session.c) ------------------------------------ */
 
+/* perf script's refusal of -C on a capture whose samples carry no CPU
+ * (perf_session__cpu_bitmap): says so and returns PS_EXIT_USAGE, else
+ * PS_EXIT_OK. */
+int ps_cli_check_cpus(struct ps_cli *cli, const struct ps_cli_args *args,
+                      struct ps_session *session);
+
 /* Defaults that depend on the machine, before ps_session_open(): --jobs
  * (the online CPUs, at most PS_CLI_MAX_DEFAULT_JOBS; 1 for the capture
  * file input when perf recorded it on every CPU). */

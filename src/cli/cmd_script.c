@@ -570,6 +570,9 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 		goto written;
 	if (st->header_only)
 		goto written;
+	/* after the header, as perf */
+	if ((status = ps_cli_check_cpus(cli, args, run.session)))
+		goto out;
 	ps_progress_start(cli->progress, "samples", cli->quiet, true);
 	while ((ret = ps_session_next(run.session, &stack)) > 0) {
 		struct script_out *o;

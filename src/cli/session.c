@@ -2,6 +2,7 @@
  * of them with the progress line drawn. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <sched.h>
 #include <string.h>
 #include <unistd.h>
@@ -110,6 +111,35 @@ int ps_cli_session_open(struct ps_cli *cli, struct ps_cli_args *args, struct ps_
 	return PS_EXIT_OK;
 }
 
+/* perf_session__cpu_bitmap(): -C needs the CPU in the samples of the
+ * first event of each legacy type (hardware, software, tracepoint, cache,
+ * raw, breakpoint); a pipe's events are not known yet when perf checks. */
+static bool cpus_sampled(const struct ps_reader *reader)
+{
+	if (ps_reader_is_pipe(reader))
+		return true;
+	for (uint32_t type = 0; type < PERF_TYPE_MAX; type++)
+		for (size_t i = 0; i < ps_reader_nr_attrs(reader); i++) {
+			const struct ps_attr *attr = ps_reader_attr(reader, i);
+
+			if (attr->type != type)
+				continue;
+			if (!(attr->sample_type & PERF_SAMPLE_CPU))
+				return false;
+			break;
+		}
+	return true;
+}
+
+int ps_cli_check_cpus(struct ps_cli *cli, const struct ps_cli_args *args,
+                      struct ps_session *session)
+{
+	if (!args->opts.nr_cpus || cpus_sampled(ps_session_reader(session)))
+		return PS_EXIT_OK;
+	ps_cli_command_error(cli, "File does not contain CPU events. Remove -C option to proceed.");
+	return PS_EXIT_USAGE;
+}
+
 bool ps_cli_session_run(struct ps_cli *cli, struct ps_cli_args *args,
                         int (*add)(void *ctx, const struct ps_stack *stack), void *ctx,
                         struct ps_session **session, int *status)
@@ -119,6 +149,8 @@ bool ps_cli_session_run(struct ps_cli *cli, struct ps_cli_args *args,
 
 	ps_cli_session_defaults(cli, args, cli->input);
 	*status = ps_cli_session_open(cli, args, session);
+	if (!*status)
+		*status = ps_cli_check_cpus(cli, args, *session);
 	if (*status)
 		return false;
 	ps_progress_start(cli->progress, "samples", cli->quiet, false);

@@ -132,6 +132,12 @@ void ps_script_print_record(struct ps_strbuf *out, struct ps_script_format *fmt,
 		return;
 	if (attr)
 		ps_script_print_start(out, fmt, &start);
-	/* the dump's record line, after its "OFFSET [SIZE]: " */
+	/* perf_event__fprintf(): the dump's record line, after its
+	 * "OFFSET [SIZE]: ", but for LOST, which has a text of its own */
+	if (ev->type == PERF_RECORD_LOST) {
+		ps_strbuf_addf(out, "PERF_RECORD_LOST lost %llu\n",
+		               (unsigned long long)ev->u.lost.lost);
+		return;
+	}
 	ps_dump_record_text(out, reader, ev);
 }

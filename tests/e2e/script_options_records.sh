@@ -19,7 +19,9 @@
 #    --per-event-dump (its files and its summary, with -F +srccode);
 #  - a pipe-mode capture: records, rounds, misc, --reltime;
 #  - perf's refusals: weight and ins_lat the capture does not record, tod
-#    without clock data, brstackinsn without -b;
+#    without clock data, brstackinsn without -b, -C without CPUs sampled;
+#  - LOST records (a one-page buffer no DWARF sample fits), KSYMBOL and
+#    BPF_EVENT records (BPF programs loaded while recording);
 #  - the options pystitch leaves out are refused in one line naming the
 #    option, and so is an unknown -F field.
 # Prints one "TEST: ...: identical" line per option.
@@ -267,6 +269,33 @@ plain=$E2E_TMP/plain.data
 e2e_record "$plain" -F 999 -- "$E2E_PROGRAMS/inlining" 0.2
 same "-F +tod (no clock data)" "$plain" -F +tod || failed=1
 same "-F +misc,+flags (plain)" "$plain" -F +misc,+flags || failed=1
+
+# ---- -C on a capture whose samples carry no CPU: perf refuses it ----
+same "-C 0 (no CPU in the samples)" "$plain" -C 0 || failed=1
+grep -q -F 'File does not contain CPU events. Remove -C option to proceed.' \
+	"$E2E_TMP/pystitch--C_0__no_CPU_in_the_samples_.err" ||
+	e2e_fail "pystitch did not say why it refused -C: $(cat "$E2E_TMP/pystitch--C_0__no_CPU_in_the_samples_.err")"
+"$PYSTITCH" collapse -q -i "$plain" -C 0 >/dev/null 2>&1 && e2e_fail "collapse took -C without CPUs"
+
+# ---- lost records: a buffer of one page, which no DWARF sample fits ----
+lost=$E2E_TMP/lost.data
+E2E_NO_STACK_CHECK="every sample lost: no stack to check"
+e2e_record "$lost" -m 1 -F 4999 --call-graph dwarf,32768 -- "$E2E_PROGRAMS/loop" 0.2
+unset E2E_NO_STACK_CHECK
+same "--show-lost-events (lost)" "$lost" --show-lost-events || failed=1
+has "--show-lost-events (lost)" "lost records" ': PERF_RECORD_LOST lost [0-9]+$'
+same "--show-lost-events --show-task-events -F +misc (lost)" "$lost" --show-lost-events \
+	--show-task-events -F +misc || failed=1
+
+# ---- BPF programs loaded while perf records ----
+bpf=$E2E_TMP/bpf-events.data
+e2e_record "$bpf" -F 999 -- "$E2E_PROGRAMS/bpf_progs" 0.2 "$E2E_TMP/bpf-ready"
+[ -e "$E2E_TMP/bpf-ready" ] || e2e_fail "bpf_progs loaded no BPF program under perf record"
+same "--show-bpf-events (bpf)" "$bpf" --show-bpf-events || failed=1
+has "--show-bpf-events (bpf)" "KSYMBOL records" 'PERF_RECORD_KSYMBOL addr [0-9a-f]+ len [0-9]+ type 1 flags 0x0 name bpf_prog_'
+has "--show-bpf-events (bpf)" "BPF_EVENT records" 'PERF_RECORD_BPF_EVENT type 1, flags 0, id [0-9]+$'
+same "--show-bpf-events --show-text-poke-events -F +misc (bpf)" "$bpf" --show-bpf-events \
+	--show-text-poke-events -F +misc || failed=1
 
 # ---- a pipe-mode capture: the records arrive among the attrs and features ----
 e2e_record - -F 999 -g -- "$E2E_PROGRAMS/inlining" 0.2
