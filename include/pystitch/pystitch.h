@@ -1181,6 +1181,13 @@ struct ps_branch_line {
 	 * so far (for the IPC; 0: none printed) */
 	uint64_t flags;
 	unsigned insns;
+	/* INSN, JUMP, with srccode asked for (ps_session_opts.srccode): the
+	 * source line perf's -F srccode prints after this line, as
+	 * ps_stack.srccode_* (srccode_file NULL: none) */
+	const char *srccode_file;
+	unsigned srccode_line;
+	const char *srccode_text;
+	size_t srccode_len;
 };
 
 struct ps_stack {

@@ -149,6 +149,12 @@ struct ps_script_format {
 	/* per output type, 1 + the index of the attr printed under its
 	 * fallback_name (perf's own name), or 0 */
 	size_t fallback[PS_OUTPUT_TYPES];
+	/* -F srccode: where perf's standard output is, and what it printed
+	 * last per thread (the source lines within a brstackinsn listing;
+	 * NULL: none printed) */
+	struct ps_strbuf *srccode_out;
+	struct ps_script_srccode *srccode;
+	int srccode_err; /* -ENOMEM when one could not be printed */
 };
 
 int ps_output_type(uint32_t attr_type);

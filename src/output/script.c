@@ -371,7 +371,7 @@ void ps_script_print(struct ps_strbuf *out, struct ps_script_format *fmt,
 	}
 	if ((fields & (PS_FIELD_BRSTACKINSN | PS_FIELD_BRSTACKINSNLEN)) &&
 	    stack->has_branch_listing)
-		ps_script_print_branch_listing(out, stack, fields);
+		ps_script_print_branch_listing(out, fmt, stack, fields);
 	if (fields & PS_FIELD_PHYS_ADDR)
 		ps_strbuf_add_hex(out, s->phys_addr, 16);
 	if (fields & PS_FIELD_DATA_PAGE_SIZE)
@@ -442,6 +442,13 @@ static int format_ready(struct ps_script *script)
 	fmt->latency = script->opts.latency;
 	fmt->stop_bt = script->opts.stop_bt;
 	fmt->nr_stop_bt = script->opts.nr_stop_bt;
+	if (script->opts.srccode_to) {
+		fmt->srccode_out = &script->opts.srccode_to->sink.text;
+		fmt->srccode = &script->opts.srccode_to->srccode;
+	} else {
+		fmt->srccode_out = &script->sink.text;
+		fmt->srccode = &script->srccode;
+	}
 	script->format_ready = true;
 	return 0;
 }
@@ -455,6 +462,8 @@ int ps_script_write(struct ps_script *script, const struct ps_stack *stack)
 	if (format_ready(script))
 		return -EINVAL;
 	ps_script_print(&script->sink.text, &script->format, stack);
+	if (script->format.srccode_err)
+		return script->format.srccode_err;
 	/* after the sample, on perf's standard output */
 	if (fmt->fields[ps_output_type(stack->event->attr->type)] & PS_FIELD_SRCCODE) {
 		err = ps_script_print_srccode(&to->sink.text, &to->srccode, stack);

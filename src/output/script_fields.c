@@ -465,10 +465,26 @@ static size_t dump_insn(char *buf, const struct ps_branch_line *line)
 }
 
 /* perf_sample__fprintf_brstackinsn()'s lines. */
-void ps_script_print_branch_listing(struct ps_strbuf *out, const struct ps_stack *stack,
-                                    uint64_t fields)
+/* print_srccode() after a listing's line, on perf's standard output */
+static void listing_srccode(struct ps_script_format *fmt, const struct ps_stack *stack,
+                            const struct ps_branch_line *line)
+{
+	int err;
+
+	if (!line->srccode_file || !fmt->srccode || fmt->srccode_err)
+		return;
+	err = ps_script_print_source_line(fmt->srccode_out, fmt->srccode, stack->thread_serial,
+	                                  line->srccode_file, line->srccode_line,
+	                                  line->srccode_text, line->srccode_len);
+	if (err)
+		fmt->srccode_err = err;
+}
+
+void ps_script_print_branch_listing(struct ps_strbuf *out, struct ps_script_format *fmt,
+                                    const struct ps_stack *stack, uint64_t fields)
 {
 	bool ilen = fields & PS_FIELD_BRSTACKINSNLEN;
+	bool srccode = fields & PS_FIELD_SRCCODE;
 	char dump[64];
 	int total_cycles = 0;
 
@@ -499,6 +515,8 @@ void ps_script_print_branch_listing(struct ps_strbuf *out, const struct ps_stack
 			if (ilen)
 				ps_strbuf_addf(out, "\tilen: %u", line->len);
 			ps_strbuf_addch(out, '\n');
+			if (srccode)
+				listing_srccode(fmt, stack, line);
 			break;
 		case PS_BRANCH_LINE_JUMP: {
 			unsigned cycles = (unsigned)(line->flags >> 4) & 0xffff;
@@ -531,6 +549,8 @@ void ps_script_print_branch_listing(struct ps_strbuf *out, const struct ps_stack
 					        (double)((float)line->insns / (float)cycles));
 			}
 			ps_strbuf_addch(out, '\n');
+			if (srccode)
+				listing_srccode(fmt, stack, line);
 			break;
 		}
 		case PS_BRANCH_LINE_MISMATCH:

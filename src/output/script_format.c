@@ -259,27 +259,6 @@ static uint64_t combined_branch_type(const struct ps_reader *reader)
 	return type;
 }
 
-/* Fields pystitch does not print yet where this capture would give them
- * something to print: refused by name rather than printed wrong. perf
- * prints nothing for brstack* without branch stacks and for bpf-output
- * of other events, so those are taken there. */
-static int check_unprinted(const struct ps_script_format *fmt, const struct ps_attr *attr,
-                           char *err, size_t errsz)
-{
-	uint64_t fields = fmt->fields[ps_output_type(attr->type)];
-
-	/* perf prints each instruction's source line in the listing */
-	if ((fields & (PS_FIELD_BRSTACKINSN | PS_FIELD_BRSTACKINSNLEN)) &&
-	    (fields & PS_FIELD_SRCCODE) && (attr->sample_type & PERF_SAMPLE_BRANCH_STACK)) {
-		snprintf(err, errsz,
-		         "-F brstackinsn with srccode: not supported yet (the source lines "
-		         "within the listing; '%s')",
-		         attr->name);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* perf drops default fields a capture cannot supply, and refuses the ones
  * the user asked for by name. */
 static int check_attr(struct ps_script_format *fmt, const struct ps_attr *attr,
@@ -364,8 +343,7 @@ int ps_script_format_init(struct ps_script_format *fmt, const struct ps_reader *
 		const struct ps_attr *attr = ps_reader_attr(reader, i);
 		if (strncmp(attr->name, "dummy", 5) == 0)
 			continue; /* perf does not check its dummy event */
-		if (check_attr(fmt, attr, combined_branch_type(reader), err, errsz) ||
-		    check_unprinted(fmt, attr, err, errsz))
+		if (check_attr(fmt, attr, combined_branch_type(reader), err, errsz))
 			return -EINVAL;
 		if ((fmt->fields[ps_output_type(attr->type)] & PS_FIELD_TOD) &&
 		    !(fmt->features && fmt->features->has_clock_data)) {

@@ -26,9 +26,10 @@ void ps_script_print_data_src(struct ps_strbuf *out, struct ps_script_format *fm
 void ps_script_print_regs(struct ps_strbuf *out, const struct ps_script_format *fmt,
                           const struct ps_regs *regs, uint64_t attr_mask);
 void ps_script_print_page_size(struct ps_strbuf *out, uint64_t size);
-/* -F brstackinsn (brstackinsnlen) of the stack's branch listing. */
-void ps_script_print_branch_listing(struct ps_strbuf *out, const struct ps_stack *stack,
-                                    uint64_t fields);
+/* -F brstackinsn (brstackinsnlen) of the stack's branch listing, with
+ * srccode the source lines within it (to fmt->srccode_out). */
+void ps_script_print_branch_listing(struct ps_strbuf *out, struct ps_script_format *fmt,
+                                    const struct ps_stack *stack, uint64_t fields);
 /* -F bpf-output of a BPF output event's raw data. */
 void ps_script_print_bpf_output(struct ps_strbuf *out, const uint8_t *data, size_t size);
 /* -F brstack, brstacksym or brstackoff (perf prints the first of them
@@ -53,6 +54,11 @@ struct ps_script_srccode {
  * perf printed that file and line last for the thread. 0 or -ENOMEM. */
 int ps_script_print_srccode(struct ps_strbuf *out, struct ps_script_srccode *sc,
                             const struct ps_stack *stack);
+/* The same for one source line of the thread of thread_serial (path
+ * NULL: none). */
+int ps_script_print_source_line(struct ps_strbuf *out, struct ps_script_srccode *sc,
+                                uint64_t thread_serial, const char *path, unsigned line,
+                                const char *text, size_t len);
 void ps_script_srccode_release(struct ps_script_srccode *sc);
 
 struct tep_event;

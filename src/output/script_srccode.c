@@ -47,34 +47,42 @@ static int grow(struct ps_script_srccode *sc)
 	return 0;
 }
 
-int ps_script_print_srccode(struct ps_strbuf *out, struct ps_script_srccode *sc,
-                            const struct ps_stack *stack)
+int ps_script_print_source_line(struct ps_strbuf *out, struct ps_script_srccode *sc,
+                                uint64_t thread_serial, const char *path, unsigned line,
+                                const char *text, size_t len)
 {
 	struct srccode_seen *seen;
 	char *file;
 
-	if (!stack->srccode_file)
+	if (!path)
 		return 0;
 	if ((sc->used + 1) * 2 > sc->nr_slots && grow(sc))
 		return -ENOMEM;
-	seen = slot_of(sc->slots, sc->nr_slots, stack->thread_serial ? stack->thread_serial : 1);
-	if (seen->serial && seen->line == stack->srccode_line &&
-	    strcmp(seen->file, stack->srccode_file) == 0)
+	seen = slot_of(sc->slots, sc->nr_slots, thread_serial ? thread_serial : 1);
+	if (seen->serial && seen->line == line && strcmp(seen->file, path) == 0)
 		return 0;
-	file = strdup(stack->srccode_file);
+	file = strdup(path);
 	if (!file)
 		return -ENOMEM;
 	if (!seen->serial)
 		sc->used++;
-	seen->serial = stack->thread_serial ? stack->thread_serial : 1;
+	seen->serial = thread_serial ? thread_serial : 1;
 	free(seen->file);
 	seen->file = file;
-	seen->line = stack->srccode_line;
+	seen->line = line;
 	/* "|%-8d %.*s" and a newline */
 	ps_strbuf_addch(out, '|');
-	ps_strbuf_add_int(out, (int32_t)stack->srccode_line, -8, false);
+	ps_strbuf_add_int(out, (int32_t)line, -8, false);
 	ps_strbuf_addch(out, ' ');
-	ps_strbuf_add(out, stack->srccode_text, stack->srccode_len);
+	ps_strbuf_add(out, text, len);
 	ps_strbuf_addch(out, '\n');
 	return 0;
+}
+
+int ps_script_print_srccode(struct ps_strbuf *out, struct ps_script_srccode *sc,
+                            const struct ps_stack *stack)
+{
+	return ps_script_print_source_line(out, sc, stack->thread_serial, stack->srccode_file,
+	                                   stack->srccode_line, stack->srccode_text,
+	                                   stack->srccode_len);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/strbuf.h"
 #include "insn/insn.h"
 #include "session/session_priv.h"
 
@@ -18,9 +19,19 @@
 #define MAX_BLOCK 16384u
 #define MAX_INSN 15u
 
+/* where a line's source file and text sit in the listing's text, until
+ * the listing is whole and they can be pointed to */
+struct srccode_at {
+	size_t line, file, text;
+};
+
 struct listing {
 	struct ps_session *s;
 	struct ps_process *process;
+	/* -F srccode: the lines perf prints a source line after */
+	struct ps_strbuf text;
+	struct srccode_at *at;
+	size_t nr_at, cap_at;
 	uint8_t code[MAX_BLOCK];
 	bool is64;
 	unsigned cpumode;
@@ -108,6 +119,52 @@ static struct ps_branch_line *insn_line(struct listing *l, enum ps_branch_line_k
 	return line;
 }
 
+/* print_srccode() after the last line, for ip: its source line, kept
+ * (file and text) in the listing's text. */
+static void srccode_after(struct listing *l, uint64_t ip)
+{
+	struct ps_session *s = l->s;
+	struct srccode_at *at;
+	const char *text;
+	unsigned line;
+	size_t len;
+
+	if (!s->feed.opts.srccode || l->err || !s->stack.nr_branch_lines)
+		return;
+	if (!ps_pipeline_source(s->feed.pipeline, l->process, l->cpumode, ip, s->srccode_file,
+	                        sizeof(s->srccode_file), &line) ||
+	    !ps_symbols_source_text(ps_pipeline_symbols(s->feed.pipeline), s->srccode_file, line,
+	                            &text, &len))
+		return;
+	if (!ps_array_reserve((void **)&l->at, &l->cap_at, l->nr_at + 1, sizeof(*l->at), 16)) {
+		l->err = -ENOMEM;
+		return;
+	}
+	at = &l->at[l->nr_at++];
+	at->line = s->stack.nr_branch_lines - 1;
+	at->file = l->text.len;
+	ps_strbuf_add(&l->text, s->srccode_file, strlen(s->srccode_file) + 1);
+	at->text = l->text.len;
+	ps_strbuf_add(&l->text, text, len);
+	s->branch_lines[at->line].srccode_line = line;
+	s->branch_lines[at->line].srccode_len = len;
+}
+
+/* The source lines' strings, once the listing's text stops moving. */
+static void point_srccode(struct listing *l)
+{
+	if (l->text.failed) {
+		l->err = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < l->nr_at; i++) {
+		struct ps_branch_line *line = &l->s->branch_lines[l->at[i].line];
+
+		line->srccode_file = l->text.buf + l->at[i].file;
+		line->srccode_text = l->text.buf + l->at[i].text;
+	}
+}
+
 static void jump_line(struct listing *l, uint64_t ip, long off, long len,
                       const struct ps_branch_entry *entry, unsigned insns)
 {
@@ -116,6 +173,7 @@ static void jump_line(struct listing *l, uint64_t ip, long off, long len,
 	if (line) {
 		line->flags = entry->flags;
 		line->insns = insns;
+		srccode_after(l, ip);
 	}
 }
 
@@ -147,6 +205,7 @@ static void middle_blocks(struct listing *l, const struct ps_branch_entry *entri
 			if (!line || !line->len)
 				break;
 			off += line->len;
+			srccode_after(l, ip);
 			insns++;
 		}
 		if (off != end - start)
@@ -169,8 +228,8 @@ static void last_block(struct listing *l, const struct ps_branch_entry *entries,
 	symbol_line(l, start);
 	if (len <= 0) {
 		len = grab_block(l, ip, ip);
-		if (len > 0)
-			insn_line(l, PS_BRANCH_LINE_INSN, ip, 0, len);
+		if (len > 0 && insn_line(l, PS_BRANCH_LINE_INSN, ip, 0, len))
+			srccode_after(l, ip);
 		return;
 	}
 	for (uint64_t off = 0; off <= end - start && !l->err;) {
@@ -186,6 +245,7 @@ static void last_block(struct listing *l, const struct ps_branch_entry *entries,
 			add_line(l, PS_BRANCH_LINE_NOT_REACHING);
 			break;
 		}
+		srccode_after(l, start + off);
 		off += line->len;
 	}
 }
@@ -203,8 +263,9 @@ int ps_session_branch_listing(struct ps_session *s, const struct ps_feed_sample 
 		return 0;
 	if (!l && !(l = s->listing = calloc(1, sizeof(*l))))
 		return -ENOMEM;
-	memset(l, 0, offsetof(struct listing, code));
 	l->s = s;
+	ps_strbuf_reset(&l->text);
+	l->nr_at = 0;
 	l->process = sample->process;
 	l->has_last = false;
 	l->err = 0;
@@ -221,5 +282,16 @@ int ps_session_branch_listing(struct ps_session *s, const struct ps_feed_sample 
 	middle_blocks(l, smp->branches, nr);
 	if (!l->err)
 		last_block(l, smp->branches, smp->ip);
+	if (!l->err)
+		point_srccode(l);
 	return l->err;
+}
+
+void ps_session_listing_free(struct listing *l)
+{
+	if (!l)
+		return;
+	ps_strbuf_release(&l->text);
+	free(l->at);
+	free(l);
 }

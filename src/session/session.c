@@ -119,7 +119,7 @@ void ps_session_close(struct ps_session *s)
 	ps_feed_close(&s->feed);
 	free(s->branches);
 	free(s->branch_lines);
-	free(s->listing);
+	ps_session_listing_free(s->listing);
 	/* last: the workers and everything above log through it */
 	ps_jobs_free(s->jobs);
 	free(s->build_ids);

@@ -187,6 +187,7 @@ struct ps_session {
  * s->stack. 0 or -ENOMEM. */
 struct listing;
 int ps_session_branch_listing(struct ps_session *s, const struct ps_feed_sample *sample);
+void ps_session_listing_free(struct listing *l);
 
 /* Whether perf fetches the sampled instructions of this capture: made on
  * a machine of this architecture, or in pipe mode. */
