@@ -7,7 +7,7 @@
 #    --user-regs, --sample-cpu, -k CLOCK_MONOTONIC (clock data for tod) of
 #    cpu-clock and the sched:sched_process_exec tracepoint, over a shell
 #    running the threads and inlining programs: every --show-*-events
-#    option, --reltime, --deltatime, the fields misc, tod, data_src,
+#    option, --reltime, --deltatime, the fields misc, tod, addr, data_src,
 #    phys_addr, the page sizes, iregs, uregs, flags, callindent, ipc,
 #    synth, metric, insn, insnlen, srccode, brstack*, machine_pid, vcpu (nothing to print without
 #    branch stacks or guests), the filters -S (names, addresses,
@@ -140,6 +140,9 @@ same "-F +misc,+tod" "$rec" -F +misc,+tod || failed=1
 same "--ns -F +tod" "$rec" --ns -F +tod || failed=1
 same "-F +data_src,+phys_addr,+data_page_size,+code_page_size" "$rec" \
 	-F +data_src,+phys_addr,+data_page_size,+code_page_size || failed=1
+same "-F +addr" "$rec" -F +addr || failed=1
+same "-F comm,tid,ip,sym,addr,dso" "$rec" -F comm,tid,ip,sym,addr,dso || failed=1
+has "-F +addr" "the addr column" ' cpu-clock: +[0-9a-f]+$'
 same "-F +iregs,+uregs" "$rec" -F +iregs,+uregs || failed=1
 same "-G -F +iregs,+uregs,+misc" "$rec" -G -F +iregs,+uregs,+misc || failed=1
 same "-F +flags" "$rec" -F +flags || failed=1
