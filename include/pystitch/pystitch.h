@@ -586,6 +586,8 @@ struct ps_record_mmap {
 	uint64_t ino, ino_generation;
 	uint8_t build_id_size;
 	uint8_t build_id[20];
+	/* as perf reads them: of a capture in the other byte order, as
+	 * written (perf does not swap them) */
 	uint32_t prot, flags;
 	const char *filename; /* NUL-terminated, within the record */
 };

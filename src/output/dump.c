@@ -135,6 +135,13 @@ void ps_dump_record_text(struct ps_strbuf *out, const struct ps_reader *reader,
 		ps_strbuf_addch(out, '\n');
 }
 
+/* evlist__sample_id_all(): the first event's */
+static bool sample_id_all(const struct ps_reader *reader)
+{
+	return ps_reader_nr_attrs(reader) &&
+	       (ps_reader_attr(reader, 0)->flags & PS_ATTR_SAMPLE_ID_ALL);
+}
+
 int ps_dump_event(struct ps_strbuf *out, struct ps_dump_state *st, const struct ps_reader *reader,
                   const struct ps_event *event)
 {
@@ -149,8 +156,16 @@ int ps_dump_event(struct ps_strbuf *out, struct ps_dump_state *st, const struct 
 	/* perf names the input as -i gave it, and a pipe "pipe" */
 	ps_strbuf_addstr(out, ps_reader_is_pipe(reader) ? "pipe" : ps_reader_capture_path(reader));
 	ps_strbuf_addf(out, " [%#x]: event: %u\n", event->size, event->type);
-	if (!st->no_hex && event->raw)
-		ps_dump_hex(out, event->raw, event->size);
+	if (!st->no_hex && event->raw) {
+		if (ps_reader_is_swapped(reader)) {
+			/* perf dumps the record as it swapped it */
+			memcpy(st->swapped, event->raw, event->size);
+			ps_dump_swap_record(st->swapped, event->size, sample_id_all(reader));
+			ps_dump_hex(out, st->swapped, event->size);
+		} else {
+			ps_dump_hex(out, event->raw, event->size);
+		}
+	}
 	print_tstamp(out, reader, event);
 	add_offset(out, event->offset);
 	ps_strbuf_addf(out, " [%#x]: ", event->size);

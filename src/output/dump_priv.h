@@ -33,6 +33,9 @@ void ps_dump_kernel_fields(struct ps_strbuf *out, const struct ps_reader *reader
 void ps_dump_user_fields(struct ps_strbuf *out, const struct ps_reader *reader,
                          const struct ps_event *event);
 
+/* A record of a capture in the other byte order turned as perf's
+ * event_swap() turns it (dump_swap.c). */
+void ps_dump_swap_record(uint8_t *record, size_t size, bool sample_id_all);
 /* The hex dump of a record's len bytes (see dump_hex.c). */
 void ps_dump_hex(struct ps_strbuf *out, const uint8_t *data, size_t len);
 

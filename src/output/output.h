@@ -30,6 +30,9 @@ struct ps_dump_state {
 	struct ps_dump_read_slot *read_slots; /* open addressing by id */
 	size_t read_cap, read_used;
 	bool failed; /* an allocation failed: per-event counts are incomplete */
+	/* a record of a capture in the other byte order, as perf swaps it
+	 * before its hex dump (a record is at most 64 KiB) */
+	uint8_t swapped[65536];
 };
 
 void ps_dump_state_init(struct ps_dump_state *st);

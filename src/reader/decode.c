@@ -50,6 +50,14 @@ static int decode_mmap(struct ps_reader *r, struct ps_event *ev, struct ps_curso
 		}
 		m->prot = ps_cursor_u32(c);
 		m->flags = ps_cursor_u32(c);
+		/* perf_event__mmap2_swap() leaves prot and flags as written:
+		 * of a capture in the other byte order, perf (its dump, its
+		 * maps: an anonymous map is not taken for executable) reads
+		 * them swapped, and so they are given here */
+		if (r->swap) {
+			m->prot = __builtin_bswap32(m->prot);
+			m->flags = __builtin_bswap32(m->flags);
+		}
 	}
 	m->filename = body_string(c);
 	if (!ps_cursor_ok(c))

@@ -23,6 +23,7 @@
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -248,11 +249,18 @@ int main(int argc, char **argv)
 	struct bld_buf image;
 	FILE *out;
 
+	/* KIND-be: the same written by a big-endian machine */
+	size_t kind_len = argc == 4 ? strlen(argv[3]) : 0;
+	bool be = kind_len > 3 && strcmp(argv[3] + kind_len - 3, "-be") == 0;
+
+	if (be)
+		argv[3][kind_len - 3] = 0;
 	if (argc != 4 || (strcmp(argv[3], "places") != 0 && strcmp(argv[3], "unordered") != 0)) {
-		fprintf(stderr, "usage: dump_capture CAPTURE KALLSYMS places|unordered\n");
+		fprintf(stderr, "usage: dump_capture CAPTURE KALLSYMS "
+		                "places|unordered|places-be|unordered-be\n");
 		return 2;
 	}
-	bld_file_init(&file, false);
+	bld_file_init(&file, be);
 	bld_header_string(bld_file_feature(&file, PS_FEAT_HOSTNAME), "pystitch-test");
 	bld_header_string(bld_file_feature(&file, PS_FEAT_OSRELEASE), "6.1.0-test");
 	bld_header_string(bld_file_feature(&file, PS_FEAT_ARCH), "x86_64");
@@ -261,7 +269,7 @@ int main(int argc, char **argv)
 	else
 		unordered(&file);
 
-	bld_buf_init(&image, false);
+	bld_buf_init(&image, be);
 	bld_file_assemble(&file, &image, NULL);
 	out = fopen(argv[1], "wb");
 	if (!out || fwrite(image.data, 1, image.len, out) != image.len || fclose(out)) {

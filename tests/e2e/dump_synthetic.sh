@@ -10,7 +10,8 @@
 # kernel modules mapped under a path or a name; an event without
 # sample_id_all nor PERF_SAMPLE_TID, which perf reads in file order
 # ("WARNING: No sample_id_all support", "-1 -1 ", FINISHED_ROUND's default
-# handler). `pystitch dump --kallsyms` must print `perf report -D
+# handler); the same captures written big-endian. `pystitch dump
+# --kallsyms` must print `perf report -D
 # --kallsyms`'s text, byte for byte.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -51,6 +52,19 @@ sed -n '/0xffffffff81300010 period/{n;n;p}' perf-dump.txt | tr '\n' ' ' | grep -
 check unordered 3 '^WARNING: No sample_id_all support' '^-1 -1 0x[0-9a-f]+ \[0x8\]: PERF_RECORD_FINISHED_ROUND: unhandled!$' \
 	'^ \.\.\. thread: :-1:-1$'
 
+# the same captures written by a big-endian machine: perf dumps each
+# record as it swapped it in memory (the header and the fields its type's
+# swap function turns), and reads MMAP2's prot and flags, which it does
+# not swap, as written: no map is executable, no //anon map is named after
+# its perf map
+"$dump_capture" places-be.data places-be.kallsyms places-be || e2e_fail "dump_capture places-be failed"
+check places-be 18 '^ \.\.\.\.\.\. dso: //anon$' 'PERF_RECORD_MMAP2 100/100: .*\]: ---p //anon$' \
+	'^\.  0000:  0a 00 00 00 02 00 ' '^\.  0000:  09 00 00 00 '
+"$dump_capture" unordered-be.data unordered-be.kallsyms unordered-be ||
+	e2e_fail "dump_capture unordered-be failed"
+check unordered-be 3
+"$kernel_capture" kernel-be.data kernel-be.kallsyms be || e2e_fail "kernel_capture be failed"
+check kernel-be 15
 "$kernel_capture" kernel.data kernel.kallsyms || e2e_fail "kernel_capture failed"
 check kernel 15 '^ \.\.\.\.\.\. dso: /lib/modules/6\.1\.0-test/kernel/fs/foo/foo-bar\.ko\.xz$' \
 	'^ \.\.\.\.\.\. dso: \[qux-mod\]$' '^ \.\.\. thread: swapper:0$'

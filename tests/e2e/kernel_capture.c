@@ -184,6 +184,8 @@ int main(int argc, char **argv)
 	 * (plain, or the struct with instruction latencies) and data sources */
 	bool mem = argc == 4 && strcmp(argv[3], "mem") == 0;
 	bool mem_struct = argc == 4 && strcmp(argv[3], "mem-struct") == 0;
+	/* the plain capture as a big-endian machine writes it */
+	bool be = argc == 4 && strcmp(argv[3], "be") == 0;
 	/* perf's bpf-output event, written to by a BPF program */
 	struct bld_attr bpf_attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -199,9 +201,9 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || argc > 4 ||
 	    (argc == 4 && strcmp(argv[3], "guest") != 0 && !modules_first && !bpf && !mem &&
-	     !mem_struct)) {
+	     !mem_struct && !be)) {
 		fprintf(stderr, "usage: kernel_capture CAPTURE KALLSYMS "
-		                "[guest|modules|bpf|mem|mem-struct]\n");
+		                "[guest|modules|bpf|mem|mem-struct|be]\n");
 		return 2;
 	}
 	if (mem || mem_struct)
@@ -218,7 +220,7 @@ int main(int argc, char **argv)
 	}
 	attr.ids = ids;
 	attr.nr_ids = 1;
-	bld_file_init(&file, false);
+	bld_file_init(&file, be);
 	bld_file_add_attr(&file, &attr);
 	if (bpf)
 		bld_file_add_attr(&file, &bpf_attr);
@@ -273,7 +275,7 @@ int main(int argc, char **argv)
 	}
 
 write:
-	bld_buf_init(&image, false);
+	bld_buf_init(&image, be);
 	bld_file_assemble(&file, &image, NULL);
 	out = fopen(argv[1], "wb");
 	if (!out || fwrite(image.data, 1, image.len, out) != image.len || fclose(out)) {

@@ -10,7 +10,8 @@
 # fixed-period event. `pystitch script --kallsyms` must print what
 # `perf script --kallsyms` prints on it, byte for byte. The capture has no
 # EVENT_DESC: a second one, of an event that counts in guests too, gets
-# perf's own name for it, cpu-clock:HG. Then a module's symbols from its
+# perf's own name for it, cpu-clock:HG; a third is the first written by a
+# big-endian machine, which must print the same. Then a module's symbols from its
 # .ko file under --symfs (built here), --show-kernel-path, -F insn, a
 # capture whose first samples are in modules, compressed modules (.ko.xz,
 # .ko.gz, also built here, and damaged) also from an archive, kernel
@@ -35,6 +36,16 @@ for want in '^swapper +0 ' '^:101 ' ' 250000 cpu-clock:' 'foo_read\+0x24 \(\[foo
 	grep -q -E "$want" "$E2E_TMP/perf-synthetic_kernel_capture.txt" ||
 		e2e_fail "perf script printed no line matching '$want' (the capture no longer tests it)"
 done
+# the same capture written by a big-endian machine: perf swaps every
+# record; so must pystitch, records and header included
+"$builder" "$E2E_TMP/be.data" "$E2E_TMP/kallsyms" be || e2e_fail "kernel_capture be failed"
+for opts in "" "-F +misc" "--show-task-events --show-mmap-events" "-G --header"; do
+	# shellcheck disable=SC2086 # the options split into words
+	e2e_script_diff "big-endian capture, $opts" 100 "$E2E_TMP/be.data" -f \
+		--kallsyms "$E2E_TMP/kallsyms" $opts || failed=1
+done
+cmp -s "$E2E_TMP/perf-synthetic_kernel_capture.txt" "$E2E_TMP/perf-big-endian_capture__.txt" ||
+	e2e_fail "perf printed the big-endian capture differently from the little-endian one (the capture no longer tests it)"
 "$builder" "$E2E_TMP/guest.data" "$E2E_TMP/kallsyms" guest || e2e_fail "kernel_capture guest failed"
 e2e_script_diff "synthetic capture counting guests" 100 "$E2E_TMP/guest.data" -f \
 	--kallsyms "$E2E_TMP/kallsyms" || failed=1
