@@ -1192,6 +1192,12 @@ struct ps_branch_line {
 	size_t srccode_len;
 };
 
+/* One delivery of a PERF_SAMPLE_READ sample (ps_stack.deliveries). */
+struct ps_sample_delivery {
+	const struct ps_attr *attr; /* the read value's event */
+	uint64_t period; /* how far its counter moved */
+};
+
 struct ps_stack {
 	/* The PERF_RECORD_SAMPLE: its sample is event->u.sample, its attr
 	 * (event name, sample type) event->attr. */
@@ -1239,6 +1245,14 @@ struct ps_stack {
 	bool has_branch_listing;
 	size_t nr_branch_lines;
 	const struct ps_branch_line *branch_lines;
+	/* An event with PERF_SAMPLE_READ (sample_read true): perf delivers
+	 * the sample once for each read value whose counter moved since that
+	 * counter's last sample, as the value's event with the difference as
+	 * its period (deliver_sample_value()); perf script prints it so,
+	 * nr_deliveries times (none: not at all). */
+	bool sample_read;
+	size_t nr_deliveries;
+	const struct ps_sample_delivery *deliveries;
 };
 
 /* Open a capture for stacks. Same conventions as ps_reader_open(): 0 and

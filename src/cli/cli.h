@@ -184,6 +184,11 @@ int ps_cli_parse_weight(const char *text, bool *period);
 /* perf script's refusal of -C on a capture whose samples carry no CPU
  * (perf_session__cpu_bitmap): says so and returns PS_EXIT_USAGE, else
  * PS_EXIT_OK. */
+/* fn for the stack as perf delivers it: once, or for a PERF_SAMPLE_READ
+ * sample once per delivery (ps_stack.deliveries), as the delivered event
+ * with its period; stops at fn's first non-zero return. */
+int ps_cli_each_delivery(const struct ps_stack *stack,
+                         int (*fn)(void *ctx, const struct ps_stack *stack), void *ctx);
 int ps_cli_check_cpus(struct ps_cli *cli, const struct ps_cli_args *args,
                       struct ps_session *session);
 

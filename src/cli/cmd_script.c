@@ -480,6 +480,18 @@ static struct script_out *out_of(struct script_run *run, const struct ps_stack *
 	return &run->outs[1 + stack->event->attr->index];
 }
 
+/* One sample as perf delivers it, to its event's output. */
+static int write_sample(void *ctx, const struct ps_stack *stack)
+{
+	struct script_run *run = ctx;
+	struct script_out *o = out_of(run, stack);
+	int err;
+
+	o->samples++;
+	err = write_pending_header(run);
+	return err ? err : ps_script_write(o->script, stack);
+}
+
 /* perf's closing lines of --per-event-dump: each file's size as fstat()
  * had it, with stdio's 4 KiB buffer not yet written out. */
 static int per_event_summary(struct script_run *run)
@@ -575,16 +587,10 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 		goto out;
 	ps_progress_start(cli->progress, "samples", cli->quiet, true);
 	while ((ret = ps_session_next(run.session, &stack)) > 0) {
-		struct script_out *o;
-
 		ps_progress_tick(cli->progress, ps_session_reader(run.session));
 		if (!ps_cli_script_filter_pass(&st->filter, stack))
 			continue;
-		o = out_of(&run, stack);
-		o->samples++;
-		err = write_pending_header(&run);
-		if (!err)
-			err = ps_script_write(o->script, stack);
+		err = ps_cli_each_delivery(stack, write_sample, &run);
 		if (err)
 			break;
 		ps_session_stack_printed(run.session);

@@ -140,6 +140,26 @@ int ps_cli_check_cpus(struct ps_cli *cli, const struct ps_cli_args *args,
 	return PS_EXIT_USAGE;
 }
 
+int ps_cli_each_delivery(const struct ps_stack *stack,
+                         int (*fn)(void *ctx, const struct ps_stack *stack), void *ctx)
+{
+	if (!stack->sample_read)
+		return fn(ctx, stack);
+	for (size_t i = 0; i < stack->nr_deliveries; i++) {
+		struct ps_event event = *stack->event;
+		struct ps_stack delivered = *stack;
+		int err;
+
+		event.attr = stack->deliveries[i].attr;
+		event.u.sample.period = stack->deliveries[i].period;
+		delivered.event = &event;
+		err = fn(ctx, &delivered);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 bool ps_cli_session_run(struct ps_cli *cli, struct ps_cli_args *args,
                         int (*add)(void *ctx, const struct ps_stack *stack), void *ctx,
                         struct ps_session **session, int *status)
@@ -156,7 +176,7 @@ bool ps_cli_session_run(struct ps_cli *cli, struct ps_cli_args *args,
 	ps_progress_start(cli->progress, "samples", cli->quiet, false);
 	while ((ret = ps_session_next(*session, &stack)) > 0) {
 		ps_progress_tick(cli->progress, ps_session_reader(*session));
-		if (add(ctx, stack)) {
+		if (ps_cli_each_delivery(stack, add, ctx)) {
 			ps_progress_end(cli->progress);
 			*status = ps_cli_out_of_memory(cli);
 			return false;

@@ -10,13 +10,7 @@
 #include <string.h>
 
 #include "base/array.h"
-
-struct ps_dump_read_slot {
-	uint64_t id;
-	uint64_t last_value;
-	unsigned attr_index;
-	bool used;
-};
+#include "reader/reader.h"
 
 void ps_dump_state_init(struct ps_dump_state *st)
 {
@@ -26,7 +20,7 @@ void ps_dump_state_init(struct ps_dump_state *st)
 void ps_dump_state_release(struct ps_dump_state *st)
 {
 	free(st->nr_samples);
-	free(st->read_slots);
+	ps_read_tracker_free(st->reads);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -46,72 +40,6 @@ static void count_for_attr(struct ps_dump_state *st, unsigned index)
 	st->nr_samples[index]++;
 }
 
-static size_t slot_index(uint64_t id, size_t cap)
-{
-	return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 32) & (cap - 1);
-}
-
-static bool grow_read_slots(struct ps_dump_state *st)
-{
-	size_t cap = st->read_cap ? st->read_cap * 2 : 64;
-	struct ps_dump_read_slot *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return false;
-	for (size_t i = 0; i < st->read_cap; i++) {
-		size_t j;
-
-		if (!st->read_slots[i].used)
-			continue;
-		for (j = slot_index(st->read_slots[i].id, cap); slots[j].used;
-		     j = (j + 1) & (cap - 1))
-			;
-		slots[j] = st->read_slots[i];
-	}
-	free(st->read_slots);
-	st->read_slots = slots;
-	st->read_cap = cap;
-	return true;
-}
-
-/* The slot of a sample id, created on first sight; NULL when no event owns
- * the id (perf counts those as unknown ids and delivers nothing). */
-static struct ps_dump_read_slot *read_slot(struct ps_dump_state *st, const struct ps_reader *reader,
-                                           uint64_t id)
-{
-	const struct ps_attr *owner = NULL;
-	size_t i;
-
-	if (st->read_cap) {
-		for (i = slot_index(id, st->read_cap); st->read_slots[i].used;
-		     i = (i + 1) & (st->read_cap - 1))
-			if (st->read_slots[i].id == id)
-				return &st->read_slots[i];
-	}
-	for (size_t a = 0; a < ps_reader_nr_attrs(reader) && !owner; a++) {
-		const struct ps_attr *attr = ps_reader_attr(reader, a);
-
-		for (size_t k = 0; attr && k < attr->nr_ids; k++) {
-			if (attr->ids[k] == id) {
-				owner = attr;
-				break;
-			}
-		}
-	}
-	if (!owner)
-		return NULL;
-	if ((st->read_used + 1) * 2 > st->read_cap && !grow_read_slots(st)) {
-		st->failed = true;
-		return NULL;
-	}
-	for (i = slot_index(id, st->read_cap); st->read_slots[i].used;
-	     i = (i + 1) & (st->read_cap - 1))
-		;
-	st->read_slots[i] = (struct ps_dump_read_slot){ id, 0, owner->index, true };
-	st->read_used++;
-	return &st->read_slots[i];
-}
-
 /* perf report counts a sample for its event; with PERF_SAMPLE_READ it
  * splits the sample into one per read value and delivers (and counts) it
  * for the value's event when that counter moved since its last sample
@@ -120,9 +48,8 @@ unsigned ps_dump_count_sample(struct ps_dump_state *st, const struct ps_reader *
                               const struct ps_event *event)
 {
 	const struct ps_attr *attr = event->attr;
-	const struct ps_read_data *rd = &event->u.sample.read;
-	unsigned delivered = 0;
-	size_t n;
+	const struct ps_sample_delivery *deliveries;
+	size_t nr;
 
 	if (!attr)
 		return 0;
@@ -130,21 +57,14 @@ unsigned ps_dump_count_sample(struct ps_dump_state *st, const struct ps_reader *
 		count_for_attr(st, attr->index);
 		return 1;
 	}
-	n = (attr->read_format & PERF_FORMAT_GROUP) ? rd->nr : (rd->nr ? 1 : 0);
-	for (size_t i = 0; i < n; i++) {
-		struct ps_dump_read_slot *slot = read_slot(st, reader, rd->values[i].id);
-		uint64_t delta;
-
-		if (!slot)
-			continue;
-		delta = rd->values[i].value - slot->last_value;
-		slot->last_value = rd->values[i].value;
-		if (delta) {
-			count_for_attr(st, slot->attr_index);
-			delivered++;
-		}
+	if ((!st->reads && ps_read_tracker_new(&st->reads)) ||
+	    ps_read_tracker_deliver(st->reads, reader, event, &deliveries, &nr)) {
+		st->failed = true;
+		return 0;
 	}
-	return delivered;
+	for (size_t i = 0; i < nr; i++)
+		count_for_attr(st, deliveries[i].attr->index);
+	return (unsigned)nr;
 }
 
 void ps_dump_stats(struct ps_strbuf *out, const struct ps_dump_state *st,

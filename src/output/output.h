@@ -11,7 +11,7 @@
 #include "base/strbuf.h"
 #include "pystitch/pystitch.h"
 
-struct ps_dump_read_slot;
+struct ps_read_tracker;
 
 /* What a dump prints with (no_hex, model: the caller sets them after
  * ps_dump_state_init()) and what it remembers from record to record: the
@@ -27,8 +27,7 @@ struct ps_dump_state {
 
 	uint64_t *nr_samples; /* indexed by ps_attr.index */
 	size_t nr_samples_cap;
-	struct ps_dump_read_slot *read_slots; /* open addressing by id */
-	size_t read_cap, read_used;
+	struct ps_read_tracker *reads; /* PERF_SAMPLE_READ's deliveries */
 	bool failed; /* an allocation failed: per-event counts are incomplete */
 	/* a record of a capture in the other byte order, as perf swaps it
 	 * before its hex dump (a record is at most 64 KiB) */

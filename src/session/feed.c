@@ -242,6 +242,8 @@ void ps_feed_close(struct ps_feed *feed)
 {
 	ps_deferred_free(feed->deferred);
 	feed->deferred = NULL;
+	ps_read_tracker_free(feed->reads);
+	feed->reads = NULL;
 	ps_pipeline_free(feed->pipeline);
 	ps_python_free(feed->python);
 	ps_reader_close(feed->reader);
@@ -374,6 +376,15 @@ int ps_feed_next(struct ps_feed *feed, struct ps_feed_sample *out)
 
 	while ((ret = next_sample(feed, &ev)) > 0) {
 		const struct ps_sample *sample = &ev->u.sample;
+		const struct ps_sample_delivery *deliveries = NULL;
+		size_t nr_deliveries = 0;
+
+		/* perf delivers a sample's read values before any filter */
+		if (ev->attr && (ev->attr->sample_type & PERF_SAMPLE_READ) &&
+		    ((!feed->reads && ps_read_tracker_new(&feed->reads)) ||
+		     ps_read_tracker_deliver(feed->reads, feed->reader, ev, &deliveries,
+		                             &nr_deliveries)))
+			return ps_feed_fail(feed, -ENOMEM, "out of memory");
 		if (!sample_wanted(&feed->opts, sample))
 			continue;
 		struct ps_thread *thread =
@@ -382,10 +393,18 @@ int ps_feed_next(struct ps_feed *feed, struct ps_feed_sample *out)
 			return ps_feed_fail(feed, -ENOMEM, "out of memory");
 		if (!comm_wanted(&feed->opts, thread->comm))
 			continue;
+		/* thread__find_map() marks a guest's samples filtered (perf's
+		 * perf_guest is off outside perf kvm): perf script and perf
+		 * report pass them over, once their thread is made */
+		if ((ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_GUEST_KERNEL ||
+		    (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_GUEST_USER)
+			continue;
 		out->event = ev;
 		out->thread = thread;
 		out->process = ps_machine_thread_process(machine, thread);
 		out->seq = feed->passed++;
+		out->deliveries = deliveries;
+		out->nr_deliveries = nr_deliveries;
 		return 1;
 	}
 	return ret;

@@ -272,6 +272,9 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 	python = ps_python_mark_frames(stack->frames, stack->nr_frames, &eval);
 	s->stack.event = ev;
 	s->stack.comm = sample->thread->comm;
+	s->stack.sample_read = ev->attr && (ev->attr->sample_type & PERF_SAMPLE_READ);
+	s->stack.deliveries = sample->deliveries;
+	s->stack.nr_deliveries = sample->nr_deliveries;
 	executable = ps_process_executable(sample->process);
 	s->stack.executable = executable ? executable->name : NULL;
 	s->stack.has_callchain = stack->has_callchain;

@@ -47,6 +47,9 @@ struct ps_feed {
 	struct ps_deferred *deferred;
 	bool deferred_flushed; /* the capture ended: what waited goes out */
 	bool deferred_full_warned;
+	/* the last value of each PERF_SAMPLE_READ counter (NULL until the
+	 * first such sample) */
+	struct ps_read_tracker *reads;
 	char *errmsg; /* the owner's, errmsg_size bytes */
 	size_t errmsg_size;
 };
@@ -58,6 +61,9 @@ struct ps_feed_sample {
 	struct ps_thread *thread;
 	struct ps_process *process;
 	uint64_t seq;
+	/* PERF_SAMPLE_READ: how perf delivers it (ps_stack.deliveries) */
+	const struct ps_sample_delivery *deliveries;
+	size_t nr_deliveries;
 };
 
 /* Open a reading of the capture at path with opts (checked by the caller,

@@ -219,6 +219,18 @@ for want in '^ +BPF string: "hello world"$' '^ +BPF output: 0000: 01 02 ff 80 7f
 		e2e_fail "perf script printed no line matching '$want' (the capture no longer tests it)"
 done
 
+# samples of a guest's kernel and user space, which perf script passes
+# over, and PERF_SAMPLE_READ groups delivered once per counter that moved
+# (dump_synthetic.sh's capture, little- and big-endian)
+places=$abs_top_builddir/tests/e2e/dump_capture
+for kind in places places-be; do
+	"$places" "$E2E_TMP/$kind.data" "$E2E_TMP/$kind.kallsyms" "$kind" || e2e_fail "dump_capture $kind failed"
+	E2E_MIN_SAMPLES=10 e2e_script_diff "$kind capture" 100 "$E2E_TMP/$kind.data" -f \
+		--kallsyms "$E2E_TMP/$kind.kallsyms" || failed=1
+done
+grep -q -E '^ +reader +300 .* 2000 task-clock: ' "$E2E_TMP/$E2E_PERF_OUT" ||
+	e2e_fail "perf script printed no task-clock delivery (the capture no longer tests it)"
+
 # memory-sampling events (what perf mem records, which this machine's PMU
 # cannot): addresses, data sources, weights plain (the whole u64, as perf
 # prints it) and as the struct whose second half-word is ins_lat

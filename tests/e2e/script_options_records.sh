@@ -20,6 +20,8 @@
 #  - a pipe-mode capture: records, rounds, misc, --reltime;
 #  - perf's refusals: weight and ins_lat the capture does not record, tod
 #    without clock data, brstackinsn without -b, -C without CPUs sampled;
+#  - a group whose leader reads its members (PERF_SAMPLE_READ), each
+#    sample delivered once per counter that moved;
 #  - LOST records (a one-page buffer no DWARF sample fits), KSYMBOL and
 #    BPF_EVENT records (BPF programs loaded while recording);
 #  - the options pystitch leaves out are refused in one line naming the
@@ -299,6 +301,16 @@ has "--show-bpf-events (bpf)" "KSYMBOL records" 'PERF_RECORD_KSYMBOL addr [0-9a-
 has "--show-bpf-events (bpf)" "BPF_EVENT records" 'PERF_RECORD_BPF_EVENT type 1, flags 0, id [0-9]+$'
 same "--show-bpf-events --show-text-poke-events -F +misc (bpf)" "$bpf" --show-bpf-events \
 	--show-text-poke-events -F +misc || failed=1
+
+# ---- a group whose leader reads its members (:S, PERF_SAMPLE_READ) ----
+# perf delivers each sample once per counter that moved, as that counter's
+# event with how far it moved as the period
+sread=$E2E_TMP/sample-read.data
+e2e_record "$sread" -g -e '{cpu-clock,task-clock}:S' -- "$E2E_PROGRAMS/inlining" 0.2
+same "sample read" "$sread" || failed=1
+has "sample read" "the member's deliveries" ' task-clock: *$'
+same "sample read, -F comm,tid,period,event,ip,sym -G" "$sread" -F comm,tid,period,event,ip,sym -G ||
+	failed=1
 
 # ---- a pipe-mode capture: the records arrive among the attrs and features ----
 e2e_record - -F 999 -g -- "$E2E_PROGRAMS/inlining" 0.2
