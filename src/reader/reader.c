@@ -185,10 +185,11 @@ static int reader_start(struct ps_reader *r)
 	if (got == -EISDIR)
 		/* perf record --threads writes a folder: a header file "data"
 		 * and a stream per thread, data.0, data.1, ... */
-		return ps_reader_fail(r, -EISDIR,
-		                      "a folder (perf record --threads writes its capture as one: "
-		                      "data, data.0, data.1, ...), which pystitch does not read yet: "
-		                      "record without --threads");
+		return ps_reader_fail(
+		        r, -EISDIR,
+		        "a folder (perf record --threads writes its capture as one: "
+		        "data, data.0, data.1, ...), which pystitch does not read yet: "
+		        "record without --threads");
 	if (got < 0)
 		return ps_reader_fail(r, (int)got, "cannot read: %s", strerror((int)-got));
 	if (got < 16)
