@@ -359,6 +359,8 @@ struct script_run {
 	/* --header of a pipe: perf prints the features as their records
 	 * arrive, before any sample or record; printed before the first */
 	const struct script_state *pending_header;
+	struct ps_cli_script_filter *filter;
+	bool printed; /* the current stack printed at least once */
 };
 
 static int write_header(struct script_run *run, const struct script_state *st);
@@ -484,9 +486,14 @@ static struct script_out *out_of(struct script_run *run, const struct ps_stack *
 static int write_sample(void *ctx, const struct ps_stack *stack)
 {
 	struct script_run *run = ctx;
-	struct script_out *o = out_of(run, stack);
+	struct script_out *o;
 	int err;
 
+	/* perf filters each delivery: --switch-on/off go by its event */
+	if (!ps_cli_script_filter_pass(run->filter, stack))
+		return 0;
+	o = out_of(run, stack);
+	run->printed = true;
 	o->samples++;
 	err = write_pending_header(run);
 	return err ? err : ps_script_write(o->script, stack);
@@ -542,7 +549,9 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 {
 	struct script_state *st = state;
 	struct ps_session_opts *opts = &args->opts;
-	struct script_run run = { .cli = cli, .per_event = st->per_event_dump };
+	struct script_run run = { .cli = cli,
+		                  .per_event = st->per_event_dump,
+		                  .filter = &st->filter };
 	const struct ps_stack *stack;
 	int status = 0, ret = 0, err = 0;
 
@@ -588,12 +597,12 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 	ps_progress_start(cli->progress, "samples", cli->quiet, true);
 	while ((ret = ps_session_next(run.session, &stack)) > 0) {
 		ps_progress_tick(cli->progress, ps_session_reader(run.session));
-		if (!ps_cli_script_filter_pass(&st->filter, stack))
-			continue;
+		run.printed = false;
 		err = ps_cli_each_delivery(stack, write_sample, &run);
 		if (err)
 			break;
-		ps_session_stack_printed(run.session);
+		if (run.printed)
+			ps_session_stack_printed(run.session);
 	}
 	ps_progress_end(cli->progress);
 	if (ret < 0 && !ps_session_errmsg(run.session)[0]) {

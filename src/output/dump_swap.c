@@ -231,8 +231,11 @@ static void swap_kernel_record(uint8_t *b, size_t size, uint32_t type, uint16_t 
 			swap64_from(b, size, 16);
 		break;
 	case PERF_RECORD_SWITCH:
+		/* the trailer from past struct perf_record_switch (16 bytes),
+		 * as perf 6.1 takes it for both kinds: a SWITCH's first word
+		 * of it is left as written */
 		if (sid)
-			swap64_from(b, size, 8);
+			swap64_from(b, size, 16);
 		break;
 	case PERF_RECORD_SWITCH_CPU_WIDE:
 		swap32_at(b, size, 8);
@@ -268,14 +271,12 @@ static void swap_kernel_record(uint8_t *b, size_t size, uint32_t type, uint16_t 
 			        16 + ((4u + host16(b, size, 16) + host16(b, size, 18) + 7) & ~7u));
 		break;
 	/* perf's own records */
-	case PS_RECORD_HEADER_ATTR: {
-		uint32_t attr_size;
-
+	case PS_RECORD_HEADER_ATTR:
+		/* the ids from &event->attr.id: past perf 6.1's 128-byte
+		 * perf_event_attr, whatever size the writer's attr had */
 		swap_attr(b, size, 8);
-		attr_size = host32(b, size, 12);
-		swap64_from(b, size, 8 + (size_t)attr_size);
+		swap64_from(b, size, 8 + 128);
 		break;
-	}
 	case 65: /* PERF_RECORD_HEADER_EVENT_TYPE: its id */
 		swap64_at(b, size, 8);
 		break;

@@ -2,7 +2,9 @@
  * deliver_sample_group() and deliver_sample_value()): once per read value
  * (one without PERF_FORMAT_GROUP) whose counter moved since its id's last
  * sample, as the event that owns the id, with the difference as its
- * period. The last value of each id is kept in an open-addressed table. */
+ * period. The last value of each id is kept in an open-addressed table,
+ * with the index of the event that owns it (not a pointer: a pipe's attrs
+ * move as more arrive), or none. */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
@@ -11,10 +13,13 @@
 #include "base/array.h"
 #include "reader/reader.h"
 
+#define NO_OWNER UINT32_MAX
+
 struct read_slot {
 	uint64_t id;
 	uint64_t last_value;
-	const struct ps_attr *owner;
+	uint32_t owner; /* the owning attr's index, or NO_OWNER */
+	uint32_t checked; /* the number of attrs when owner was looked for */
 	bool used;
 };
 
@@ -67,24 +72,24 @@ static bool grow(struct ps_read_tracker *t)
 	return true;
 }
 
-static const struct ps_attr *owner_of(const struct ps_reader *reader, uint64_t id)
+static uint32_t owner_of(const struct ps_reader *reader, uint64_t id)
 {
 	for (size_t a = 0; a < ps_reader_nr_attrs(reader); a++) {
 		const struct ps_attr *attr = ps_reader_attr(reader, a);
 
 		for (size_t k = 0; attr && k < attr->nr_ids; k++)
 			if (attr->ids[k] == id)
-				return attr;
+				return (uint32_t)a;
 	}
-	return NULL;
+	return NO_OWNER;
 }
 
-/* The slot of id, made on first sight; *slot NULL when no event owns the
- * id. -ENOMEM. */
+/* The slot of id, made on first sight (an id no event owns too, so that
+ * it is looked for once). -ENOMEM. */
 static int slot_of(struct ps_read_tracker *t, const struct ps_reader *reader, uint64_t id,
                    struct read_slot **slot)
 {
-	const struct ps_attr *owner;
+	uint32_t owner;
 	size_t i;
 
 	*slot = NULL;
@@ -92,16 +97,21 @@ static int slot_of(struct ps_read_tracker *t, const struct ps_reader *reader, ui
 		for (i = slot_index(id, t->cap); t->slots[i].used; i = (i + 1) & (t->cap - 1))
 			if (t->slots[i].id == id) {
 				*slot = &t->slots[i];
+				/* a pipe's attrs arrive as records: one may own it now */
+				if ((*slot)->owner == NO_OWNER &&
+				    (*slot)->checked != ps_reader_nr_attrs(reader)) {
+					(*slot)->owner = owner_of(reader, id);
+					(*slot)->checked = (uint32_t)ps_reader_nr_attrs(reader);
+				}
 				return 0;
 			}
 	owner = owner_of(reader, id);
-	if (!owner)
-		return 0;
 	if ((t->used + 1) * 2 > t->cap && !grow(t))
 		return -ENOMEM;
 	for (i = slot_index(id, t->cap); t->slots[i].used; i = (i + 1) & (t->cap - 1))
 		;
-	t->slots[i] = (struct read_slot){ id, 0, owner, true };
+	t->slots[i] =
+	        (struct read_slot){ id, 0, owner, (uint32_t)ps_reader_nr_attrs(reader), true };
 	t->used++;
 	*slot = &t->slots[i];
 	return 0;
@@ -129,12 +139,14 @@ int ps_read_tracker_deliver(struct ps_read_tracker *t, const struct ps_reader *r
 
 		if (err)
 			return err;
-		if (!slot)
-			continue;
+		if (slot->owner == NO_OWNER)
+			continue; /* perf counts an unknown id and delivers nothing */
 		delta = rd->values[i].value - slot->last_value;
 		slot->last_value = rd->values[i].value;
 		if (delta)
-			t->out[count++] = (struct ps_sample_delivery){ slot->owner, delta };
+			t->out[count++] =
+			        (struct ps_sample_delivery){ ps_reader_attr(reader, slot->owner),
+				                             delta };
 	}
 	*out = t->out;
 	*nr = count;

@@ -36,7 +36,8 @@ struct ps_read_tracker;
 int ps_read_tracker_new(struct ps_read_tracker **out);
 void ps_read_tracker_free(struct ps_read_tracker *tracker);
 /* The deliveries of sample event ev (whose attr samples READ), valid until
- * the next call; 0, or -ENOMEM. */
+ * the next call and, their attrs, while ev is (until the reader's next
+ * record); 0, or -ENOMEM. */
 int ps_read_tracker_deliver(struct ps_read_tracker *tracker, const struct ps_reader *reader,
                             const struct ps_event *ev, const struct ps_sample_delivery **out,
                             size_t *nr);

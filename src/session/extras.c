@@ -115,14 +115,18 @@ void ps_session_stack_printed(struct ps_session *s)
 
 int ps_session_sample_extras(struct ps_session *s, const struct ps_feed_sample *sample)
 {
+	int err;
+
 	s->stack.thread_serial = sample->thread->serial;
 	if (s->feed.opts.sample_insn)
 		sample_insn(s, sample);
-	if (s->feed.opts.srccode)
-		sample_srccode(s, sample);
 	if (s->feed.opts.branches && sample_branches(s, sample))
 		return -ENOMEM;
-	if (s->feed.opts.branch_listing)
-		return ps_session_branch_listing(s, sample);
+	if (s->feed.opts.branch_listing && (err = ps_session_branch_listing(s, sample)))
+		return err;
+	/* last, as perf looks it up after printing the sample (and its
+	 * text is valid only until the next source lookup) */
+	if (s->feed.opts.srccode)
+		sample_srccode(s, sample);
 	return 0;
 }

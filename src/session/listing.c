@@ -28,8 +28,10 @@ struct srccode_at {
 struct listing {
 	struct ps_session *s;
 	struct ps_process *process;
-	/* -F srccode: the lines perf prints a source line after */
+	/* -F srccode: the lines perf prints a source line after, and the
+	 * path of the last one looked up */
 	struct ps_strbuf text;
+	char path[4096];
 	struct srccode_at *at;
 	size_t nr_at, cap_at;
 	uint8_t code[MAX_BLOCK];
@@ -131,10 +133,10 @@ static void srccode_after(struct listing *l, uint64_t ip)
 
 	if (!s->feed.opts.srccode || l->err || !s->stack.nr_branch_lines)
 		return;
-	if (!ps_pipeline_source(s->feed.pipeline, l->process, l->cpumode, ip, s->srccode_file,
-	                        sizeof(s->srccode_file), &line) ||
-	    !ps_symbols_source_text(ps_pipeline_symbols(s->feed.pipeline), s->srccode_file, line,
-	                            &text, &len))
+	if (!ps_pipeline_source(s->feed.pipeline, l->process, l->cpumode, ip, l->path,
+	                        sizeof(l->path), &line) ||
+	    !ps_symbols_source_text(ps_pipeline_symbols(s->feed.pipeline), l->path, line, &text,
+	                            &len))
 		return;
 	if (!ps_array_reserve((void **)&l->at, &l->cap_at, l->nr_at + 1, sizeof(*l->at), 16)) {
 		l->err = -ENOMEM;
@@ -143,7 +145,7 @@ static void srccode_after(struct listing *l, uint64_t ip)
 	at = &l->at[l->nr_at++];
 	at->line = s->stack.nr_branch_lines - 1;
 	at->file = l->text.len;
-	ps_strbuf_add(&l->text, s->srccode_file, strlen(s->srccode_file) + 1);
+	ps_strbuf_add(&l->text, l->path, strlen(l->path) + 1);
 	at->text = l->text.len;
 	ps_strbuf_add(&l->text, text, len);
 	s->branch_lines[at->line].srccode_line = line;

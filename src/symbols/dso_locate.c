@@ -437,7 +437,8 @@ static struct ps_elf *open_module_candidate(struct ps_dso *dso, const char *path
 	for (size_t i = 0; i < dso->nr_opened; i++)
 		if (strcmp(dso->opened[i]->path, path) == 0)
 			return dso->opened[i];
-	if (ps_kmod_decompress(path, file, comp, &fd, err, sizeof(err)) < 0) {
+	if (ps_kmod_decompress(path, file, comp, &dso->owner->kmod_bytes, &fd, err, sizeof(err)) <
+	    0) {
 		/* perf goes on without the file, to kallsyms's symbols */
 		if (!dso->errmsg) {
 			ps_symbols_log(dso->owner, PS_LOG_WARN, "symbols: %s", err);

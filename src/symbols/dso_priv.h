@@ -102,6 +102,9 @@ struct ps_symbols {
 	/* addresses asked of addr2line (resolve_user()), for the debug
 	 * line at the end */
 	uint64_t addr2line_queries;
+	/* bytes of compressed kernel modules decompressed into memory so
+	 * far (kmod_decompress.c bounds their total) */
+	uint64_t kmod_bytes;
 	bool names_unused; /* see ps_symbols_opts */
 	/* every --symfs tree, symfs first (one per container exported) */
 	char **trees;
@@ -165,13 +168,14 @@ void ps_dso_locate(struct ps_dso *dso);
 struct ps_elf *ps_dso_module_file(struct ps_dso *dso);
 /* kmod_decompress.c: the compression a module's recorded path names
  * (perf 6.1's: gzip, xz), and its file decompressed into an anonymous
- * memory file (*fd_out, the caller's to close). *fd_out is -1, with 0
+ * memory file (*fd_out, the caller's to close), counted in *budget (the
+ * bytes decompressed so far, whose total is bounded). *fd_out is -1, with 0
  * returned, when the file lacks that compression's magic (read it as it
  * is); a negative errno and err when it cannot be decompressed. */
 enum ps_kmod_comp { PS_KMOD_PLAIN, PS_KMOD_GZIP, PS_KMOD_XZ };
 enum ps_kmod_comp ps_kmod_compression(const char *module_path);
-int ps_kmod_decompress(const char *path, const char *file, enum ps_kmod_comp comp, int *fd_out,
-                       char *err, size_t errsz);
+int ps_kmod_decompress(const char *path, const char *file, enum ps_kmod_comp comp, uint64_t *budget,
+                       int *fd_out, char *err, size_t errsz);
 /* kmodule.c: decide where a kernel module's symbols come from, as perf's
  * first map__load() of it decides (module_source). */
 void ps_kmodule_load(struct ps_dso *dso);

@@ -27,8 +27,10 @@
 #include "base/message.h"
 
 /* far above any module (the largest, with debug information, are a few
- * hundred MiB), far below what would exhaust the machine */
+ * hundred MiB), far below what would exhaust the machine; and the total
+ * of every module one reading decompresses, which stay in memory */
 #define KMOD_MAX_SIZE (1ull << 30)
+#define KMOD_TOTAL_MAX (4ull << 30)
 /* xz's decoder memory: modules use dictionaries of a few MiB */
 #define KMOD_XZ_MEMLIMIT (256ull << 20)
 #define KMOD_CHUNK 65536
@@ -79,8 +81,8 @@ static int write_all(int fd, const uint8_t *buf, size_t size)
 	return 0;
 }
 
-static int gunzip(const char *path, const uint8_t *in, size_t size, int out, char *err,
-                  size_t errsz)
+static int gunzip(const char *path, const uint8_t *in, size_t size, uint64_t limit, int out,
+                  char *err, size_t errsz)
 {
 	uint8_t buf[KMOD_CHUNK];
 	z_stream zs;
@@ -107,9 +109,12 @@ static int gunzip(const char *path, const uint8_t *in, size_t size, int out, cha
 			             zs.msg ? zs.msg : "truncated");
 			break;
 		}
-		if (zs.total_out > KMOD_MAX_SIZE) {
-			rc = ps_fail(err, errsz, -EFBIG, "%s: decompresses to more than %llu bytes",
-			             path, KMOD_MAX_SIZE);
+		if (zs.total_out > limit) {
+			rc = ps_fail(
+			        err, errsz, -EFBIG,
+			        "%s: decompresses to more than %llu bytes (modules decompressed "
+			        "are kept in memory, at most %llu bytes each, %llu in all)",
+			        path, (unsigned long long)limit, KMOD_MAX_SIZE, KMOD_TOTAL_MAX);
 			break;
 		}
 		rc = write_all(out, buf, sizeof(buf) - zs.avail_out);
@@ -122,7 +127,8 @@ static int gunzip(const char *path, const uint8_t *in, size_t size, int out, cha
 	return rc;
 }
 
-static int unxz(const char *path, const uint8_t *in, size_t size, int out, char *err, size_t errsz)
+static int unxz(const char *path, const uint8_t *in, size_t size, uint64_t limit, int out,
+                char *err, size_t errsz)
 {
 	uint8_t buf[KMOD_CHUNK];
 	lzma_stream zs = LZMA_STREAM_INIT;
@@ -148,9 +154,12 @@ static int unxz(const char *path, const uint8_t *in, size_t size, int out, char 
 			                                        : "corrupt");
 			break;
 		}
-		if (zs.total_out > KMOD_MAX_SIZE) {
-			rc = ps_fail(err, errsz, -EFBIG, "%s: decompresses to more than %llu bytes",
-			             path, KMOD_MAX_SIZE);
+		if (zs.total_out > limit) {
+			rc = ps_fail(
+			        err, errsz, -EFBIG,
+			        "%s: decompresses to more than %llu bytes (modules decompressed "
+			        "are kept in memory, at most %llu bytes each, %llu in all)",
+			        path, (unsigned long long)limit, KMOD_MAX_SIZE, KMOD_TOTAL_MAX);
 			break;
 		}
 		rc = write_all(out, buf, sizeof(buf) - zs.avail_out);
@@ -163,12 +172,16 @@ static int unxz(const char *path, const uint8_t *in, size_t size, int out, char 
 	return rc;
 }
 
-int ps_kmod_decompress(const char *path, const char *file, enum ps_kmod_comp comp, int *fd_out,
-                       char *err, size_t errsz)
+int ps_kmod_decompress(const char *path, const char *file, enum ps_kmod_comp comp, uint64_t *budget,
+                       int *fd_out, char *err, size_t errsz)
 {
+	uint64_t limit = KMOD_TOTAL_MAX - (*budget < KMOD_TOTAL_MAX ? *budget : KMOD_TOTAL_MAX);
 	struct stat st;
 	void *map;
 	int in, out, rc;
+
+	if (limit > KMOD_MAX_SIZE)
+		limit = KMOD_MAX_SIZE;
 
 	*fd_out = -1;
 	if (comp == PS_KMOD_PLAIN)
@@ -202,9 +215,9 @@ int ps_kmod_decompress(const char *path, const char *file, enum ps_kmod_comp com
 		rc = ps_fail(err, errsz, -errno, "%s: cannot decompress: %s", path,
 		             strerror(errno));
 	} else if (comp == PS_KMOD_GZIP) {
-		rc = gunzip(path, map, (size_t)st.st_size, out, err, errsz);
+		rc = gunzip(path, map, (size_t)st.st_size, limit, out, err, errsz);
 	} else {
-		rc = unxz(path, map, (size_t)st.st_size, out, err, errsz);
+		rc = unxz(path, map, (size_t)st.st_size, limit, out, err, errsz);
 	}
 	munmap(map, (size_t)st.st_size);
 	if (rc < 0) {
@@ -212,6 +225,8 @@ int ps_kmod_decompress(const char *path, const char *file, enum ps_kmod_comp com
 			close(out);
 		return rc;
 	}
+	if (fstat(out, &st) == 0)
+		*budget += (uint64_t)st.st_size;
 	*fd_out = out;
 	return 0;
 }
