@@ -16,7 +16,13 @@ e2e_setup
 failed=0
 E2E_MIN_SAMPLES=200
 for program in deep deep_nofp inlining threads shlib signals; do
-	e2e_record "$E2E_TMP/$program.data" -F 999 --call-graph dwarf -- "$E2E_PROGRAMS/$program" 0.3
+	# the signal handler's capture runs longer: a signal that lands on
+	# the first instruction of libm's cos has made 2 of 327 samples
+	# differ once (in one CI run, never in 8 runs here with 59 such
+	# samples), and 99.5% of 300 samples allows only one
+	seconds=0.3
+	[ "$program" = signals ] && seconds=0.8
+	e2e_record "$E2E_TMP/$program.data" -F 999 --call-graph dwarf -- "$E2E_PROGRAMS/$program" "$seconds"
 	e2e_script_diff "$program" 99.5 "$E2E_TMP/$program.data" || failed=1
 	if [ "$program" = deep ]; then
 		grep -q -F -x "$(printf '\tffffffffffffffff [unknown] ([unknown])')" "$E2E_TMP/$E2E_PERF_OUT" || {
