@@ -12,36 +12,32 @@
 
 #include "output/dump_priv.h"
 
+/* The n bytes at at reversed, when they lie wholly inside the record. */
+static void reverse_at(uint8_t *b, size_t size, size_t at, size_t n)
+{
+	if (at + n > size)
+		return;
+	for (size_t i = 0; i < n / 2; i++) {
+		uint8_t t = b[at + i];
+
+		b[at + i] = b[at + n - 1 - i];
+		b[at + n - 1 - i] = t;
+	}
+}
+
 static void swap16_at(uint8_t *b, size_t size, size_t at)
 {
-	if (at + 2 <= size) {
-		uint8_t t = b[at];
-
-		b[at] = b[at + 1];
-		b[at + 1] = t;
-	}
+	reverse_at(b, size, at, 2);
 }
 
 static void swap32_at(uint8_t *b, size_t size, size_t at)
 {
-	if (at + 4 <= size)
-		for (size_t i = 0; i < 2; i++) {
-			uint8_t t = b[at + i];
-
-			b[at + i] = b[at + 3 - i];
-			b[at + 3 - i] = t;
-		}
+	reverse_at(b, size, at, 4);
 }
 
 static void swap64_at(uint8_t *b, size_t size, size_t at)
 {
-	if (at + 8 <= size)
-		for (size_t i = 0; i < 4; i++) {
-			uint8_t t = b[at + i];
-
-			b[at + i] = b[at + 7 - i];
-			b[at + 7 - i] = t;
-		}
+	reverse_at(b, size, at, 8);
 }
 
 /* mem_bswap_64() from at to the end, in whole words */

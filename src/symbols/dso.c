@@ -183,7 +183,7 @@ static uint64_t hash_dso(const char *path, const uint8_t *id, size_t size)
 	return ps_hash_bytes(id, size, ps_hash_string(path, 0));
 }
 
-static bool has_suffix(const char *s, const char *suffix)
+bool ps_dso_has_suffix(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
 
@@ -228,8 +228,9 @@ static void classify(struct ps_dso *dso)
 				dso->kind = DSO_NONE;
 		if (dso->kind == DSO_MODULE)
 			dso->module = strdup(name);
-	} else if (name[0] == '/' && (has_suffix(name, ".ko") || has_suffix(name, ".ko.xz") ||
-	                              has_suffix(name, ".ko.gz") || has_suffix(name, ".ko.zst"))) {
+	} else if (name[0] == '/' &&
+	           (ps_dso_has_suffix(name, ".ko") || ps_dso_has_suffix(name, ".ko.xz") ||
+	            ps_dso_has_suffix(name, ".ko.gz") || ps_dso_has_suffix(name, ".ko.zst"))) {
 		dso->kind = DSO_MODULE;
 		dso->module = module_name(name);
 	} else if (strncmp(name, "/tmp/perf-", 10) == 0 || strcmp(name, "//anon") == 0 ||

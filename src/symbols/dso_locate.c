@@ -298,7 +298,8 @@ static const char *own_vdso_file(struct ps_symbols *symbols)
 {
 	const char *tmpdir = getenv("TMPDIR");
 	uintptr_t base;
-	size_t size, done = 0;
+	size_t size;
+	int written;
 	char *path;
 	int fd;
 
@@ -324,16 +325,8 @@ static const char *own_vdso_file(struct ps_symbols *symbols)
 		free(path);
 		return NULL;
 	}
-	while (done < size) {
-		ssize_t n = write(fd, (const char *)base + done, size - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		done += (size_t)n;
-	}
-	if (close(fd) != 0 || done < size) {
+	written = ps_symbols_write_all(fd, (const void *)base, size);
+	if (close(fd) != 0 || written < 0) {
 		ps_symbols_log(symbols, PS_LOG_INFO, "symbols: [vdso]: cannot write %s", path);
 		unlink(path);
 		free(path);
@@ -404,6 +397,23 @@ bool ps_dso_is_elf64(struct ps_dso *dso)
 	if (!dso->elf64)
 		dso->elf64 = data_elf64(dso) ? 1 : -1;
 	return dso->elf64 > 0;
+}
+
+int ps_symbols_write_all(int fd, const void *buf, size_t size)
+{
+	const char *p = buf;
+
+	while (size) {
+		ssize_t n = write(fd, p, size);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		size -= (size_t)n;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */

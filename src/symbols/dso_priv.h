@@ -166,6 +166,11 @@ void ps_dso_locate(struct ps_dso *dso);
  * any), opened and kept with the DSO's files; NULL when none. For kernel
  * modules. */
 struct ps_elf *ps_dso_module_file(struct ps_dso *dso);
+/* dso.c: whether s ends in suffix. */
+bool ps_dso_has_suffix(const char *s, const char *suffix);
+/* dso_locate.c: size bytes of buf written to fd, through short writes and
+ * interruptions; 0 or -errno (-EIO when nothing more is written). */
+int ps_symbols_write_all(int fd, const void *buf, size_t size);
 /* kmod_decompress.c: the compression a module's recorded path names
  * (perf 6.1's: gzip, xz), and its file decompressed into an anonymous
  * memory file (*fd_out, the caller's to close), counted in *budget (the

@@ -35,20 +35,13 @@
 #define KMOD_XZ_MEMLIMIT (256ull << 20)
 #define KMOD_CHUNK 65536
 
-static bool has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 enum ps_kmod_comp ps_kmod_compression(const char *module_path)
 {
 	if (!module_path)
 		return PS_KMOD_PLAIN;
-	if (has_suffix(module_path, ".ko.gz"))
+	if (ps_dso_has_suffix(module_path, ".ko.gz"))
 		return PS_KMOD_GZIP;
-	if (has_suffix(module_path, ".ko.xz"))
+	if (ps_dso_has_suffix(module_path, ".ko.xz"))
 		return PS_KMOD_XZ;
 	return PS_KMOD_PLAIN;
 }
@@ -66,19 +59,19 @@ static bool has_magic(enum ps_kmod_comp comp, const uint8_t *data, size_t size)
 	return false;
 }
 
-static int write_all(int fd, const uint8_t *buf, size_t size)
+/* A decoder's output so far: refused past limit, else written out. */
+static int emit(const char *path, int out, const uint8_t *buf, size_t n, uint64_t total,
+                uint64_t limit, char *err, size_t errsz)
 {
-	while (size) {
-		ssize_t n = write(fd, buf, size);
+	int rc;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		size -= (size_t)n;
-	}
-	return 0;
+	if (total > limit)
+		return ps_fail(err, errsz, -EFBIG,
+		               "%s: decompresses to more than %llu bytes (modules decompressed are "
+		               "kept in memory, at most %llu bytes each, %llu in all)",
+		               path, (unsigned long long)limit, KMOD_MAX_SIZE, KMOD_TOTAL_MAX);
+	rc = ps_symbols_write_all(out, buf, n);
+	return rc < 0 ? ps_fail(err, errsz, rc, "%s: decompressing: %s", path, strerror(-rc)) : 0;
 }
 
 static int gunzip(const char *path, const uint8_t *in, size_t size, uint64_t limit, int out,
@@ -109,19 +102,10 @@ static int gunzip(const char *path, const uint8_t *in, size_t size, uint64_t lim
 			             zs.msg ? zs.msg : "truncated");
 			break;
 		}
-		if (zs.total_out > limit) {
-			rc = ps_fail(
-			        err, errsz, -EFBIG,
-			        "%s: decompresses to more than %llu bytes (modules decompressed "
-			        "are kept in memory, at most %llu bytes each, %llu in all)",
-			        path, (unsigned long long)limit, KMOD_MAX_SIZE, KMOD_TOTAL_MAX);
+		rc = emit(path, out, buf, sizeof(buf) - zs.avail_out, zs.total_out, limit, err,
+		          errsz);
+		if (rc < 0)
 			break;
-		}
-		rc = write_all(out, buf, sizeof(buf) - zs.avail_out);
-		if (rc < 0) {
-			ps_fail(err, errsz, rc, "%s: decompressing: %s", path, strerror(-rc));
-			break;
-		}
 	} while (zrc != Z_STREAM_END);
 	inflateEnd(&zs);
 	return rc;
@@ -154,19 +138,10 @@ static int unxz(const char *path, const uint8_t *in, size_t size, uint64_t limit
 			                                        : "corrupt");
 			break;
 		}
-		if (zs.total_out > limit) {
-			rc = ps_fail(
-			        err, errsz, -EFBIG,
-			        "%s: decompresses to more than %llu bytes (modules decompressed "
-			        "are kept in memory, at most %llu bytes each, %llu in all)",
-			        path, (unsigned long long)limit, KMOD_MAX_SIZE, KMOD_TOTAL_MAX);
+		rc = emit(path, out, buf, sizeof(buf) - zs.avail_out, zs.total_out, limit, err,
+		          errsz);
+		if (rc < 0)
 			break;
-		}
-		rc = write_all(out, buf, sizeof(buf) - zs.avail_out);
-		if (rc < 0) {
-			ps_fail(err, errsz, rc, "%s: decompressing: %s", path, strerror(-rc));
-			break;
-		}
 	} while (lrc != LZMA_STREAM_END);
 	lzma_end(&zs);
 	return rc;
