@@ -653,6 +653,21 @@ static size_t resolve_kernel(struct ps_dso *dso, uint64_t addr, struct ps_frame_
 	return 1;
 }
 
+/* Every so many new addresses, the pages of the files read to answer
+ * them go back to the page cache: DWARF units and line programs are read
+ * once into tables, and a busy machine's capture reads tens of MB of them.
+ * The pages still in use come back at the cost of a minor fault. */
+#define RELEASE_EVERY 1024
+
+static void release_file_pages(struct ps_symbols *symbols)
+{
+	symbols->resolved_since_release = 0;
+	for (size_t i = 0; i < symbols->nr_buckets; i++)
+		for (struct ps_dso *dso = symbols->buckets[i]; dso; dso = dso->next)
+			for (size_t e = 0; e < dso->nr_opened; e++)
+				ps_elf_release_pages(dso->opened[e]);
+}
+
 size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
                       struct ps_frame_name *out, size_t max)
 {
@@ -667,6 +682,8 @@ size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
 		return 0;
 	value = cache_find(dso, addr, chain);
 	if (!value) {
+		if (++dso->owner->resolved_since_release >= RELEASE_EVERY)
+			release_file_pages(dso->owner);
 		dso->owner->answer_incomplete = false;
 		ps_dso_locate(dso);
 		switch (dso->kind) {

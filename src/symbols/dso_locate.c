@@ -716,6 +716,9 @@ static void locate_user(struct ps_dso *dso)
 	dso->symtab.no_demangle = dso->owner->no_demangle;
 	if (ps_symtab_load_dso(&dso->symtab, dso->syms, dso->runtime, err, sizeof(err)) > 0) {
 		dso->has_symtab = true;
+		/* the symbol table is read: only the names in use come back */
+		ps_elf_release_pages(dso->syms);
+		ps_elf_release_pages(dso->runtime);
 		/* an unwinding worker asks which file the symbols are in, not
 		 * for names: the table (tens of MB on a busy machine) goes */
 		if (dso->owner->names_unused) {

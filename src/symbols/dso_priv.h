@@ -102,6 +102,8 @@ struct ps_symbols {
 	/* addresses asked of addr2line (resolve_user()), for the debug
 	 * line at the end */
 	uint64_t addr2line_queries;
+	/* addresses resolved since the files' pages were last released */
+	uint32_t resolved_since_release;
 	/* bytes of compressed kernel modules decompressed into memory so
 	 * far (kmod_decompress.c bounds their total) */
 	uint64_t kmod_bytes;

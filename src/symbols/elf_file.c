@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -180,6 +181,39 @@ static int find_symbol_table(const struct ps_elf *elf, const char *name, uint32_
 	return index;
 }
 
+/* Whether the image is libelf's mapping of the file, not a copy it read
+ * into memory (it does when mapping fails): only a file's pages can be
+ * handed back and read again. /proc/self/map_files has an entry for a
+ * range mapped from a file only; anything else (no /proc, a range that is
+ * not one whole mapping) keeps the pages. */
+static bool image_is_file_mapping(const struct ps_elf *elf)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)elf->image, end;
+	char path[64];
+	struct stat st;
+
+	if (page <= 0 || start % (uintptr_t)page != 0 || elf->image_size == 0 ||
+	    elf->image_size > UINTPTR_MAX - start - (uintptr_t)page)
+		return false;
+	end = start + ((elf->image_size + (uintptr_t)page - 1) & ~((uintptr_t)page - 1));
+	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", (unsigned long)start,
+	         (unsigned long)end);
+	return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+void ps_elf_release_pages(const struct ps_elf *elf)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	/* The mapping is read-only: its pages are the file's, read again
+	 * from the page cache when touched next. */
+	if (elf && elf->image_mapped && page > 0)
+		(void)madvise((void *)(uintptr_t)elf->image,
+		              (elf->image_size + (size_t)page - 1) & ~((size_t)page - 1),
+		              MADV_DONTNEED);
+}
+
 int ps_elf_open(const char *path, struct ps_elf **out, char *err, size_t errsz)
 {
 	return ps_elf_open_file(path, path, out, err, errsz);
@@ -234,6 +268,7 @@ int ps_elf_open_file(const char *path, const char *file, struct ps_elf **out, ch
 	}
 	elf->image = (const uint8_t *)raw;
 	elf->image_size = raw_size;
+	elf->image_mapped = image_is_file_mapping(elf);
 	elf->is64 = gelf_getclass(elf->elf) == ELFCLASS64;
 	elf->swap = (raw[EI_DATA] == ELFDATA2LSB) != host_is_little_endian();
 	if (raw[EI_DATA] != ELFDATA2LSB && raw[EI_DATA] != ELFDATA2MSB) {

@@ -108,13 +108,18 @@ static int add_row(struct ps_line_table *t, struct line_state *st, int version, 
 		                   .end_sequence = end };
 	size_t count = t->nr_rows - st->seq_first;
 
+	uint32_t file; /* bfd's is an unsigned int */
+
 	if (version >= 5) {
-		row.file = st->file_set ? (uint32_t)st->file : 0;
+		file = st->file_set ? (uint32_t)st->file : 0;
 		row.file_valid = true;
 	} else {
-		row.file = (uint32_t)st->file;
+		file = (uint32_t)st->file;
 		row.file_valid = st->file != 0;
 	}
+	/* a larger entry than the row holds is past any file list a
+	 * section can hold, as is PS_LINE_FILE_MAX */
+	row.file = file < PS_LINE_FILE_MAX ? file : PS_LINE_FILE_MAX;
 	if (count > 0) {
 		struct ps_line_row *last = &t->rows[t->nr_rows - 1];
 

@@ -34,6 +34,7 @@ struct ps_elf {
 	Elf *elf;
 	const uint8_t *image; /* the whole file, read-only */
 	size_t image_size;
+	bool image_mapped; /* image is a mapping of the file (see below) */
 	bool swap; /* file byte order differs from ours */
 	bool is64;
 	uint16_t type, machine;
@@ -49,6 +50,11 @@ struct ps_elf {
 	bool dwarf_tried;
 };
 
+/* Hands the pages of the file read so far back to the page cache, when
+ * the image is a mapping of it: pointers into the image stay valid, and
+ * the pages are read in again when used. What was read once to build a
+ * table (symbols, DWARF units, line programs) then costs no memory. */
+void ps_elf_release_pages(const struct ps_elf *elf);
 /* Same as ps_elf_open(), reading the contents from file (an archive's copy
  * of path). */
 int ps_elf_open_file(const char *path, const char *file, struct ps_elf **out, char *err,
@@ -118,8 +124,10 @@ char *ps_symbol_demangle(const char *name);
 
 /* Loads a user DSO's symbols as perf's dso__load_sym and
  * dso__synthesize_plt_symbols do: syms is the file with .symtab (or the
- * runtime file), runtime the file with .dynsym. Returns the number of
- * symbols, or a negative errno with a message in err. */
+ * runtime file), runtime the file with .dynsym. Names the files hold as
+ * printed point into their string tables: both files stay open as long as
+ * the table. Returns the number of symbols, or a negative errno with a
+ * message in err. */
 int ps_symtab_load_dso(struct ps_symtab *tab, const struct ps_elf *syms,
                        const struct ps_elf *runtime, char *err, size_t errsz);
 /* variables.c: one DWARF operation, copied out of libdw, and the
@@ -192,12 +200,14 @@ void ps_addr2line_refuse_memory(struct ps_addr2line *a2l, unsigned nth);
 /* ------------------------------------------------------------------ */
 /* lines.c: a DWARF line table as bfd 2.40 reads it */
 
+/* 16 bytes: a busy machine's capture keeps hundreds of thousands */
+#define PS_LINE_FILE_MAX ((1u << 30) - 1)
 struct ps_line_row {
 	uint64_t address;
 	uint32_t line;
-	uint32_t file; /* entry of libdw's file list (see lines.c) */
-	bool file_valid; /* false: bfd says "<unknown>" */
-	bool end_sequence;
+	uint32_t file : 30; /* entry of libdw's file list (see lines.c) */
+	uint32_t file_valid : 1; /* 0: bfd says "<unknown>" */
+	uint32_t end_sequence : 1;
 };
 
 struct ps_line_sequence {

@@ -119,27 +119,25 @@ static void insert_fixup(struct ps_symtab *tab, uint32_t z)
 	syms[tab->root].red = false;
 }
 
-int ps_symtab_add(struct ps_symtab *tab, const char *name, uint64_t start, uint64_t size,
-                  uint8_t binding, uint8_t type)
+/* Adds a symbol whose name is kept as given: the caller's text outlives
+ * the table. */
+static int add_named(struct ps_symtab *tab, const char *name, uint64_t start, uint64_t size,
+                     uint8_t binding, uint8_t type)
 {
 	uint32_t index, parent = NIL, *link = &tab->root;
 	bool rightmost = true;
 	struct ps_sym *sym;
-	char *copy;
 
 	/* indexes are uint32_t, NIL marks none */
 	if (tab->nr >= NIL - 1)
 		return -E2BIG;
 	if (!ps_array_reserve((void **)&tab->syms, &tab->cap, tab->nr + 1, sizeof(*tab->syms), 256))
 		return -ENOMEM;
-	copy = ps_arena_strndup(&tab->names, name, SIZE_MAX);
-	if (!copy)
-		return -ENOMEM;
 	index = (uint32_t)tab->nr++;
 	sym = &tab->syms[index];
 	*sym = (struct ps_sym){ .start = start,
 		                .end = size ? start + size : start,
-		                .name = copy,
+		                .name = name,
 		                .binding = binding,
 		                .type = type,
 		                .left = NIL,
@@ -169,6 +167,14 @@ int ps_symtab_add(struct ps_symtab *tab, const char *name, uint64_t start, uint6
 	insert_fixup(tab, index);
 	tab->nr_live++;
 	return 0;
+}
+
+int ps_symtab_add(struct ps_symtab *tab, const char *name, uint64_t start, uint64_t size,
+                  uint8_t binding, uint8_t type)
+{
+	const char *copy = ps_arena_strndup(&tab->names, name, SIZE_MAX);
+
+	return copy ? add_named(tab, copy, start, size, binding, type) : -ENOMEM;
 }
 
 uint32_t ps_symtab_first(const struct ps_symtab *tab)
@@ -530,9 +536,14 @@ static int load_pass(struct ps_symtab *tab, const struct ps_elf *syms, const str
 			value -= seg->vaddr - seg->offset;
 		else
 			value -= sec->addr - sec->offset;
+		/* a name as the file has it stays in the file's string table
+		 * (the file's mapping outlives the table): on a busy machine's
+		 * capture the copies were 15 MB */
 		demangled = tab->no_demangle ? NULL : ps_symbol_demangle(sym.name);
-		rc = ps_symtab_add(tab, demangled ? demangled : sym.name, value, sym.size,
-		                   sym.binding, sym.type);
+		if (demangled)
+			rc = ps_symtab_add(tab, demangled, value, sym.size, sym.binding, sym.type);
+		else
+			rc = add_named(tab, sym.name, value, sym.size, sym.binding, sym.type);
 		free(demangled);
 		if (rc < 0)
 			return rc;

@@ -2,9 +2,11 @@
  * zero-size ends, gaps, offsets in file-offset space, PLT entries. */
 #include "helpers.h"
 
+#include <stdio.h>
 #include <stdlib.h>
-
 #include <string.h>
+
+#include "symbols/symbols_priv.h"
 
 static struct ps_symbols *symbols;
 static struct ps_dso *dso;
@@ -133,6 +135,56 @@ START_TEST(test_stripped_uses_dynsym)
 }
 END_TEST
 
+/* Resident kB of the mapping that starts at addr, from /proc/self/smaps. */
+static long mapping_rss_kb(const void *addr)
+{
+	char line[512], want[32];
+	bool in = false;
+	long kb = -1;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	ck_assert_ptr_nonnull(f);
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)(uintptr_t)addr);
+	while (fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strchr(line, ' ') && strchr(line, '-') < strchr(line, ' '))
+			in = strncmp(line, want, strlen(want)) == 0;
+		else if (in && sscanf(line, "Rss: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+/* Released pages leave the mapping and come back, unchanged, when read
+ * again; the names of a table loaded from the file stay valid. */
+START_TEST(test_released_pages_read_again)
+{
+	struct ps_elf *elf;
+	char err[256];
+	unsigned char *copy;
+	long before, after;
+
+	ck_assert_int_eq(ps_elf_open(fixture.so, &elf, err, sizeof(err)), 0);
+	ck_assert_msg(elf->image_mapped, "%s: image not taken for a mapping", fixture.so);
+	copy = malloc(elf->image_size);
+	ck_assert_ptr_nonnull(copy);
+	memcpy(copy, elf->image, elf->image_size);
+	before = mapping_rss_kb(elf->image);
+	ps_elf_release_pages(elf);
+	after = mapping_rss_kb(elf->image);
+	ck_assert_msg(before > 0 && after >= 0 && after < before, "Rss %ld kB, then %ld kB", before,
+	              after);
+	ck_assert(memcmp(copy, elf->image, elf->image_size) == 0);
+	free(copy);
+	ps_elf_close(elf);
+
+	/* the dso's files are released once its table is loaded (at the
+	 * first lookup): its names are read from them again */
+	expect_at("pick_weak_w", 1, "pick_weak_g", 1);
+	expect_at("pick_local_l", 2, "pick_local_g", 2);
+}
+END_TEST
+
 Suite *suite_symtab(void)
 {
 	Suite *s = suite_create("symtab");
@@ -149,6 +201,7 @@ Suite *suite_symtab(void)
 	tcase_add_test(tc, test_plt_entry);
 	tcase_add_test(tc, test_cache_gives_same_answer);
 	tcase_add_test(tc, test_stripped_uses_dynsym);
+	tcase_add_test(tc, test_released_pages_read_again);
 	suite_add_tcase(s, tc);
 	return s;
 }
