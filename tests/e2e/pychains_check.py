@@ -31,7 +31,13 @@ activations that were running before. --ends counts, and fails on, the samples w
 stack neither ends where a process or thread starts (_start,
 __libc_start_call_main, start_thread, clone3, ld.so's _dl_start_user, ...)
 nor is marked `[truncated]`: a stack cut short passed off as whole
-(`unmarked=N` is added to the line). Shows up to 5 wrong samples on stderr. Exit
+(`unmarked=N` is added to the line). --cut-apart MERGED counts apart the
+samples that MERGED (the merged mode's output of the same capture) marks
+`[truncated]` without any Python frame: a `perf record -g` walk that broke
+in the leaf's library (built without frame pointers) before any Python
+frame, so the capture holds no chain at all. They leave TOTAL, are added
+as `cut_apart=N (PCT%)`, and fail the check when more than --max-cut
+(default 5) percent of the samples are. Shows up to 5 wrong samples on stderr. Exit
 status 1 when fewer than --min (default 99) percent are correct, or
 fewer than --min-samples (default 1) samples count; 2 on bad input.
 """
@@ -96,6 +102,27 @@ def sample_ns(match):
         10 ** (9 - min(len(fraction), 9))
 
 
+def header_time(match):
+    return match.group(5) + "." + match.group(6)
+
+
+def cut_without_python(path):
+    """(tid, time) of the samples of a merged-mode output marked cut that
+    hold no Python frame."""
+    keys = set()
+    with open(path) as f:
+        for header, frames in samples(f):
+            match = HEADER.match(header)
+            if not match:
+                continue
+            symbols = [FRAME.match(line).group(2) for line in frames if FRAME.match(line)]
+            if "[truncated]" in symbols and not any(
+                    s.startswith("py::") or s == UNNAMED for s in symbols):
+                second = match.group(3)
+                keys.add((int(second) if second else int(match.group(2)), header_time(match)))
+    return keys
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--min", type=float, default=99.0)
@@ -106,6 +133,8 @@ def main():
     parser.add_argument("--only", action="store_true")
     parser.add_argument("--suffix", action="store_true")
     parser.add_argument("--ends", action="store_true")
+    parser.add_argument("--cut-apart")
+    parser.add_argument("--max-cut", type=float, default=5.0)
     parser.add_argument("expected")
     parser.add_argument("output", nargs="?")
     args = parser.parse_args()
@@ -113,7 +142,8 @@ def main():
     chains, threads, (start, end) = read_expected(args.expected)
     if args.suffix:
         chains = set(";".join(c.split(";")[i:]) for c in chains for i in range(len(c.split(";"))))
-    total = correct = truncated = no_python = unwound = unparsed = unmarked = 0
+    apart_keys = cut_without_python(args.cut_apart) if args.cut_apart else set()
+    total = correct = truncated = no_python = unwound = unparsed = unmarked = apart = 0
     wrong = []
     source = open(args.output) if args.output else sys.stdin
     with source:
@@ -133,6 +163,9 @@ def main():
                 continue
             time_ns, resolution = sample_ns(match)
             if time_ns < start or time_ns + resolution > end:
+                continue
+            if (tid, header_time(match)) in apart_keys:
+                apart += 1
                 continue
             total += 1
             python, cut, root, other = [], False, None, False
@@ -188,10 +221,12 @@ def main():
     if correct < total and shown == "100.00":
         shown = "99.99"
     label = args.label + ": " if args.label else ""
-    print("%schains: %d/%d (%s%%) truncated=%d no_python=%d unwound=%d (%.2f%%)%s" % (
+    apart_percent = 100.0 * apart / (total + apart) if total + apart else 0.0
+    print("%schains: %d/%d (%s%%) truncated=%d no_python=%d unwound=%d (%.2f%%)%s%s" % (
         label, correct, total, shown, truncated, no_python, unwound,
         100.0 * unwound / total if total else 0.0,
-        " unmarked=%d" % unmarked if args.ends else ""))
+        " unmarked=%d" % unmarked if args.ends else "",
+        " cut_apart=%d (%.2f%%)" % (apart, apart_percent) if args.cut_apart else ""))
     for reason, header, frames in wrong:
         sys.stderr.write("%swrong sample (%s):\n%s\n" % (label, reason, header))
         for line in frames[:40]:
@@ -201,6 +236,10 @@ def main():
     if total < max(args.min_samples, 1):
         sys.stderr.write("%s%d samples of the workload inside its window, fewer than %d\n" % (
             label, total, max(args.min_samples, 1)))
+        return 1
+    if apart_percent > args.max_cut:
+        sys.stderr.write("%s%d samples (%.2f%%) cut with no Python frame, more than %g%%\n" % (
+            label, apart, apart_percent, args.max_cut))
         return 1
     return 1 if percent < args.min or unmarked else 0
 
