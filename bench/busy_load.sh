@@ -22,7 +22,16 @@ python=${2:-$(find_python 12 2>/dev/null || find_python 13 2>/dev/null)}
 }
 work=$(mktemp -d "${TMPDIR:-/tmp}/pystitch-busy-load.XXXXXX") || exit 2
 end=$(($(date +%s) + seconds))
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+# stopped early, the recording in flight ends (a second or so) and its
+# program's perf map is removed as the others are
+cleanup() {
+	touch "$work/stop"
+	[ -z "$churn_pid" ] || kill "$churn_pid" 2>/dev/null
+	[ -z "$record_pid" ] || wait "$record_pid" 2>/dev/null
+	rm -rf "$work"
+}
+churn_pid='' record_pid=''
+trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 churn() {
@@ -36,7 +45,7 @@ churn() {
 
 record() {
 	local n=0 pid
-	while [ "$(date +%s)" -lt "$end" ]; do
+	while [ "$(date +%s)" -lt "$end" ] && [ ! -e "$work/stop" ]; do
 		perf record -q -F 999 -g -o "$work/load.data" -- "$python" -X perf -c '
 import os, sys
 def leaf(n):
@@ -57,6 +66,8 @@ print(os.getpid(), file=sys.stderr)' 2>"$work/pid" >/dev/null
 }
 
 churn &
+churn_pid=$!
 record &
+record_pid=$!
 wait
 echo "busy_load: $(cat "$work/recorded" 2>/dev/null || echo 0) Python recordings, $(cat "$work/churned" 2>/dev/null || echo 0) short processes in ${seconds} s (pid_max $(cat /proc/sys/kernel/pid_max))"
