@@ -158,6 +158,12 @@ PS_API const char *ps_reader_path(const struct ps_reader *reader);
  * (as given then), so that what names the input prints as it did there.
  * Owned by the reader. */
 PS_API const char *ps_reader_capture_path(const struct ps_reader *reader);
+/* The file records are read from now: ps_reader_capture_path(), except in
+ * a folder perf record wrote (--threads, --kcore), whose files are read
+ * in turns: PATH/data, PATH/data.0, ... Owned by the reader. */
+PS_API const char *ps_reader_input_file(const struct ps_reader *reader);
+/* The header file: ps_reader_capture_path(), or a folder's PATH/data. */
+PS_API const char *ps_reader_header_file(const struct ps_reader *reader);
 
 /* ---- header facts -------------------------------------------------- */
 
@@ -415,6 +421,8 @@ PS_API const char *ps_feature_name(unsigned bit);
 
 /* Header facts; these cannot fail. The reader must not be NULL. */
 PS_API bool ps_reader_is_pipe(const struct ps_reader *reader);
+/* The capture is a folder perf record wrote (--threads, --kcore). */
+PS_API bool ps_reader_is_folder(const struct ps_reader *reader);
 /* The order records are delivered in (ps_reader_opts.order). */
 PS_API enum ps_order ps_reader_order(const struct ps_reader *reader);
 /* The capture was written on a machine of the other byte order. */

@@ -74,7 +74,10 @@ static int64_t captured_on(const struct ps_cli *cli, struct ps_session *session)
 
 	if (ps_reader_is_archive(ps_session_reader(session), &archived_mtime))
 		return archived_mtime; /* the perf.data's, kept in the archive */
-	if (strcmp(cli->input, "-") == 0 ? fstat(0, &st) == 0 : stat(cli->input, &st) == 0)
+	/* a folder's: its header file's */
+	if (strcmp(cli->input, "-") == 0
+	            ? fstat(0, &st) == 0
+	            : stat(ps_reader_header_file(ps_session_reader(session)), &st) == 0)
 		return st.st_mtime;
 	return 0;
 }

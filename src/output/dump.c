@@ -153,8 +153,9 @@ int ps_dump_event(struct ps_strbuf *out, struct ps_dump_state *st, const struct 
 	ps_strbuf_addch(out, '\n');
 	add_offset(out, event->offset);
 	ps_strbuf_addch(out, '@');
-	/* perf names the input as -i gave it, and a pipe "pipe" */
-	ps_strbuf_addstr(out, ps_reader_is_pipe(reader) ? "pipe" : ps_reader_capture_path(reader));
+	/* perf names the input as -i gave it (a folder's file within it),
+	 * and a pipe "pipe" */
+	ps_strbuf_addstr(out, ps_reader_is_pipe(reader) ? "pipe" : ps_reader_input_file(reader));
 	ps_strbuf_addf(out, " [%#x]: event: %u\n", event->size, event->type);
 	if (!st->no_hex && event->raw) {
 		if (ps_reader_is_swapped(reader)) {

@@ -407,9 +407,10 @@ static void print_feature(struct ps_strbuf *out, const struct ps_reader *reader,
 		               f->clockid_res_ns * 1000);
 		break;
 	case PS_FEAT_DIR_FORMAT:
-		/* perf reads the version only into a directory capture, and
-		 * pystitch reads files */
-		ps_strbuf_addstr(out, "# directory data version : 0\n");
+		/* perf reads the version only into a folder's capture: a file
+		 * shows 0 */
+		ps_strbuf_addf(out, "# directory data version : %" PRIu64 "\n",
+		               ps_reader_is_folder(reader) ? f->dir_format_version : 0);
 		break;
 	case PS_FEAT_COMPRESSED:
 		ps_strbuf_addf(out, "# compressed : %s, level = %d, ratio = %d\n",

@@ -121,6 +121,13 @@ bool ps_path_is_archive(const char *path)
 	return archive;
 }
 
+static bool is_folder(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int ps_archive_writer_open(const char *capture, const struct ps_archive_writer_opts *opts,
                            struct ps_archive_writer **out)
 {
@@ -142,6 +149,13 @@ int ps_archive_writer_open(const char *capture, const struct ps_archive_writer_o
 	else if (ps_path_is_archive(capture))
 		rc = ps_fail(w->errmsg, sizeof(w->errmsg), -EINVAL,
 		             "archive: %s is an archive already", capture);
+	else if (is_folder(capture))
+		/* an archive holds one perf.data file */
+		rc = ps_fail(w->errmsg, sizeof(w->errmsg), -EISDIR,
+		             "archive: %s is a folder (perf record --threads or --kcore wrote "
+		             "it), which archive does not pack yet: read it with script and "
+		             "the other commands, or record to a file to archive",
+		             capture);
 	else if (!(w->capture = strdup(capture)))
 		rc = ps_fail(w->errmsg, sizeof(w->errmsg), -ENOMEM, "archive: out of memory");
 	if (rc)

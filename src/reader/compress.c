@@ -61,9 +61,14 @@ int ps_decompress_feed(struct ps_reader *r, const uint8_t *data, size_t size, ui
 	return 0;
 }
 
+void ps_decompressor_free(struct ps_decompressor *z)
+{
+	ZSTD_freeDCtx(z->dctx);
+	free(z->buf);
+	memset(z, 0, sizeof(*z));
+}
+
 void ps_decompress_free(struct ps_reader *r)
 {
-	ZSTD_freeDCtx(r->zstd.dctx);
-	free(r->zstd.buf);
-	memset(&r->zstd, 0, sizeof(r->zstd));
+	ps_decompressor_free(&r->zstd);
 }

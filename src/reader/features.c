@@ -441,10 +441,10 @@ static int decode_section(struct ps_feature_section *s, unsigned bit)
 		return decode_u64(s, &f->clockid_res_ns, &f->has_clockid);
 	case PS_FEAT_DIR_FORMAT:
 		/* perf 6.1 takes DIR_FORMAT only from the header file of a
-		 * directory capture (perf record --threads), which the reader
-		 * does not open: from a file it refuses it and reads no feature
-		 * after it */
-		ps_features_perf_stops(f, bit);
+		 * folder (perf record --threads): from a file it refuses it
+		 * and reads no feature after it */
+		if (!s->r->is_dir)
+			ps_features_perf_stops(f, bit);
 		return decode_u64(s, &f->dir_format_version, &f->has_dir_format);
 	case PS_FEAT_BPF_PROG_INFO:
 		return ps_decode_bpf_prog_info(s);

@@ -19,7 +19,7 @@ static void vformat_error(struct ps_reader *r, const char *prefix, const char *f
 {
 	char start[PS_MSG_MAX];
 
-	snprintf(start, sizeof(start), "%s: %s", r->path ? r->path : "(input)", prefix);
+	snprintf(start, sizeof(start), "%s: %s", ps_reader_input_name(r), prefix);
 	ps_vformat(r->errmsg, sizeof(r->errmsg), start, fmt, ap);
 	/* one line, whatever the input held, and no terminal control
 	 * sequences from names a hostile file carries */
@@ -65,11 +65,12 @@ int ps_reader_fail_at(struct ps_reader *r, int err, uint64_t offset, uint32_t ty
 
 void ps_reader_warn_failure(struct ps_reader *r, const char *consequence)
 {
-	size_t plen = r->path ? strlen(r->path) : 0;
+	const char *name = ps_reader_input_name(r);
+	size_t plen = strlen(name);
 	const char *what = r->errmsg;
 
 	/* the message starts with the path, which the log says itself */
-	if (r->path && strncmp(what, r->path, plen) == 0 && strncmp(what + plen, ": ", 2) == 0)
+	if (strncmp(what, name, plen) == 0 && strncmp(what + plen, ": ", 2) == 0)
 		what += plen + 2;
 	ps_reader_log(r, PS_LOG_WARN, "%s; %s", what, consequence);
 	r->failed = false;

@@ -115,6 +115,7 @@ int ps_queue_push(struct ps_reader *r, const uint8_t *raw, size_t size, uint64_t
 	e->seq = q->seq++;
 	e->offset = offset;
 	e->from_compressed = from_compressed;
+	e->stream = (uint16_t)r->cur_stream;
 	if (timestamp < q->last_delivered)
 		r->stats.nr_unordered++;
 	if (timestamp > q->max_timestamp)

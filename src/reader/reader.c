@@ -18,9 +18,6 @@
 #include "base/opts.h"
 #include "reader/perf_format_priv.h"
 
-#define PS_INPUT_BUFFER (1u << 20)
-#define PS_MAX_RECORD 65536
-
 /* ---- file header -------------------------------------------------- */
 
 /* The header's sections are read at their offsets, past the stream. */
@@ -183,13 +180,10 @@ static int reader_start(struct ps_reader *r)
 
 	got = ps_input_fill(r, 16);
 	if (got == -EISDIR)
-		/* perf record --threads writes a folder: a header file "data"
-		 * and a stream per thread, data.0, data.1, ... */
-		return ps_reader_fail(
-		        r, -EISDIR,
-		        "a folder (perf record --threads writes its capture as one: "
-		        "data, data.0, data.1, ...), which pystitch does not read yet: "
-		        "record without --threads");
+		/* a descriptor of a folder: its files are found by path */
+		return ps_reader_fail(r, -EISDIR,
+		                      "a folder (perf record --threads writes its capture as one): "
+		                      "give its path");
 	if (got < 0)
 		return ps_reader_fail(r, (int)got, "cannot read: %s", strerror((int)-got));
 	if (got < 16)
@@ -244,7 +238,7 @@ static int reader_start(struct ps_reader *r)
 	if (err && r->opts.force && err != -ENOMEM) {
 		/* a capture cut short loses its features first: go on without */
 		ps_reader_log(r, PS_LOG_WARN, "%s; --force: features ignored",
-		              r->errmsg + strlen(r->path) + 2);
+		              r->errmsg + strlen(ps_reader_input_name(r)) + 2);
 		r->failed = false;
 		err = 0;
 	}
@@ -252,6 +246,9 @@ static int reader_start(struct ps_reader *r)
 		return err;
 	/* as perf_session__read_header() ends: after EVENT_DESC */
 	ps_tracing_name_events(r);
+	err = ps_dir_open_streams(r);
+	if (err)
+		return err;
 	/* position the stream at the data section */
 	if (lseek(r->in.fd, (off_t)r->data_offset, SEEK_SET) < 0)
 		return ps_reader_fail(r, -errno, "cannot seek: %s", strerror(errno));
@@ -371,11 +368,21 @@ static int open_path(const char *path, const struct ps_reader_opts *opts, struct
 			                      "a pystitch archive is read from a named file (-i "
 			                      "FILE), not from standard input");
 	} else {
+		struct stat st;
+
 		r->in.fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (r->in.fd < 0)
 			return ps_reader_fail(r, -errno, "cannot open: %s", strerror(errno));
 		r->own_fd = true;
-		if (ps_archive_detect(r->in.fd)) {
+		if (fstat(r->in.fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+			/* perf record --threads (or --kcore) wrote a folder */
+			close(r->in.fd);
+			r->in.fd = -1;
+			r->own_fd = false;
+			err = ps_dir_open(r, path);
+			if (err)
+				return err;
+		} else if (ps_archive_detect(r->in.fd)) {
 			err = open_archive(r, path);
 			if (err)
 				return err;
@@ -405,6 +412,7 @@ void ps_reader_close(struct ps_reader *r)
 {
 	if (!r)
 		return;
+	ps_dir_close(r);
 	if (r->own_fd && r->in.fd >= 0)
 		close(r->in.fd);
 	ps_archive_close(r->archive);
@@ -448,6 +456,17 @@ const char *ps_reader_capture_path(const struct ps_reader *r)
 	return archived ? archived : r->path;
 }
 
+const char *ps_reader_input_file(const struct ps_reader *r)
+{
+	return r->is_dir && r->event_stream < r->nr_streams ? r->streams[r->event_stream].path
+	                                                    : ps_reader_capture_path(r);
+}
+
+const char *ps_reader_header_file(const struct ps_reader *r)
+{
+	return r->is_dir && r->streams ? r->streams[0].path : ps_reader_capture_path(r);
+}
+
 struct ps_archive *ps_reader_archive(const struct ps_reader *r)
 {
 	return r->archive;
@@ -472,6 +491,11 @@ bool ps_reader_is_archive(const struct ps_reader *r, int64_t *perf_data_mtime)
 bool ps_reader_is_pipe(const struct ps_reader *r)
 {
 	return r->is_pipe;
+}
+
+bool ps_reader_is_folder(const struct ps_reader *r)
+{
+	return r->is_dir;
 }
 enum ps_order ps_reader_order(const struct ps_reader *r)
 {

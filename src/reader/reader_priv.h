@@ -66,6 +66,7 @@ struct ps_queued {
 	uint64_t offset;
 	bool from_compressed;
 	bool mapped; /* bytes lie in the input's mapping: not a queue copy */
+	uint16_t stream; /* the folder's file it was read from */
 	uint32_t size;
 	uint8_t *bytes;
 };
@@ -97,6 +98,17 @@ struct ps_decompressor {
 	uint64_t offset; /* offset of the COMPRESSED record they came from */
 };
 
+/* One file of a capture perf record --threads wrote as a folder, while
+ * another is being read (dir_streams.c): the state the reader's input,
+ * decompressor and data end have while it is read. */
+struct ps_dir_stream {
+	char *path;
+	struct ps_input in;
+	struct ps_decompressor zstd;
+	uint64_t data_end;
+	bool done;
+};
+
 struct ps_reader {
 	char *path;
 	/* the input was an archive: its unpacked files, perf.data among them */
@@ -110,6 +122,17 @@ struct ps_reader {
 	bool own_fd;
 	bool is_pipe;
 	bool swap;
+	/* a folder (perf record --threads, --kcore): in is its header file
+	 * "data"; with DIR_FORMAT version 1 the files data.N beside it are
+	 * read too, each in turn (dir_streams.c). streams[cur_stream] is
+	 * the one in `in`, zstd and data_end now; the others keep theirs. */
+	bool is_dir;
+	struct ps_dir_stream *streams;
+	size_t nr_streams, cur_stream;
+	uint64_t stream_read; /* bytes read from the current one in its turn */
+	size_t event_stream; /* the file of the record delivered last */
+	/* the file records now come from, for messages (NULL: path) */
+	const char *input_name;
 
 	/* file header */
 	uint64_t header_size;
@@ -185,6 +208,40 @@ static inline int ps_scratch_read_u64s(struct ps_scratch *s, struct ps_cursor *c
 /* stream.c: buffered input and record delivery (ps_reader_next) */
 ssize_t ps_input_fill(struct ps_reader *r, size_t need);
 void ps_input_map(struct ps_reader *r, uint64_t file_size);
+/* Maps [data_offset, data_end) of in's file (file_size bytes) as
+ * ps_input_map() does. */
+void ps_input_map_range(struct ps_input *in, uint64_t data_offset, uint64_t data_end,
+                        uint64_t file_size);
+
+/* an input's read buffer, and the largest record (its size is 16 bits) */
+#define PS_INPUT_BUFFER (1u << 20)
+#define PS_MAX_RECORD 65536
+
+/* dir_streams.c */
+/* perf's READER_MAX_SIZE: bytes read from one file of a folder before
+ * the next gets its turn */
+#define PS_DIR_TURN_BYTES (2u << 20)
+/* The name records are read from now, for messages. */
+static inline const char *ps_reader_input_name(const struct ps_reader *r)
+{
+	return r->input_name ? r->input_name : r->path ? r->path : "(input)";
+}
+/* Opens path (a folder) as perf does: its header file "data" becomes the
+ * input. Returns 0 or a negative errno with the reader failed. */
+int ps_dir_open(struct ps_reader *r, const char *path);
+/* After the header: with DIR_FORMAT version 1, opens the data.N files
+ * perf reads (readdir's order, regular and not empty). */
+int ps_dir_open_streams(struct ps_reader *r);
+/* The current file is read to its end: the next one that is not gets the
+ * turn (r->done when none). */
+void ps_dir_stream_done(struct ps_reader *r);
+/* The current file's turn is over (perf reads 2 MB from each in turn):
+ * the next one that is not done gets it. */
+void ps_dir_next_turn(struct ps_reader *r);
+void ps_dir_close(struct ps_reader *r);
+/* compress.c: frees a decompressor's state (the reader's or a waiting
+ * file's) */
+void ps_decompressor_free(struct ps_decompressor *z);
 void ps_input_unmap(struct ps_input *in);
 
 static inline void ps_input_consume(struct ps_input *in, size_t n)

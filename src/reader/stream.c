@@ -28,16 +28,23 @@
  * the input's buffer. On any failure the input stays a buffered read. */
 void ps_input_map(struct ps_reader *r, uint64_t file_size)
 {
-	struct ps_input *in = &r->in;
+	if (r->is_pipe)
+		return;
+	ps_input_map_range(&r->in, r->data_offset, r->data_end, file_size);
+}
+
+void ps_input_map_range(struct ps_input *in, uint64_t data_offset, uint64_t data_end,
+                        uint64_t file_size)
+{
 	long page = sysconf(_SC_PAGESIZE);
 	uint64_t start, len;
 	void *map;
 
-	if (page <= 0 || r->is_pipe || !in->seekable || r->data_end > file_size ||
-	    r->data_end - r->data_offset < MAP_MIN_DATA || getenv("PYSTITCH_NO_MMAP"))
+	if (page <= 0 || !in->seekable || data_end > file_size ||
+	    data_end - data_offset < MAP_MIN_DATA || getenv("PYSTITCH_NO_MMAP"))
 		return;
-	start = r->data_offset & ~(uint64_t)(page - 1);
-	len = r->data_end - start;
+	start = data_offset & ~(uint64_t)(page - 1);
+	len = data_end - start;
 	if (len > SIZE_MAX)
 		return;
 	map = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, in->fd, (off_t)start);
@@ -50,12 +57,12 @@ void ps_input_map(struct ps_reader *r, uint64_t file_size)
 	in->map_offset = start;
 	in->page = (uint64_t)page;
 	in->dropped = start;
-	in->checked = r->data_offset;
+	in->checked = data_offset;
 	in->buf = map;
 	in->cap = (size_t)len;
-	in->head = (size_t)(r->data_offset - start);
+	in->head = (size_t)(data_offset - start);
 	in->tail = (size_t)len;
-	in->offset = r->data_offset;
+	in->offset = data_offset;
 	in->eof = true;
 }
 
@@ -194,7 +201,7 @@ static int damaged(struct ps_reader *r, int err, uint64_t offset)
 	if (!r->opts.force)
 		return err;
 	ps_reader_log(r, PS_LOG_WARN, "%s; --force: skipping the rest of the input",
-	              r->errmsg + strlen(r->path) + 2);
+	              r->errmsg + strlen(ps_reader_input_name(r)) + 2);
 	r->failed = false;
 	r->stats.damaged = true;
 	r->stats.damaged_offset = offset;
@@ -245,11 +252,16 @@ static int next_raw(struct ps_reader *r, struct raw_record *rec)
 	ssize_t got;
 	int err;
 
+again:
 	if (r->done)
 		return 0;
 	err = next_decompressed(r, rec);
 	if (err)
 		return err;
+	/* a folder's file has had its turn once its COMPRESSED records'
+	 * contents are read too */
+	if (r->nr_streams > 1 && r->stream_read >= PS_DIR_TURN_BYTES)
+		ps_dir_next_turn(r);
 
 	/* the records framed before were queued or are done with */
 	input_drop_behind(r);
@@ -308,7 +320,6 @@ static int next_raw(struct ps_reader *r, struct raw_record *rec)
 	return 1;
 
 end:
-	r->done = true;
 	if (r->zstd.tail > r->zstd.head) {
 		/* perf record can stop with the tail of a record still in its
 		 * compressor; perf drops that piece, and so do we, saying so */
@@ -320,6 +331,12 @@ end:
 		r->stats.nr_skipped++;
 		r->zstd.head = r->zstd.tail;
 	}
+	if (r->nr_streams > 1) {
+		/* the next file of the folder, if one is left */
+		ps_dir_stream_done(r);
+		goto again;
+	}
+	r->done = true;
 	return 0;
 }
 
@@ -368,6 +385,7 @@ static int frame_next(struct ps_reader *r, struct raw_record *rec)
 	err = payload_size(r, rec, &rec->payload);
 	if (err)
 		return damaged(r, err, rec->offset);
+	r->stream_read += rec->size + rec->payload;
 
 	if (rec->type == PS_RECORD_HEADER_TRACING_DATA) {
 		/* the tracing blob follows the record; hand it over now */
@@ -419,7 +437,7 @@ static int decode(struct ps_reader *r, const uint8_t *bytes, uint16_t size, uint
 	if (!r->opts.force || err == -ENOMEM)
 		return err;
 	ps_reader_log(r, PS_LOG_WARN, "%s; --force: record skipped",
-	              r->errmsg + strlen(r->path) + 2);
+	              r->errmsg + strlen(ps_reader_input_name(r)) + 2);
 	r->failed = false;
 	r->stats.nr_skipped++;
 	if (!r->stats.damaged) {
@@ -437,6 +455,7 @@ static int next_file_order(struct ps_reader *r, const struct ps_event **event)
 
 		if (ret <= 0)
 			return ret;
+		r->event_stream = r->cur_stream;
 		ret = decode(r, rec.bytes, rec.size, rec.offset, rec.from_compressed, rec.payload);
 		if (ret < 0)
 			return ret;
@@ -452,7 +471,10 @@ static int deliver_queued(struct ps_reader *r, const struct ps_event **event)
 	struct ps_queued q;
 
 	while (ps_queue_pop(r, &q)) {
-		int ret = decode(r, q.bytes, (uint16_t)q.size, q.offset, q.from_compressed, 0);
+		int ret;
+
+		r->event_stream = q.stream;
+		ret = decode(r, q.bytes, (uint16_t)q.size, q.offset, q.from_compressed, 0);
 		if (ret < 0)
 			return ret;
 		if (ret > 0) {
@@ -467,7 +489,10 @@ static int deliver_queued(struct ps_reader *r, const struct ps_event **event)
 static int deliver_now(struct ps_reader *r, const struct raw_record *rec,
                        const struct ps_event **event)
 {
-	int ret = decode(r, rec->bytes, rec->size, rec->offset, rec->from_compressed, rec->payload);
+	int ret;
+
+	r->event_stream = r->cur_stream;
+	ret = decode(r, rec->bytes, rec->size, rec->offset, rec->from_compressed, rec->payload);
 	if (ret > 0)
 		*event = &r->event;
 	return ret;
