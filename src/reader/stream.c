@@ -231,7 +231,7 @@ static int next_decompressed(struct ps_reader *r, struct raw_record *rec)
 	if (avail < size)
 		return 0; /* the rest arrives with the next COMPRESSED record */
 	if (type == PS_RECORD_HEADER_TRACING_DATA || type == PS_RECORD_AUXTRACE ||
-	    type == PS_RECORD_COMPRESSED)
+	    type == PS_RECORD_COMPRESSED || type == PS_RECORD_COMPRESSED2)
 		return ps_reader_fail_at(r, -EINVAL, z->offset, type,
 		                         "record not allowed inside a COMPRESSED record");
 	rec->bytes = z->buf + z->head;
@@ -521,7 +521,7 @@ static int next_time_order(struct ps_reader *r, const struct ps_event **event)
 			r->queue.flush_limit = UINT64_MAX;
 			continue;
 		}
-		if (rec.type == PS_RECORD_COMPRESSED) {
+		if (rec.type == PS_RECORD_COMPRESSED || rec.type == PS_RECORD_COMPRESSED2) {
 			/* its contents are what perf script sees */
 			ret = decode(r, rec.bytes, rec.size, rec.offset, false, 0);
 			if (ret < 0)

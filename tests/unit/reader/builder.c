@@ -681,6 +681,12 @@ void bld_tracing_data(struct bld_buf *b, uint32_t trace_id)
 void bld_compressed(struct bld_buf *out, const uint8_t *src, size_t len, const size_t *cuts,
                     size_t nr_cuts, size_t *rec_pos)
 {
+	bld_compressed_type(out, 81, src, len, cuts, nr_cuts, rec_pos);
+}
+
+void bld_compressed_type(struct bld_buf *out, uint32_t type, const uint8_t *src, size_t len,
+                         const size_t *cuts, size_t nr_cuts, size_t *rec_pos)
+{
 	ZSTD_CCtx *cctx = ZSTD_createCCtx();
 	size_t prev = 0;
 
@@ -702,8 +708,16 @@ void bld_compressed(struct bld_buf *out, const uint8_t *src, size_t len, const s
 			if (ZSTD_isError(left))
 				die(ZSTD_getErrorName(left));
 		} while (left != 0);
-		start = bld_rec_begin(out, 81, 0);
-		bld_bytes(out, tmp, ob.pos);
+		start = bld_rec_begin(out, type, 0);
+		if (type == 83) {
+			/* COMPRESSED2 (perf 6.12): the data's size, then the data,
+			 * the record padded to 8 bytes */
+			bld_u64(out, ob.pos);
+			bld_bytes(out, tmp, ob.pos);
+			bld_zeros(out, (8 - ob.pos % 8) % 8);
+		} else {
+			bld_bytes(out, tmp, ob.pos);
+		}
 		bld_rec_end(out, start);
 		if (rec_pos)
 			rec_pos[i] = start;

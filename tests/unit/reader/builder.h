@@ -254,6 +254,10 @@ void bld_tracing_data(struct bld_buf *b, uint32_t trace_id);
  * position in out. */
 void bld_compressed(struct bld_buf *out, const uint8_t *src, size_t len, const size_t *cuts,
                     size_t nr_cuts, size_t *rec_pos);
+/* The same with records of type (81 COMPRESSED, 83 COMPRESSED2: with its
+ * data size and padding to 8 bytes). */
+void bld_compressed_type(struct bld_buf *out, uint32_t type, const uint8_t *src, size_t len,
+                         const size_t *cuts, size_t nr_cuts, size_t *rec_pos);
 
 /* ---- handing images to the reader -------------------------------------- */
 
