@@ -100,9 +100,10 @@ struct ps_reader_opts {
 	 * is delivered and ps_reader_next() returns 0 (a warning is logged
 	 * and ps_reader_stats() records the offset). */
 	bool force;
-	/* Upper bound on memory held by the timestamp queue, in bytes;
-	 * 0 means the default (256 MiB). When it is exceeded, half of the
-	 * queue is released early, as perf does. */
+	/* Upper bound on the copies of records the timestamp queue holds,
+	 * in bytes (the records of a mapped capture are used where they lie
+	 * and do not count); 0 means the default (256 MiB). When it is
+	 * exceeded, half of the queue is released early. */
 	size_t max_queue_bytes;
 	ps_log_fn log;
 	void *log_ctx;

@@ -84,7 +84,7 @@ void ps_reader_log(struct ps_reader *r, enum ps_log_level level, const char *fmt
 
 	if (!r->opts.log)
 		return;
-	snprintf(prefix, sizeof(prefix), "%s: ", r->path ? r->path : "(input)");
+	snprintf(prefix, sizeof(prefix), "%s: ", ps_reader_input_name(r));
 	va_start(ap, fmt);
 	ps_vlog(r->opts.log, r->opts.log_ctx, level, prefix, fmt, ap);
 	va_end(ap);

@@ -120,7 +120,11 @@ int ps_queue_push(struct ps_reader *r, const uint8_t *raw, size_t size, uint64_t
 		r->stats.nr_unordered++;
 	if (timestamp > q->max_timestamp)
 		q->max_timestamp = timestamp;
-	q->bytes += size;
+	/* only copies count against the bound: a mapped record costs its
+	 * entry alone, and a folder's records all wait for the end, as in
+	 * perf, whose queue has no bound for script */
+	if (!e->mapped)
+		q->bytes += size;
 	sift_up(q->heap, q->nr);
 	q->nr++;
 	if (q->bytes > r->opts.max_queue_bytes && !q->flushing)
@@ -145,7 +149,8 @@ bool ps_queue_pop(struct ps_reader *r, struct ps_queued *out)
 		q->heap[0] = q->heap[q->nr];
 		sift_down(q->heap, q->nr, 0);
 	}
-	q->bytes -= out->size;
+	if (!out->mapped)
+		q->bytes -= out->size;
 	q->last_delivered = out->timestamp;
 	/* the copy stays alive until the caller is done with the event */
 	q->in_flight = out->bytes;

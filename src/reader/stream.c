@@ -471,10 +471,15 @@ static int deliver_queued(struct ps_reader *r, const struct ps_event **event)
 	struct ps_queued q;
 
 	while (ps_queue_pop(r, &q)) {
+		const char *reading = r->input_name;
 		int ret;
 
+		/* its messages name the folder's file it came from */
 		r->event_stream = q.stream;
+		if (r->is_dir && q.stream < r->nr_streams)
+			r->input_name = r->streams[q.stream].path;
 		ret = decode(r, q.bytes, (uint16_t)q.size, q.offset, q.from_compressed, 0);
+		r->input_name = reading;
 		if (ret < 0)
 			return ret;
 		if (ret > 0) {

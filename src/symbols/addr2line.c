@@ -158,6 +158,69 @@ static int add_unit_range(void *arg, uint64_t low, uint64_t high)
 	return 0;
 }
 
+static bool skip_uleb(struct ps_cursor *c)
+{
+	for (int i = 0; i < 10; i++)
+		if (!(ps_cursor_u8(c) & 0x80))
+			return ps_cursor_ok(c);
+	return false;
+}
+
+/* Whether bfd (binutils 2.40) cannot read the unit's DW_AT_ranges: a
+ * DWARF 5 range list with entries that index .debug_addr
+ * (DW_RLE_base_addressx, startx_endx, startx_length), which gcc writes in
+ * the skeleton unit of -gsplit-dwarf. bfd then stops reading units: that
+ * one and every later one answer nothing (a split unit's skeleton made by
+ * clang, with DW_AT_low_pc and DW_AT_high_pc, reads fine). */
+static bool bfd_cannot_read_ranges(struct ps_addr2line *a2l, Dwarf_Die *cudie, int version)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word offset;
+	Dwarf_Die unit;
+	struct ps_cursor c;
+	uint8_t address_size = 0, offset_size = 0;
+
+	if (version < 5 || !dwarf_diecu(cudie, &unit, &address_size, &offset_size) ||
+	    !dwarf_attr(cudie, DW_AT_ranges, &attr) ||
+	    dwarf_whatform(&attr) != DW_FORM_sec_offset || dwarf_formudata(&attr, &offset) != 0)
+		return false;
+	if (!ps_elf_section_contents(a2l->file, ".debug_rnglists", &c) ||
+	    !ps_cursor_skip(&c, offset))
+		return false;
+	for (;;) {
+		uint8_t kind = ps_cursor_u8(&c);
+
+		if (!ps_cursor_ok(&c))
+			return false;
+		switch (kind) {
+		case DW_RLE_end_of_list:
+			return false;
+		case DW_RLE_base_addressx:
+		case DW_RLE_startx_endx:
+		case DW_RLE_startx_length:
+			return true;
+		case DW_RLE_offset_pair:
+			if (!skip_uleb(&c) || !skip_uleb(&c))
+				return false;
+			break;
+		case DW_RLE_base_address:
+			if (!ps_cursor_skip(&c, address_size))
+				return false;
+			break;
+		case DW_RLE_start_end:
+			if (!ps_cursor_skip(&c, 2 * (size_t)address_size))
+				return false;
+			break;
+		case DW_RLE_start_length:
+			if (!ps_cursor_skip(&c, address_size) || !skip_uleb(&c))
+				return false;
+			break;
+		default:
+			return false; /* not a range list bfd reads either way */
+		}
+	}
+}
+
 static int load_units(struct ps_addr2line *a2l)
 {
 	Dwarf_CU *cu = NULL, *next;
@@ -177,8 +240,14 @@ static int load_units(struct ps_addr2line *a2l)
 			break;
 		cu = next;
 		tag = dwarf_tag(&cudie);
-		if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit)
+		/* a split unit's skeleton (-gsplit-dwarf) is a unit to bfd too:
+		 * its ranges and line table are in this file; bfd does not read
+		 * the .dwo file with the functions, and neither does this */
+		if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit &&
+		    tag != DW_TAG_skeleton_unit)
 			continue;
+		if (bfd_cannot_read_ranges(a2l, &cudie, version))
+			break;
 		if (!ps_array_reserve((void **)&a2l->cus, &cap_cus, a2l->nr_cus + 1,
 		                      sizeof(*a2l->cus), 16))
 			return -ENOMEM;

@@ -31,12 +31,12 @@ activations that were running before. --ends counts, and fails on, the samples w
 stack neither ends where a process or thread starts (_start,
 __libc_start_call_main, start_thread, clone3, ld.so's _dl_start_user, ...)
 nor is marked `[truncated]`: a stack cut short passed off as whole
-(`unmarked=N` is added to the line). --cut-apart MERGED counts apart the
-samples that MERGED (the merged mode's output of the same capture) marks
-`[truncated]` without any Python frame: a `perf record -g` walk that broke
-in the leaf's library (built without frame pointers) before any Python
-frame, so the capture holds no chain at all. They leave TOTAL, are added
-as `cut_apart=N (PCT%)`, and fail the check when more than --max-cut
+(`unmarked=N` is added to the line). --cut-apart PERF counts apart the
+samples that PERF (perf script's output of the same capture) shows
+without any Python frame: a `perf record -g` walk that broke in the
+leaf's library (built without frame pointers) before any Python frame, so
+the capture holds no chain at all. They leave TOTAL, are added as
+`cut_apart=N (PCT%)`, and fail the check when more than --max-cut
 (default 5) percent of the samples are. Shows up to 5 wrong samples on stderr. Exit
 status 1 when fewer than --min (default 99) percent are correct, or
 fewer than --min-samples (default 1) samples count; 2 on bad input.
@@ -107,17 +107,20 @@ def header_time(match):
 
 
 def cut_without_python(path):
-    """(tid, time) of the samples of a merged-mode output marked cut that
-    hold no Python frame."""
+    """(tid, time) of the samples of perf script's output that hold no
+    Python frame."""
     keys = set()
-    with open(path) as f:
+    try:
+        f = open(path)
+    except OSError as e:
+        fail("%s: %s" % (path, e.strerror))
+    with f:
         for header, frames in samples(f):
             match = HEADER.match(header)
             if not match:
                 continue
             symbols = [FRAME.match(line).group(2) for line in frames if FRAME.match(line)]
-            if "[truncated]" in symbols and not any(
-                    s.startswith("py::") or s == UNNAMED for s in symbols):
+            if not any(s.startswith("py::") for s in symbols):
                 second = match.group(3)
                 keys.add((int(second) if second else int(match.group(2)), header_time(match)))
     return keys

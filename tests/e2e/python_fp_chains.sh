@@ -8,8 +8,9 @@
 #    exactly the right chain in the merged, all and only modes (as
 #    python_chains.sh checks DWARF captures), not counting, up to 5% of
 #    them, the samples whose recorded walk broke in libc before reaching
-#    any Python frame (no chain is in the capture; the merged mode marks
-#    them cut, and the figure line says how many), every merged stack of the
+#    any Python frame (perf script shows no Python frame in them: no chain
+#    is in the capture; the merged mode marks them cut, and the figure line
+#    says how many), every merged stack of the
 #    workload ends where a process or thread starts or is marked
 #    [truncated] (a walk that stopped in libc, built without frame
 #    pointers, without reading garbage), and --python=native prints what
@@ -102,12 +103,12 @@ sys.exit("-fno-omit-frame-pointer" not in (sysconfig.get_config_var("CFLAGS") or
 		# every stack ends where a process or thread starts, or is marked
 		ends=
 		[ $mode = merged ] && ends=--ends
-		# samples whose walk broke in libc before any Python frame (the
-		# merged mode marks them cut) hold no chain at all: counted
-		# apart, at most 5% of them
+		# samples whose walk broke in libc before any Python frame
+		# (perf script shows none; the merged mode marks them cut) hold
+		# no chain at all: counted apart, at most 5% of them
 		# shellcheck disable=SC2086 # --only, --ends or nothing
 		e2e_chains "python$version -g $mode" "$expected" "$output" $only $ends \
-			--cut-apart "$E2E_TMP/pystitch-$tag-merged.txt"
+			--cut-apart "$E2E_TMP/perf-$tag.txt"
 	done
 
 	# Python called back from libsqlite3
