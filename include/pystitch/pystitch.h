@@ -437,8 +437,9 @@ PS_API uint64_t ps_reader_data_offset(const struct ps_reader *reader);
 PS_API uint64_t ps_reader_data_size(const struct ps_reader *reader);
 /* How far the reader has got: *done is the input bytes consumed so far
  * (records read ahead for ordering count as consumed), *total the input's
- * size as far as it is known: the end of the data section for a file, 0
- * for a pipe. For a progress display; it cannot fail. */
+ * size as far as it is known: the end of the data section for a file
+ * (with a folder's data.N files added), 0 for a pipe. For a progress
+ * display; it cannot fail. */
 PS_API void ps_reader_progress(const struct ps_reader *reader, uint64_t *done, uint64_t *total);
 /* A capture that perf record is still writing to a file, followed by
  * ps_capture_count_growing() (pystitch record's progress line): zero it,

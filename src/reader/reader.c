@@ -517,6 +517,16 @@ void ps_reader_progress(const struct ps_reader *r, uint64_t *done, uint64_t *tot
 {
 	*done = r->in.offset;
 	*total = r->is_pipe ? 0 : r->data_offset + r->data_size;
+	if (r->nr_streams <= 1)
+		return;
+	/* a folder: the header file's position and size, and its data.N
+	 * files' whole (the current file's position is the reader's) */
+	*done = 0;
+	for (size_t i = 0; i < r->nr_streams; i++) {
+		*done += i == r->cur_stream ? r->in.offset : r->streams[i].in.offset;
+		if (i > 0)
+			*total += r->streams[i].data_end;
+	}
 }
 size_t ps_reader_nr_attrs(const struct ps_reader *r)
 {
