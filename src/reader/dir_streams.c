@@ -65,15 +65,12 @@ int ps_dir_open(struct ps_reader *r, const char *path)
 	return 0;
 }
 
-static int add_stream(struct ps_reader *r, size_t *cap, const char *dir, const char *name,
-                      uint64_t size)
+/* Opens path (the stream takes it over) as the next data.N file. */
+static int add_stream(struct ps_reader *r, size_t *cap, char *path, uint64_t size)
 {
 	struct ps_dir_stream *s;
-	char *path = join(dir, name);
 	int fd;
 
-	if (!path)
-		return ps_reader_fail(r, -ENOMEM, "out of memory");
 	if (r->nr_streams >= MAX_STREAMS) {
 		free(path);
 		return ps_reader_fail(r, -E2BIG, "more than %u data.N files in the folder",
@@ -101,8 +98,7 @@ static int add_stream(struct ps_reader *r, size_t *cap, const char *dir, const c
 	s->in.seekable = true;
 	s->in.offset = 0;
 	s->data_end = size;
-	s->in.cap = size < PS_INPUT_BUFFER ? (size < PS_MAX_RECORD ? PS_MAX_RECORD : size)
-	                                   : PS_INPUT_BUFFER;
+	s->in.cap = ps_input_buffer_size(size);
 	s->in.buf = malloc(s->in.cap);
 	if (!s->in.buf)
 		return ps_reader_fail(r, -ENOMEM, "out of memory");
@@ -146,9 +142,10 @@ int ps_dir_open_streams(struct ps_reader *r)
 		/* perf skips what stat refuses, what is not a regular file,
 		 * and (when reading) the empty files */
 		take = stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
-		free(path);
 		if (take)
-			err = add_stream(r, &cap, dir, entry->d_name, (uint64_t)st.st_size);
+			err = add_stream(r, &cap, path, (uint64_t)st.st_size);
+		else
+			free(path);
 	}
 	closedir(d);
 	return err;

@@ -168,11 +168,7 @@ static int reader_start(struct ps_reader *r)
 		 * read-ahead keeps a capture that is not cached from waiting
 		 * on the disk every megabyte (advice only: errors ignored) */
 		(void)posix_fadvise(r->in.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-		/* a small file gets a small buffer (it grows on demand): the
-		 * many small inputs of tests and fuzzing need not each map
-		 * and fault in a megabyte */
-		if (st.st_size < (off_t)PS_INPUT_BUFFER)
-			r->in.cap = st.st_size < PS_MAX_RECORD ? PS_MAX_RECORD : (size_t)st.st_size;
+		r->in.cap = ps_input_buffer_size((uint64_t)st.st_size);
 	}
 	r->in.buf = malloc(r->in.cap);
 	if (!r->in.buf)

@@ -217,6 +217,16 @@ void ps_input_map_range(struct ps_input *in, uint64_t data_offset, uint64_t data
 #define PS_INPUT_BUFFER (1u << 20)
 #define PS_MAX_RECORD 65536
 
+/* The read buffer of a regular file of file_size bytes: a small file gets
+ * a small one (it grows on demand), so that the many small inputs of tests
+ * and fuzzing need not each fault in a megabyte. */
+static inline size_t ps_input_buffer_size(uint64_t file_size)
+{
+	if (file_size >= PS_INPUT_BUFFER)
+		return PS_INPUT_BUFFER;
+	return file_size < PS_MAX_RECORD ? PS_MAX_RECORD : (size_t)file_size;
+}
+
 /* dir_streams.c */
 /* perf's READER_MAX_SIZE: bytes read from one file of a folder before
  * the next gets its turn */

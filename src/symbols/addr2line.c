@@ -158,14 +158,6 @@ static int add_unit_range(void *arg, uint64_t low, uint64_t high)
 	return 0;
 }
 
-static bool skip_uleb(struct ps_cursor *c)
-{
-	for (int i = 0; i < 10; i++)
-		if (!(ps_cursor_u8(c) & 0x80))
-			return ps_cursor_ok(c);
-	return false;
-}
-
 /* Whether bfd (binutils 2.40) cannot read the unit's DW_AT_ranges: a
  * DWARF 5 range list with entries that index .debug_addr
  * (DW_RLE_base_addressx, startx_endx, startx_length), which gcc writes in
@@ -179,6 +171,7 @@ static bool bfd_cannot_read_ranges(struct ps_addr2line *a2l, Dwarf_Die *cudie, i
 	Dwarf_Die unit;
 	struct ps_cursor c;
 	uint8_t address_size = 0, offset_size = 0;
+	uint64_t value;
 
 	if (version < 5 || !dwarf_diecu(cudie, &unit, &address_size, &offset_size) ||
 	    !dwarf_attr(cudie, DW_AT_ranges, &attr) ||
@@ -200,7 +193,7 @@ static bool bfd_cannot_read_ranges(struct ps_addr2line *a2l, Dwarf_Die *cudie, i
 		case DW_RLE_startx_length:
 			return true;
 		case DW_RLE_offset_pair:
-			if (!skip_uleb(&c) || !skip_uleb(&c))
+			if (!ps_dwarf_read_uleb(&c, &value) || !ps_dwarf_read_uleb(&c, &value))
 				return false;
 			break;
 		case DW_RLE_base_address:
@@ -212,7 +205,7 @@ static bool bfd_cannot_read_ranges(struct ps_addr2line *a2l, Dwarf_Die *cudie, i
 				return false;
 			break;
 		case DW_RLE_start_length:
-			if (!ps_cursor_skip(&c, address_size) || !skip_uleb(&c))
+			if (!ps_cursor_skip(&c, address_size) || !ps_dwarf_read_uleb(&c, &value))
 				return false;
 			break;
 		default:

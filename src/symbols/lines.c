@@ -14,7 +14,8 @@
 
 #define LINE_ROWS_MAX (64u << 20) /* a bound on damaged input */
 
-static bool read_uleb(struct ps_cursor *c, uint64_t *out)
+/* shared with addr2line.c (symbols_priv.h) */
+bool ps_dwarf_read_uleb(struct ps_cursor *c, uint64_t *out)
 {
 	uint64_t value = 0;
 	unsigned shift = 0;
@@ -190,7 +191,7 @@ static int run_program(struct ps_line_table *t, struct ps_cursor *c, int version
 			uint64_t len;
 			uint8_t sub;
 
-			if (!read_uleb(c, &len) || len == 0 || len > ps_cursor_left(c))
+			if (!ps_dwarf_read_uleb(c, &len) || len == 0 || len > ps_cursor_left(c))
 				return -EINVAL;
 			sub = ps_cursor_u8(c);
 			switch (sub) {
@@ -207,12 +208,13 @@ static int run_program(struct ps_line_table *t, struct ps_cursor *c, int version
 				break;
 			case 3: /* DW_LNE_define_file: name, dir, mtime, length */
 				if (!ps_cursor_string(c, ps_cursor_left(c), false) ||
-				    !read_uleb(c, &value) || !read_uleb(c, &value) ||
-				    !read_uleb(c, &value))
+				    !ps_dwarf_read_uleb(c, &value) ||
+				    !ps_dwarf_read_uleb(c, &value) ||
+				    !ps_dwarf_read_uleb(c, &value))
 					return -EINVAL;
 				break;
 			case 4: /* DW_LNE_set_discriminator */
-				if (!read_uleb(c, &value))
+				if (!ps_dwarf_read_uleb(c, &value))
 					return -EINVAL;
 				break;
 			case 0x80: /* DW_LNE_HP_source_file_correlation */
@@ -227,7 +229,7 @@ static int run_program(struct ps_line_table *t, struct ps_cursor *c, int version
 			rc = add_row(t, &st, version, false);
 			break;
 		case 2: /* DW_LNS_advance_pc */
-			if (!read_uleb(c, &value))
+			if (!ps_dwarf_read_uleb(c, &value))
 				return -EINVAL;
 			st.address += (st.op_index + value) / max_ops * min_inst;
 			st.op_index = (unsigned)((st.op_index + value) % max_ops);
@@ -238,12 +240,12 @@ static int run_program(struct ps_line_table *t, struct ps_cursor *c, int version
 			st.line += svalue;
 			break;
 		case 4: /* DW_LNS_set_file */
-			if (!read_uleb(c, &st.file))
+			if (!ps_dwarf_read_uleb(c, &st.file))
 				return -EINVAL;
 			st.file_set = true;
 			break;
 		case 5: /* DW_LNS_set_column */
-			if (!read_uleb(c, &value))
+			if (!ps_dwarf_read_uleb(c, &value))
 				return -EINVAL;
 			break;
 		case 6: /* DW_LNS_negate_stmt */
@@ -262,7 +264,7 @@ static int run_program(struct ps_line_table *t, struct ps_cursor *c, int version
 			break;
 		default: /* unknown standard opcode: skip its operands */
 			for (unsigned i = 0; i < opcode_lengths[op - 1]; i++)
-				if (!read_uleb(c, &value))
+				if (!ps_dwarf_read_uleb(c, &value))
 					return -EINVAL;
 			break;
 		}

@@ -226,6 +226,9 @@ struct ps_line_table {
 /* Decodes the line program at offset of .debug_line (cursor over the whole
  * section). address_size is the unit's. Returns 0 or a negative errno
  * (-EINVAL: damaged, bfd gives up on the unit). */
+/* A DWARF unsigned LEB128 of any length, as bfd reads it (bits past 64
+ * dropped); false when the cursor ends first. */
+bool ps_dwarf_read_uleb(struct ps_cursor *c, uint64_t *out);
 int ps_line_table_read(struct ps_cursor debug_line, uint64_t offset, uint8_t address_size,
                        struct ps_line_table *out);
 void ps_line_table_release(struct ps_line_table *table);
