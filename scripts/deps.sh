@@ -9,7 +9,7 @@ PYSTITCH_DEB_PACKAGES=(
 	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev liblzma-dev nodejs
 	libarchive-dev nettle-dev
 	linux-perf gawk python3 python3-dev zstd time
-	clang libclang-rt-dev clang-format cppcheck shellcheck
+	clang lld libclang-rt-dev clang-format cppcheck shellcheck
 	chromium golang-go
 )
 # the pprof test decodes profiles with an npm package; nodesource's nodejs

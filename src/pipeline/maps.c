@@ -147,6 +147,10 @@ static bool find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
 		struct ps_dso *dso = ps_pipeline_object_dso(state->pipeline, map->object);
 		if (dso) {
 			out->path = ps_dso_file(dso);
+			const struct ps_elf *elf = out->path ? ps_dso_elf(dso) : NULL;
+			if (elf)
+				out->file_base =
+				        ps_elf_map_base(elf, map->start, map->pgoff, out->exec);
 			const char *debug = ps_dso_symbol_file(dso);
 			if (debug && out->path && strcmp(debug, out->path) != 0)
 				out->debug_path = debug;
@@ -330,12 +334,11 @@ bool ps_pipeline_has_user_stack(const struct ps_pipeline *pipeline, const struct
 	       (!registration_applies(pipeline) || ps_process_unwind_ready(process));
 }
 
-int ps_pipeline_unwind(struct ps_pipeline *pipeline, const struct ps_event *event,
-                       struct ps_process *process, uint64_t *pcs, enum ps_unwind_stop *stop,
-                       uint64_t *notes, bool *noted)
+static struct ps_unwind_sample unwind_sample(const struct ps_event *event)
 {
 	const struct ps_sample *sample = &event->u.sample;
-	struct ps_unwind_sample us = {
+
+	return (struct ps_unwind_sample){
 		.pid = sample->pid,
 		.tid = sample->tid,
 		.regs_abi = sample->regs_user.abi,
@@ -345,6 +348,40 @@ int ps_pipeline_unwind(struct ps_pipeline *pipeline, const struct ps_event *even
 		.stack = sample->stack_data,
 		.stack_size = sample->stack_dyn_size,
 	};
+}
+
+int ps_pipeline_name_as_perf(struct ps_pipeline *pipeline, const struct ps_event *event,
+                             struct ps_process *process, uint64_t *pcs)
+{
+	struct ps_unwind_sample us = unwind_sample(event);
+	struct pipeline_process *state = ps_pipeline_process(pipeline, process);
+	const struct ps_pipeline_rules *rules = pipeline->rules;
+	struct ps_pipeline_stack *stack = &pipeline->stack;
+	enum ps_unwind_stop stop;
+
+	if (!state)
+		return -ENOMEM;
+	if (!rules->no_quirks || !rules->no_quirks(pipeline->rules_ctx, process))
+		return 0;
+	int n = ps_unwinder_unwind(state->unwinder, &us, pcs, pipeline->max_stack, &stop);
+	size_t kept = stack->nr_frames;
+
+	/* named, then dropped from the stack */
+	for (int i = 0; i < n; i++) {
+		int err = ps_pipeline_add_frames(pipeline, process, PERF_RECORD_MISC_USER, pcs[i],
+		                                 !pipeline->no_inline);
+		stack->nr_frames = kept;
+		if (err)
+			return err;
+	}
+	return n == -ENOMEM ? n : 0;
+}
+
+int ps_pipeline_unwind(struct ps_pipeline *pipeline, const struct ps_event *event,
+                       struct ps_process *process, uint64_t *pcs, enum ps_unwind_stop *stop,
+                       uint64_t *notes, bool *noted)
+{
+	struct ps_unwind_sample us = unwind_sample(event);
 	struct pipeline_process *state = ps_pipeline_process(pipeline, process);
 	const struct ps_pipeline_rules *rules = pipeline->rules;
 	int n;

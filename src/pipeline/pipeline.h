@@ -130,6 +130,15 @@ int ps_pipeline_unwind(struct ps_pipeline *pipeline, const struct ps_event *even
                        struct ps_process *process, uint64_t *pcs, enum ps_unwind_stop *stop,
                        uint64_t *notes, bool *noted);
 
+/* For an archive writer: a process whose stacks the rules unwind their own
+ * way (rules.no_quirks) prints, with --python=native, the stacks Debian
+ * perf's libunwind gives, whose frames can lie where the rules' never go;
+ * this unwinds the sample that way too and names those frames, so that
+ * the answers of separate debug files cover them. pcs is scratch room for
+ * PS_PIPELINE_MAX_PCS. 0 or -ENOMEM. */
+int ps_pipeline_name_as_perf(struct ps_pipeline *pipeline, const struct ps_event *event,
+                             struct ps_process *process, uint64_t *pcs);
+
 /* Debian's perf's libunwind keeps a cache per process of what it found for
  * each frame IP (see ps_unwinder_replay()). The unwinding workers'
  * pipelines go without it (ps_pipeline_unwind_afresh(), before the first

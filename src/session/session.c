@@ -55,6 +55,7 @@ static int session_open(struct ps_session *s, const char *path, struct ps_sessio
 	if (err)
 		return err;
 	s->native_arch = ps_session_native_arch(s->feed.reader);
+	s->record_names = record_names;
 	s->bench_stage = bench_stage();
 	/* a capture that can be read once per worker (not an archive) and
 	 * has user stacks to unwind */
@@ -244,8 +245,13 @@ static int add_unwound(struct ps_session *s, const struct ps_feed_sample *sample
 
 	if (n < 0)
 		return n;
-	return ps_pipeline_add_unwound(s->feed.pipeline, sample->process, s->pcs,
-	                               noted ? s->notes : NULL, n, stop);
+	int err = ps_pipeline_add_unwound(s->feed.pipeline, sample->process, s->pcs,
+	                                  noted ? s->notes : NULL, n, stop);
+
+	if (!err && s->record_names)
+		err = ps_pipeline_name_as_perf(s->feed.pipeline, sample->event, sample->process,
+		                               s->pcs);
+	return err;
 }
 
 /* The sample's stack in s->stack, its Python frames merged unless merge is

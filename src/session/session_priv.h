@@ -179,6 +179,7 @@ struct ps_session {
 	struct ps_build_id *build_ids;
 	size_t nr_build_ids, build_ids_cap;
 	bool native_arch; /* see ps_session_native_arch() */
+	bool record_names; /* an archive writer's: see ps_pipeline_name_as_perf() */
 	char srccode_file[4096]; /* the stack's srccode_file */
 	struct ps_branch *branches; /* the stack's branches */
 	size_t cap_branches;

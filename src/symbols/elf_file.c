@@ -130,6 +130,7 @@ static int read_segments(struct ps_elf *elf)
 			break;
 		elf->segments[elf->nr_segments++] = (struct ps_elf_segment){
 			.type = phdr.p_type,
+			.flags = phdr.p_flags,
 			.vaddr = phdr.p_vaddr,
 			.offset = phdr.p_offset,
 			.filesz = phdr.p_filesz,
@@ -490,6 +491,42 @@ static bool file_cursor(const struct ps_elf *elf, uint64_t base, uint64_t delta,
 	if (size > avail)
 		return false;
 	return ps_cursor_peek_cursor(&image, (size_t)offset, (size_t)avail, out);
+}
+
+uint64_t ps_elf_map_base(const struct ps_elf *elf, uint64_t start, uint64_t pgoff, bool exec)
+{
+	const struct ps_elf_segment *first = NULL, *held = NULL;
+	uint64_t held_distance = 0;
+
+	for (size_t i = 0; i < elf->nr_segments; i++) {
+		const struct ps_elf_segment *seg = &elf->segments[i];
+
+		if (seg->type != PT_LOAD)
+			continue;
+		if (!first)
+			first = seg;
+		/* the loader maps a segment from its offset's page (up to 64
+		 * KiB pages); a part mprotect()ed apart starts inside it */
+		uint64_t distance;
+		if (seg->offset >= pgoff && seg->offset - pgoff < 0x10000)
+			distance = seg->offset - pgoff;
+		else if (pgoff > seg->offset && pgoff - seg->offset < seg->filesz)
+			distance = 0;
+		else
+			continue;
+		/* segments can share a page: the one of the mapping's kind,
+		 * then the nearest */
+		bool kind = ((seg->flags & PF_X) != 0) == exec;
+		bool held_kind = held && ((held->flags & PF_X) != 0) == exec;
+		if (!held || (kind && !held_kind) ||
+		    (kind == held_kind && distance < held_distance)) {
+			held = seg;
+			held_distance = distance;
+		}
+	}
+	if (!held || held == first)
+		return start - pgoff;
+	return start - pgoff - ((held->vaddr - held->offset) - (first->vaddr - first->offset));
 }
 
 bool ps_elf_vaddr_cursor(const struct ps_elf *elf, size_t section, uint64_t vaddr, uint64_t size,

@@ -342,6 +342,12 @@ const char *ps_elf_path(const struct ps_elf *elf);
 const char *ps_elf_file(const struct ps_elf *elf);
 uint16_t ps_elf_machine(const struct ps_elf *elf); /* e_machine */
 bool ps_elf_is64(const struct ps_elf *elf); /* ELFCLASS64 */
+/* For a mapping of the file at start from file offset pgoff (executable
+ * or not): where its first PT_LOAD's file offset lies in memory, placing
+ * the file by the segment the mapping holds. start - pgoff when that
+ * segment's address and offset differ as the first's do (and when no
+ * segment is found). */
+uint64_t ps_elf_map_base(const struct ps_elf *elf, uint64_t start, uint64_t pgoff, bool exec);
 
 struct ps_elf_section {
 	const char *name; /* "" when the name is missing or out of bounds */

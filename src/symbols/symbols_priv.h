@@ -23,7 +23,7 @@
 /* elf_file.c: one opened ELF file, its headers checked against its size */
 
 struct ps_elf_segment {
-	uint32_t type;
+	uint32_t type, flags;
 	uint64_t vaddr, offset, filesz, memsz;
 };
 

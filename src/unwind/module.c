@@ -241,6 +241,31 @@ static enum ps_unwind_lookup exec_elsewhere(struct ps_unwinder *u, uint64_t base
 	return PS_UNWIND_MODULE_NONE;
 }
 
+/* Whether map, a mapping of m's file at another base than m's, is one of
+ * the segments of m as libdwfl placed it: the file offset of addr in the
+ * mapping lies in a PT_LOAD that puts it at addr in the module. */
+static bool another_segment(const struct ps_unwind_module *m, const struct ps_unwind_map *map,
+                            uint64_t addr)
+{
+	Dwarf_Addr bias;
+	Elf *elf = m->mod ? dwfl_module_getelf(m->mod, &bias) : NULL;
+	size_t count = 0;
+
+	if (!elf || strcmp(m->path, map->path) != 0 || elf_getphdrnum(elf, &count) != 0)
+		return false;
+	uint64_t offset = addr - map->start + map->pgoff;
+
+	for (size_t i = 0; i < count; i++) {
+		GElf_Phdr phdr;
+
+		if (!gelf_getphdr(elf, (int)i, &phdr) || phdr.p_type != PT_LOAD ||
+		    offset < phdr.p_offset || offset - phdr.p_offset >= phdr.p_memsz)
+			continue;
+		return bias + phdr.p_vaddr + (offset - phdr.p_offset) == addr;
+	}
+	return false;
+}
+
 /* Report the ELF file of map to the Dwfl. */
 static enum ps_unwind_lookup module_report(struct ps_unwinder *u, uint64_t addr, uint64_t base,
                                            const struct ps_unwind_map *map, Dwfl_Module **out)
@@ -319,15 +344,24 @@ enum ps_unwind_lookup ps_unwind_module_ensure(struct ps_unwinder *u, uint64_t ad
 
 	/* perf's rule: jitted ELF files written by `perf inject --jit` map
 	 * only their code, so their base is the mapping's start */
-	uint64_t base = map.start - map.pgoff;
+	uint64_t base = map.file_base ? map.file_base : map.start - map.pgoff;
 	if (map.name && map.name[0] == '/' && map.name[1] == 't' &&
 	    strncmp(map.name, "/tmp/jitted-", 12) == 0)
 		base = map.start;
 
 	u->frame_base = base;
-	u->frame_file_base = map.start - map.pgoff;
+	u->frame_file_base = map.file_base ? map.file_base : map.start - map.pgoff;
 	u->frame_libunwind_base = map.libunwind_base ? map.libunwind_base : base;
 	struct ps_unwind_module *m = module_find(u, addr);
+	if (m && !module_is(m, base, map.path) && another_segment(m, &map, addr)) {
+		/* start - pgoff is not the file's base in a segment whose
+		 * address and offset differ by more than the first's (a
+		 * writable segment): the module stands for that mapping too */
+		base = m->base;
+		u->frame_base = base;
+		u->frame_file_base = base;
+		u->frame_libunwind_base = map.libunwind_base ? map.libunwind_base : base;
+	}
 	if (m) {
 		if (!module_is(m, base, map.path))
 			return PS_UNWIND_MODULE_STALE;

@@ -69,6 +69,12 @@ struct ps_unwind_map {
 	 * is not the mapping's own, libunwind finds no unwind info for the
 	 * frame and guesses with frame pointers, and so does this module. */
 	uint64_t libunwind_base;
+	/* Optional (0: start - pgoff). Where the file's first loadable page
+	 * lies given this mapping, as its program headers place the segment
+	 * the mapping holds: start - pgoff assumes that segment's address
+	 * and file offset differ as the first's do, which lld's executable
+	 * segment and every linker's writable one do not. */
+	uint64_t file_base;
 };
 
 /* Where a synthetic rule (ps_unwind_callbacks.frame_rule) takes the CFA

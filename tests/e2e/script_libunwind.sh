@@ -17,7 +17,11 @@
 #    table; nothing: the end). The capture is also checked with --jobs 3
 #    (e2e_check_stacks), where the session keeps that cache from what the
 #    workers looked up;
-#  - a shell exec'ing /bin/true in a loop, sampled inside execve.
+#  - a shell exec'ing /bin/true in a loop, sampled inside execve;
+#  - a program built without unwind tables (tests/programs/no_cfi.c):
+#    its frames are guessed from frame pointers, one of which leads to a
+#    return address in its writable data, a mapping whose start less its
+#    file offset is not the file's base; perf shows that frame.
 # Node.js and the AddressSanitizer program are optional: without them
 # their captures are left out, saying so.
 # shellcheck source=lib.sh
@@ -93,4 +97,15 @@ NV_MIN=
 execs=$(grep -c 'bprm_execve\|do_execveat_common' "$E2E_TMP/$E2E_PERF_OUT")
 e2e_say "$e2e_name: exec: $execs frames inside execve"
 [ "$execs" -gt 0 ] || { e2e_say "$e2e_name: exec: no sample inside execve"; failed=1; }
+E2E_MIN_SAMPLES=300
+e2e_record "$E2E_TMP/no_cfi.data" -F 2999 --call-graph dwarf -- "$E2E_PROGRAMS/no_cfi" 0.4
+native "no unwind tables" "$E2E_TMP/no_cfi.data" || failed=1
+guessed=$(grep -c ' descend+' "$E2E_TMP/$E2E_PERF_OUT")
+in_data=$(grep -c ' data_target+0x7 ' "$E2E_TMP/$E2E_PERF_OUT")
+e2e_say "$e2e_name: no unwind tables: $guessed guessed frames, $in_data return addresses in data"
+[ "$guessed" -gt 0 ] || { e2e_say "$e2e_name: no unwind tables: perf printed no guessed frame"; failed=1; }
+if [ "$(uname -m)" = x86_64 ] && [ "$in_data" -eq 0 ]; then
+	e2e_say "$e2e_name: no unwind tables: perf printed no frame in the program's data"
+	failed=1
+fi
 exit $failed

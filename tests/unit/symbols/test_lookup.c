@@ -2,6 +2,9 @@
  * cache (~/.debug, or --buildid-dir), /usr/lib/debug (under --symfs here),
  * .gnu_debuglink; and the one warning for a file of another build-id. */
 #include "helpers.h"
+#include "symbols/symbols_priv.h"
+
+#include <gelf.h>
 
 #include <stdlib.h>
 
@@ -433,6 +436,65 @@ START_TEST(test_symfs_trees)
 }
 END_TEST
 
+/* Where a mapping places the file: start - pgoff, except in a segment
+ * whose address and offset differ otherwise than the first's (lld's
+ * executable segment a page beyond its offset; a writable segment sharing
+ * its first page with a read-only one) */
+START_TEST(test_map_base)
+{
+	/* lld: R at 0/0, R E at 0x145b0/0x155b0, RW at 0x54c80/0x56c80 */
+	struct ps_elf_segment lld[] = {
+		{ .type = PT_PHDR, .flags = PF_R, .vaddr = 0x40, .offset = 0x40 },
+		{ .type = PT_LOAD, .flags = PF_R, .vaddr = 0, .offset = 0, .filesz = 0x145ac },
+		{ .type = PT_LOAD,
+		  .flags = PF_R | PF_X,
+		  .vaddr = 0x155b0,
+		  .offset = 0x145b0,
+		  .filesz = 0x406d0 },
+		{ .type = PT_LOAD,
+		  .flags = PF_R | PF_W,
+		  .vaddr = 0x56c80,
+		  .offset = 0x54c80,
+		  .filesz = 0x2af8 },
+	};
+	/* GNU ld: R E at 0x1000/0x1000, R at 0x2000/0x2000, RW at 0x2dd0/0x3dd0 */
+	struct ps_elf_segment bfd[] = {
+		{ .type = PT_LOAD, .flags = PF_R, .vaddr = 0, .offset = 0, .filesz = 0x670 },
+		{ .type = PT_LOAD,
+		  .flags = PF_R | PF_X,
+		  .vaddr = 0x1000,
+		  .offset = 0x1000,
+		  .filesz = 0x2e5 },
+		{ .type = PT_LOAD,
+		  .flags = PF_R,
+		  .vaddr = 0x2000,
+		  .offset = 0x2000,
+		  .filesz = 0xd0 },
+		{ .type = PT_LOAD,
+		  .flags = PF_R | PF_W,
+		  .vaddr = 0x3dd0,
+		  .offset = 0x2dd0,
+		  .filesz = 0x250 },
+	};
+	struct ps_elf elf = { .segments = lld, .nr_segments = 4 };
+	const uint64_t base = 0x55cf4abd2000;
+
+	ck_assert_uint_eq(ps_elf_map_base(&elf, base, 0, false), base);
+	ck_assert_uint_eq(ps_elf_map_base(&elf, base + 0x15000, 0x14000, true), base);
+	ck_assert_uint_eq(ps_elf_map_base(&elf, base + 0x56000, 0x54000, false), base);
+	/* an mprotect()ed part of the writable segment */
+	ck_assert_uint_eq(ps_elf_map_base(&elf, base + 0x57000, 0x55000, false), base);
+	/* no segment holds the offset: start - pgoff */
+	ck_assert_uint_eq(ps_elf_map_base(&elf, base + 0x90000, 0x80000, false), base + 0x10000);
+
+	elf = (struct ps_elf){ .segments = bfd, .nr_segments = 4 };
+	ck_assert_uint_eq(ps_elf_map_base(&elf, base + 0x1000, 0x1000, true), base);
+	/* the executable segment's mapping, not the read-only one in the
+	 * page after */
+	ck_assert_uint_eq(ps_elf_map_base(&elf, base + 0x2000, 0x2000, false), base);
+}
+END_TEST
+
 Suite *suite_lookup(void)
 {
 	Suite *s = suite_create("lookup");
@@ -451,6 +513,7 @@ Suite *suite_lookup(void)
 	tcase_add_test(tc, test_no_file);
 	tcase_add_test(tc, test_resolver);
 	tcase_add_test(tc, test_symfs_trees);
+	tcase_add_test(tc, test_map_base);
 	suite_add_tcase(s, tc);
 	return s;
 }
