@@ -168,6 +168,8 @@ PS_API int ps_script_fields_need_branches(const char *fields);
 /* Whether a -F spec names brstackinsn or brstackinsnlen
  * (ps_session_opts.branch_listing). */
 PS_API bool ps_script_fields_need_branch_listing(const char *fields);
+/* Whether a -F spec names addr (ps_session_opts.addr_names). */
+PS_API bool ps_script_fields_need_addr_names(const char *fields);
 
 /* ------------------------------------------------------------------ */
 /* Folded stacks (pystitch collapse)                                   */

@@ -1102,6 +1102,9 @@ struct ps_session_opts {
 	 * recorded for it (or, none recorded, that holds it). */
 	const char *const *symfs_dirs;
 	size_t nr_symfs_dirs;
+	/* Fill ps_stack.addr_name where perf script -F addr names the
+	 * sample's address. */
+	bool addr_names;
 };
 
 enum ps_branch_names {
@@ -1263,6 +1266,13 @@ struct ps_stack {
 	bool sample_read;
 	size_t nr_deliveries;
 	const struct ps_sample_delivery *deliveries;
+	/* With ps_session_opts.addr_names: the sample's address
+	 * (PERF_SAMPLE_ADDR) named as perf script -F addr names it (the
+	 * function or data object it lies in, with symbols looked up, and
+	 * its object), for the events whose addresses perf takes for places
+	 * in the process (page faults); has_addr_name false for others. */
+	bool has_addr_name;
+	struct ps_branch_end addr_name;
 };
 
 /* Open a capture for stacks. Same conventions as ps_reader_open(): 0 and

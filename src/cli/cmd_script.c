@@ -562,6 +562,7 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 	opts->srccode = ps_script_fields_need_srccode(st->fields);
 	opts->branches = ps_script_fields_need_branches(st->fields);
 	opts->branch_listing = ps_script_fields_need_branch_listing(st->fields);
+	opts->addr_names = ps_script_fields_need_addr_names(st->fields);
 	ps_cli_session_defaults(cli, args, cli->input);
 	if (st->show_events) {
 		opts->record = on_record;

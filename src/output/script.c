@@ -34,6 +34,26 @@ static void print_symbol(struct ps_strbuf *out, const struct ps_frame *f, uint64
 	}
 }
 
+/* perf_sample__fprintf_addr() after the address: its function (or data
+ * object) and its object, where perf names them */
+static void print_addr_name(struct ps_strbuf *out, const struct ps_branch_end *name,
+                            uint64_t fields)
+{
+	if (fields & PS_FIELD_SYM) {
+		ps_strbuf_addch(out, ' ');
+		ps_strbuf_addstr(out, name->sym ? name->sym : "[unknown]");
+		if (name->sym && (fields & PS_FIELD_SYMOFF)) {
+			ps_strbuf_add(out, "+0x", 3);
+			ps_strbuf_add_hex(out, name->symoff, 0);
+		}
+	}
+	if (fields & PS_FIELD_DSO) {
+		ps_strbuf_addstr(out, " (");
+		ps_strbuf_addstr(out, name->dso ? name->dso : "[unknown]");
+		ps_strbuf_addch(out, ')');
+	}
+}
+
 /* perf's srcline of a perf-map (JIT) frame: it never asks addr2line
  * there, and prints the DSO's short name, "[JIT] tid PID" (the pid of the
  * map's file name), and the absolute address. */
@@ -318,8 +338,11 @@ void ps_script_print(struct ps_strbuf *out, struct ps_script_format *fmt,
 		ps_strbuf_add_padded(out, " ", 1, 24);
 	if (fields & PS_FIELD_TRACE)
 		print_trace(out, fmt, s);
-	if (fields & PS_FIELD_ADDR)
+	if (fields & PS_FIELD_ADDR) {
 		ps_strbuf_add_hex(out, s->addr, 16);
+		if (stack->has_addr_name)
+			print_addr_name(out, &stack->addr_name, fields);
+	}
 	if (fields & PS_FIELD_DATA_SRC)
 		ps_script_print_data_src(out, fmt, s->data_src);
 	if (fields & PS_FIELD_WEIGHT)
@@ -528,6 +551,11 @@ static bool names_field(const char *fields, const char *name)
 			return true;
 	}
 	return false;
+}
+
+bool ps_script_fields_need_addr_names(const char *fields)
+{
+	return names_field(fields, "addr");
 }
 
 bool ps_script_fields_need_branch_listing(const char *fields)

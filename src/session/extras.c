@@ -104,6 +104,26 @@ static int sample_branches(struct ps_session *s, const struct ps_feed_sample *sa
 	return 0;
 }
 
+/* perf's sample_addr_correlates_sym(): the addresses of page faults are
+ * places in the process (and those of Intel BTS branches, a hardware
+ * trace perf script's --itrace decodes, which pystitch leaves out) */
+static void sample_addr_name(struct ps_session *s, const struct ps_feed_sample *sample)
+{
+	const struct ps_event *ev = sample->event;
+	const struct ps_attr *attr = ev->attr;
+
+	s->stack.has_addr_name = false;
+	if (!(attr->sample_type & PERF_SAMPLE_ADDR) || attr->type != PERF_TYPE_SOFTWARE ||
+	    (attr->config != PERF_COUNT_SW_PAGE_FAULTS &&
+	     attr->config != PERF_COUNT_SW_PAGE_FAULTS_MIN &&
+	     attr->config != PERF_COUNT_SW_PAGE_FAULTS_MAJ))
+		return;
+	ps_pipeline_name_branch(s->feed.pipeline, sample->process,
+	                        ev->misc & PERF_RECORD_MISC_CPUMODE_MASK, ev->u.sample.addr, true,
+	                        &s->stack.addr_name);
+	s->stack.has_addr_name = true;
+}
+
 void ps_session_stack_printed(struct ps_session *s)
 {
 	/* perf script fetches every printed sample's instruction of a
@@ -118,6 +138,8 @@ int ps_session_sample_extras(struct ps_session *s, const struct ps_feed_sample *
 	int err;
 
 	s->stack.thread_serial = sample->thread->serial;
+	if (s->feed.opts.addr_names)
+		sample_addr_name(s, sample);
 	if (s->feed.opts.sample_insn)
 		sample_insn(s, sample);
 	if (s->feed.opts.branches && sample_branches(s, sample))

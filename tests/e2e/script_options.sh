@@ -8,7 +8,10 @@
 #    the capture), and plain `pystitch -i FILE` without the sub-command;
 #  - a --call-graph dwarf capture of the inlining program: -F with srcline,
 #    --no-inline, -F without sym (inline frames print bare addresses),
-#    srccode, insn and insnlen.
+#    srccode, insn and insnlen;
+#  - a capture of every page fault (-d: their addresses) of the shlib
+#    program: -F addr names the faulting address (a function or data
+#    object, [stack], [heap]) as perf does.
 # shellcheck disable=SC2016 # awk programs in single quotes
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -83,4 +86,14 @@ e2e_script_diff "dwarf: -F +srcline --no-inline" 100 "$dwarf" -F +srcline --no-i
 # instruction
 e2e_script_diff "dwarf: -F +srccode,+insn,+insnlen" 100 "$dwarf" -F +srccode,+insn,+insnlen || failed=1
 grep -q '^[|][0-9]' "$E2E_TMP/$E2E_PERF_OUT" || e2e_fail "perf printed no source line with -F +srccode"
+
+# ---- the page-fault capture ----
+e2e_record "$E2E_TMP/faults.data" -e page-faults -c 1 -d -g -- "$E2E_PROGRAMS/shlib" 0.1
+faults=$E2E_TMP/faults.data
+E2E_MIN_SAMPLES=50
+e2e_script_diff "faults: -F +addr" 100 "$faults" -F +addr || failed=1
+grep -q 'page-faults: *[0-9a-f]* [^ ]*+0x[0-9a-f]* (' "$E2E_TMP/$E2E_PERF_OUT" ||
+	e2e_fail "perf named no faulting address with -F +addr"
+e2e_script_diff "faults: -F ip,addr,sym,dso" 100 "$faults" -F ip,addr,sym,dso || failed=1
+e2e_script_diff "faults: -F addr,event,sym,dso" 100 "$faults" -F addr,event,sym,dso || failed=1
 exit $failed
