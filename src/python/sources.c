@@ -46,7 +46,8 @@ static void report_load(struct ps_python *python, struct python_pid_names *n, in
 	if (rc == -ENOENT && ps_jit_names_nr_listed(n->names) && python->mode != PS_PYTHON_NATIVE)
 		return; /* said when the files are chosen */
 	if (rc == -ENOENT) {
-		ps_python_say(python, PS_LOG_WARN, "%s: Python frames of pid %d stay unnamed",
+		ps_python_say(python, PS_LOG_WARN,
+		              "%s: JIT frames of pid %d (Python's included) stay unnamed",
 		              ps_jit_names_where(n->names), (int)n->pid);
 		return;
 	}

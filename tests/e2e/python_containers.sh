@@ -202,7 +202,7 @@ check "c1 merged, a wrong perf-$pid_c1.map by name" c1 pystitch-wrong.txt
 	e2e_fail "not one warning refusing the wrong perf-$pid_c1.map"
 }
 # c2's folder was not given: its map is not there, c2 stays unnamed
-grep -q "no perf-$pid_c2.map or jit-$pid_c2.dump in .*: Python frames of pid $pid_c2 stay unnamed" \
+grep -q "no perf-$pid_c2.map or jit-$pid_c2.dump in .*: JIT frames of pid $pid_c2 (Python.s included) stay unnamed" \
 	"$E2E_TMP/pystitch-wrong.txt.err" || {
 	e2e_show "$E2E_TMP/pystitch-wrong.txt.err"
 	e2e_fail "no warning that pid $pid_c2 stays unnamed"
