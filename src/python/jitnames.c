@@ -522,7 +522,8 @@ static void decide(struct ps_jit_names *names)
 	    names->choice[PS_JIT_SOURCE_DUMP].chosen < 0)
 		ps_log(names->log, names->log_ctx, PS_LOG_WARN,
 		       "%s, and none of the %zu perf maps and jitdumps of --perf-map-dir accounts "
-		       "for its %llu sampled JIT addresses: they stay unnamed in pid %d",
+		       "for its %llu sampled JIT addresses: JIT frames of pid %d (Python's "
+		       "included) stay unnamed",
 		       names->where, names->nr_listed, (unsigned long long)names->lookups,
 		       (int)names->pid);
 }

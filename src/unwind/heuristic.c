@@ -141,6 +141,85 @@ bool ps_unwind_guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t i
 	return true;
 }
 
+/* ---- PLT stubs without CFI ---------------------------------------------- */
+
+/* The executable section of mod holding pc, when it is a PLT section. */
+static bool plt_section(Dwfl_Module *mod, uint64_t pc, GElf_Shdr *out, const char **name)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t names;
+	Elf_Scn *scn = NULL;
+
+	if (!elf || elf_getshdrstrndx(elf, &names) != 0)
+		return false;
+	uint64_t addr = pc - bias;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+
+		if (!gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_EXECINSTR) ||
+		    addr < shdr.sh_addr || addr - shdr.sh_addr >= shdr.sh_size)
+			continue;
+		const char *n = elf_strptr(elf, names, shdr.sh_name);
+		if (!n || (strncmp(n, ".plt", 4) != 0 && strcmp(n, ".iplt") != 0))
+			return false;
+		*out = shdr;
+		*name = n;
+		return true;
+	}
+	return false;
+}
+
+static bool cfi_covers(Dwarf_CFI *cfi, uint64_t addr)
+{
+	Dwarf_Frame *frame = NULL;
+	bool covered = cfi && dwarf_cfi_addrframe(cfi, addr, &frame) == 0;
+
+	free(frame);
+	return covered;
+}
+
+bool ps_unwind_plt_rule(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc,
+                        struct ps_unwind_rule *out)
+{
+	GElf_Shdr shdr;
+	const char *name;
+	Dwarf_Addr eh_bias = 0, debug_bias = 0;
+
+	if (!plt_section(mod, pc, &shdr, &name))
+		return false;
+	Dwarf_CFI *eh = dwfl_module_eh_cfi(mod, &eh_bias);
+	if (cfi_covers(eh, pc - eh_bias))
+		return false;
+	Dwarf_CFI *debug = dwfl_module_dwarf_cfi(mod, &debug_bias);
+	if (cfi_covers(debug, pc - debug_bias))
+		return false;
+
+	Dwarf_Addr bias;
+	dwfl_module_getelf(mod, &bias);
+	uint64_t offset = pc - bias - shdr.sh_addr, start = pc - offset;
+	/* the return address is on top of the stack, one word higher once
+	 * lazy binding's stubs have pushed the symbol's index (an entry of
+	 * .plt: jmp *GOT, push, jmp to the header; endbr64 first with IBT),
+	 * two in the header (entered after an entry's push, it pushes the
+	 * link map) */
+	int64_t words = 1;
+	if (strcmp(name, ".plt") == 0) {
+		uint64_t first;
+		bool ibt = offset >= 16 && ps_unwind_access_mem(u, start + 16, &first) == 0 &&
+		           (first & 0xffffffff) == 0xfa1e0ff3;
+
+		if (offset < 16)
+			words = offset < 6 ? 2 : 3;
+		else
+			words = (offset - 16) % 16 >= (ibt ? 9u : 11u) ? 2 : 1;
+	}
+	*out = (struct ps_unwind_rule){ .cfa_base = PS_UNWIND_CFA_SP,
+		                        .cfa_offset = 8 * words,
+		                        .ra_offset = -8 };
+	return true;
+}
+
 /* ---- caller-given rules ------------------------------------------------ */
 
 /* What a DWARF step keeps when the CFI says nothing about a register: the

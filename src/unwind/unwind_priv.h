@@ -128,6 +128,7 @@ struct ps_unwinder {
 	unsigned max_frames;
 	bool style_quirks; /* PS_UNWIND_PERF_LIBUNWIND */
 	bool quirks; /* this walk's: style_quirks unless the sample's no_quirks */
+	bool own; /* this walk's: the sample's no_quirks (pystitch's own text) */
 	ps_log_fn log;
 	void *log_ctx;
 	bool table; /* walk with the compiled rules before libdwfl */
@@ -345,6 +346,10 @@ bool ps_unwind_has_eh_frame_hdr(struct ps_unwinder *u, Dwfl_Module *mod);
 /* libunwind's frame-chain guess for the frame in state, whose PC is ip:
  * on success the caller's registers are in dwarf_regs (rip undecremented). */
 bool ps_unwind_guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t ip);
+/* A sample's IP in a PLT stub of mod that no CFI describes (lld writes
+ * none): the stub's rule into *out. */
+bool ps_unwind_plt_rule(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc,
+                        struct ps_unwind_rule *out);
 /* The caller of the frame in state by a rule from callbacks.frame_rule: on
  * success its registers are in dwarf_regs (rip undecremented). */
 bool ps_unwind_apply_rule(struct ps_unwinder *u, Dwfl_Frame *state,

@@ -368,6 +368,14 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 	}
 	}
 
+	/* pystitch's own walk, where perf's stops: the sample taken in a PLT
+	 * stub without CFI */
+	if (u->own && first && u->depth == 0 && mod) {
+		struct ps_unwind_rule rule;
+
+		if (ps_unwind_plt_rule(u, mod, lookup, &rule))
+			return follow_rule(u, state, first, lookup, raw, &rule);
+	}
 	/* For callers this unwinds the frame to learn whether its caller
 	 * was a signal frame. */
 	if (!dwfl_frame_pc(state, &pc, &activation))
@@ -506,6 +514,7 @@ int ps_unwinder_unwind(struct ps_unwinder *u, const struct ps_unwind_sample *sam
 	/* a sample without the quirks neither reads nor changes libunwind's
 	 * cache, and logs no lookups to replay */
 	u->quirks = u->style_quirks && !sample->no_quirks;
+	u->own = sample->no_quirks;
 	u->rs_on = u->rs_kept && u->quirks;
 	ps_unwind_lookups_begin(u, false);
 	/* perf unwinds nothing without registers or stack bytes */

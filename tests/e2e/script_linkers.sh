@@ -8,6 +8,12 @@
 # DWARF and frame-pointer stacks; the plain output and `-F +srcline
 # --inline` identical to perf script's. GNU ld with one text segment
 # (-z noseparate-code) and gold are checked as well.
+# lld also writes no CFI for its PLT stubs: libunwind (Debian's perf)
+# guesses a stub's frame, libdw (perf built with it) ends the stack there;
+# the stacks pystitch unwinds its own way (a process with JIT code, in the
+# default mode) go on to main: a program that makes some JIT code and then
+# calls through the PLT in a loop.
+# shellcheck disable=SC2016 # awk programs in single quotes
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 failed=0
@@ -77,4 +83,68 @@ if command -v ld.gold >/dev/null; then
 else
 	e2e_say "$e2e_name: no gold (ld.gold) here: its programs are left out"
 fi
+# ---- PLT stubs without CFI, in a process with JIT code ----
+cat >"$build/step.c" <<'EOF'
+int step(int x) { return x * 3 + 1; }
+EOF
+cat >"$build/plt_jit.c" <<'EOF'
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+int step(int x);
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+__attribute__((noinline)) static int spin(int n)
+{
+	int s = 0;
+	for (int i = 0; i < n; i++)
+		s = step(s);
+	return s;
+}
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 0.3;
+	unsigned char *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	                           -1, 0);
+	struct timespec t0;
+	volatile int sink = 0;
+
+	if (code == MAP_FAILED)
+		return 1;
+	code[0] = 0xc3; /* ret: some JIT code, run once */
+	if (mprotect(code, 4096, PROT_READ | PROT_EXEC))
+		return 1;
+	((void (*)(void))code)();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (since(&t0) < secs)
+		sink += spin(100000);
+	return sink == 42;
+}
+EOF
+(cd "$build" && clang -O2 -g -fPIC -shared -fuse-ld=lld -o libstep.so step.c &&
+	clang -O2 -g -fuse-ld=lld -o plt_jit plt_jit.c -L. -lstep -Wl,-rpath,"$build") ||
+	e2e_fail "clang -fuse-ld=lld could not build plt_jit"
+E2E_MIN_SAMPLES=300
+e2e_record "$E2E_TMP/plt.data" -F 2999 --call-graph dwarf -- "$build/plt_jit" 0.3
+e2e_perf_script perf-plt.txt -i "$E2E_TMP/plt.data"
+e2e_pystitch_script pystitch-plt-native.txt -i "$E2E_TMP/plt.data" --python=native
+e2e_compare_script "lld, plt_jit, --python=native" perf-plt.txt pystitch-plt-native.txt \
+	-v min_identical=100 -v min_samples="$E2E_MIN_SAMPLES" || failed=1
+e2e_pystitch_script pystitch-plt-merged.txt -i "$E2E_TMP/plt.data"
+# the walk of perf built with libdw stops at a sample in a stub: one frame
+e2e_pystitch_script pystitch-plt-libdw.txt -i "$E2E_TMP/plt.data" --python=native --libdw-unwind
+stub=$("$AWK" 'BEGIN { RS = "" } $1 == "plt_jit" { n = split($0, l, "\n");
+	if (n == 2 && l[2] ~ /\(.*\/plt_jit\)$/) c++ } END { print c + 0 }' \
+	"$E2E_TMP/pystitch-plt-libdw.txt")
+# pystitch's own: every sample in the program or its library reaches main
+short=$("$AWK" 'BEGIN { RS = "" } $1 == "plt_jit" { split($0, l, "\n");
+	if (l[2] ~ /\(.*\/(plt_jit|libstep\.so)\)$/ && $0 !~ / main\+0x/) c++ } END { print c + 0 }' \
+	"$E2E_TMP/pystitch-plt-merged.txt")
+e2e_say "$e2e_name: lld, plt_jit: libdw's walk stops at $stub samples in PLT stubs; pystitch's own stacks short of main: $short"
+[ "$stub" -gt 0 ] || { e2e_say "$e2e_name: no sample in a PLT stub"; failed=1; }
+[ "$short" = 0 ] || { e2e_say "$e2e_name: $short stacks short of main"; failed=1; }
 exit $failed
