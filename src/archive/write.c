@@ -144,6 +144,15 @@ static int add_member(struct archive *ar, const char *name, uint64_t size, int64
 	return rc;
 }
 
+/* The file as messages name it: a file the writer held open since it was
+ * read (/proc/self/fd/N) by the path it was looked up at. */
+static const char *shown(const struct ps_manifest *m, const char *const *files, size_t i)
+{
+	bool held = files[i] && strncmp(files[i], "/proc/self/fd/", 14) == 0;
+
+	return held && m->files[i].path ? m->files[i].path : files[i];
+}
+
 /* Pass one: sizes and digests into the manifest. */
 static int measure(struct ps_manifest *m, const char *const *files,
                    const struct ps_archive_blob *blobs, char *err, size_t errsz)
@@ -160,18 +169,18 @@ static int measure(struct ps_manifest *m, const char *const *files,
 		                     &m->files[i].size, NULL, NULL);
 
 		if (rc == -EFBIG)
-			return ps_fail(err, errsz, rc,
-			               "%s: more than %llu bytes, too large to archive", files[i],
-			               (unsigned long long)PS_ARCHIVE_MAX_ENTRY);
+			return ps_fail(
+			        err, errsz, rc, "%s: more than %llu bytes, too large to archive",
+			        shown(m, files, i), (unsigned long long)PS_ARCHIVE_MAX_ENTRY);
 		if (rc)
-			return ps_fail(err, errsz, rc, "%s: %s", files[i],
+			return ps_fail(err, errsz, rc, "%s: %s", shown(m, files, i),
 			               rc == -EINVAL ? "not a regular file" : strerror(-rc));
 		total += m->files[i].size;
 		if (total > PS_ARCHIVE_MAX_TOTAL)
 			return ps_fail(
 			        err, errsz, -EFBIG,
 			        "%s: the files come to more than %llu bytes, too much to archive",
-			        files[i], (unsigned long long)PS_ARCHIVE_MAX_TOTAL);
+			        shown(m, files, i), (unsigned long long)PS_ARCHIVE_MAX_TOTAL);
 	}
 	return 0;
 }
@@ -216,9 +225,9 @@ static int write_members(struct archive *ar, struct ps_manifest *m, const char *
 		if (rc == -ESTALE || rc == -EFBIG ||
 		    (!rc && (size != f->size || memcmp(digest, f->sha256, sizeof(digest)) != 0)))
 			return ps_fail(err, errsz, -ESTALE, "%s: changed while being archived",
-			               files[i]);
+			               shown(m, files, i));
 		if (rc)
-			return ps_fail(err, errsz, rc, "%s: %s", files[i],
+			return ps_fail(err, errsz, rc, "%s: %s", shown(m, files, i),
 			               rc == -EINVAL ? "not a regular file" : strerror(-rc));
 	}
 	return 0;

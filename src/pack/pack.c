@@ -24,7 +24,14 @@
 struct used_file {
 	char *path, *file;
 	enum ps_file_kind kind;
+	int fd; /* a side file held open since it was read, or -1 */
 };
+
+/* The perf maps, jitdumps and line tables of processes live in the /tmp of
+ * their process or container, which may be gone by the time the archive
+ * is written: those read are held open (up to this many), and packed
+ * through /proc/self/fd. */
+#define HELD_FILES_MAX 256
 
 struct ps_archive_writer {
 	struct ps_archive_writer_opts opts;
@@ -32,7 +39,7 @@ struct ps_archive_writer {
 	char *capture;
 	struct ps_session *session;
 	struct used_file *files;
-	size_t nr_files, files_cap;
+	size_t nr_files, files_cap, nr_held;
 	bool nomem;
 	char errmsg[PS_MSG_MAX];
 };
@@ -73,10 +80,26 @@ static void note_file(void *ctx, const char *path, const char *file, enum ps_fil
 		w->nomem = true;
 		return;
 	}
-	w->files[w->nr_files] = (struct used_file){ strdup(path), strdup(file), kind };
-	if (!w->files[w->nr_files].path || !w->files[w->nr_files].file) {
-		free(w->files[w->nr_files].path);
-		free(w->files[w->nr_files].file);
+	struct used_file *u = &w->files[w->nr_files];
+
+	*u = (struct used_file){ strdup(path), NULL, kind, -1 };
+	if (kind != PS_FILE_ELF && kind != PS_FILE_DEBUGINFO && kind != PS_FILE_KALLSYMS &&
+	    kind != PS_FILE_VMLINUX && w->nr_held < HELD_FILES_MAX)
+		u->fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (u->fd >= 0) {
+		char held[32];
+
+		snprintf(held, sizeof(held), "/proc/self/fd/%d", u->fd);
+		u->file = strdup(held);
+		w->nr_held++;
+	} else {
+		u->file = strdup(file);
+	}
+	if (!u->path || !u->file) {
+		free(u->path);
+		free(u->file);
+		if (u->fd >= 0)
+			close(u->fd);
 		w->nomem = true;
 		return;
 	}
@@ -185,6 +208,8 @@ void ps_archive_writer_close(struct ps_archive_writer *w)
 	for (size_t i = 0; i < w->nr_files; i++) {
 		free(w->files[i].path);
 		free(w->files[i].file);
+		if (w->files[i].fd >= 0)
+			close(w->files[i].fd);
 	}
 	free(w->files);
 	free(w->capture);
