@@ -111,6 +111,13 @@ struct ps_script_opts {
 	 * writes. Open the session with ps_session_opts.srccode when
 	 * ps_script_fields_need_srccode(). */
 	struct ps_script *srccode_to;
+	/* Names a kernel address for the tracepoints' %pS and %ps arguments
+	 * (perf script's function resolver, machine__resolve_kernel_addr()):
+	 * the symbol holding addr, with its start in *start, or NULL.
+	 * Optional: without it they print as hex. ps_session_kernel_symbol()
+	 * is one, with the session as ctx. */
+	const char *(*kernel_symbol)(void *ctx, uint64_t addr, uint64_t *start);
+	void *kernel_symbol_ctx;
 };
 
 #define PS_SCRIPT_SHOW_TASK (1u << 0) /* COMM, FORK, EXIT */

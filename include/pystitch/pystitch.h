@@ -1302,6 +1302,12 @@ PS_API int ps_session_open(const char *path, const struct ps_session_opts *opts,
  * perf script's frames exactly; other consumers need not. NULL is a
  * no-op. */
 PS_API void ps_session_stack_printed(struct ps_session *session);
+/* The kernel symbol (function or object, in the kernel or a module)
+ * holding addr as the session's kernel symbols give it, its start in
+ * *start; NULL when none. Valid until ps_session_close(). session is a
+ * struct ps_session *, typed void * to serve as
+ * ps_script_opts.kernel_symbol. */
+PS_API const char *ps_session_kernel_symbol(void *session, uint64_t addr, uint64_t *start);
 /* Free the session, its reader and everything they returned. NULL is a
  * no-op. */
 PS_API void ps_session_close(struct ps_session *session);

@@ -418,26 +418,27 @@ static int64_t captured_on(const struct ps_cli *cli, struct ps_session *session)
 static int open_out(struct script_run *run, const struct script_state *st,
                     const struct ps_session_opts *opts, struct script_out *o)
 {
-	return ps_script_open(
-	        ps_session_reader(run->session),
-	        &(struct ps_script_opts){ .sz = sizeof(struct ps_script_opts),
-	                                  .fields = st->fields,
-	                                  .hide_call_graph = opts->no_callchain,
-	                                  .ns = st->ns,
-	                                  .write = count_write,
-	                                  .write_ctx = o,
-	                                  .reltime = st->reltime,
-	                                  .deltatime = st->deltatime,
-	                                  .show_events = st->show_events,
-	                                  .cpus = opts->cpus,
-	                                  .nr_cpus = opts->nr_cpus,
-	                                  .latency = st->latency,
-	                                  .stop_bt = st->stop_bt,
-	                                  .nr_stop_bt = st->nr_stop_bt,
-	                                  /* perf prints them on stdout */
-	                                  .srccode_to =
-	                                          o == &run->outs[0] ? NULL : run->outs[0].script },
-	        &o->script);
+	return ps_script_open(ps_session_reader(run->session),
+	                      &(struct ps_script_opts){
+	                              .sz = sizeof(struct ps_script_opts),
+	                              .fields = st->fields,
+	                              .hide_call_graph = opts->no_callchain,
+	                              .ns = st->ns,
+	                              .write = count_write,
+	                              .write_ctx = o,
+	                              .reltime = st->reltime,
+	                              .deltatime = st->deltatime,
+	                              .show_events = st->show_events,
+	                              .cpus = opts->cpus,
+	                              .nr_cpus = opts->nr_cpus,
+	                              .latency = st->latency,
+	                              .stop_bt = st->stop_bt,
+	                              .nr_stop_bt = st->nr_stop_bt,
+	                              /* perf prints them on stdout */
+	                              .srccode_to = o == &run->outs[0] ? NULL : run->outs[0].script,
+	                              .kernel_symbol = ps_session_kernel_symbol,
+	                              .kernel_symbol_ctx = run->session },
+	                      &o->script);
 }
 
 /* perf's files are named after the input and each event. */

@@ -144,6 +144,9 @@ struct ps_script_format {
 	bool latency; /* -L: comm "%8.8s ", cpu "%3d " */
 	const char *const *stop_bt; /* --stop-bt: the last frames printed */
 	size_t nr_stop_bt;
+	/* ps_script_opts.kernel_symbol */
+	const char *(*kernel_symbol)(void *ctx, uint64_t addr, uint64_t *start);
+	void *kernel_symbol_ctx;
 	const struct ps_features *features; /* clock data (tod), arch (registers) */
 	bool use_callchain;
 	size_t name_width; /* longest event name of the capture */

@@ -167,6 +167,21 @@ static uint8_t *pad_payload(const struct ps_sample *sample, size_t need, uint8_t
 	return p;
 }
 
+/* libtraceevent's function resolver: perf script's
+ * machine__resolve_kernel_addr() */
+static char *resolve_kernel_function(void *priv, unsigned long long *addrp, char **modp)
+{
+	const struct ps_script_format *fmt = priv;
+	uint64_t start;
+	const char *name = fmt->kernel_symbol(fmt->kernel_symbol_ctx, *addrp, &start);
+
+	if (!name)
+		return NULL;
+	*addrp = start;
+	*modp = NULL;
+	return (char *)name;
+}
+
 static void print_trace(struct ps_strbuf *out, const struct ps_script_format *fmt,
                         const struct ps_sample *sample)
 {
@@ -208,6 +223,10 @@ static void print_trace(struct ps_strbuf *out, const struct ps_script_format *fm
 		if (!need)
 			goto out;
 	}
+	/* set for each print: writers of one reader (--per-event-dump)
+	 * share its tep, and each takes its resolver back when closed */
+	if (fmt->kernel_symbol)
+		(void)tep_set_function_resolver(tep, resolve_kernel_function, (void *)fmt);
 	trace_seq_init(&seq);
 	tep_print_event(tep, &seq, &record, "%s", TEP_PRINT_INFO);
 	if (seq.len)
@@ -441,6 +460,9 @@ void ps_script_close(struct ps_script *script)
 {
 	if (!script)
 		return;
+	/* the reader, whose tep this is, outlives its writers */
+	if (script->format_ready && script->format.kernel_symbol && script->format.tep)
+		tep_reset_function_resolver(script->format.tep);
 	ps_sink_release(&script->sink);
 	ps_script_srccode_release(&script->srccode);
 	free(script);
@@ -465,6 +487,8 @@ static int format_ready(struct ps_script *script)
 	fmt->latency = script->opts.latency;
 	fmt->stop_bt = script->opts.stop_bt;
 	fmt->nr_stop_bt = script->opts.nr_stop_bt;
+	fmt->kernel_symbol = script->opts.kernel_symbol;
+	fmt->kernel_symbol_ctx = script->opts.kernel_symbol_ctx;
 	if (script->opts.srccode_to) {
 		fmt->srccode_out = &script->opts.srccode_to->sink.text;
 		fmt->srccode = &script->opts.srccode_to->srccode;

@@ -124,6 +124,20 @@ static void sample_addr_name(struct ps_session *s, const struct ps_feed_sample *
 	s->stack.has_addr_name = true;
 }
 
+const char *ps_session_kernel_symbol(void *session, uint64_t addr, uint64_t *start)
+{
+	struct ps_session *s = session;
+	struct ps_branch_end name;
+
+	if (!s)
+		return NULL;
+	ps_pipeline_name_branch(s->feed.pipeline, NULL, PERF_RECORD_MISC_KERNEL, addr, true, &name);
+	if (!name.sym)
+		return NULL;
+	*start = addr - name.symoff;
+	return name.sym;
+}
+
 void ps_session_stack_printed(struct ps_session *s)
 {
 	/* perf script fetches every printed sample's instruction of a
