@@ -415,8 +415,12 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 	if (u->quirks && mod) {
 		/* libunwind's lookup (libunwind.c), made for the last frame
 		 * too: perf's loop steps once more before it checks the
-		 * count */
+		 * count. A frame a signal interrupted is looked up at its PC,
+		 * where it resumes (the signal frame's CIE clears libunwind's
+		 * use_prev_instr), not at the byte before. */
 		uint64_t row_pc;
+		if (activation && !first)
+			lookup = raw;
 		enum ps_unwind_info info = ps_unwind_libunwind_info(u, mod, raw, lookup, &row_pc);
 
 		if (!room)
