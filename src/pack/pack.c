@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,7 +40,7 @@ struct ps_archive_writer {
 	char *capture;
 	struct ps_session *session;
 	struct used_file *files;
-	size_t nr_files, files_cap, nr_held;
+	size_t nr_files, files_cap, nr_held, held_max;
 	bool nomem;
 	char errmsg[PS_MSG_MAX];
 };
@@ -54,6 +55,22 @@ static void log_line(const struct ps_archive_writer *w, enum ps_log_level level,
 	va_start(ap, fmt);
 	ps_vlog(w->session_opts.log, w->session_opts.log_ctx, level, NULL, fmt, ap);
 	va_end(ap);
+}
+
+/* The file open for packing later, or -errno: a regular file only (a FIFO
+ * put in its place is neither waited on nor held: -EINVAL). */
+static int hold_file(const char *file)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
 }
 
 static void note_file(void *ctx, const char *path, const char *file, enum ps_file_kind kind)
@@ -84,8 +101,18 @@ static void note_file(void *ctx, const char *path, const char *file, enum ps_fil
 
 	*u = (struct used_file){ strdup(path), NULL, kind, -1 };
 	if (kind != PS_FILE_ELF && kind != PS_FILE_DEBUGINFO && kind != PS_FILE_KALLSYMS &&
-	    kind != PS_FILE_VMLINUX && w->nr_held < HELD_FILES_MAX)
-		u->fd = open(file, O_RDONLY | O_CLOEXEC);
+	    kind != PS_FILE_VMLINUX && w->nr_held < w->held_max) {
+		int fd = hold_file(file);
+
+		/* what the session could not read as a file is not packed */
+		if (fd < 0) {
+			log_line(w, PS_LOG_WARN, "archive: %s: %s, left out", path,
+			         fd == -EINVAL ? "not a regular file" : strerror(-fd));
+			free(u->path);
+			return;
+		}
+		u->fd = fd;
+	}
 	if (u->fd >= 0) {
 		char held[32];
 
@@ -183,6 +210,12 @@ int ps_archive_writer_open(const char *capture, const struct ps_archive_writer_o
 		rc = ps_fail(w->errmsg, sizeof(w->errmsg), -ENOMEM, "archive: out of memory");
 	if (rc)
 		log_line(w, PS_LOG_ERROR, "%s", w->errmsg);
+	/* a quarter of the descriptors at most: the session opens files too */
+	struct rlimit limit;
+	w->held_max = HELD_FILES_MAX;
+	if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+	    limit.rlim_cur / 4 < w->held_max)
+		w->held_max = (size_t)(limit.rlim_cur / 4);
 	if (!rc) {
 		w->session_opts.file_used = note_file;
 		w->session_opts.file_used_ctx = w;

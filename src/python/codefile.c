@@ -413,7 +413,8 @@ int ps_py_codes_read(const char *path, const char *file, uint64_t max_bytes,
 		return -ENOMEM;
 	if (!max_bytes)
 		max_bytes = DEFAULT_MAX_BYTES;
-	fd = open(file, O_RDONLY | O_CLOEXEC);
+	/* not blocked by a FIFO put in its place: refused below */
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return fail(codes, -errno, "%s: %s", path, strerror(errno));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

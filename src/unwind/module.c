@@ -242,8 +242,10 @@ static enum ps_unwind_lookup exec_elsewhere(struct ps_unwinder *u, uint64_t base
 }
 
 /* Whether map, a mapping of m's file at another base than m's, is one of
- * the segments of m as libdwfl placed it: the file offset of addr in the
- * mapping lies in a PT_LOAD that puts it at addr in the module. */
+ * the segments of m as libdwfl placed it: a PT_LOAD whose pages hold the
+ * file offset of addr in the mapping puts it at addr in the module. Every
+ * candidate is tried: a segment's memory size (lld pads RELRO's to its
+ * page end) or first page can reach into the next one's. */
 static bool another_segment(const struct ps_unwind_module *m, const struct ps_unwind_map *map,
                             uint64_t addr)
 {
@@ -259,9 +261,12 @@ static bool another_segment(const struct ps_unwind_module *m, const struct ps_un
 		GElf_Phdr phdr;
 
 		if (!gelf_getphdr(elf, (int)i, &phdr) || phdr.p_type != PT_LOAD ||
-		    offset < phdr.p_offset || offset - phdr.p_offset >= phdr.p_memsz)
+		    offset < (phdr.p_offset & ~(uint64_t)(PS_UNWIND_PAGE_SIZE - 1)) ||
+		    (offset >= phdr.p_offset && offset - phdr.p_offset >= phdr.p_memsz))
 			continue;
-		return bias + phdr.p_vaddr + (offset - phdr.p_offset) == addr;
+		/* offsets and addresses wrap alike */
+		if (bias + phdr.p_vaddr + (offset - phdr.p_offset) == addr)
+			return true;
 	}
 	return false;
 }
@@ -381,7 +386,7 @@ void ps_unwinder_map_changed(struct ps_unwinder *u, const struct ps_unwind_map *
 {
 	if (!u || !map)
 		return;
-	uint64_t base = map->start - map->pgoff;
+	uint64_t base = map->file_base ? map->file_base : map->start - map->pgoff;
 	for (size_t i = 0; i < u->nr_modules; i++) {
 		const struct ps_unwind_module *m = &u->modules[i];
 
@@ -389,7 +394,9 @@ void ps_unwinder_map_changed(struct ps_unwinder *u, const struct ps_unwind_map *
 			continue;
 		/* the module's own segments (RELRO mprotect) and the anonymous
 		 * .bss after them change nothing */
-		if (map->path ? !module_is(m, base, map->path) : map->exec) {
+		if (map->path
+		            ? !module_is(m, base, map->path) && !another_segment(m, map, map->start)
+		            : map->exec) {
 			u->stale = true;
 			return;
 		}

@@ -73,7 +73,9 @@ struct ps_unwind_map {
 	 * lies given this mapping, as its program headers place the segment
 	 * the mapping holds: start - pgoff assumes that segment's address
 	 * and file offset differ as the first's do, which lld's executable
-	 * segment and every linker's writable one do not. */
+	 * segment does not (nor a writable one, whose first page a read-only
+	 * segment may share: that one is taken then, and the module, once
+	 * reported, recognises the writable one's mappings). */
 	uint64_t file_base;
 };
 

@@ -419,8 +419,14 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 		 * where it resumes (the signal frame's CIE clears libunwind's
 		 * use_prev_instr), not at the byte before. */
 		uint64_t row_pc;
-		if (activation && !first)
+		if (activation && !first && lookup != raw) {
+			Dwfl_Module *at = NULL;
+
+			/* the byte before may be another module's */
 			lookup = raw;
+			if (ps_unwind_module_ensure(u, lookup, &at) == PS_UNWIND_MODULE_OK)
+				mod = at;
+		}
 		enum ps_unwind_info info = ps_unwind_libunwind_info(u, mod, raw, lookup, &row_pc);
 
 		if (!room)

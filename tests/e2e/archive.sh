@@ -20,7 +20,8 @@
 # archive) must each fail with exit status 2, one line on stderr, nothing on stdout, and
 # nothing written outside the private directory, which is removed; a
 # damaged table of symbol answers whose manifest line matches it gives one
-# warning with its offset.
+# warning with its offset. A FIFO where the perf map was is left out with a
+# warning, not waited on.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 e2e_setup
@@ -228,4 +229,16 @@ hidden python-archive "$E2E_TMP/python.pst"
 same python python-archive
 hidden python-nodebug "$E2E_TMP/python-nodebug.pst"
 same python python-nodebug
+# a FIFO in the perf map's place: not opened blocking, not packed
+mkfifo "$E2E_TMP/perf-$py_pid.map" || e2e_fail "cannot make a FIFO"
+if timeout 120 "$PYSTITCH" archive -i "$py_data" -o "$E2E_TMP/fifo.pst" >"$E2E_TMP/fifo.out" \
+	2>"$E2E_TMP/fifo.err" </dev/null &&
+	grep -q "archive: .*perf-$py_pid.map: not a regular file, left out" "$E2E_TMP/fifo.err"; then
+	e2e_say "$e2e_name: a FIFO as the perf map: left out, archive written"
+else
+	e2e_show "$E2E_TMP/fifo.err"
+	e2e_say "$e2e_name: a FIFO as the perf map: archive failed, hung or said nothing"
+	failed=1
+fi
+rm -f "$E2E_TMP/perf-$py_pid.map"
 exit $failed
