@@ -115,6 +115,10 @@ struct ps_archive_blob {
 	size_t size;
 };
 
+/* The file opened for reading without blocking (a FIFO put at a recorded
+ * path is not waited on), when it is a regular file: the descriptor, or
+ * -errno (-EINVAL: not a regular file). */
+int ps_archive_open_regular(const char *file);
 /* Write manifest's files to out_path: files[i] is where the contents of
  * manifest->files[i] are read from, unless blobs (may be NULL) gives them
  * in blobs[i] (files[i] then names them in messages). Fills in sizes and

@@ -22,6 +22,20 @@
 
 #define CHUNK 65536
 
+int ps_archive_open_regular(const char *file)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 /* Read file to its end (files in /proc say size 0), hashing it, and hand
  * each chunk to sink when given. At most max bytes. */
 static int read_file(const char *file, uint64_t max, uint8_t *digest, uint64_t *size,
@@ -29,20 +43,14 @@ static int read_file(const char *file, uint64_t max, uint8_t *digest, uint64_t *
 {
 	struct sha256_ctx sha;
 	uint8_t *buf = malloc(CHUNK);
-	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* a FIFO or device at a recorded path is not what was read */
+	int fd = ps_archive_open_regular(file);
 	int rc = 0;
 
 	*size = 0;
 	sha256_init(&sha);
-	struct stat st;
-
 	if (fd < 0 || !buf) {
-		rc = fd < 0 ? -errno : -ENOMEM;
-		goto out;
-	}
-	/* a FIFO or device at a recorded path is not what was read */
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		rc = -EINVAL;
+		rc = fd < 0 ? fd : -ENOMEM;
 		goto out;
 	}
 	for (;;) {

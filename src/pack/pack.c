@@ -57,22 +57,6 @@ static void log_line(const struct ps_archive_writer *w, enum ps_log_level level,
 	va_end(ap);
 }
 
-/* The file open for packing later, or -errno: a regular file only (a FIFO
- * put in its place is neither waited on nor held: -EINVAL). */
-static int hold_file(const char *file)
-{
-	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	struct stat st;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	return fd;
-}
-
 static void note_file(void *ctx, const char *path, const char *file, enum ps_file_kind kind)
 {
 	struct ps_archive_writer *w = ctx;
@@ -102,7 +86,7 @@ static void note_file(void *ctx, const char *path, const char *file, enum ps_fil
 	*u = (struct used_file){ strdup(path), NULL, kind, -1 };
 	if (kind != PS_FILE_ELF && kind != PS_FILE_DEBUGINFO && kind != PS_FILE_KALLSYMS &&
 	    kind != PS_FILE_VMLINUX && w->nr_held < w->held_max) {
-		int fd = hold_file(file);
+		int fd = ps_archive_open_regular(file);
 
 		/* what the session could not read as a file is not packed */
 		if (fd < 0) {

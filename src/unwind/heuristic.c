@@ -20,6 +20,16 @@
 #define DWARF_R12 12
 #define DWARF_R15 15
 
+/* Whether cfi has a row for addr (its own addresses). */
+static bool cfi_covers(Dwarf_CFI *cfi, uint64_t addr)
+{
+	Dwarf_Frame *frame = NULL;
+	bool covered = cfi && dwarf_cfi_addrframe(cfi, addr, &frame) == 0;
+
+	free(frame);
+	return covered;
+}
+
 bool ps_unwind_eh_covered(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc)
 {
 	/* samples repeat their PCs: a small direct-mapped cache spares most
@@ -33,10 +43,8 @@ bool ps_unwind_eh_covered(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc)
 
 	Dwarf_Addr bias;
 	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
-	Dwarf_Frame *frame = NULL;
-	bool covered = cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0;
+	bool covered = cfi_covers(cfi, pc - bias);
 
-	free(frame);
 	*slot = (struct ps_unwind_coverage){
 		.pc = pc, .mod = mod, .generation = u->generation, .covered = covered
 	};
@@ -143,8 +151,10 @@ bool ps_unwind_guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t i
 
 /* ---- PLT stubs without CFI ---------------------------------------------- */
 
-/* The executable section of mod holding pc, when it is a PLT section. */
-static bool plt_section(Dwfl_Module *mod, uint64_t pc, GElf_Shdr *out, const char **name)
+/* The executable section of mod holding pc, when it is a PLT section, and
+ * the module's bias. */
+static bool plt_section(Dwfl_Module *mod, uint64_t pc, GElf_Shdr *out, const char **name,
+                        Dwarf_Addr *bias_out)
 {
 	Dwarf_Addr bias;
 	Elf *elf = dwfl_module_getelf(mod, &bias);
@@ -165,18 +175,10 @@ static bool plt_section(Dwfl_Module *mod, uint64_t pc, GElf_Shdr *out, const cha
 			return false;
 		*out = shdr;
 		*name = n;
+		*bias_out = bias;
 		return true;
 	}
 	return false;
-}
-
-static bool cfi_covers(Dwarf_CFI *cfi, uint64_t addr)
-{
-	Dwarf_Frame *frame = NULL;
-	bool covered = cfi && dwarf_cfi_addrframe(cfi, addr, &frame) == 0;
-
-	free(frame);
-	return covered;
 }
 
 bool ps_unwind_plt_rule(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc,
@@ -184,19 +186,14 @@ bool ps_unwind_plt_rule(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc,
 {
 	GElf_Shdr shdr;
 	const char *name;
-	Dwarf_Addr eh_bias = 0, debug_bias = 0;
+	Dwarf_Addr bias, debug_bias = 0;
 
-	if (!plt_section(mod, pc, &shdr, &name))
-		return false;
-	Dwarf_CFI *eh = dwfl_module_eh_cfi(mod, &eh_bias);
-	if (cfi_covers(eh, pc - eh_bias))
+	if (!plt_section(mod, pc, &shdr, &name, &bias) || ps_unwind_eh_covered(u, mod, pc))
 		return false;
 	Dwarf_CFI *debug = dwfl_module_dwarf_cfi(mod, &debug_bias);
 	if (cfi_covers(debug, pc - debug_bias))
 		return false;
 
-	Dwarf_Addr bias;
-	dwfl_module_getelf(mod, &bias);
 	uint64_t offset = pc - bias - shdr.sh_addr, start = pc - offset;
 	/* the return address is on top of the stack, one word higher once
 	 * lazy binding's stubs have pushed the symbol's index (an entry of
