@@ -57,6 +57,15 @@ static int session_open(struct ps_session *s, const char *path, struct ps_sessio
 	s->native_arch = ps_session_native_arch(s->feed.reader);
 	s->record_names = record_names;
 	s->bench_stage = bench_stage();
+	if (o->jobs > 1 && !ps_reader_archive(s->feed.reader)) {
+		/* the naming's one-time costs, on a thread of their own */
+		const struct ps_features *features = ps_reader_features(s->feed.reader);
+
+		err = ps_symbols_ahead(ps_pipeline_symbols(s->feed.pipeline), features->build_ids,
+		                       features->nr_build_ids);
+		if (err)
+			return ps_feed_fail(&s->feed, err, "out of memory");
+	}
 	/* a capture that can be read once per worker (not an archive) and
 	 * has user stacks to unwind */
 	if (o->jobs > 1 && !ps_reader_archive(s->feed.reader) && ps_feed_has_user_stacks(&s->feed))

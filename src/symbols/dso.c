@@ -131,6 +131,9 @@ void ps_symbols_free(struct ps_symbols *symbols)
 	if (!symbols)
 		return;
 	log_named(symbols);
+	/* first: the helper reads the settings freed below (the files'
+	 * pointers to its work are not followed again) */
+	ps_ahead_free(symbols->ahead);
 	for (size_t i = 0; symbols->buckets && i < symbols->nr_buckets; i++) {
 		struct ps_dso *dso = symbols->buckets[i];
 
@@ -351,9 +354,12 @@ static void load_kernel(struct ps_symbols *symbols)
 		.files = &symbols->files,
 	};
 	struct ps_kernel_load_result result = { 0 };
+	int rc;
 
 	symbols->kernel_tried = true;
-	if (ps_kernel_symbols_load(&source, &symbols->kernel, &result) < 0) {
+	if (!ps_ahead_take_kernel(symbols->ahead, &source, &symbols->kernel, &result, &rc))
+		rc = ps_kernel_symbols_load(&source, &symbols->kernel, &result);
+	if (rc < 0) {
 		ps_symbols_log(symbols, PS_LOG_WARN, "symbols: kernel: %s", result.err);
 		return;
 	}

@@ -158,6 +158,7 @@ static struct ps_elf *open_candidate_as(struct ps_dso *dso, const char *path, co
 		return NULL;
 	}
 	dso->opened[dso->nr_opened++] = elf;
+	ps_ahead_offer(dso->owner->ahead, elf);
 	ps_file_note_used(&dso->owner->files, path, used, kind);
 	return elf;
 }

@@ -142,7 +142,21 @@ struct ps_symbols {
 	struct ps_addr2line_record records[PS_INLINE_MAX];
 	bool answer_incomplete; /* not to be cached: ask again next time */
 	struct ps_sources *sources; /* source.c: source files for srccode */
+	struct ps_ahead *ahead; /* work started ahead (ahead.c), or NULL */
 };
+
+/* ahead.c: what the helper thread did, for the session's thread. The
+ * kernel symbols as loaded from source: true with the load's outcome
+ * (ps_kernel_symbols_load()'s) when the helper loaded them from the same
+ * file, false when the caller is to load them. */
+bool ps_ahead_take_kernel(struct ps_ahead *ahead, const struct ps_kernel_source *source,
+                          struct ps_kernel_symbols **out, struct ps_kernel_load_result *result,
+                          int *rc);
+/* Tie elf to the helper's work on the same file, if there is any. */
+void ps_ahead_offer(struct ps_ahead *ahead, struct ps_elf *elf);
+/* Stops the helper (after the task it is on) and frees what was not
+ * taken. */
+void ps_ahead_free(struct ps_ahead *ahead);
 
 /* source.c */
 struct ps_sources;

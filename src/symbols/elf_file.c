@@ -215,6 +215,28 @@ void ps_elf_release_pages(const struct ps_elf *elf)
 		              MADV_DONTNEED);
 }
 
+bool ps_elf_file_id_of(int fd, struct ps_elf_file_id *out)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	*out = (struct ps_elf_file_id){
+		.dev = st.st_dev,
+		.ino = st.st_ino,
+		.size = (uint64_t)st.st_size,
+		.mtime_sec = st.st_mtim.tv_sec,
+		.mtime_nsec = st.st_mtim.tv_nsec,
+	};
+	return true;
+}
+
+bool ps_elf_file_id_equal(const struct ps_elf_file_id *a, const struct ps_elf_file_id *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+}
+
 int ps_elf_open(const char *path, struct ps_elf **out, char *err, size_t errsz)
 {
 	return ps_elf_open_file(path, path, out, err, errsz);
@@ -224,7 +246,6 @@ int ps_elf_open_file(const char *path, const char *file, struct ps_elf **out, ch
                      size_t errsz)
 {
 	struct ps_elf *elf;
-	struct stat st;
 	size_t raw_size = 0;
 	const char *raw;
 	int rc;
@@ -247,7 +268,7 @@ int ps_elf_open_file(const char *path, const char *file, struct ps_elf **out, ch
 		rc = ps_fail(err, errsz, -errno, "%s: %s", path, strerror(errno));
 		goto out_fail;
 	}
-	if (fstat(elf->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (!ps_elf_file_id_of(elf->fd, &elf->id)) {
 		rc = ps_fail(err, errsz, -EINVAL, "%s: not a regular file", path);
 		goto out_fail;
 	}
@@ -306,6 +327,8 @@ void ps_elf_close(struct ps_elf *elf)
 		return;
 	if (elf->dwarf)
 		dwarf_end(elf->dwarf);
+	if (elf->dwarf_elf)
+		elf_end(elf->dwarf_elf);
 	if (elf->elf)
 		elf_end(elf->elf);
 	if (elf->fd >= 0)
@@ -338,6 +361,17 @@ bool ps_elf_section_cursor(const struct ps_elf *elf, size_t index, struct ps_cur
 	return true;
 }
 
+/* The handle DWARF is read through: the helper's, whose debug sections
+ * it decompressed (ahead.c), once taken; else the file's own. */
+static Elf *dwarf_handle(struct ps_elf *elf)
+{
+	if (elf->ahead) {
+		elf->dwarf_elf = ps_ahead_take_elf(elf->ahead);
+		elf->ahead = NULL;
+	}
+	return elf->dwarf_elf ? elf->dwarf_elf : elf->elf;
+}
+
 bool ps_elf_section_contents(struct ps_elf *elf, const char *name, struct ps_cursor *out)
 {
 	int index = ps_elf_section_by_name(elf, name);
@@ -347,7 +381,7 @@ bool ps_elf_section_contents(struct ps_elf *elf, const char *name, struct ps_cur
 
 	if (index < 0 || !elf->sections[index].in_file)
 		return false;
-	scn = elf_getscn(elf->elf, (size_t)index);
+	scn = elf_getscn(dwarf_handle(elf), (size_t)index);
 	if (!scn || !gelf_getshdr(scn, &shdr))
 		return false;
 	/* libdw may have decompressed it already (the flag is gone then) */
@@ -364,7 +398,7 @@ Dwarf *ps_elf_dwarf(struct ps_elf *elf)
 {
 	if (!elf->dwarf_tried) {
 		elf->dwarf_tried = true;
-		elf->dwarf = dwarf_begin_elf(elf->elf, DWARF_C_READ, NULL);
+		elf->dwarf = dwarf_begin_elf(dwarf_handle(elf), DWARF_C_READ, NULL);
 	}
 	return elf->dwarf;
 }

@@ -609,51 +609,90 @@ static bool host_kernel_build_id(uint8_t *id, size_t *size)
  * without the vmlinux_path search and kcore): --kallsyms, else -k, else
  * none under a --symfs, else /proc/kallsyms when the capture's kernel is
  * the running one (or its build-id is unknown), else the build-id cache's
- * copy of kallsyms. */
-int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kernel_symbols **out,
-                           struct ps_kernel_load_result *result)
+ * copy of kallsyms. Into path (*vmlinux: an ELF file, else kallsyms text);
+ * -errno with the reason in result->err when there is none. */
+static int kernel_file(const struct ps_kernel_source *source, char *path, size_t size,
+                       bool *vmlinux, struct ps_kernel_load_result *result)
 {
 	uint8_t host[PS_BUILD_ID_MAX];
 	size_t host_size = 0;
-	char path[4096], hex[2 * PS_BUILD_ID_MAX + 1];
+	char hex[2 * PS_BUILD_ID_MAX + 1];
+	const char *file;
+	int n;
 
-	*out = NULL;
-	memset(result, 0, sizeof(*result));
-	if (source->kallsyms)
-		return ps_kernel_symbols_read_kallsyms(source->kallsyms, source->files, out,
-		                                       result);
-	if (source->vmlinux) {
+	*vmlinux = false;
+	if (source->kallsyms) {
+		file = source->kallsyms;
+	} else if (source->vmlinux) {
+		*vmlinux = true;
+		file = source->vmlinux;
 		/* dso__load_vmlinux(): a relative path is under --symfs */
-		const char *vmlinux = source->vmlinux;
-
-		if (vmlinux[0] != '/' && source->symfs && source->symfs[0]) {
-			if (snprintf(path, sizeof(path), "%s/%s", source->symfs, vmlinux) >=
-			    (int)sizeof(path)) {
+		if (file[0] != '/' && source->symfs && source->symfs[0]) {
+			n = snprintf(path, size, "%s/%s", source->symfs, file);
+			if (n < 0 || (size_t)n >= size) {
 				snprintf(result->err, sizeof(result->err), "vmlinux path too long");
 				return -ENAMETOOLONG;
 			}
-			vmlinux = path;
+			return 0;
 		}
-		return ps_kernel_symbols_read_vmlinux(vmlinux, source->files, source->build_id,
-		                                      source->build_id_size, out, result);
-	}
-	/* perf does not use local files when a symfs was given (nor the
-	 * build-id cache's kallsyms, which it looks for after them) */
-	if (source->symfs && source->symfs[0]) {
+	} else if (source->symfs && source->symfs[0]) {
+		/* perf does not use local files when a symfs was given (nor the
+		 * build-id cache's kallsyms, which it looks for after them) */
 		snprintf(result->err, sizeof(result->err),
 		         "no kernel symbols (--symfs given, no --kallsyms)");
 		return -ENOENT;
+	} else if (!source->build_id_size ||
+	           (host_kernel_build_id(host, &host_size) &&
+	            ps_build_id_equal(source->build_id, source->build_id_size, host, host_size))) {
+		file = "/proc/kallsyms";
+	} else {
+		ps_build_id_hex(source->build_id, source->build_id_size, hex);
+		n = snprintf(path, size, "%s/[kernel.kallsyms]/%s/kallsyms", source->buildid_dir,
+		             hex);
+		if (n < 0 || (size_t)n >= size) {
+			snprintf(result->err, sizeof(result->err), "build-id cache path too long");
+			return -ENAMETOOLONG;
+		}
+		return 0;
 	}
-	if (!source->build_id_size ||
-	    (host_kernel_build_id(host, &host_size) &&
-	     ps_build_id_equal(source->build_id, source->build_id_size, host, host_size)))
-		return ps_kernel_symbols_read_kallsyms("/proc/kallsyms", source->files, out,
-		                                       result);
-	ps_build_id_hex(source->build_id, source->build_id_size, hex);
-	if (snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", source->buildid_dir,
-	             hex) >= (int)sizeof(path)) {
-		snprintf(result->err, sizeof(result->err), "build-id cache path too long");
+	if (strlen(file) >= size) {
+		snprintf(result->err, sizeof(result->err), "kernel symbols: path too long");
 		return -ENAMETOOLONG;
 	}
+	memcpy(path, file, strlen(file) + 1);
+	return 0;
+}
+
+int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kernel_symbols **out,
+                           struct ps_kernel_load_result *result)
+{
+	char path[4096];
+	bool vmlinux;
+	int rc;
+
+	*out = NULL;
+	memset(result, 0, sizeof(*result));
+	rc = kernel_file(source, path, sizeof(path), &vmlinux, result);
+	if (rc < 0)
+		return rc;
+	if (vmlinux)
+		return ps_kernel_symbols_read_vmlinux(path, source->files, source->build_id,
+		                                      source->build_id_size, out, result);
 	return ps_kernel_symbols_read_kallsyms(path, source->files, out, result);
+}
+
+bool ps_kernel_symbols_same_load(const struct ps_kernel_source *a, const struct ps_kernel_source *b)
+{
+	struct ps_kernel_load_result result;
+	char path_a[4096], path_b[4096];
+	bool vmlinux_a, vmlinux_b;
+
+	if (kernel_file(a, path_a, sizeof(path_a), &vmlinux_a, &result) < 0 ||
+	    kernel_file(b, path_b, sizeof(path_b), &vmlinux_b, &result) < 0)
+		return false;
+	/* a vmlinux's symbols are checked against the build-id */
+	return vmlinux_a == vmlinux_b && strcmp(path_a, path_b) == 0 &&
+	       (!vmlinux_a ||
+	        (a->build_id_size == b->build_id_size &&
+	         (!a->build_id_size || memcmp(a->build_id, b->build_id, a->build_id_size) == 0)));
 }

@@ -101,6 +101,15 @@ void ps_symbols_free(struct ps_symbols *symbols);
 struct ps_dso *ps_symbols_dso(struct ps_symbols *symbols, const char *recorded_path,
                               const uint8_t *build_id, size_t build_id_size);
 
+/* Start, on a helper thread, work the session's thread would do at its
+ * first need of it: the kernel's symbols and the decompression of the
+ * debug sections of the files of the DSOs with these build-ids (the
+ * capture's table: the DSOs its samples hit). What it makes is what the
+ * session's thread would have made. Nothing is started with file hooks
+ * (an archive's files, an observer). 0 or -ENOMEM; a thread that cannot
+ * start is no error. */
+int ps_symbols_ahead(struct ps_symbols *symbols, const struct ps_build_id *ids, size_t nr);
+
 /* Call fn for every DSO of the registry that has a build id: the one
  * recorded for it, else, when its files were located (ps_dso_resolve(),
  * ps_dso_file()), the one of the ELF file holding its code. name is the

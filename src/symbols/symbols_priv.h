@@ -27,6 +27,18 @@ struct ps_elf_segment {
 	uint64_t vaddr, offset, filesz, memsz;
 };
 
+/* Which file an open descriptor reads (ahead.c matches files by it). */
+struct ps_elf_file_id {
+	uint64_t dev, ino, size;
+	int64_t mtime_sec, mtime_nsec;
+};
+
+/* Of a regular file; false for anything else. */
+bool ps_elf_file_id_of(int fd, struct ps_elf_file_id *out);
+bool ps_elf_file_id_equal(const struct ps_elf_file_id *a, const struct ps_elf_file_id *b);
+
+struct ps_ahead_task;
+
 struct ps_elf {
 	char *path; /* as looked up (messages, identity) */
 	char *file; /* what was opened: path, or an archive's copy of it */
@@ -48,6 +60,12 @@ struct ps_elf {
 	int dynsym_index; /* SHT_DYNSYM ".dynsym", or -1 */
 	Dwarf *dwarf; /* opened on first use */
 	bool dwarf_tried;
+	struct ps_elf_file_id id;
+	/* the helper's work for this file (ahead.c), until the DWARF opens */
+	struct ps_ahead_task *ahead;
+	/* the handle the DWARF was opened on when the helper decompressed
+	 * its sections (owned), else NULL: elf */
+	Elf *dwarf_elf;
 };
 
 /* Hands the pages of the file read so far back to the page cache, when
@@ -64,6 +82,10 @@ int ps_elf_open_file(const char *path, const char *file, struct ps_elf **out, ch
 bool ps_elf_section_contents(struct ps_elf *elf, const char *name, struct ps_cursor *out);
 /* The DWARF of the file, or NULL (no debug info, or libdw refused it). */
 Dwarf *ps_elf_dwarf(struct ps_elf *elf);
+/* ahead.c: the file's ELF handle with its debug sections decompressed by
+ * the helper (the caller's now), waiting while it works on it; NULL when
+ * it did not (the caller then uses its own handle). */
+Elf *ps_ahead_take_elf(struct ps_ahead_task *task);
 /* The file named in .gnu_debuglink, into buf; false when there is none. */
 bool ps_elf_debuglink(const struct ps_elf *elf, char *buf, size_t size);
 
@@ -318,6 +340,9 @@ struct ps_kernel_source {
 
 int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kernel_symbols **out,
                            struct ps_kernel_load_result *result);
+/* Whether loading from a and from b reads the same file the same way. */
+bool ps_kernel_symbols_same_load(const struct ps_kernel_source *a,
+                                 const struct ps_kernel_source *b);
 int ps_kernel_symbols_from_kallsyms(const char *path, struct ps_kernel_symbols **out,
                                     struct ps_kernel_load_result *result);
 int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id, size_t build_id_size,
