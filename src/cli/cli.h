@@ -163,9 +163,10 @@ int ps_cli_bad_value(const struct ps_cli *cli, const char *option, const char *v
 	"                        output is the same\n" \
 	PS_CLI_JOBS_HELP
 #define PS_CLI_JOBS_HELP \
-	"  -j, --jobs N          use N threads: N - 1 unwind (default: the online\n" \
-	"                        CPUs, at most 16; 1 for a capture of every CPU);\n" \
-	"                        the output is the same for any N\n"
+	"  -j, --jobs N          use N threads: N - 1 unwind, and from 2 on one more\n" \
+	"                        loads symbols ahead (default: the online CPUs, at\n" \
+	"                        most 16; 1 for a capture of every CPU); the output\n" \
+	"                        is the same for any N\n"
 /* -f, -q, -v and -h as most commands say them */
 #define PS_CLI_COMMON_HELP \
 	"  -f, --force           stop quietly at a damaged record\n" \
