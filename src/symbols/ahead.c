@@ -75,18 +75,35 @@ static void run_kernel(struct ps_ahead_task *task)
 	task->rc = ps_kernel_symbols_load(&task->source, &task->symbols, &task->result);
 }
 
+/* The sections dwarf_begin_elf() decompresses when they are (libdw
+ * 0.188's dwarf_scnnames; a later libdw's new ones it decompresses
+ * itself): no others, so the helper decompresses nothing the session's
+ * thread would not have. */
 static bool is_debug_section(const char *name)
 {
-	return name && strncmp(name, ".debug_", 7) == 0;
+	static const char *const names[] = {
+		".debug_info",        ".debug_types",    ".debug_abbrev",   ".debug_aranges",
+		".debug_addr",        ".debug_line",     ".debug_line_str", ".debug_frame",
+		".debug_loc",         ".debug_loclists", ".debug_pubnames", ".debug_str",
+		".debug_str_offsets", ".debug_macinfo",  ".debug_macro",    ".debug_ranges",
+		".debug_rnglists",
+	};
+
+	for (size_t i = 0; name && i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
 }
 
-/* The file's ELF handle with every compressed debug section decompressed,
- * as dwarf_begin_elf() would; NULL when none is compressed or on error
- * (the session's thread then opens the file as it always does). */
 static bool stopping(struct ps_ahead *ahead)
 {
 	return __atomic_load_n(&ahead->stop, __ATOMIC_RELAXED);
 }
+
+/* The file's ELF handle with every compressed debug section libdw reads
+ * decompressed, as dwarf_begin_elf() would; NULL when none is compressed
+ * or on error (the session's thread then opens the file as it always
+ * does). */
 
 static Elf *decompressed(const char *file, const struct ps_elf_file_id *id, struct ps_ahead *ahead)
 {
