@@ -56,8 +56,8 @@ struct ps_addr2line {
 	 * second time (ours decodes the rows) just for its file table. */
 	bool want_files;
 	Dwarf *dwarf;
-	struct ps_cursor debug_line;
-	bool has_debug_line;
+	struct ps_cursor debug_line, debug_info, debug_abbrev;
+	bool has_debug_line, has_die_bytes;
 	uint32_t *decoded; /* units whose line table was read, in that order */
 	size_t nr_decoded, cap_decoded;
 	size_t nr_read; /* bfd has read units [0, nr_read) */
@@ -471,16 +471,18 @@ static int add_function(struct a2l_cu *cu, Dwarf_Die *die, int tag, uint32_t enc
 	return 0;
 }
 
+static int visit_function(void *ctx, Dwarf_Die *die, int tag, uint32_t enclosing, uint32_t *self)
+{
+	struct a2l_cu *cu = ctx;
+
+	*self = (uint32_t)cu->nr_funcs;
+	return add_function(cu, die, tag, enclosing);
+}
+
 static int scan_unit(struct ps_addr2line *a2l, struct a2l_cu *cu)
 {
-	struct frame {
-		Dwarf_Die die;
-		uint32_t enclosing; /* nearest function among the ancestors */
-	} *stack = NULL;
-	size_t depth = 0, cap = 0;
 	Dwarf_Attribute attr;
 	Dwarf_Word stmt_list;
-	Dwarf_Die child;
 	uint64_t max = 0;
 	int rc = 0;
 
@@ -498,38 +500,18 @@ static int scan_unit(struct ps_addr2line *a2l, struct a2l_cu *cu)
 	}
 	if (rc < 0)
 		return rc;
-	if (dwarf_child(&cu->die, &child) != 0)
-		return 0;
-	if (!reserve(a2l, (void **)&stack, &cap, 1, sizeof(*stack)))
-		return -ENOMEM;
-	stack[depth++] = (struct frame){ .die = child, .enclosing = FUNC_NONE };
-	while (depth > 0 && rc == 0) {
-		struct frame *top = &stack[depth - 1];
-		Dwarf_Die die = top->die, inner;
-		uint32_t enclosing = top->enclosing;
-		int tag = dwarf_tag(&die);
-
-		/* the next sibling replaces this entry; children go above it */
-		if (dwarf_siblingof(&die, &top->die) != 0)
-			depth--;
-		if (tag == DW_TAG_subprogram || tag == DW_TAG_entry_point ||
-		    tag == DW_TAG_inlined_subroutine) {
-			uint32_t index = (uint32_t)cu->nr_funcs;
-
-			rc = add_function(cu, &die, tag, enclosing);
-			enclosing = index;
-		}
-		/* into types too: a C++ lambda's operator(), with its code,
-		 * is a member of its closure class, inside the function */
-		if (rc == 0 && dwarf_haschildren(&die) && dwarf_child(&die, &inner) == 0) {
-			if (!reserve(a2l, (void **)&stack, &cap, depth + 1, sizeof(*stack))) {
-				rc = -ENOMEM;
-				break;
-			}
-			stack[depth++] = (struct frame){ .die = inner, .enclosing = enclosing };
-		}
+	/* the same functions in the same order, over the DIEs' bytes (most
+	 * DIEs are only stepped over); what that walk leaves to libdw, libdw
+	 * walks from the start */
+	rc = PS_DIE_WALK_UNSURE;
+	if (a2l->has_die_bytes)
+		rc = ps_die_walk_functions(a2l->dwarf, &cu->die, a2l->debug_info, a2l->debug_abbrev,
+		                           visit_function, cu);
+	if (rc == PS_DIE_WALK_UNSURE) {
+		cu->nr_funcs = 0;
+		cu->nr_ranges = 0;
+		rc = ps_die_walk_functions_libdw(&cu->die, visit_function, cu);
 	}
-	free(stack);
 	if (rc == -EINVAL) {
 		cu->error = true;
 		return 0;
@@ -598,6 +580,9 @@ int ps_addr2line_open(struct ps_elf *file, bool want_files, struct ps_addr2line 
 		if (a2l->dwarf) {
 			a2l->has_debug_line =
 			        ps_elf_section_contents(file, ".debug_line", &a2l->debug_line);
+			a2l->has_die_bytes =
+			        ps_elf_section_contents(file, ".debug_info", &a2l->debug_info) &&
+			        ps_elf_section_contents(file, ".debug_abbrev", &a2l->debug_abbrev);
 			rc = load_units(a2l);
 		}
 	}

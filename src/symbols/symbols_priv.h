@@ -90,6 +90,28 @@ Elf *ps_ahead_take_elf(struct ps_ahead_task *task);
 bool ps_elf_debuglink(const struct ps_elf *elf, char *buf, size_t size);
 
 /* ------------------------------------------------------------------ */
+/* die_walk.c: a unit's function DIEs, found over the DIE bytes */
+
+#define PS_DIE_WALK_UNSURE 1 /* walk the unit with libdw instead */
+#define PS_DIE_WALK_NONE UINT32_MAX /* no enclosing function */
+
+/* Called for each DIE whose tag is DW_TAG_subprogram, _entry_point or
+ * _inlined_subroutine, in libdw's order, with the value it set in *self
+ * for its nearest such ancestor (PS_DIE_WALK_NONE for none); *self starts
+ * as enclosing. Non-zero stops the walk and is returned. */
+typedef int (*ps_die_walk_fn)(void *ctx, Dwarf_Die *die, int tag, uint32_t enclosing,
+                              uint32_t *self);
+/* Walks the DIEs below cudie (info and abbrevs: the file's .debug_info,
+ * the bytes libdw reads, and .debug_abbrev). 0, fn's non-zero value,
+ * -ENOMEM, or PS_DIE_WALK_UNSURE when the unit holds what this walker
+ * leaves to libdw (some functions may have been given by then). */
+int ps_die_walk_functions(Dwarf *dwarf, Dwarf_Die *cudie, struct ps_cursor info,
+                          struct ps_cursor abbrevs, ps_die_walk_fn fn, void *ctx);
+/* The same walk through libdw (dwarf_child, dwarf_siblingof): 0, fn's
+ * non-zero value or -ENOMEM. */
+int ps_die_walk_functions_libdw(Dwarf_Die *cudie, ps_die_walk_fn fn, void *ctx);
+
+/* ------------------------------------------------------------------ */
 /* symtab.c: a symbol table with perf's rules */
 
 struct ps_sym {

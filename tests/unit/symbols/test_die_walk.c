@@ -1,0 +1,152 @@
+/* die_walk.c: the function DIEs of every unit, found over the DIE bytes,
+ * are those libdw's walk finds, in its order, with the same enclosing
+ * functions (the fixture and this test program, as the compiler wrote
+ * them); what the walker does not read it leaves to libdw
+ * (PS_DIE_WALK_UNSURE). */
+#include "helpers.h"
+
+#include <dwarf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/symbols_priv.h"
+
+#define MAX_FUNCS 20000
+
+struct found {
+	uint64_t offset;
+	int tag;
+	uint32_t enclosing;
+};
+
+struct list {
+	struct found *items;
+	size_t nr;
+};
+
+static int record(void *ctx, Dwarf_Die *die, int tag, uint32_t enclosing, uint32_t *self)
+{
+	struct list *l = ctx;
+
+	ck_assert_uint_lt(l->nr, MAX_FUNCS);
+	*self = (uint32_t)l->nr;
+	l->items[l->nr++] = (struct found){ .offset = dwarf_dieoffset(die),
+		                            .tag = tag,
+		                            .enclosing = enclosing };
+	return 0;
+}
+
+/* Both walks over every unit of path: the number of functions found. */
+static size_t compare_walks(const char *path)
+{
+	struct list ours = { calloc(MAX_FUNCS, sizeof(struct found)), 0 };
+	struct list libdw = { calloc(MAX_FUNCS, sizeof(struct found)), 0 };
+	struct ps_cursor info, abbrevs;
+	struct ps_elf *elf;
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	Dwarf_Die cudie, subdie;
+	char err[512];
+	size_t units = 0, total = 0;
+	Dwarf *dwarf;
+
+	ck_assert(ours.items && libdw.items);
+	ck_assert_msg(ps_elf_open(path, &elf, err, sizeof(err)) == 0, "%s", err);
+	dwarf = ps_elf_dwarf(elf);
+	ck_assert_msg(dwarf != NULL, "%s: no DWARF", path);
+	ck_assert(ps_elf_section_contents(elf, ".debug_abbrev", &abbrevs));
+	ck_assert(ps_elf_section_contents(elf, ".debug_info", &info));
+	while (dwarf_get_units(dwarf, cu, &next, &version, &unit_type, &cudie, &subdie) == 0) {
+		int rc;
+
+		cu = next;
+		if (dwarf_tag(&cudie) != DW_TAG_compile_unit)
+			continue;
+		units++;
+		ours.nr = libdw.nr = 0;
+		rc = ps_die_walk_functions(dwarf, &cudie, info, abbrevs, record, &ours);
+		ck_assert_msg(rc == 0, "%s: unit at %#llx: the walker returned %d", path,
+		              (unsigned long long)dwarf_dieoffset(&cudie), rc);
+		ck_assert_int_eq(ps_die_walk_functions_libdw(&cudie, record, &libdw), 0);
+		ck_assert_uint_eq(ours.nr, libdw.nr);
+		for (size_t i = 0; i < ours.nr; i++) {
+			ck_assert_uint_eq(ours.items[i].offset, libdw.items[i].offset);
+			ck_assert_int_eq(ours.items[i].tag, libdw.items[i].tag);
+			ck_assert_uint_eq(ours.items[i].enclosing, libdw.items[i].enclosing);
+		}
+		total += ours.nr;
+	}
+	ck_assert_uint_gt(units, 0);
+	ps_elf_close(elf);
+	free(ours.items);
+	free(libdw.items);
+	return total;
+}
+
+START_TEST(test_same_as_libdw)
+{
+	ck_assert_msg(fixture.ok, "fixture: %s", fixture.why);
+	/* inlined functions nested in functions, a lambda-free C file */
+	ck_assert_uint_gt(compare_walks(fixture.so), 5);
+	/* this program: many units, the Check library's headers' types */
+	ck_assert_uint_gt(compare_walks("/proc/self/exe"), 50);
+}
+END_TEST
+
+/* An abbreviation table the walker cannot read: an unknown form, or cut
+ * short. It says so, and libdw is asked instead. */
+START_TEST(test_unknown_form_left_to_libdw)
+{
+	/* code 1: DW_TAG_compile_unit with children, DW_AT_name in a form
+	 * DWARF does not have */
+	static const uint8_t bad_form[] = { 1, DW_TAG_compile_unit, 1, DW_AT_name, 0x7f, 0, 0, 0 };
+	static const uint8_t cut[] = { 1, DW_TAG_compile_unit };
+	struct list l = { calloc(MAX_FUNCS, sizeof(struct found)), 0 };
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	Dwarf_Die cudie, subdie;
+	struct ps_cursor info;
+	struct ps_elf *elf;
+	char err[512];
+	Dwarf *dwarf;
+
+	ck_assert(l.items);
+	ck_assert_msg(fixture.ok, "fixture: %s", fixture.why);
+	ck_assert_msg(ps_elf_open(fixture.so, &elf, err, sizeof(err)) == 0, "%s", err);
+	dwarf = ps_elf_dwarf(elf);
+	ck_assert(dwarf != NULL);
+	ck_assert_int_eq(dwarf_get_units(dwarf, cu, &next, &version, &unit_type, &cudie, &subdie),
+	                 0);
+	ck_assert(ps_elf_section_contents(elf, ".debug_info", &info));
+	/* the bytes libdw reads: another copy is refused */
+	ck_assert_int_eq(ps_die_walk_functions(
+	                         dwarf, &cudie,
+	                         ps_cursor_make(info.start + 1, ps_cursor_size(&info) - 1, false),
+	                         info, record, &l),
+	                 PS_DIE_WALK_UNSURE);
+	ck_assert_int_eq(ps_die_walk_functions(dwarf, &cudie, info,
+	                                       ps_cursor_make(bad_form, sizeof(bad_form), false),
+	                                       record, &l),
+	                 PS_DIE_WALK_UNSURE);
+	ck_assert_int_eq(ps_die_walk_functions(dwarf, &cudie, info,
+	                                       ps_cursor_make(cut, sizeof(cut), false), record, &l),
+	                 PS_DIE_WALK_UNSURE);
+	ck_assert_uint_eq(l.nr, 0);
+	ps_elf_close(elf);
+	free(l.items);
+}
+END_TEST
+
+Suite *suite_die_walk(void)
+{
+	Suite *s = suite_create("die_walk");
+	TCase *tc = tcase_create("walk");
+
+	tcase_add_test(tc, test_same_as_libdw);
+	tcase_add_test(tc, test_unknown_form_left_to_libdw);
+	suite_add_tcase(s, tc);
+	return s;
+}
