@@ -29,17 +29,6 @@ void ps_textline_add_string(struct ps_strbuf *out, const char *s)
 	}
 }
 
-int ps_textline_hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int ps_textline_decode_string(char *field, const char **out, const char **why)
 {
 	size_t len = strlen(field), n = 0;

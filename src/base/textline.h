@@ -23,8 +23,18 @@ int ps_textline_decode_string(char *field, const char **out, const char **why);
 int ps_textline_parse_u64(const char *s, uint64_t *out);
 /* Lower-case hex without leading zeros (1 to 16 digits): 0 or -EINVAL. */
 int ps_textline_parse_x64(const char *s, uint64_t *out);
-/* The value of a hex digit (either case), or -1. */
-int ps_textline_hex_value(char c);
+/* The value of a hex digit (either case), or -1. Inline: kallsyms and
+ * perf maps parse it for every character of every address. */
+static inline int ps_textline_hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
 /* Split line (NUL-terminated, modified) at single spaces into at most max
  * fields; the number found, or max + 1 when there are more. */
 size_t ps_textline_split(char *line, char **fields, size_t max);

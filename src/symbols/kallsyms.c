@@ -91,10 +91,8 @@ static bool parse_line(const char *line, uint64_t *addr, char *type, const char 
 	size_t digits = 0;
 	uint64_t value = 0;
 
-	while (ps_textline_hex_value(line[digits]) >= 0) {
-		value = value << 4 | (uint64_t)ps_textline_hex_value(line[digits]);
-		digits++;
-	}
+	for (int v; (v = ps_textline_hex_value(line[digits])) >= 0; digits++)
+		value = value << 4 | (uint64_t)v;
 	if (digits == 0 || digits > 16 || line[digits] != ' ')
 		return false;
 	if (!line[digits + 1] || line[digits + 1] == '\n' || line[digits + 2] != ' ')
