@@ -109,6 +109,8 @@ done
 objcopy --strip-all "$programs/deep" "$elf/deep.stripped"
 objcopy --strip-debug "$programs/deep_nofp" "$elf/deep_nofp.nodebug"
 objcopy --only-keep-debug "$programs/shlib" "$elf/shlib.debug"
+# debug sections compressed (zlib), as distributions' debug files are
+objcopy --compress-debug-sections=zlib "$programs/inlining" "$elf/inlining.zdebug"
 # one page each: no padding between the segments
 small="-Wl,-z,noseparate-code -Wl,-z,norelro"
 # shellcheck disable=SC2086 # $small is two words

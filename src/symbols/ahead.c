@@ -46,11 +46,13 @@ struct ps_ahead_task {
 	struct ps_kernel_load_result result;
 	int rc;
 	/* a file's: which file (ps_elf_file_id()), and its ELF handle with
-	 * the debug sections decompressed (NULL: none were compressed) */
+	 * the debug sections decompressed (NULL: none were compressed), on
+	 * copy when that is not NULL */
 	char *file;
 	struct ps_elf_file_id id;
 	unsigned dso; /* the files of one DSO are tried in perf's order */
 	Elf *elf;
+	void *copy;
 };
 
 struct ps_ahead {
@@ -75,44 +77,27 @@ static void run_kernel(struct ps_ahead_task *task)
 	task->rc = ps_kernel_symbols_load(&task->source, &task->symbols, &task->result);
 }
 
-/* The sections dwarf_begin_elf() decompresses when they are (libdw
- * 0.188's dwarf_scnnames; a later libdw's new ones it decompresses
- * itself): no others, so the helper decompresses nothing the session's
- * thread would not have. */
-static bool is_debug_section(const char *name)
-{
-	static const char *const names[] = {
-		".debug_info",        ".debug_types",    ".debug_abbrev",   ".debug_aranges",
-		".debug_addr",        ".debug_line",     ".debug_line_str", ".debug_frame",
-		".debug_loc",         ".debug_loclists", ".debug_pubnames", ".debug_str",
-		".debug_str_offsets", ".debug_macinfo",  ".debug_macro",    ".debug_ranges",
-		".debug_rnglists",
-	};
-
-	for (size_t i = 0; name && i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(name, names[i]) == 0)
-			return true;
-	return false;
-}
-
 static bool stopping(struct ps_ahead *ahead)
 {
 	return __atomic_load_n(&ahead->stop, __ATOMIC_RELAXED);
 }
 
 /* The file's ELF handle with every compressed debug section libdw reads
- * decompressed, as dwarf_begin_elf() would; NULL when none is compressed
- * or on error (the session's thread then opens the file as it always
- * does). */
-
-static Elf *decompressed(const char *file, const struct ps_elf_file_id *id, struct ps_ahead *ahead)
+ * decompressed, as dwarf_begin_elf() would: on a copy inflated apart
+ * (*copy; elf_inflate.c), else on the file by libelf; NULL when none is
+ * compressed or on error (the session's thread then opens the file as it
+ * always does). */
+static Elf *decompressed(const char *file, const struct ps_elf_file_id *id, struct ps_ahead *ahead,
+                         void **copy)
 {
-	size_t names = 0, compressed = 0;
+	size_t names = 0, compressed = 0, raw_size = 0;
 	struct ps_elf_file_id now;
 	Elf_Scn *scn = NULL;
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
-	Elf *elf;
+	const char *raw;
+	Elf *elf, *inflated;
 
+	*copy = NULL;
 	if (fd < 0)
 		return NULL;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -120,18 +105,22 @@ static Elf *decompressed(const char *file, const struct ps_elf_file_id *id, stru
 	 * back */
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !ps_elf_file_id_of(fd, &now) ||
 	    !ps_elf_file_id_equal(&now, id) || elf_cntl(elf, ELF_C_FDREAD) != 0 ||
-	    elf_getshdrstrndx(elf, &names) != 0) {
+	    elf_getshdrstrndx(elf, &names) != 0 || !(raw = elf_rawfile(elf, &raw_size))) {
 		if (elf)
 			elf_end(elf);
 		close(fd);
 		return NULL;
 	}
 	close(fd);
+	if (ps_elf_inflate((const uint8_t *)raw, raw_size, &inflated, copy)) {
+		elf_end(elf);
+		return inflated;
+	}
 	while (!stopping(ahead) && (scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr shdr;
 
 		if (!gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_COMPRESSED) ||
-		    !is_debug_section(elf_strptr(elf, names, shdr.sh_name)))
+		    !ps_elf_libdw_section(elf_strptr(elf, names, shdr.sh_name)))
 			continue;
 		if (elf_compress(scn, 0, 0) < 0)
 			break;
@@ -168,7 +157,7 @@ static void *helper_main(void *arg)
 		if (task->kernel)
 			run_kernel(task);
 		else
-			task->elf = decompressed(task->file, &task->id, ahead);
+			task->elf = decompressed(task->file, &task->id, ahead, &task->copy);
 		pthread_mutex_lock(&ahead->lock);
 		if (task->kernel)
 			ahead->kernel_made = task->symbols != NULL;
@@ -362,14 +351,17 @@ void ps_ahead_offer(struct ps_ahead *ahead, struct ps_elf *elf)
 		}
 }
 
-Elf *ps_ahead_take_elf(struct ps_ahead_task *task)
+Elf *ps_ahead_take_elf(struct ps_ahead_task *task, void **copy)
 {
 	Elf *elf;
 
+	*copy = NULL;
 	if (!task || !claim(task))
 		return NULL;
 	elf = task->elf;
+	*copy = task->copy;
 	task->elf = NULL;
+	task->copy = NULL;
 	task->ahead->files_taken += elf != NULL;
 	return elf;
 }
@@ -395,6 +387,7 @@ void ps_ahead_free(struct ps_ahead *ahead)
 		ps_kernel_symbols_free(ahead->tasks[i].symbols);
 		if (ahead->tasks[i].elf)
 			elf_end(ahead->tasks[i].elf);
+		free(ahead->tasks[i].copy);
 		free(ahead->tasks[i].file);
 	}
 	free(ahead->tasks);

@@ -329,6 +329,7 @@ void ps_elf_close(struct ps_elf *elf)
 		dwarf_end(elf->dwarf);
 	if (elf->dwarf_elf)
 		elf_end(elf->dwarf_elf);
+	free(elf->dwarf_copy);
 	if (elf->elf)
 		elf_end(elf->elf);
 	if (elf->fd >= 0)
@@ -362,12 +363,19 @@ bool ps_elf_section_cursor(const struct ps_elf *elf, size_t index, struct ps_cur
 }
 
 /* The handle DWARF is read through: the helper's, whose debug sections
- * it decompressed (ahead.c), once taken; else the file's own. */
+ * it decompressed (ahead.c), once taken; else one on a copy with them
+ * inflated (elf_inflate.c); else the file's own. */
 static Elf *dwarf_handle(struct ps_elf *elf)
 {
 	if (elf->ahead) {
-		elf->dwarf_elf = ps_ahead_take_elf(elf->ahead);
+		elf->dwarf_elf = ps_ahead_take_elf(elf->ahead, &elf->dwarf_copy);
 		elf->ahead = NULL;
+		elf->inflate_tried = elf->dwarf_elf != NULL;
+	}
+	/* compressed debug sections inflated apart, faster than libelf */
+	if (!elf->inflate_tried) {
+		elf->inflate_tried = true;
+		ps_elf_inflate(elf->image, elf->image_size, &elf->dwarf_elf, &elf->dwarf_copy);
 	}
 	return elf->dwarf_elf ? elf->dwarf_elf : elf->elf;
 }

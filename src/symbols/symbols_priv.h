@@ -63,9 +63,12 @@ struct ps_elf {
 	struct ps_elf_file_id id;
 	/* the helper's work for this file (ahead.c), until the DWARF opens */
 	struct ps_ahead_task *ahead;
-	/* the handle the DWARF was opened on when the helper decompressed
-	 * its sections (owned), else NULL: elf */
+	/* the handle the DWARF was opened on when its sections were
+	 * decompressed apart (owned; on dwarf_copy when that is not NULL),
+	 * else NULL: elf */
 	Elf *dwarf_elf;
+	void *dwarf_copy;
+	bool inflate_tried;
 };
 
 /* Hands the pages of the file read so far back to the page cache, when
@@ -83,9 +86,18 @@ bool ps_elf_section_contents(struct ps_elf *elf, const char *name, struct ps_cur
 /* The DWARF of the file, or NULL (no debug info, or libdw refused it). */
 Dwarf *ps_elf_dwarf(struct ps_elf *elf);
 /* ahead.c: the file's ELF handle with its debug sections decompressed by
- * the helper (the caller's now), waiting while it works on it; NULL when
- * it did not (the caller then uses its own handle). */
-Elf *ps_ahead_take_elf(struct ps_ahead_task *task);
+ * the helper (the caller's now, with *copy, the image it reads, to free
+ * after it, or NULL), waiting while it works on it; NULL when it did not
+ * (the caller then uses its own handle). */
+Elf *ps_ahead_take_elf(struct ps_ahead_task *task, void **copy);
+
+/* elf_inflate.c: whether dwarf_begin_elf() decompresses the section of
+ * that name when it is compressed. */
+bool ps_elf_libdw_section(const char *name);
+/* An ELF handle on a copy of image (*copy, malloc'd; free it after
+ * elf_end()) whose compressed debug sections are inflated; false, with
+ * nothing made, when there are none or the file is left to libelf. */
+bool ps_elf_inflate(const uint8_t *image, size_t size, Elf **out, void **copy);
 /* The file named in .gnu_debuglink, into buf; false when there is none. */
 bool ps_elf_debuglink(const struct ps_elf *elf, char *buf, size_t size);
 

@@ -60,6 +60,7 @@ Suite *suite_lookup(void);
 Suite *suite_inline(void);
 Suite *suite_addr2line(void);
 Suite *suite_die_walk(void);
+Suite *suite_inflate(void);
 Suite *suite_names(void);
 Suite *suite_damage(void);
 Suite *suite_kallsyms(void);

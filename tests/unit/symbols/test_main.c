@@ -21,6 +21,7 @@ int main(void)
 	srunner_add_suite(runner, suite_names());
 	srunner_add_suite(runner, suite_addr2line());
 	srunner_add_suite(runner, suite_die_walk());
+	srunner_add_suite(runner, suite_inflate());
 	srunner_add_suite(runner, suite_source());
 	srunner_add_suite(runner, suite_variables());
 	srunner_run_all(runner, CK_ENV);

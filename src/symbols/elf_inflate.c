@@ -1,0 +1,241 @@
+/* A copy of an ELF file's image with its compressed debug sections
+ * inflated, for libdw to open the DWARF on (ps_elf_inflate()).
+ *
+ * dwarf_begin_elf() has libelf decompress every SHF_COMPRESSED debug
+ * section it knows, through zlib; Debian's and Fedora's separate debug
+ * files are all compressed, and libc's is 10 MB of them: about a quarter
+ * of the CPU of naming a C capture. libdeflate inflates the same zlib
+ * streams whole, into a buffer of the known size, in well under half the
+ * time. The copy keeps every section at its index; only the inflated
+ * ones move (to the end, with the section headers after them), lose
+ * SHF_COMPRESSED and take the size and alignment of their Chdr, as
+ * elf_compress(scn, 0, 0) makes them. libdw then finds nothing to
+ * decompress and reads the same bytes.
+ *
+ * ELF64 files in our byte order only, zlib streams only, each no larger
+ * than zlib can make of its compressed size; anything else, and any
+ * stream that does not inflate to exactly its size, is left to libelf (no
+ * copy: the caller opens the DWARF on the file as before). */
+#include "symbols/symbols_priv.h"
+
+#include <libdeflate.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cursor.h"
+
+/* deflate's best ratio is 1032:1 (RFC 1951 stored-length limits) */
+#define INFLATE_RATIO_MAX 1032
+#define INFLATE_ALIGN 16
+
+/* The sections dwarf_begin_elf() decompresses when they are (libdw
+ * 0.188's dwarf_scnnames; a later libdw's new ones it decompresses
+ * itself): no others, so nothing is inflated that libdw would not have. */
+bool ps_elf_libdw_section(const char *name)
+{
+	static const char *const names[] = {
+		".debug_info",        ".debug_types",    ".debug_abbrev",   ".debug_aranges",
+		".debug_addr",        ".debug_line",     ".debug_line_str", ".debug_frame",
+		".debug_loc",         ".debug_loclists", ".debug_pubnames", ".debug_str",
+		".debug_str_offsets", ".debug_macinfo",  ".debug_macro",    ".debug_ranges",
+		".debug_rnglists",
+	};
+
+	for (size_t i = 0; name && i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool host_little_endian(void)
+{
+	const uint16_t one = 1;
+	uint8_t first;
+
+	memcpy(&first, &one, 1);
+	return first == 1;
+}
+
+static size_t align_up(size_t n)
+{
+	return (n + INFLATE_ALIGN - 1) & ~(size_t)(INFLATE_ALIGN - 1);
+}
+
+struct inflated {
+	size_t index; /* section */
+	uint64_t in_offset, in_size; /* the zlib stream in the file */
+	Elf64_Chdr chdr;
+	size_t out_offset; /* in the copy */
+};
+
+/* The section headers of an ELF64 image in our byte order, checked
+ * against its size: their count, the index of the section names. */
+static bool read_headers(const uint8_t *image, size_t size, Elf64_Ehdr *ehdr,
+                         const Elf64_Shdr **shdrs, size_t *nr, size_t *names)
+{
+	Elf64_Shdr first;
+
+	if (size < sizeof(*ehdr) || memcmp(image, ELFMAG, SELFMAG) != 0 ||
+	    image[EI_CLASS] != ELFCLASS64 ||
+	    image[EI_DATA] != (host_little_endian() ? ELFDATA2LSB : ELFDATA2MSB))
+		return false;
+	memcpy(ehdr, image, sizeof(*ehdr));
+	if (ehdr->e_shentsize != sizeof(Elf64_Shdr) || ehdr->e_shoff == 0 ||
+	    ehdr->e_shoff % 8 != 0 || ehdr->e_shoff > size ||
+	    size - ehdr->e_shoff < sizeof(Elf64_Shdr))
+		return false;
+	memcpy(&first, image + ehdr->e_shoff, sizeof(first));
+	*nr = ehdr->e_shnum ? ehdr->e_shnum : first.sh_size;
+	*names = ehdr->e_shstrndx == SHN_XINDEX ? first.sh_link : ehdr->e_shstrndx;
+	if (*nr == 0 || *nr > (size - ehdr->e_shoff) / sizeof(Elf64_Shdr) || *names >= *nr)
+		return false;
+	*shdrs = (const Elf64_Shdr *)(const void *)(image + ehdr->e_shoff);
+	return true;
+}
+
+static const char *section_name(const uint8_t *image, size_t size, const Elf64_Shdr *names,
+                                uint32_t offset)
+{
+	if (names->sh_type == SHT_NOBITS || names->sh_offset > size ||
+	    names->sh_size > size - names->sh_offset || offset >= names->sh_size)
+		return NULL;
+	if (!memchr(image + names->sh_offset + offset, 0, names->sh_size - offset))
+		return NULL;
+	return (const char *)image + names->sh_offset + offset;
+}
+
+/* The compressed debug sections to inflate, into *out (malloc'd); false
+ * when the image is one to leave to libelf. */
+static bool plan(const uint8_t *image, size_t size, const Elf64_Shdr *shdrs, size_t nr,
+                 size_t names, struct inflated **out, size_t *count, size_t *total)
+{
+	struct inflated *list = NULL;
+	size_t n = 0, end = align_up(size);
+
+	for (size_t i = 0; i < nr; i++) {
+		Elf64_Shdr sh;
+		Elf64_Chdr chdr;
+		const char *name;
+
+		memcpy(&sh, &shdrs[i], sizeof(sh));
+		if (!(sh.sh_flags & SHF_COMPRESSED) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = section_name(image, size, &shdrs[names], sh.sh_name);
+		if (!ps_elf_libdw_section(name))
+			continue;
+		if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset ||
+		    sh.sh_size < sizeof(chdr))
+			goto decline;
+		memcpy(&chdr, image + sh.sh_offset, sizeof(chdr));
+		if (chdr.ch_type != ELFCOMPRESS_ZLIB ||
+		    chdr.ch_size / INFLATE_RATIO_MAX > sh.sh_size - sizeof(chdr) ||
+		    chdr.ch_size > SIZE_MAX / 4 - end)
+			goto decline;
+		if (!list && !(list = calloc(nr, sizeof(*list))))
+			goto decline;
+		list[n++] = (struct inflated){ .index = i,
+			                       .in_offset = sh.sh_offset + sizeof(chdr),
+			                       .in_size = sh.sh_size - sizeof(chdr),
+			                       .chdr = chdr,
+			                       .out_offset = end };
+		end = align_up(end + chdr.ch_size);
+	}
+	if (n == 0 || nr > (SIZE_MAX / 4 - end) / sizeof(Elf64_Shdr))
+		goto decline;
+	*out = list;
+	*count = n;
+	*total = end + nr * sizeof(Elf64_Shdr);
+	return true;
+decline:
+	free(list);
+	return false;
+}
+
+/* Copies what libelf and libdw read of the image: the ELF and program
+ * headers and the sections not inflated. The compressed bytes are not
+ * copied (their pages of a large allocation are then never touched). */
+static void copy_live_bytes(uint8_t *copy, const uint8_t *image, size_t size,
+                            const Elf64_Ehdr *ehdr, const Elf64_Shdr *shdrs, size_t nr,
+                            const struct inflated *list, size_t count)
+{
+	size_t next = 0;
+
+	memcpy(copy, image, sizeof(*ehdr));
+	if (ehdr->e_phoff < size && ehdr->e_phentsize == sizeof(Elf64_Phdr) &&
+	    ehdr->e_phnum <= (size - ehdr->e_phoff) / sizeof(Elf64_Phdr))
+		memcpy(copy + ehdr->e_phoff, image + ehdr->e_phoff,
+		       ehdr->e_phnum * sizeof(Elf64_Phdr));
+	for (size_t i = 0; i < nr; i++) {
+		Elf64_Shdr sh;
+
+		if (next < count && list[next].index == i) {
+			next++;
+			continue;
+		}
+		memcpy(&sh, &shdrs[i], sizeof(sh));
+		if (sh.sh_type != SHT_NOBITS && sh.sh_offset <= size &&
+		    sh.sh_size <= size - sh.sh_offset)
+			memcpy(copy + sh.sh_offset, image + sh.sh_offset, sh.sh_size);
+	}
+}
+
+bool ps_elf_inflate(const uint8_t *image, size_t size, Elf **out, void **copy_out)
+{
+	struct libdeflate_decompressor *d = NULL;
+	const Elf64_Shdr *shdrs;
+	struct inflated *list = NULL;
+	size_t nr, names, count = 0, total = 0, table;
+	Elf64_Ehdr ehdr;
+	Elf64_Shdr *new_shdrs;
+	uint8_t *copy = NULL;
+	Elf *elf;
+
+	*out = NULL;
+	*copy_out = NULL;
+	if (!read_headers(image, size, &ehdr, &shdrs, &nr, &names) ||
+	    !plan(image, size, shdrs, nr, names, &list, &count, &total))
+		return false;
+	/* zeroed where nothing is copied: calloc leaves a large block's pages
+	 * untouched */
+	copy = calloc(1, total);
+	d = libdeflate_alloc_decompressor();
+	if (!copy || !d)
+		goto fail;
+	copy_live_bytes(copy, image, size, &ehdr, shdrs, nr, list, count);
+	table = total - nr * sizeof(Elf64_Shdr);
+	new_shdrs = (Elf64_Shdr *)(void *)(copy + table);
+	memcpy(new_shdrs, shdrs, nr * sizeof(Elf64_Shdr));
+	for (size_t i = 0; i < count; i++) {
+		const struct inflated *s = &list[i];
+		size_t got = 0;
+
+		if (libdeflate_zlib_decompress(d, image + s->in_offset, s->in_size,
+		                               copy + s->out_offset, s->chdr.ch_size,
+		                               &got) != LIBDEFLATE_SUCCESS ||
+		    got != s->chdr.ch_size)
+			goto fail;
+		new_shdrs[s->index].sh_offset = s->out_offset;
+		new_shdrs[s->index].sh_size = s->chdr.ch_size;
+		new_shdrs[s->index].sh_addralign = s->chdr.ch_addralign;
+		new_shdrs[s->index].sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+	}
+	ehdr.e_shoff = table;
+	memcpy(copy, &ehdr, sizeof(ehdr));
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)copy, total);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		goto fail;
+	}
+	libdeflate_free_decompressor(d);
+	free(list);
+	*out = elf;
+	*copy_out = copy;
+	return true;
+fail:
+	libdeflate_free_decompressor(d);
+	free(list);
+	free(copy);
+	return false;
+}

@@ -1,0 +1,193 @@
+/* elf_inflate.c: the fixture with its debug sections compressed by
+ * objcopy, inflated apart, holds the same DWARF bytes as the fixture and
+ * names the same addresses; images it cannot inflate exactly are left to
+ * libelf. */
+#include "helpers.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbols/symbols_priv.h"
+
+/* The fixture with compressed debug sections, read into memory. */
+static uint8_t *compressed_fixture(char *path, size_t path_size, size_t *size)
+{
+	char dir[512], command[2048];
+	struct stat st;
+	uint8_t *image;
+	int fd;
+
+	ck_assert_msg(fixture.ok, "fixture: %s", fixture.why);
+	make_dir(dir, sizeof(dir), "inflate");
+	fmt(path, path_size, "%s/z.so", dir);
+	fmt(command, sizeof(command), "objcopy --compress-debug-sections=zlib '%s' '%s'",
+	    fixture.so, path);
+	ck_assert_int_eq(system(command), 0);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	image = malloc((size_t)st.st_size);
+	ck_assert(image != NULL);
+	ck_assert_int_eq(read(fd, image, (size_t)st.st_size), st.st_size);
+	close(fd);
+	*size = (size_t)st.st_size;
+	return image;
+}
+
+/* The section's bytes, through libelf (decompressed if it still is;
+ * *was_compressed says). */
+static Elf_Data *section_data(Elf *elf, const char *name, bool *was_compressed)
+{
+	size_t names;
+	Elf_Scn *scn = NULL;
+
+	ck_assert_int_eq(elf_getshdrstrndx(elf, &names), 0);
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+
+		ck_assert(gelf_getshdr(scn, &shdr) != NULL);
+		if (strcmp(elf_strptr(elf, names, shdr.sh_name), name) != 0)
+			continue;
+		*was_compressed = (shdr.sh_flags & SHF_COMPRESSED) != 0;
+		if (*was_compressed)
+			ck_assert_int_eq(elf_compress(scn, 0, 0), 1);
+		return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+START_TEST(test_same_dwarf_bytes)
+{
+	static const char *const sections[] = { ".debug_info", ".debug_abbrev", ".debug_line",
+		                                ".debug_str" };
+	char path[600];
+	size_t size;
+	uint8_t *image = compressed_fixture(path, sizeof(path), &size);
+	struct ps_elf *plain;
+	char err[512];
+	void *copy;
+	Elf *inflated;
+
+	ck_assert_msg(ps_elf_open(fixture.so, &plain, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(ps_elf_inflate(image, size, &inflated, &copy));
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+		bool plain_compressed, inflated_compressed;
+		Elf_Data *want = section_data(plain->elf, sections[i], &plain_compressed);
+		Elf_Data *got = section_data(inflated, sections[i], &inflated_compressed);
+
+		ck_assert_msg(want && got, "%s missing", sections[i]);
+		ck_assert(!plain_compressed && !inflated_compressed);
+		ck_assert_uint_eq(got->d_size, want->d_size);
+		ck_assert_int_eq(memcmp(got->d_buf, want->d_buf, want->d_size), 0);
+	}
+	elf_end(inflated);
+	free(copy);
+	ps_elf_close(plain);
+	free(image);
+}
+END_TEST
+
+/* Every function address of the fixture named alike from the compressed
+ * copy (which inflates it apart) and from the fixture. */
+START_TEST(test_same_answers)
+{
+	char path[600];
+	size_t size;
+	uint8_t *image = compressed_fixture(path, sizeof(path), &size);
+	struct ps_elf *plain, *z;
+	struct ps_addr2line *a, *b;
+	char err[512];
+	static const char *const symbols[] = { "inl_outer", "quirk_impl" };
+
+	ck_assert_msg(ps_elf_open(fixture.so, &plain, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(ps_elf_open(path, &z, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(ps_addr2line_open(plain, false, &a), 0);
+	ck_assert_int_eq(ps_addr2line_open(z, false, &b), 0);
+	ck_assert_msg(z->dwarf_copy != NULL, "the compressed copy was not inflated apart");
+	for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
+		uint64_t len, at = fixture_symbol(symbols[i], &len) + ps_elf_text_offset(plain);
+
+		for (uint64_t off = 0; off < len; off++) {
+			struct ps_addr2line_record ra[16], rb[16];
+			int na = ps_addr2line_query(a, at + off, ra, 16);
+			int nb = ps_addr2line_query(b, at + off, rb, 16);
+
+			ck_assert_int_eq(na, nb);
+			ck_assert_int_gt(na, 0);
+			for (int k = 0; k < na; k++) {
+				ck_assert_str_eq(ra[k].function ? ra[k].function : "?",
+				                 rb[k].function ? rb[k].function : "?");
+				ck_assert_uint_eq(ra[k].line, rb[k].line);
+			}
+		}
+	}
+	ps_addr2line_close(a);
+	ps_addr2line_close(b);
+	ps_elf_close(plain);
+	ps_elf_close(z);
+	free(image);
+}
+END_TEST
+
+/* The first compressed section's Chdr, in the image. */
+static Elf64_Chdr *first_chdr(uint8_t *image)
+{
+	Elf64_Ehdr ehdr;
+	Elf64_Shdr *shdrs;
+
+	memcpy(&ehdr, image, sizeof(ehdr));
+	shdrs = (Elf64_Shdr *)(void *)(image + ehdr.e_shoff);
+	for (size_t i = 0; i < ehdr.e_shnum; i++)
+		if (shdrs[i].sh_flags & SHF_COMPRESSED)
+			return (Elf64_Chdr *)(void *)(image + shdrs[i].sh_offset);
+	ck_abort_msg("no compressed section");
+	return NULL;
+}
+
+START_TEST(test_declined)
+{
+	char path[600];
+	size_t size;
+	uint8_t *image = compressed_fixture(path, sizeof(path), &size);
+	Elf64_Chdr *chdr = first_chdr(image), saved = *chdr;
+	void *copy;
+	Elf *elf;
+
+	/* a size zlib cannot make of the stream: not allocated */
+	chdr->ch_size = (uint64_t)1 << 50;
+	ck_assert(!ps_elf_inflate(image, size, &elf, &copy));
+	/* one byte more than the stream inflates to */
+	*chdr = saved;
+	chdr->ch_size++;
+	ck_assert(!ps_elf_inflate(image, size, &elf, &copy));
+	/* another compression than zlib */
+	*chdr = saved;
+	chdr->ch_type = 2;
+	ck_assert(!ps_elf_inflate(image, size, &elf, &copy));
+	/* a damaged stream */
+	*chdr = saved;
+	((uint8_t *)(chdr + 1))[2] ^= 0xff;
+	ck_assert(!ps_elf_inflate(image, size, &elf, &copy));
+	/* cut short: the section headers are gone */
+	ck_assert(!ps_elf_inflate(image, size / 2, &elf, &copy));
+	/* nothing compressed: nothing to do */
+	ck_assert(!ps_elf_inflate((const uint8_t *)"\177ELF", 4, &elf, &copy));
+	ck_assert(elf == NULL && copy == NULL);
+	free(image);
+}
+END_TEST
+
+Suite *suite_inflate(void)
+{
+	Suite *s = suite_create("inflate");
+	TCase *tc = tcase_create("inflate");
+
+	tcase_add_test(tc, test_same_dwarf_bytes);
+	tcase_add_test(tc, test_same_answers);
+	tcase_add_test(tc, test_declined);
+	suite_add_tcase(s, tc);
+	return s;
+}
