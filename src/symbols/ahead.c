@@ -93,7 +93,8 @@ static Elf *decompressed(const char *file, const struct ps_elf_file_id *id, stru
 	size_t names = 0, compressed = 0, raw_size = 0;
 	struct ps_elf_file_id now;
 	Elf_Scn *scn = NULL;
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	/* not blocking: the path may have become a FIFO since it was looked at */
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	const char *raw;
 	Elf *elf, *inflated;
 
@@ -304,11 +305,13 @@ int ps_symbols_ahead(struct ps_symbols *symbols, const struct ps_build_id *ids, 
 		};
 		break;
 	}
-	for (size_t i = 0; i < nr; i++)
+	/* DWARF is read for inline frames and source lines only */
+	for (size_t i = 0; (!symbols->no_inline || symbols->srcline || symbols->srccode) && i < nr;
+	     i++)
 		if (ids[i].filename && ids[i].filename[0] == '/' && ids[i].size > 0 &&
 		    ids[i].size <= PS_BUILD_ID_MAX)
 			add_dso_files(ahead, symbols, &ids[i], (unsigned)i);
-	elf_version(EV_CURRENT);
+	ps_elf_library_init();
 	if (ahead->nr_tasks && pthread_create(&ahead->thread, NULL, helper_main, ahead) == 0) {
 		const char *wait = getenv("PYSTITCH_AHEAD_WAIT");
 

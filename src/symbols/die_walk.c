@@ -362,6 +362,11 @@ static int walk_dies(struct walk *w, const Dwarf_Die *cudie, const uint8_t *unit
 			rc = PS_DIE_WALK_UNSURE; /* no closing entry before the end */
 			break;
 		}
+		/* libdw takes only a single zero byte for a null entry */
+		if (code == 0 && ps_cursor_pos(&c) != here + 1) {
+			rc = PS_DIE_WALK_UNSURE;
+			break;
+		}
 		if (code == 0) {
 			/* the level's end: the parent goes on after it unless its
 			 * sibling is elsewhere */
@@ -437,8 +442,9 @@ int ps_die_walk_functions(Dwarf *dwarf, Dwarf_Die *cudie, struct ps_cursor info,
 	unit_offset = die_offset - in_unit;
 	if (dwarf_next_unit(dwarf, unit_offset, &next, &header_size, &version, &abbrev_offset,
 	                    &address_size, &offset_size, NULL, NULL) != 0 ||
-	    next <= die_offset || version < 2 || version > 5)
-		return PS_DIE_WALK_UNSURE;
+	    next <= die_offset || version < 2 || version > 5 ||
+	    (address_size != 4 && address_size != 8))
+		return PS_DIE_WALK_UNSURE; /* libdw reads other address sizes as 8 */
 	/* the unit's bytes from its header on, in the section libdw reads */
 	if ((const uint8_t *)cudie->addr != info.start + die_offset ||
 	    next > ps_cursor_size(&info) ||

@@ -363,7 +363,7 @@ static int candidate_elf64(struct ps_dso *dso, const char *path, const char *fil
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	elf_version(EV_CURRENT);
+	ps_elf_library_init();
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF) {
 		is64 = gelf_getclass(elf) == ELFCLASS64;

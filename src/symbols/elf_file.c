@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +216,18 @@ void ps_elf_release_pages(const struct ps_elf *elf)
 		              MADV_DONTNEED);
 }
 
+static void library_init(void)
+{
+	elf_version(EV_CURRENT);
+}
+
+void ps_elf_library_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, library_init);
+}
+
 bool ps_elf_file_id_of(int fd, struct ps_elf_file_id *out)
 {
 	struct stat st;
@@ -251,7 +264,7 @@ int ps_elf_open_file(const char *path, const char *file, struct ps_elf **out, ch
 	int rc;
 
 	*out = NULL;
-	elf_version(EV_CURRENT);
+	ps_elf_library_init();
 	elf = calloc(1, sizeof(*elf));
 	if (!elf)
 		return -ENOMEM;

@@ -13,9 +13,11 @@
  * decompress and reads the same bytes.
  *
  * ELF64 files in our byte order only, zlib streams only, each no larger
- * than zlib can make of its compressed size; anything else, and any
- * stream that does not inflate to exactly its size, is left to libelf (no
- * copy: the caller opens the DWARF on the file as before). */
+ * than zlib can make of its compressed size; anything else, any stream
+ * that does not inflate to exactly its size, and whatever libelf would
+ * read otherwise (a section beyond the file, one libelf would not
+ * decompress, a name twice) is left to libelf (no copy: the caller opens
+ * the DWARF on the file as before). */
 #include "symbols/symbols_priv.h"
 
 #include <libdeflate.h>
@@ -111,23 +113,42 @@ static bool plan(const uint8_t *image, size_t size, const Elf64_Shdr *shdrs, siz
 {
 	struct inflated *list = NULL;
 	size_t n = 0, end = align_up(size);
+	const char *seen[32];
+	size_t nr_seen = 0;
 
-	for (size_t i = 0; i < nr; i++) {
+	/* section 0 holds no data (and the counts of extended numbering) */
+	for (size_t i = 1; i < nr; i++) {
 		Elf64_Shdr sh;
 		Elf64_Chdr chdr;
 		const char *name;
 
 		memcpy(&sh, &shdrs[i], sizeof(sh));
+		/* a section past the file's end must stay unreadable, as libelf
+		 * finds it in the file, not turn readable in the larger copy */
+		if (sh.sh_type != SHT_NOBITS && sh.sh_type != SHT_NULL &&
+		    (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset))
+			goto decline;
 		if (!(sh.sh_flags & SHF_COMPRESSED) || sh.sh_type == SHT_NOBITS)
 			continue;
 		name = section_name(image, size, &shdrs[names], sh.sh_name);
 		if (!ps_elf_libdw_section(name))
 			continue;
-		if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset ||
+		/* libdw reads the first section of a name only: a name twice
+		 * is left to libelf (and no file inflates more than libdw's
+		 * names) */
+		for (size_t k = 0; k < nr_seen; k++)
+			if (strcmp(seen[k], name) == 0)
+				goto decline;
+		if (nr_seen == sizeof(seen) / sizeof(seen[0]))
+			goto decline;
+		seen[nr_seen++] = name;
+		/* what elf_compress(scn, 0, 0) refuses is left to it */
+		if (sh.sh_type == SHT_NULL || (sh.sh_flags & SHF_ALLOC) ||
 		    sh.sh_size < sizeof(chdr))
 			goto decline;
 		memcpy(&chdr, image + sh.sh_offset, sizeof(chdr));
 		if (chdr.ch_type != ELFCOMPRESS_ZLIB ||
+		    (chdr.ch_addralign & (chdr.ch_addralign - 1)) != 0 ||
 		    chdr.ch_size / INFLATE_RATIO_MAX > sh.sh_size - sizeof(chdr) ||
 		    chdr.ch_size > SIZE_MAX / 4 - end)
 			goto decline;
@@ -207,12 +228,14 @@ bool ps_elf_inflate(const uint8_t *image, size_t size, Elf **out, void **copy_ou
 	memcpy(new_shdrs, shdrs, nr * sizeof(Elf64_Shdr));
 	for (size_t i = 0; i < count; i++) {
 		const struct inflated *s = &list[i];
-		size_t got = 0;
+		size_t used = 0, got = 0;
 
-		if (libdeflate_zlib_decompress(d, image + s->in_offset, s->in_size,
-		                               copy + s->out_offset, s->chdr.ch_size,
-		                               &got) != LIBDEFLATE_SUCCESS ||
-		    got != s->chdr.ch_size)
+		/* the whole stream and nothing after it, to exactly its size,
+		 * as libelf's inflate() requires */
+		if (libdeflate_zlib_decompress_ex(d, image + s->in_offset, s->in_size,
+		                                  copy + s->out_offset, s->chdr.ch_size, &used,
+		                                  &got) != LIBDEFLATE_SUCCESS ||
+		    used != s->in_size || got != s->chdr.ch_size)
 			goto fail;
 		new_shdrs[s->index].sh_offset = s->out_offset;
 		new_shdrs[s->index].sh_size = s->chdr.ch_size;
@@ -221,7 +244,7 @@ bool ps_elf_inflate(const uint8_t *image, size_t size, Elf **out, void **copy_ou
 	}
 	ehdr.e_shoff = table;
 	memcpy(copy, &ehdr, sizeof(ehdr));
-	elf_version(EV_CURRENT);
+	ps_elf_library_init();
 	elf = elf_memory((char *)copy, total);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		if (elf)

@@ -33,6 +33,10 @@ struct ps_elf_file_id {
 	int64_t mtime_sec, mtime_nsec;
 };
 
+/* libelf's elf_version(), once for the process (the helper thread opens
+ * files too). */
+void ps_elf_library_init(void);
+
 /* Of a regular file; false for anything else. */
 bool ps_elf_file_id_of(int fd, struct ps_elf_file_id *out);
 bool ps_elf_file_id_equal(const struct ps_elf_file_id *a, const struct ps_elf_file_id *b);

@@ -132,8 +132,8 @@ START_TEST(test_same_answers)
 }
 END_TEST
 
-/* The first compressed section's Chdr, in the image. */
-static Elf64_Chdr *first_chdr(uint8_t *image)
+/* The nth compressed section's header in the image. */
+static Elf64_Shdr *compressed_shdr(uint8_t *image, unsigned nth)
 {
 	Elf64_Ehdr ehdr;
 	Elf64_Shdr *shdrs;
@@ -141,11 +141,66 @@ static Elf64_Chdr *first_chdr(uint8_t *image)
 	memcpy(&ehdr, image, sizeof(ehdr));
 	shdrs = (Elf64_Shdr *)(void *)(image + ehdr.e_shoff);
 	for (size_t i = 0; i < ehdr.e_shnum; i++)
-		if (shdrs[i].sh_flags & SHF_COMPRESSED)
-			return (Elf64_Chdr *)(void *)(image + shdrs[i].sh_offset);
+		if ((shdrs[i].sh_flags & SHF_COMPRESSED) && nth-- == 0)
+			return &shdrs[i];
 	ck_abort_msg("no compressed section");
 	return NULL;
 }
+
+static Elf64_Chdr *first_chdr(uint8_t *image)
+{
+	return (Elf64_Chdr *)(void *)(image + compressed_shdr(image, 0)->sh_offset);
+}
+
+/* What libelf would read otherwise is left to libelf: a section beyond
+ * the file's end, bytes after a stream, a name twice, an allocated
+ * section, an alignment that is no power of two. */
+START_TEST(test_declined_as_libelf)
+{
+	char path[600];
+	size_t size;
+	uint8_t *image = compressed_fixture(path, sizeof(path), &size);
+	Elf64_Shdr *first = compressed_shdr(image, 0), *second = compressed_shdr(image, 1);
+	Elf64_Shdr saved_first = *first, saved_second = *second;
+	Elf64_Chdr *chdr = first_chdr(image), saved_chdr = *chdr;
+	Elf64_Ehdr ehdr;
+	Elf64_Shdr *last;
+	void *copy;
+	Elf *elf;
+
+	ck_assert(ps_elf_inflate(image, size, &elf, &copy));
+	elf_end(elf);
+	free(copy);
+	memcpy(&ehdr, image, sizeof(ehdr));
+	last = (Elf64_Shdr *)(void *)(image + ehdr.e_shoff) + ehdr.e_shnum - 1;
+	if (last->sh_type != SHT_NOBITS) {
+		Elf64_Shdr saved_last = *last;
+
+		last->sh_offset = size + 64;
+		ck_assert(!ps_elf_inflate(image, size, &elf, &copy));
+		*last = saved_last;
+	}
+	/* the stream and the first bytes of what follows it */
+	if (first->sh_offset + first->sh_size + 8 <= size) {
+		first->sh_size += 8;
+		ck_assert(!ps_elf_inflate(image, size, &elf, &copy));
+		*first = saved_first;
+	}
+	second->sh_name = first->sh_name;
+	ck_assert(!ps_elf_inflate(image, size, &elf, &copy));
+	*second = saved_second;
+	first->sh_flags |= SHF_ALLOC;
+	ck_assert(!ps_elf_inflate(image, size, &elf, &copy));
+	*first = saved_first;
+	chdr->ch_addralign = 3;
+	ck_assert(!ps_elf_inflate(image, size, &elf, &copy));
+	*chdr = saved_chdr;
+	ck_assert(ps_elf_inflate(image, size, &elf, &copy));
+	elf_end(elf);
+	free(copy);
+	free(image);
+}
+END_TEST
 
 START_TEST(test_declined)
 {
@@ -188,6 +243,7 @@ Suite *suite_inflate(void)
 	tcase_add_test(tc, test_same_dwarf_bytes);
 	tcase_add_test(tc, test_same_answers);
 	tcase_add_test(tc, test_declined);
+	tcase_add_test(tc, test_declined_as_libelf);
 	suite_add_tcase(s, tc);
 	return s;
 }
