@@ -194,43 +194,39 @@ static bool skip_block(struct ps_cursor *c, uint64_t size)
  * ref is given (the DW_AT_sibling value: unit-relative forms only). */
 static bool skip_form(const struct walk *w, struct ps_cursor *c, uint64_t form, uint64_t *ref)
 {
+	uint32_t fixed = form_size(w, form);
 	uint64_t n;
 
-	switch (form) {
-	case DW_FORM_flag_present:
-	case DW_FORM_implicit_const:
+	if (form == DW_FORM_flag_present || form == DW_FORM_implicit_const)
 		return true;
-	case DW_FORM_data1:
-	case DW_FORM_ref1:
-	case DW_FORM_flag:
-	case DW_FORM_strx1:
-	case DW_FORM_addrx1:
-		n = ps_cursor_u8(c);
-		break;
-	case DW_FORM_data2:
-	case DW_FORM_ref2:
-	case DW_FORM_strx2:
-	case DW_FORM_addrx2:
-		n = ps_cursor_u16(c);
-		break;
-	case DW_FORM_strx3:
-	case DW_FORM_addrx3:
-		return ref == NULL && skip_block(c, 3);
-	case DW_FORM_data4:
-	case DW_FORM_ref4:
-	case DW_FORM_strx4:
-	case DW_FORM_addrx4:
-	case DW_FORM_ref_sup4:
-		n = ps_cursor_u32(c);
-		break;
-	case DW_FORM_data8:
-	case DW_FORM_ref8:
-	case DW_FORM_ref_sig8:
-	case DW_FORM_ref_sup8:
-		n = ps_cursor_u64(c);
-		break;
-	case DW_FORM_data16:
-		return ref == NULL && skip_block(c, 16);
+	if (fixed && !ref)
+		return skip_block(c, fixed);
+	/* the unit-relative references dwarf_siblingof() follows */
+	if (ref) {
+		switch (form) {
+		case DW_FORM_ref1:
+			n = ps_cursor_u8(c);
+			break;
+		case DW_FORM_ref2:
+			n = ps_cursor_u16(c);
+			break;
+		case DW_FORM_ref4:
+			n = ps_cursor_u32(c);
+			break;
+		case DW_FORM_ref8:
+			n = ps_cursor_u64(c);
+			break;
+		case DW_FORM_ref_udata:
+			if (!read_uleb(c, &n))
+				return false;
+			break;
+		default:
+			return false;
+		}
+		*ref = n;
+		return ps_cursor_ok(c);
+	}
+	switch (form) {
 	case DW_FORM_sdata:
 	case DW_FORM_udata:
 	case DW_FORM_ref_udata:
@@ -240,49 +236,25 @@ static bool skip_form(const struct walk *w, struct ps_cursor *c, uint64_t form, 
 	case DW_FORM_rnglistx:
 	case DW_FORM_GNU_addr_index:
 	case DW_FORM_GNU_str_index:
-		if (!read_uleb(c, &n))
-			return false;
-		break;
-	case DW_FORM_addr:
-		return ref == NULL && skip_block(c, w->address_size);
-	case DW_FORM_ref_addr:
-		return ref == NULL &&
-		       skip_block(c, w->version == 2 ? w->address_size : w->offset_size);
-	case DW_FORM_strp:
-	case DW_FORM_line_strp:
-	case DW_FORM_sec_offset:
-	case DW_FORM_strp_sup:
-	case DW_FORM_GNU_ref_alt:
-	case DW_FORM_GNU_strp_alt:
-		return ref == NULL && skip_block(c, w->offset_size);
+		return read_uleb(c, &n);
 	case DW_FORM_string:
-		return ref == NULL && ps_cursor_string(c, ps_cursor_left(c), false) != NULL;
+		return ps_cursor_string(c, ps_cursor_left(c), false) != NULL;
 	case DW_FORM_block1:
 		n = ps_cursor_u8(c);
-		return ref == NULL && ps_cursor_ok(c) && skip_block(c, n);
+		return ps_cursor_ok(c) && skip_block(c, n);
 	case DW_FORM_block2:
 		n = ps_cursor_u16(c);
-		return ref == NULL && ps_cursor_ok(c) && skip_block(c, n);
+		return ps_cursor_ok(c) && skip_block(c, n);
 	case DW_FORM_block4:
 		n = ps_cursor_u32(c);
-		return ref == NULL && ps_cursor_ok(c) && skip_block(c, n);
+		return ps_cursor_ok(c) && skip_block(c, n);
 	case DW_FORM_block:
 	case DW_FORM_exprloc:
-		return ref == NULL && read_uleb(c, &n) && skip_block(c, n);
+		return read_uleb(c, &n) && skip_block(c, n);
 	default:
 		/* DW_FORM_indirect among them: libdw reads it */
 		return false;
 	}
-	if (!ps_cursor_ok(c))
-		return false;
-	if (ref) {
-		/* the unit-relative references dwarf_siblingof() follows */
-		if (form != DW_FORM_ref1 && form != DW_FORM_ref2 && form != DW_FORM_ref4 &&
-		    form != DW_FORM_ref8 && form != DW_FORM_ref_udata)
-			return false;
-		*ref = n;
-	}
-	return true;
 }
 
 static bool is_function(unsigned tag)
