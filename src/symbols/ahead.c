@@ -9,11 +9,16 @@
  * dwarf_begin_elf(). The capture's build-id table lists the DSOs its
  * samples hit, so both can start as soon as the capture is open.
  *
- * Each piece of work is a task the helper takes from the end of the list
- * while the session's thread, when it needs one, takes it from wherever
- * it is: one not started yet it does itself, as without a helper (so the
- * helper and the session's thread work on different tasks, not one
- * waiting for the other); one running it waits for; one done it adopts.
+ * Each piece of work is a task the helper takes, the kernel's first, then
+ * the files from the end of the list, while the session's thread, when it
+ * needs one, takes it from wherever it is: one not started yet it does
+ * itself, as without a helper (so the helper and the session's thread work
+ * on different tasks, not one waiting for the other); one running it waits
+ * for, doing the tasks still pending meanwhile; one done it adopts. (The
+ * kernel's comes first: the first kernel frame needs it, and it is the
+ * longest task; the session's thread, waiting for it, decompresses the
+ * files in the meantime instead of loading the kernel's symbols itself
+ * while the helper does the files.)
  * What a task makes is what the session's thread would make from the same
  * input: the kernel table from the same source, and the same file's ELF
  * handle with its sections decompressed by the same libelf call, on which
@@ -134,61 +139,93 @@ static Elf *decompressed(const char *file, const struct ps_elf_file_id *id, stru
 	return elf;
 }
 
+static struct ps_ahead_task *kernel_task(struct ps_ahead *ahead)
+{
+	for (size_t i = 0; ahead && i < ahead->nr_tasks; i++)
+		if (ahead->tasks[i].kernel)
+			return &ahead->tasks[i];
+	return NULL;
+}
+
+/* The next task to start, under the lock: the kernel's first (the session's
+ * thread needs it for the first kernel frame, and it is the longest), then
+ * files from the end of the list, each DSO's first file still to try. */
+static struct ps_ahead_task *pick_task(struct ps_ahead *ahead)
+{
+	struct ps_ahead_task *task = kernel_task(ahead);
+
+	if (stopping(ahead))
+		return NULL;
+	if (task && task->state == TASK_PENDING)
+		return task;
+	task = NULL;
+	for (size_t i = ahead->nr_tasks; i-- > 0;)
+		if (ahead->tasks[i].state == TASK_PENDING) {
+			task = &ahead->tasks[i];
+			break;
+		}
+	while (task && !task->kernel && task > ahead->tasks && task[-1].state == TASK_PENDING &&
+	       !task[-1].kernel && task[-1].dso == task->dso)
+		task--;
+	return task;
+}
+
+/* Runs a task pick_task() gave, called and returning with the lock held
+ * (which it lets go of while it works). */
+static void run_task(struct ps_ahead *ahead, struct ps_ahead_task *task)
+{
+	task->state = TASK_RUNNING;
+	pthread_mutex_unlock(&ahead->lock);
+	if (task->kernel)
+		run_kernel(task);
+	else
+		task->elf = decompressed(task->file, &task->id, ahead, &task->copy);
+	pthread_mutex_lock(&ahead->lock);
+	if (task->kernel)
+		ahead->kernel_made = task->symbols != NULL;
+	else
+		ahead->files_made += task->elf != NULL;
+	task->state = TASK_DONE;
+	/* the DSO's DWARF is what the first file with compressed sections
+	 * holds: its later files are left alone */
+	for (struct ps_ahead_task *next = task + 1;
+	     task->elf && next < ahead->tasks + ahead->nr_tasks && !next->kernel &&
+	     next->dso == task->dso && next->state == TASK_PENDING;
+	     next++)
+		next->state = TASK_DONE;
+	pthread_cond_broadcast(&ahead->done);
+}
+
 static void *helper_main(void *arg)
 {
 	struct ps_ahead *ahead = arg;
+	struct ps_ahead_task *task;
 
 	pthread_mutex_lock(&ahead->lock);
-	for (;;) {
-		struct ps_ahead_task *task = NULL;
-
-		for (size_t i = ahead->nr_tasks; !stopping(ahead) && i-- > 0;)
-			if (ahead->tasks[i].state == TASK_PENDING) {
-				task = &ahead->tasks[i];
-				break;
-			}
-		if (!task)
-			break;
-		/* the first file of its DSO still to try */
-		while (!task->kernel && task > ahead->tasks && task[-1].state == TASK_PENDING &&
-		       !task[-1].kernel && task[-1].dso == task->dso)
-			task--;
-		task->state = TASK_RUNNING;
-		pthread_mutex_unlock(&ahead->lock);
-		if (task->kernel)
-			run_kernel(task);
-		else
-			task->elf = decompressed(task->file, &task->id, ahead, &task->copy);
-		pthread_mutex_lock(&ahead->lock);
-		if (task->kernel)
-			ahead->kernel_made = task->symbols != NULL;
-		else
-			ahead->files_made += task->elf != NULL;
-		task->state = TASK_DONE;
-		/* the DSO's DWARF is what the first file with compressed
-		 * sections holds: its later files are left alone */
-		for (struct ps_ahead_task *next = task + 1;
-		     task->elf && next < ahead->tasks + ahead->nr_tasks && !next->kernel &&
-		     next->dso == task->dso && next->state == TASK_PENDING;
-		     next++)
-			next->state = TASK_DONE;
-		pthread_cond_broadcast(&ahead->done);
-	}
+	while ((task = pick_task(ahead)) != NULL)
+		run_task(ahead, task);
 	pthread_mutex_unlock(&ahead->lock);
 	return NULL;
 }
 
-/* The task for the session's thread: true with its result when the
- * helper did it (waiting while it runs), false when it is the caller's
- * to do (not started: the helper will not start it now). */
+/* The task for the session's thread: true with its result when it was
+ * done ahead (waiting while it runs), false when it is the caller's to do
+ * (not started: the helper will not start it now). While the helper runs
+ * it, the session's thread does the tasks still pending rather than wait
+ * idle: they are the DSOs its samples will name. */
 static bool claim(struct ps_ahead_task *task)
 {
 	struct ps_ahead *ahead = task->ahead;
+	struct ps_ahead_task *other;
 	bool done;
 
 	pthread_mutex_lock(&ahead->lock);
-	while (task->state == TASK_RUNNING || (ahead->wait_all && task->state == TASK_PENDING))
-		pthread_cond_wait(&ahead->done, &ahead->lock);
+	while (task->state == TASK_RUNNING || (ahead->wait_all && task->state == TASK_PENDING)) {
+		if (!ahead->wait_all && (other = pick_task(ahead)) != NULL)
+			run_task(ahead, other);
+		else
+			pthread_cond_wait(&ahead->done, &ahead->lock);
+	}
 	done = task->state == TASK_DONE;
 	task->state = TASK_TAKEN;
 	pthread_mutex_unlock(&ahead->lock);
@@ -205,14 +242,6 @@ static struct ps_ahead_task *add_task(struct ps_ahead *ahead)
 	memset(task, 0, sizeof(*task));
 	task->ahead = ahead;
 	return task;
-}
-
-static struct ps_ahead_task *kernel_task(struct ps_ahead *ahead)
-{
-	for (size_t i = 0; ahead && i < ahead->nr_tasks; i++)
-		if (ahead->tasks[i].kernel)
-			return &ahead->tasks[i];
-	return NULL;
 }
 
 /* A task for the file at path, unless it is missing or already has one. */
@@ -284,9 +313,7 @@ int ps_symbols_ahead(struct ps_symbols *symbols, const struct ps_build_id *ids, 
 	ahead->log = symbols->log;
 	ahead->log_ctx = symbols->log_ctx;
 	symbols->ahead = ahead;
-	/* the kernel first: the helper starts from the end, and the session's
-	 * thread usually needs the kernel's symbols first (kernel frames
-	 * come first in a stack) */
+	/* the kernel's task (pick_task() takes it first) */
 	for (size_t i = 0; i < nr; i++) {
 		struct ps_ahead_task *task;
 
