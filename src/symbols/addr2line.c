@@ -12,7 +12,6 @@
 
 #include "base/array.h"
 
-#define ORIGIN_DEPTH_MAX 100 /* bfd's find_abstract_instance limit */
 #define FUNC_NONE UINT32_MAX
 
 struct a2l_range {
@@ -58,6 +57,7 @@ struct ps_addr2line {
 	Dwarf *dwarf;
 	struct ps_cursor debug_line, debug_info, debug_abbrev;
 	bool has_debug_line, has_die_bytes;
+	struct ps_die_strings strings; /* for the DIE walker's names */
 	uint32_t *decoded; /* units whose line table was read, in that order */
 	size_t nr_decoded, cap_decoded;
 	size_t nr_read; /* bfd has read units [0, nr_read) */
@@ -115,26 +115,30 @@ static bool bfd_reads_ranges(Dwarf_Die *die)
 	return dwarf_attr(die, DW_AT_ranges, &attr) && dwarf_whatform(&attr) != DW_FORM_rnglistx;
 }
 
+/* The DIE's DW_AT_ranges, through add(ctx, low, high). */
+static int die_ranges(Dwarf_Die *die, int (*add)(void *, uint64_t, uint64_t), void *ctx)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	int rc = 0;
+
+	while (rc == 0 && (off = dwarf_ranges(die, off, &base, &start, &end)) > 0)
+		rc = add(ctx, start, end);
+	return rc;
+}
+
 /* The ranges bfd takes from a DIE, through add(ctx, low, high). */
 static int bfd_die_ranges(Dwarf_Die *die, int (*add)(void *, uint64_t, uint64_t), void *ctx)
 {
-	int rc = 0;
+	Dwarf_Addr low = 0, high = 0;
 
-	if (bfd_reads_ranges(die)) {
-		Dwarf_Addr base, start, end;
-		ptrdiff_t off = 0;
-
-		while (rc == 0 && (off = dwarf_ranges(die, off, &base, &start, &end)) > 0)
-			rc = add(ctx, start, end);
-	} else {
-		Dwarf_Addr low = 0, high = 0;
-
-		if (dwarf_highpc(die, &high) == 0 && high != 0) {
-			dwarf_lowpc(die, &low);
-			rc = add(ctx, low, high);
-		}
+	if (bfd_reads_ranges(die))
+		return die_ranges(die, add, ctx);
+	if (dwarf_highpc(die, &high) == 0 && high != 0) {
+		dwarf_lowpc(die, &low);
+		return add(ctx, low, high);
 	}
-	return rc;
+	return 0;
 }
 
 struct unit_ranges_ctx {
@@ -269,7 +273,7 @@ static int load_units(struct ps_addr2line *a2l)
 /* ------------------------------------------------------------------ */
 /* DWARF: the function table of one unit (bfd's scan_unit_for_symbols) */
 
-static bool lang_names_are_linkage(int lang)
+bool ps_addr2line_names_are_linkage(int lang)
 {
 	/* bfd's mangle_style() == 0 */
 	switch (lang) {
@@ -322,8 +326,8 @@ static void follow_reference(struct name_ctx *ctx, Dwarf_Attribute *attr)
 	struct name_ctx inner;
 	Dwarf_Die ref;
 
-	if (ctx->depth + 1 >= ORIGIN_DEPTH_MAX || !dwarf_formref_die(attr, &ref)) {
-		ctx->failed = ctx->depth + 1 >= ORIGIN_DEPTH_MAX;
+	if (ctx->depth + 1 >= PS_DIE_ORIGIN_DEPTH_MAX || !dwarf_formref_die(attr, &ref)) {
+		ctx->failed = ctx->depth + 1 >= PS_DIE_ORIGIN_DEPTH_MAX;
 		return;
 	}
 	inner = (struct name_ctx){ .name = ctx->name,
@@ -347,7 +351,7 @@ static int name_attr(Dwarf_Attribute *attr, void *arg)
 		/* DW_AT_linkage_name wins over DW_AT_name, whatever the order */
 		if (!ctx->name && (s = dwarf_formstring(attr)) != NULL) {
 			ctx->name = s;
-			if (lang_names_are_linkage(die_lang(ctx->die)))
+			if (ps_addr2line_names_are_linkage(die_lang(ctx->die)))
 				ctx->is_linkage = true;
 		}
 		break;
@@ -438,31 +442,66 @@ static const char *unit_comp_dir(const struct a2l_cu *cu)
 	return dwarf_formstring(dwarf_attr((Dwarf_Die *)&cu->die, DW_AT_comp_dir, &attr));
 }
 
-static int add_function(struct a2l_cu *cu, Dwarf_Die *die, int tag, uint32_t enclosing)
+int ps_addr2line_function_libdw(Dwarf_Die *die, struct ps_die_function *out)
 {
 	struct name_ctx ctx = { .die = die };
-	struct arange_list list;
-	struct a2l_func *func;
-	uint32_t index = (uint32_t)cu->nr_funcs;
+	Dwarf_Addr low = 0, high = 0;
 
-	list.nr = 0;
+	memset(out, 0, sizeof(*out));
 	dwarf_getattrs(die, name_attr, &ctx, 0);
 	if (ctx.failed)
 		return -EINVAL;
-	bfd_die_ranges(die, arange_add, &list);
+	out->name = ctx.name;
+	out->is_linkage = ctx.is_linkage;
+	out->has_call_file = ctx.has_call_file;
+	out->call_file = ctx.call_file;
+	out->call_line = ctx.call_line;
+	if (bfd_reads_ranges(die)) {
+		out->ranges_attr = true;
+	} else if (dwarf_highpc(die, &high) == 0 && high != 0) {
+		dwarf_lowpc(die, &low);
+		out->has_pc = true;
+		out->low = low;
+		out->high = high;
+	}
+	return 0;
+}
+
+/* A function to the unit's table, from what the DIE walker read of it
+ * (read: NULL when libdw is to read it). */
+static int add_function(struct a2l_cu *cu, Dwarf_Die *die, int tag, uint32_t enclosing,
+                        const struct ps_die_function *read)
+{
+	struct ps_die_function own;
+	struct arange_list list;
+	struct a2l_func *func;
+	uint32_t index = (uint32_t)cu->nr_funcs;
+	int rc;
+
+	list.nr = 0;
+	if (!read) {
+		rc = ps_addr2line_function_libdw(die, &own);
+		if (rc < 0)
+			return rc;
+		read = &own;
+	}
+	if (read->ranges_attr)
+		die_ranges(die, arange_add, &list);
+	else if (read->has_pc)
+		arange_add(&list, read->low, read->high);
 	if (!ps_array_reserve((void **)&cu->funcs, &cu->cap_funcs, cu->nr_funcs + 1,
 	                      sizeof(*cu->funcs), 16) ||
 	    !ps_array_reserve((void **)&cu->ranges, &cu->cap_ranges, cu->nr_ranges + list.nr,
 	                      sizeof(*cu->ranges), 16))
 		return -ENOMEM;
 	func = &cu->funcs[cu->nr_funcs++];
-	func->name = ctx.name;
-	func->is_linkage = ctx.is_linkage;
+	func->name = read->name;
+	func->is_linkage = read->is_linkage;
 	func->tag = (uint16_t)tag;
 	func->caller = tag == DW_TAG_inlined_subroutine ? enclosing : FUNC_NONE;
-	func->has_call_file = ctx.has_call_file;
-	func->call_file = ctx.call_file;
-	func->call_line = (uint32_t)ctx.call_line;
+	func->has_call_file = read->has_call_file;
+	func->call_file = read->call_file;
+	func->call_line = (uint32_t)read->call_line;
 	func->first_low = list.nr ? list.low[0] : 0;
 	for (size_t i = 0; i < list.nr; i++)
 		cu->ranges[cu->nr_ranges++] = (struct a2l_range){ .low = list.low[i],
@@ -471,12 +510,13 @@ static int add_function(struct a2l_cu *cu, Dwarf_Die *die, int tag, uint32_t enc
 	return 0;
 }
 
-static int visit_function(void *ctx, Dwarf_Die *die, int tag, uint32_t enclosing, uint32_t *self)
+static int visit_function(void *ctx, Dwarf_Die *die, int tag, uint32_t enclosing, uint32_t *self,
+                          const struct ps_die_function *read)
 {
 	struct a2l_cu *cu = ctx;
 
 	*self = (uint32_t)cu->nr_funcs;
-	return add_function(cu, die, tag, enclosing);
+	return add_function(cu, die, tag, enclosing, read);
 }
 
 static int scan_unit(struct ps_addr2line *a2l, struct a2l_cu *cu)
@@ -504,9 +544,12 @@ static int scan_unit(struct ps_addr2line *a2l, struct a2l_cu *cu)
 	 * DIEs are only stepped over); what that walk leaves to libdw, libdw
 	 * walks from the start */
 	rc = PS_DIE_WALK_UNSURE;
-	if (a2l->has_die_bytes)
+	if (a2l->has_die_bytes) {
+		a2l->strings.names_are_linkage =
+		        ps_addr2line_names_are_linkage(dwarf_srclang(&cu->die));
 		rc = ps_die_walk_functions(a2l->dwarf, &cu->die, a2l->debug_info, a2l->debug_abbrev,
-		                           visit_function, cu);
+		                           &a2l->strings, visit_function, cu);
+	}
 	if (rc == PS_DIE_WALK_UNSURE) {
 		cu->nr_funcs = 0;
 		cu->nr_ranges = 0;
@@ -583,6 +626,7 @@ int ps_addr2line_open(struct ps_elf *file, bool want_files, struct ps_addr2line 
 			a2l->has_die_bytes =
 			        ps_elf_section_contents(file, ".debug_info", &a2l->debug_info) &&
 			        ps_elf_section_contents(file, ".debug_abbrev", &a2l->debug_abbrev);
+			ps_die_strings_of(file, &a2l->strings);
 			rc = load_units(a2l);
 		}
 	}

@@ -43,10 +43,12 @@ struct abbrev {
 
 struct attr_spec {
 	uint16_t name, form;
+	int64_t implicit; /* DW_FORM_implicit_const's value */
 };
 
 struct walk {
 	struct ps_cursor info; /* the unit, whole */
+	const struct ps_die_strings *strings; /* NULL: attributes left to libdw */
 	uint8_t version, address_size, offset_size;
 	struct abbrev *abbrevs; /* by code */
 	size_t nr_abbrevs;
@@ -74,13 +76,34 @@ static bool read_uleb(struct ps_cursor *c, uint64_t *out)
 	return false;
 }
 
+static bool read_sleb(struct ps_cursor *c, int64_t *out)
+{
+	uint64_t value = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint8_t byte = ps_cursor_u8(c);
+
+		if (!ps_cursor_ok(c))
+			return false;
+		value |= (uint64_t)(byte & 0x7f) << shift;
+		if (!(byte & 0x80)) {
+			if (shift + 7 < 64 && (byte & 0x40))
+				value |= ~(uint64_t)0 << (shift + 7);
+			*out = (int64_t)value;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The unit's abbreviations, from its offset in .debug_abbrev. */
 static int read_abbrevs(struct walk *w, struct ps_cursor abbrevs, uint64_t offset)
 {
 	if (offset > ps_cursor_left(&abbrevs) || !ps_cursor_skip(&abbrevs, offset))
 		return PS_DIE_WALK_UNSURE;
 	for (;;) {
-		uint64_t code, tag, name, form, implicit;
+		uint64_t code, tag, name, form;
+		int64_t implicit;
 		uint8_t children;
 		struct abbrev *a;
 
@@ -111,12 +134,13 @@ static int read_abbrevs(struct walk *w, struct ps_cursor abbrevs, uint64_t offse
 			              .has_children = children == DW_CHILDREN_yes,
 			              .fixed = true };
 		for (;;) {
+			implicit = 0;
 			if (!read_uleb(&abbrevs, &name) || !read_uleb(&abbrevs, &form))
 				return PS_DIE_WALK_UNSURE;
 			if (name == 0 && form == 0)
 				break;
 			/* its value lives in the abbreviation: nothing to skip */
-			if (form == DW_FORM_implicit_const && !read_uleb(&abbrevs, &implicit))
+			if (form == DW_FORM_implicit_const && !read_sleb(&abbrevs, &implicit))
 				return PS_DIE_WALK_UNSURE;
 			if (name > UINT16_MAX || form > UINT16_MAX ||
 			    a->nr_attrs >= ABBREV_ATTRS_MAX)
@@ -125,7 +149,8 @@ static int read_abbrevs(struct walk *w, struct ps_cursor abbrevs, uint64_t offse
 			                      sizeof(*w->attrs), 256))
 				return -ENOMEM;
 			w->attrs[w->nr_attrs++] = (struct attr_spec){ .name = (uint16_t)name,
-				                                      .form = (uint16_t)form };
+				                                      .form = (uint16_t)form,
+				                                      .implicit = implicit };
 			a->nr_attrs++;
 			if (name == DW_AT_sibling ||
 			    (form != DW_FORM_flag_present && form != DW_FORM_implicit_const &&
@@ -257,6 +282,267 @@ static bool skip_form(const struct walk *w, struct ps_cursor *c, uint64_t form, 
 	}
 }
 
+/* ---- what addr2line reads of a function ---------------------------- */
+
+/* A string section libdw reads, usable when it ends in a NUL byte: then
+ * every offset inside it starts a string that ends inside it. */
+static bool string_section(struct ps_elf *elf, const char *name, struct ps_cursor *out)
+{
+	return ps_elf_section_contents(elf, name, out) && ps_cursor_size(out) > 0 &&
+	       out->start[ps_cursor_size(out) - 1] == 0;
+}
+
+void ps_die_strings_of(struct ps_elf *elf, struct ps_die_strings *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->has_str = string_section(elf, ".debug_str", &out->str);
+	out->has_line_str = string_section(elf, ".debug_line_str", &out->line_str);
+}
+
+enum value_kind { VALUE_OTHER, VALUE_STRING, VALUE_CONST, VALUE_ADDR, VALUE_REF };
+
+struct value {
+	enum value_kind kind;
+	uint64_t u;
+	const char *s;
+};
+
+/* One attribute's value as libdw's dwarf_formstring(), dwarf_formudata(),
+ * dwarf_formaddr() and dwarf_formref_die() read it, for the forms those
+ * give without other sections (VALUE_OTHER: any other form, stepped
+ * over). False when it cannot be read. */
+static bool read_value(const struct walk *w, struct ps_cursor *c, const struct attr_spec *spec,
+                       struct value *v)
+{
+	const struct ps_die_strings *strings = w->strings;
+	uint64_t offset;
+
+	v->kind = VALUE_CONST;
+	switch (spec->form) {
+	case DW_FORM_string:
+		v->kind = VALUE_STRING;
+		v->s = ps_cursor_string(c, ps_cursor_left(c), false);
+		return v->s != NULL;
+	case DW_FORM_strp:
+	case DW_FORM_line_strp: {
+		bool line = spec->form == DW_FORM_line_strp;
+		const struct ps_cursor *section = line ? &strings->line_str : &strings->str;
+
+		offset = w->offset_size == 8 ? ps_cursor_u64(c) : ps_cursor_u32(c);
+		v->kind = (line ? strings->has_line_str : strings->has_str) ? VALUE_STRING
+		                                                            : VALUE_OTHER;
+		/* libdw: an offset inside the section, which ends in a NUL */
+		v->s = offset < ps_cursor_size(section) ? (const char *)section->start + offset
+		                                        : NULL;
+		return ps_cursor_ok(c);
+	}
+	case DW_FORM_data1:
+		v->u = ps_cursor_u8(c);
+		return ps_cursor_ok(c);
+	case DW_FORM_data2:
+		v->u = ps_cursor_u16(c);
+		return ps_cursor_ok(c);
+	case DW_FORM_data4:
+		v->u = ps_cursor_u32(c);
+		return ps_cursor_ok(c);
+	case DW_FORM_data8:
+		v->u = ps_cursor_u64(c);
+		return ps_cursor_ok(c);
+	case DW_FORM_udata:
+		return read_uleb(c, &v->u);
+	case DW_FORM_implicit_const:
+		v->u = (uint64_t)spec->implicit;
+		return true;
+	case DW_FORM_addr:
+		v->kind = VALUE_ADDR;
+		v->u = w->address_size == 8 ? ps_cursor_u64(c) : ps_cursor_u32(c);
+		return ps_cursor_ok(c);
+	case DW_FORM_ref1:
+	case DW_FORM_ref2:
+	case DW_FORM_ref4:
+	case DW_FORM_ref8:
+	case DW_FORM_ref_udata:
+		v->kind = VALUE_REF;
+		return skip_form(w, c, spec->form, &v->u);
+	default:
+		v->kind = VALUE_OTHER;
+		return skip_form(w, c, spec->form, NULL);
+	}
+}
+
+struct names {
+	const char *name;
+	bool is_linkage, failed;
+	/* the function's own (depth 0): the first of each of its attributes
+	 * that say where its code is */
+	struct value low, high;
+	bool has_low, has_high, has_ranges;
+	uint16_t ranges_form;
+};
+
+static int read_names(const struct walk *w, struct ps_cursor c, const struct abbrev *a, int depth,
+                      struct names *n, struct ps_die_function *f);
+
+/* addr2line.c's follow_reference(): the names of the DIE at a unit
+ * offset, as dwarf_formref_die() and dwarf_getattrs() find them. */
+static int follow(const struct walk *w, uint64_t offset, int depth, struct names *n)
+{
+	struct names inner = { .name = n->name, .is_linkage = n->is_linkage };
+	struct ps_cursor c = w->info;
+	uint64_t code;
+	int rc;
+
+	if (depth + 1 >= PS_DIE_ORIGIN_DEPTH_MAX) {
+		n->failed = true;
+		return 0;
+	}
+	/* dwarf_formref_die() fails past the unit; dwarf_getattrs() gives
+	 * nothing of a null entry or an unknown code */
+	if (offset >= ps_cursor_size(&w->info))
+		return 0;
+	if (!ps_cursor_skip(&c, offset) || !read_uleb(&c, &code))
+		return PS_DIE_WALK_UNSURE;
+	if (code == 0 || code >= w->nr_abbrevs || !w->abbrevs[code].known)
+		return 0;
+	rc = read_names(w, c, &w->abbrevs[code], depth + 1, &inner, NULL);
+	if (rc)
+		return rc;
+	n->name = inner.name;
+	n->is_linkage = inner.is_linkage;
+	n->failed |= inner.failed;
+	return 0;
+}
+
+/* addr2line.c's name_attr() over the attributes at c, in their order:
+ * the function's own (depth 0: its call site into *f too, where its code
+ * is into *n) or those of a DIE a reference led to. */
+static int read_names(const struct walk *w, struct ps_cursor c, const struct abbrev *a, int depth,
+                      struct names *n, struct ps_die_function *f)
+{
+	bool origin = depth > 0;
+	int rc;
+
+	for (uint32_t i = 0; i < a->nr_attrs && !n->failed; i++) {
+		const struct attr_spec *spec = &w->attrs[a->first_attr + i];
+		struct value v;
+
+		if (!read_value(w, &c, spec, &v))
+			return PS_DIE_WALK_UNSURE;
+		switch (spec->name) {
+		case DW_AT_name:
+			if (v.kind != VALUE_STRING)
+				return PS_DIE_WALK_UNSURE;
+			if (!n->name && v.s) {
+				n->name = v.s;
+				n->is_linkage |= w->strings->names_are_linkage;
+			}
+			break;
+		case DW_AT_linkage_name:
+		case DW_AT_MIPS_linkage_name:
+			if (v.kind != VALUE_STRING)
+				return PS_DIE_WALK_UNSURE;
+			if (v.s) {
+				n->name = v.s;
+				n->is_linkage = true;
+			}
+			break;
+		case DW_AT_abstract_origin:
+		case DW_AT_specification:
+			if (origin && spec->name == DW_AT_abstract_origin)
+				break;
+			if (v.kind != VALUE_REF)
+				return PS_DIE_WALK_UNSURE;
+			rc = follow(w, v.u, depth, n);
+			if (rc)
+				return rc;
+			break;
+		case DW_AT_ranges:
+			if (!origin && !n->has_ranges) {
+				n->has_ranges = true;
+				n->ranges_form = spec->form;
+			}
+			break;
+		case DW_AT_low_pc:
+			if (!origin && !n->has_low) {
+				n->has_low = true;
+				n->low = v;
+			}
+			break;
+		case DW_AT_high_pc:
+			if (!origin && !n->has_high) {
+				n->has_high = true;
+				n->high = v;
+			}
+			break;
+		case DW_AT_call_file:
+		case DW_AT_call_line:
+			if (origin)
+				break;
+			if (v.kind != VALUE_CONST)
+				return PS_DIE_WALK_UNSURE;
+			if (spec->name == DW_AT_call_line) {
+				f->call_line = v.u;
+			} else {
+				f->call_file = v.u;
+				f->has_call_file = true;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* bfd_die_ranges() of addr2line.c over what read_names() kept:
+ * DW_AT_ranges (the first, unless DW_FORM_rnglistx, which bfd does not
+ * read) for libdw, else dwarf_highpc() and dwarf_lowpc(). */
+static int read_pc(const struct names *n, struct ps_die_function *f)
+{
+	if (n->has_ranges && n->ranges_form != DW_FORM_rnglistx) {
+		f->ranges_attr = true;
+		return 0;
+	}
+	if (!n->has_high)
+		return 0;
+	/* a low_pc in another form than DW_FORM_addr (an index into
+	 * .debug_addr) and a high_pc in a form that is neither an address
+	 * nor a constant are libdw's */
+	if (n->has_low && n->low.kind != VALUE_ADDR)
+		return PS_DIE_WALK_UNSURE;
+	if (n->high.kind == VALUE_ADDR)
+		f->high = n->high.u;
+	else if (!n->has_low)
+		return 0; /* an offset from nothing */
+	else if (n->high.kind == VALUE_CONST)
+		f->high = n->low.u + n->high.u;
+	else
+		return PS_DIE_WALK_UNSURE;
+	if (f->high == 0)
+		return 0;
+	f->has_pc = true;
+	f->low = n->has_low ? n->low.u : 0;
+	return 0;
+}
+
+/* What addr2line reads of the function whose attributes are at c, or
+ * PS_DIE_WALK_UNSURE for libdw to read it (also when the references run
+ * deeper than addr2line follows them: libdw's path says so). */
+static int read_function(const struct walk *w, struct ps_cursor c, const struct abbrev *a,
+                         struct ps_die_function *f)
+{
+	struct names n = { 0 };
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	rc = read_names(w, c, a, 0, &n, f);
+	if (rc || n.failed)
+		return PS_DIE_WALK_UNSURE;
+	f->name = n.name;
+	f->is_linkage = n.is_linkage;
+	return read_pc(&n, f);
+}
+
 static bool is_function(unsigned tag)
 {
 	return tag == DW_TAG_subprogram || tag == DW_TAG_entry_point ||
@@ -289,7 +575,7 @@ int ps_die_walk_functions_libdw(Dwarf_Die *cudie, ps_die_walk_fn fn, void *ctx)
 		if (dwarf_siblingof(&die, &top->die) != 0)
 			depth--;
 		if (tag >= 0 && is_function((unsigned)tag))
-			rc = fn(ctx, &die, tag, enclosing, &enclosing);
+			rc = fn(ctx, &die, tag, enclosing, &enclosing, NULL);
 		/* into types too: a C++ lambda's operator(), with its code,
 		 * is a member of its closure class, inside the function */
 		if (rc == 0 && dwarf_haschildren(&die) && dwarf_child(&die, &inner) == 0) {
@@ -324,6 +610,7 @@ static int walk_dies(struct walk *w, const Dwarf_Die *cudie, const uint8_t *unit
 		struct level *top = &levels[depth - 1];
 		struct ps_cursor c = w->info;
 		const struct abbrev *a;
+		struct ps_cursor attrs;
 		uint64_t code, sibling = 0;
 		bool has_sibling = false;
 		size_t here = top->next;
@@ -352,6 +639,7 @@ static int walk_dies(struct walk *w, const Dwarf_Die *cudie, const uint8_t *unit
 			break;
 		}
 		a = &w->abbrevs[code];
+		attrs = c;
 		if (a->fixed && !skip_block(&c, a->fixed_size))
 			rc = PS_DIE_WALK_UNSURE;
 		for (uint32_t i = 0; !a->fixed && i < a->nr_attrs && rc == 0; i++) {
@@ -373,10 +661,12 @@ static int walk_dies(struct walk *w, const Dwarf_Die *cudie, const uint8_t *unit
 		top->next = has_sibling ? (size_t)sibling : SIZE_MAX;
 		if (is_function(a->tag)) {
 			Dwarf_Die die = *cudie;
+			struct ps_die_function read;
+			bool known = w->strings && read_function(w, attrs, a, &read) == 0;
 
 			die.addr = (void *)(uintptr_t)(unit_start + here);
 			die.abbrev = NULL; /* libdw finds it from the code */
-			rc = fn(ctx, &die, a->tag, enclosing, &enclosing);
+			rc = fn(ctx, &die, a->tag, enclosing, &enclosing, known ? &read : NULL);
 			if (rc)
 				break;
 		}
@@ -397,7 +687,8 @@ static int walk_dies(struct walk *w, const Dwarf_Die *cudie, const uint8_t *unit
 }
 
 int ps_die_walk_functions(Dwarf *dwarf, Dwarf_Die *cudie, struct ps_cursor info,
-                          struct ps_cursor abbrevs, ps_die_walk_fn fn, void *ctx)
+                          struct ps_cursor abbrevs, const struct ps_die_strings *strings,
+                          ps_die_walk_fn fn, void *ctx)
 {
 	Dwarf_Off die_offset = dwarf_dieoffset(cudie), unit_offset, next, abbrev_offset;
 	Dwarf_Off in_unit = dwarf_cuoffset(cudie);
@@ -422,6 +713,7 @@ int ps_die_walk_functions(Dwarf *dwarf, Dwarf_Die *cudie, struct ps_cursor info,
 	    next > ps_cursor_size(&info) ||
 	    !ps_cursor_peek_cursor(&info, unit_offset, next - unit_offset, &w.info))
 		return PS_DIE_WALK_UNSURE;
+	w.strings = strings;
 	w.version = (uint8_t)version;
 	w.address_size = address_size;
 	w.offset_size = offset_size;

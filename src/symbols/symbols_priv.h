@@ -110,22 +110,62 @@ bool ps_elf_debuglink(const struct ps_elf *elf, char *buf, size_t size);
 
 #define PS_DIE_WALK_UNSURE 1 /* walk the unit with libdw instead */
 #define PS_DIE_WALK_NONE UINT32_MAX /* no enclosing function */
+/* bfd's find_abstract_instance limit: references followed for a name */
+#define PS_DIE_ORIGIN_DEPTH_MAX 100
+
+/* What addr2line reads of a function DIE (bfd's scan_unit_for_symbols,
+ * through libdw as addr2line.c asks it): the name, from the DIE or the
+ * DIEs its DW_AT_specification and DW_AT_abstract_origin lead to, the
+ * call site of inlined code, and the code's addresses. */
+struct ps_die_function {
+	const char *name;
+	bool is_linkage; /* a linkage name, or a name in a C-like unit */
+	bool has_call_file;
+	uint64_t call_file, call_line;
+	/* DW_AT_ranges in a form bfd reads: the caller asks libdw for them */
+	bool ranges_attr;
+	/* else dwarf_highpc() and dwarf_lowpc()'s [low, high), when high != 0 */
+	bool has_pc;
+	uint64_t low, high;
+};
+
+/* The strings a function's names may be in, for ps_die_walk_functions()
+ * to read names itself: the sections libdw reads (not given, or not ending
+ * in a NUL byte: such names are left to libdw), and whether the unit's
+ * language makes DW_AT_name a linkage name. */
+struct ps_die_strings {
+	struct ps_cursor str, line_str;
+	bool has_str, has_line_str;
+	bool names_are_linkage;
+};
 
 /* Called for each DIE whose tag is DW_TAG_subprogram, _entry_point or
  * _inlined_subroutine, in libdw's order, with the value it set in *self
  * for its nearest such ancestor (PS_DIE_WALK_NONE for none); *self starts
- * as enclosing. Non-zero stops the walk and is returned. */
+ * as enclosing. fn is what the walker read of the function (NULL: read it
+ * with libdw). Non-zero stops the walk and is returned. */
 typedef int (*ps_die_walk_fn)(void *ctx, Dwarf_Die *die, int tag, uint32_t enclosing,
-                              uint32_t *self);
+                              uint32_t *self, const struct ps_die_function *fn);
 /* Walks the DIEs below cudie (info and abbrevs: the file's .debug_info,
- * the bytes libdw reads, and .debug_abbrev). 0, fn's non-zero value,
+ * the bytes libdw reads, and .debug_abbrev). With strings, it reads each
+ * function's attributes too where it can. 0, fn's non-zero value,
  * -ENOMEM, or PS_DIE_WALK_UNSURE when the unit holds what this walker
  * leaves to libdw (some functions may have been given by then). */
 int ps_die_walk_functions(Dwarf *dwarf, Dwarf_Die *cudie, struct ps_cursor info,
-                          struct ps_cursor abbrevs, ps_die_walk_fn fn, void *ctx);
+                          struct ps_cursor abbrevs, const struct ps_die_strings *strings,
+                          ps_die_walk_fn fn, void *ctx);
 /* The same walk through libdw (dwarf_child, dwarf_siblingof): 0, fn's
  * non-zero value or -ENOMEM. */
 int ps_die_walk_functions_libdw(Dwarf_Die *cudie, ps_die_walk_fn fn, void *ctx);
+/* The string sections of the file's DWARF (names_are_linkage false). */
+void ps_die_strings_of(struct ps_elf *elf, struct ps_die_strings *out);
+/* addr2line.c: what addr2line reads of a function DIE, through libdw (what
+ * the DIE walker's reading is checked against); -EINVAL when its
+ * references run deeper than addr2line follows them. */
+int ps_addr2line_function_libdw(Dwarf_Die *die, struct ps_die_function *out);
+/* Whether bfd takes DW_AT_name for a linkage name in a unit of this
+ * DW_LANG (C-like languages). */
+bool ps_addr2line_names_are_linkage(int lang);
 
 /* ------------------------------------------------------------------ */
 /* symtab.c: a symbol table with perf's rules */

@@ -23,12 +23,43 @@ struct found {
 struct list {
 	struct found *items;
 	size_t nr;
+	size_t read; /* functions the walker read the attributes of */
 };
 
-static int record(void *ctx, Dwarf_Die *die, int tag, uint32_t enclosing, uint32_t *self)
+/* What the walker read of a function is what addr2line.c reads of it
+ * through libdw. */
+static void check_read(Dwarf_Die *die, const struct ps_die_function *read)
+{
+	struct ps_die_function ref;
+	uint64_t at = dwarf_dieoffset(die);
+
+	ck_assert_msg(ps_addr2line_function_libdw(die, &ref) == 0, "DIE %#llx",
+	              (unsigned long long)at);
+	ck_assert_msg(read->name == ref.name, "DIE %#llx: name %s, libdw %s",
+	              (unsigned long long)at, read->name ? read->name : "(none)",
+	              ref.name ? ref.name : "(none)");
+	ck_assert_int_eq(read->is_linkage, ref.is_linkage);
+	ck_assert_int_eq(read->has_call_file, ref.has_call_file);
+	if (ref.has_call_file)
+		ck_assert_uint_eq(read->call_file, ref.call_file);
+	ck_assert_uint_eq(read->call_line, ref.call_line);
+	ck_assert_int_eq(read->ranges_attr, ref.ranges_attr);
+	ck_assert_int_eq(read->has_pc, ref.has_pc);
+	if (ref.has_pc) {
+		ck_assert_uint_eq(read->low, ref.low);
+		ck_assert_uint_eq(read->high, ref.high);
+	}
+}
+
+static int record(void *ctx, Dwarf_Die *die, int tag, uint32_t enclosing, uint32_t *self,
+                  const struct ps_die_function *read)
 {
 	struct list *l = ctx;
 
+	if (read) {
+		check_read(die, read);
+		l->read++;
+	}
 	ck_assert_uint_lt(l->nr, MAX_FUNCS);
 	*self = (uint32_t)l->nr;
 	l->items[l->nr++] = (struct found){ .offset = dwarf_dieoffset(die),
@@ -37,11 +68,13 @@ static int record(void *ctx, Dwarf_Die *die, int tag, uint32_t enclosing, uint32
 	return 0;
 }
 
-/* Both walks over every unit of path: the number of functions found. */
-static size_t compare_walks(const char *path)
+/* Both walks over every unit of path: the number of functions found, and
+ * in *read, how many of them the walker read itself. */
+static size_t compare_walks(const char *path, size_t *read)
 {
-	struct list ours = { calloc(MAX_FUNCS, sizeof(struct found)), 0 };
-	struct list libdw = { calloc(MAX_FUNCS, sizeof(struct found)), 0 };
+	struct list ours = { calloc(MAX_FUNCS, sizeof(struct found)), 0, 0 };
+	struct list libdw = { calloc(MAX_FUNCS, sizeof(struct found)), 0, 0 };
+	struct ps_die_strings strings;
 	struct ps_cursor info, abbrevs;
 	struct ps_elf *elf;
 	Dwarf_CU *cu = NULL, *next;
@@ -58,6 +91,7 @@ static size_t compare_walks(const char *path)
 	ck_assert_msg(dwarf != NULL, "%s: no DWARF", path);
 	ck_assert(ps_elf_section_contents(elf, ".debug_abbrev", &abbrevs));
 	ck_assert(ps_elf_section_contents(elf, ".debug_info", &info));
+	ps_die_strings_of(elf, &strings);
 	while (dwarf_get_units(dwarf, cu, &next, &version, &unit_type, &cudie, &subdie) == 0) {
 		int rc;
 
@@ -66,7 +100,8 @@ static size_t compare_walks(const char *path)
 			continue;
 		units++;
 		ours.nr = libdw.nr = 0;
-		rc = ps_die_walk_functions(dwarf, &cudie, info, abbrevs, record, &ours);
+		strings.names_are_linkage = ps_addr2line_names_are_linkage(dwarf_srclang(&cudie));
+		rc = ps_die_walk_functions(dwarf, &cudie, info, abbrevs, &strings, record, &ours);
 		ck_assert_msg(rc == 0, "%s: unit at %#llx: the walker returned %d", path,
 		              (unsigned long long)dwarf_dieoffset(&cudie), rc);
 		ck_assert_int_eq(ps_die_walk_functions_libdw(&cudie, record, &libdw), 0);
@@ -79,6 +114,8 @@ static size_t compare_walks(const char *path)
 		total += ours.nr;
 	}
 	ck_assert_uint_gt(units, 0);
+	ck_assert_uint_eq(libdw.read, 0);
+	*read = ours.read;
 	ps_elf_close(elf);
 	free(ours.items);
 	free(libdw.items);
@@ -87,11 +124,17 @@ static size_t compare_walks(const char *path)
 
 START_TEST(test_same_as_libdw)
 {
+	size_t read;
+
 	ck_assert_msg(fixture.ok, "fixture: %s", fixture.why);
-	/* inlined functions nested in functions, a lambda-free C file */
-	ck_assert_uint_gt(compare_walks(fixture.so), 5);
+	/* inlined functions nested in functions, a lambda-free C file: the
+	 * walker reads them all (names in .debug_str, inline call sites,
+	 * abstract origins) */
+	ck_assert_uint_gt(compare_walks(fixture.so, &read), 5);
+	ck_assert_uint_gt(read, 5);
 	/* this program: many units, the Check library's headers' types */
-	ck_assert_uint_gt(compare_walks("/proc/self/exe"), 50);
+	ck_assert_uint_gt(compare_walks("/proc/self/exe", &read), 50);
+	ck_assert_uint_gt(read, 50);
 }
 END_TEST
 
@@ -103,7 +146,7 @@ START_TEST(test_unknown_form_left_to_libdw)
 	 * DWARF does not have */
 	static const uint8_t bad_form[] = { 1, DW_TAG_compile_unit, 1, DW_AT_name, 0x7f, 0, 0, 0 };
 	static const uint8_t cut[] = { 1, DW_TAG_compile_unit };
-	struct list l = { calloc(MAX_FUNCS, sizeof(struct found)), 0 };
+	struct list l = { calloc(MAX_FUNCS, sizeof(struct found)), 0, 0 };
 	Dwarf_CU *cu = NULL, *next;
 	Dwarf_Half version;
 	uint8_t unit_type;
@@ -125,14 +168,15 @@ START_TEST(test_unknown_form_left_to_libdw)
 	ck_assert_int_eq(ps_die_walk_functions(
 	                         dwarf, &cudie,
 	                         ps_cursor_make(info.start + 1, ps_cursor_size(&info) - 1, false),
-	                         info, record, &l),
+	                         info, NULL, record, &l),
 	                 PS_DIE_WALK_UNSURE);
 	ck_assert_int_eq(ps_die_walk_functions(dwarf, &cudie, info,
 	                                       ps_cursor_make(bad_form, sizeof(bad_form), false),
-	                                       record, &l),
+	                                       NULL, record, &l),
 	                 PS_DIE_WALK_UNSURE);
 	ck_assert_int_eq(ps_die_walk_functions(dwarf, &cudie, info,
-	                                       ps_cursor_make(cut, sizeof(cut), false), record, &l),
+	                                       ps_cursor_make(cut, sizeof(cut), false), NULL,
+	                                       record, &l),
 	                 PS_DIE_WALK_UNSURE);
 	ck_assert_uint_eq(l.nr, 0);
 	ps_elf_close(elf);
