@@ -152,10 +152,11 @@ static struct ps_ahead_task *kernel_task(struct ps_ahead *ahead)
  * files from the end of the list, each DSO's first file still to try. */
 static struct ps_ahead_task *pick_task(struct ps_ahead *ahead)
 {
-	struct ps_ahead_task *task = kernel_task(ahead);
+	struct ps_ahead_task *task;
 
 	if (stopping(ahead))
 		return NULL;
+	task = kernel_task(ahead);
 	if (task && task->state == TASK_PENDING)
 		return task;
 	task = NULL;
