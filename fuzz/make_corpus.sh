@@ -237,6 +237,20 @@ for a in "$corpus"/fuzz_archive/*; do
 		zstd -qdc "$a" | tar -xOf - "$digest" >"$corpus/fuzz_text/names-$name-$digest"
 	done
 done
+# an archived folder (perf record --threads): its files in read order
+cat >"$corpus/fuzz_text/manifest-folder" <<'EOF'
+pystitch-archive 3
+mtime 1796403304
+perf-data-path =thr.data
+symfs -
+buildid-dir =/root/.debug
+perf-map-dir -
+file perf.data 5508 0c267a22ba10b3ac0b6c9b979196a98db8fa9cadcb3f8fcfa191e56fad3281d3 =thr.data/data
+file perf.data 10200456 50cbc8083de5100b179a1018a11f94642aaee3b784a5bb22d082c09c891b318a =thr.data/data.1
+file perf.data 10086152 e24f301e9fa5c815e8b89b27ebf25ddcbdc13c860af9999709d884ac7964b0ce =thr.data/data.0
+file elf 23032 68a004e6aa4590128d47940e32cc69a37dad4081c1816229ca191c7917efd41f =/usr/bin/threads
+end
+EOF
 cat >"$corpus/fuzz_text/kallsyms-synthetic" <<'EOF'
 ffffffff81000000 T _text
 ffffffff81000000 T startup_64

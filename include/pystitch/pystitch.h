@@ -165,6 +165,10 @@ PS_API const char *ps_reader_capture_path(const struct ps_reader *reader);
 PS_API const char *ps_reader_input_file(const struct ps_reader *reader);
 /* The header file: ps_reader_capture_path(), or a folder's PATH/data. */
 PS_API const char *ps_reader_header_file(const struct ps_reader *reader);
+/* The index-th file of a folder capture in the order it is read: PATH/data,
+ * then the data.N files that hold records (once the header is read); NULL
+ * past the last, and for a capture that is one file. Owned by the reader. */
+PS_API const char *ps_reader_folder_file(const struct ps_reader *reader, size_t index);
 
 /* ---- header facts -------------------------------------------------- */
 

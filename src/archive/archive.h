@@ -21,7 +21,7 @@
 #include "pystitch/pystitch.h"
 
 /* 2 added the "names" kind */
-#define PS_ARCHIVE_FORMAT_VERSION 2
+#define PS_ARCHIVE_FORMAT_VERSION 3
 #define PS_ARCHIVE_MANIFEST_NAME "MANIFEST"
 #define PS_ARCHIVE_SHA256_SIZE 32
 
@@ -95,8 +95,12 @@ int ps_archive_open_fd(int fd, const char *path, const struct ps_archive_limits 
 /* Remove the unpacked files and the directory. NULL is a no-op. */
 void ps_archive_close(struct ps_archive *archive);
 const struct ps_manifest *ps_archive_manifest(const struct ps_archive *archive);
-/* The unpacked perf.data. */
+/* The unpacked perf.data (a folder's header file PATH/data). */
 const char *ps_archive_perf_data(const struct ps_archive *archive);
+/* The capture was a folder (perf record --threads, --kcore): its files
+ * are the perf.data entries, PATH/data first, then the data.N files in the
+ * order they were read where it was packed. */
+bool ps_archive_perf_data_is_folder(const struct ps_archive *archive);
 /* The unpacked copy of what the session found at path, or NULL when the
  * archive has none (the path did not exist for the session). Fits
  * ps_file_hooks.resolve (ctx is the archive). */

@@ -431,7 +431,7 @@ static int build_lookups(struct ps_archive *a)
 		a->lookups[i].local = blob_fd_path(blob);
 		if (!a->lookups[i].local)
 			return -ENOMEM;
-		if (m->files[i].kind == PS_ARCHIVE_PERF_DATA)
+		if (m->files[i].kind == PS_ARCHIVE_PERF_DATA && !a->perf_data)
 			a->perf_data = a->lookups[i].local;
 		if (m->files[i].kind == PS_ARCHIVE_KALLSYMS ||
 		    m->files[i].kind == PS_ARCHIVE_VMLINUX) {
@@ -555,6 +555,17 @@ const struct ps_manifest *ps_archive_manifest(const struct ps_archive *a)
 const char *ps_archive_perf_data(const struct ps_archive *a)
 {
 	return a->perf_data;
+}
+
+bool ps_archive_perf_data_is_folder(const struct ps_archive *a)
+{
+	const struct ps_manifest *m = &a->manifest;
+
+	/* the manifest's check put the capture or PATH/data first */
+	for (size_t i = 0; i < m->nr_files; i++)
+		if (m->files[i].kind == PS_ARCHIVE_PERF_DATA)
+			return strcmp(m->files[i].path, m->perf_data_path) != 0;
+	return false;
 }
 
 const char *ps_archive_resolve(void *ctx, const char *path)

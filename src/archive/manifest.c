@@ -85,10 +85,15 @@ char *ps_manifest_format(const struct ps_manifest *m, size_t *len)
 	char hex[PS_ARCHIVE_HEX_SIZE + 1];
 	int version = 1;
 
-	/* the oldest format that holds it, so older readers take what they can */
-	for (size_t i = 0; i < m->nr_files; i++)
-		if (m->files[i].kind == PS_ARCHIVE_NAMES)
+	/* the oldest format that holds it, so older readers take what they can:
+	 * 2 for the names kind, 3 for a folder's files */
+	for (size_t i = 0; i < m->nr_files; i++) {
+		if (m->files[i].kind == PS_ARCHIVE_NAMES && version < 2)
+			version = 2;
+		if (m->files[i].kind == PS_ARCHIVE_PERF_DATA &&
+		    strcmp(m->files[i].path, m->perf_data_path) != 0)
 			version = PS_ARCHIVE_FORMAT_VERSION;
+	}
 	ps_strbuf_addf(&out, "pystitch-archive %d\nmtime %" PRId64 "\nperf-data-path ", version,
 	               m->perf_data_mtime);
 	ps_textline_add_string(&out, m->perf_data_path);
@@ -248,6 +253,26 @@ static int parse_file_line(struct parse *p, char **fields, uint64_t max_entry,
 	return 0;
 }
 
+/* The index-th perf.data entry is where it may be: the capture itself, or
+ * (format 3) a folder's files, PATH/data first, then PATH/data.N files,
+ * where PATH is the perf-data-path. */
+static bool perf_data_in_place(const struct ps_manifest *m, const char *path, size_t index,
+                               int version)
+{
+	size_t n = m->perf_data_path ? strlen(m->perf_data_path) : 0;
+	const char *name = path + n + 1;
+
+	if (!m->perf_data_path)
+		return false;
+	if (strcmp(path, m->perf_data_path) == 0)
+		return index == 0;
+	if (version < 3 || strncmp(path, m->perf_data_path, n) != 0 || path[n] != '/')
+		return false;
+	if (index == 0)
+		return strcmp(name, "data") == 0;
+	return strncmp(name, "data.", 5) == 0 && name[5] && !strchr(name, '/');
+}
+
 static int parse_lines(struct parse *p, char *text, const struct ps_archive_limits *limits,
                        struct ps_manifest *m)
 {
@@ -256,6 +281,7 @@ static int parse_lines(struct parse *p, char *text, const struct ps_archive_limi
 	uint64_t max_entry = limits && limits->max_entry ? limits->max_entry : PS_ARCHIVE_MAX_ENTRY;
 	uint64_t max_total = limits && limits->max_total ? limits->max_total : PS_ARCHIVE_MAX_TOTAL;
 	size_t perf_data = 0, kernel = 0;
+	int version = 1;
 	bool ended = false;
 	char *line = text, *fields[6];
 	int rc;
@@ -273,11 +299,13 @@ static int parse_lines(struct parse *p, char *text, const struct ps_archive_limi
 		if (p->line == 1) {
 			if (n != 2 || strcmp(fields[0], "pystitch-archive") != 0)
 				return parse_fail(p, -EINVAL, "not a pystitch archive manifest");
-			if (strcmp(fields[1], "1") != 0 && strcmp(fields[1], "2") != 0)
+			if (strcmp(fields[1], "1") != 0 && strcmp(fields[1], "2") != 0 &&
+			    strcmp(fields[1], "3") != 0)
 				return parse_fail(
 				        p, -EINVAL,
-				        "format version %.20s, this pystitch reads 1 and 2",
+				        "format version %.20s, this pystitch reads 1 to 3",
 				        fields[1]);
+			version = fields[1][0] - '0';
 		} else if (p->line <= 6) {
 			if (n != 2 || strcmp(fields[0], header_keys[p->line - 2]) != 0)
 				return parse_fail(p, -EINVAL, "expected '%s'",
@@ -302,8 +330,15 @@ static int parse_lines(struct parse *p, char *text, const struct ps_archive_limi
 			if (rc)
 				return rc;
 			enum ps_archive_kind kind = m->files[m->nr_files - 1].kind;
-			if (kind == PS_ARCHIVE_PERF_DATA && ++perf_data > 1)
-				return parse_fail(p, -EINVAL, "a second perf.data");
+			if (kind == PS_ARCHIVE_PERF_DATA &&
+			    !perf_data_in_place(m, m->files[m->nr_files - 1].path, perf_data++,
+			                        version))
+				return parse_fail(p, -EINVAL,
+				                  perf_data > 1 && version < 3
+				                          ? "a second perf.data"
+				                          : "a perf.data file out of place: a "
+				                            "folder's are PATH/data, then "
+				                            "PATH/data.N");
 			if ((kind == PS_ARCHIVE_KALLSYMS || kind == PS_ARCHIVE_VMLINUX) &&
 			    ++kernel > 1)
 				return parse_fail(p, -EINVAL, "a second kernel symbols file");

@@ -12,7 +12,8 @@
 static const char archive_usage[] =
         "usage: pystitch archive [-i FILE] [-o ARCHIVE] [options]\n"
         "\n"
-        "Pack a perf.data capture and every file needed to analyse it into one\n"
+        "Pack a perf.data capture (a file, or the folder perf record --threads\n"
+        "writes) and every file needed to analyse it into one\n"
         "zstd-compressed tar: the ELF files the samples ran in (as found by\n"
         "path, --symfs or the build-id cache), the kernel symbols, and the perf\n"
         "maps and jitdumps of the processes. The capture is read once to learn\n"

@@ -155,13 +155,6 @@ bool ps_path_is_archive(const char *path)
 	return archive;
 }
 
-static bool is_folder(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 int ps_archive_writer_open(const char *capture, const struct ps_archive_writer_opts *opts,
                            struct ps_archive_writer **out)
 {
@@ -183,13 +176,6 @@ int ps_archive_writer_open(const char *capture, const struct ps_archive_writer_o
 	else if (ps_path_is_archive(capture))
 		rc = ps_fail(w->errmsg, sizeof(w->errmsg), -EINVAL,
 		             "archive: %s is an archive already", capture);
-	else if (is_folder(capture))
-		/* an archive holds one perf.data file */
-		rc = ps_fail(w->errmsg, sizeof(w->errmsg), -EISDIR,
-		             "archive: %s is a folder (perf record --threads or --kcore wrote "
-		             "it), which archive does not pack yet: read it with script and "
-		             "the other commands, or record to a file to archive",
-		             capture);
 	else if (!(w->capture = strdup(capture)))
 		rc = ps_fail(w->errmsg, sizeof(w->errmsg), -ENOMEM, "archive: out of memory");
 	if (rc)
@@ -272,6 +258,19 @@ static int names_in_place(struct ps_archive_writer *w, const char *path, struct 
 	return rc < 0 ? -ENOMEM : rc > 0;
 }
 
+/* path is the capture or one of its folder's files, packed as perf.data */
+static bool is_capture_file(const struct ps_reader *reader, const char *input, const char *path)
+{
+	const char *file;
+
+	if (strcmp(path, input) == 0)
+		return true;
+	for (size_t i = 0; (file = ps_reader_folder_file(reader, i)) != NULL; i++)
+		if (strcmp(path, file) == 0)
+			return true;
+	return false;
+}
+
 /* Manifest and file list from what the session read, then the archive.
  * The number of files, or -errno with the message set. */
 static int pack(struct ps_archive_writer *w, const char *output, int64_t mtime)
@@ -279,9 +278,17 @@ static int pack(struct ps_archive_writer *w, const char *output, int64_t mtime)
 	const struct ps_session_opts *opts = &w->session_opts;
 	const char *input = w->capture;
 	struct ps_manifest m = { .perf_data_mtime = mtime };
-	const char **files = calloc(w->nr_files + 1, sizeof(*files));
-	/* the tables of symbol answers, in memory, by manifest index */
-	struct ps_archive_blob *blobs = calloc(w->nr_files + 1, sizeof(*blobs));
+	const struct ps_reader *reader = ps_session_reader(w->session);
+	size_t nr_folder = 0;
+
+	/* a folder's files (perf record --threads, --kcore), in the order
+	 * they were read: the reader takes them in that order from the archive */
+	while (ps_reader_folder_file(reader, nr_folder))
+		nr_folder++;
+	/* by manifest index: the files, and the tables of symbol answers in
+	 * memory */
+	const char **files = calloc(w->nr_files + nr_folder + 1, sizeof(*files));
+	struct ps_archive_blob *blobs = calloc(w->nr_files + nr_folder + 1, sizeof(*blobs));
 	struct ps_strbuf *names = calloc(w->nr_files + 1, sizeof(*names));
 	size_t nr_names = 0;
 	char err[PS_MSG_MAX];
@@ -294,13 +301,18 @@ static int pack(struct ps_archive_writer *w, const char *output, int64_t mtime)
 	m.buildid_dir = opts->buildid_dir ? strdup(opts->buildid_dir) : default_buildid_dir();
 	m.perf_map_dir = dup_or_null(opts->perf_map_dir);
 	if (!files || !m.perf_data_path || (opts->symfs && !m.symfs) || !m.buildid_dir ||
-	    (opts->perf_map_dir && !m.perf_map_dir) ||
-	    ps_manifest_add(&m, PS_ARCHIVE_PERF_DATA, input))
+	    (opts->perf_map_dir && !m.perf_map_dir))
 		goto out;
-	files[0] = input;
+	for (size_t i = 0; i < (nr_folder ? nr_folder : 1); i++) {
+		const char *file = nr_folder ? ps_reader_folder_file(reader, i) : input;
+
+		if (ps_manifest_add(&m, PS_ARCHIVE_PERF_DATA, file))
+			goto out;
+		files[m.nr_files - 1] = file;
+	}
 	for (size_t i = 0; i < w->nr_files; i++) {
 		/* the capture itself is packed already (as perf.data) */
-		if (strcmp(w->files[i].path, input) == 0)
+		if (is_capture_file(reader, input, w->files[i].path))
 			continue;
 		enum ps_archive_kind kind = archive_kind(w->files[i].kind);
 		const char *file = w->files[i].file;
@@ -364,8 +376,12 @@ int ps_archive_writer_write(struct ps_archive_writer *w, const char *output)
 		               ps_session_errmsg(w->session));
 	if (w->nomem)
 		return ps_fail(w->errmsg, sizeof(w->errmsg), -ENOMEM, "archive: out of memory");
-	if (stat(w->capture, &st) != 0)
-		return ps_fail(w->errmsg, sizeof(w->errmsg), -errno, "archive: %s: %s", w->capture,
+	/* what perf prints as "captured on": the file's time, a folder's
+	 * header file's */
+	const char *header = ps_reader_header_file(ps_session_reader(w->session));
+
+	if (stat(header, &st) != 0)
+		return ps_fail(w->errmsg, sizeof(w->errmsg), -errno, "archive: %s: %s", header,
 		               strerror(errno));
 	/* the session stays open: its copy of our vdso may be packed */
 	return pack(w, output, (int64_t)st.st_mtime);

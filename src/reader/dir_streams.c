@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archive/archive.h"
 #include "base/array.h"
 
 /* data.N files opened at most (perf record --threads makes one per CPU
@@ -40,6 +41,11 @@ static char *join(const char *dir, const char *name)
 
 int ps_dir_open(struct ps_reader *r, const char *path)
 {
+	return ps_dir_open_at(r, path, NULL);
+}
+
+int ps_dir_open_at(struct ps_reader *r, const char *path, const char *local)
+{
 	char *data = join(path, "data");
 
 	if (!data)
@@ -53,7 +59,7 @@ int ps_dir_open(struct ps_reader *r, const char *path)
 	r->streams[0].path = data;
 	r->nr_streams = 1;
 	r->cur_stream = 0;
-	r->in.fd = open(data, O_RDONLY | O_CLOEXEC);
+	r->in.fd = open(local ? local : data, O_RDONLY | O_CLOEXEC);
 	if (r->in.fd < 0)
 		return ps_reader_fail(
 		        r, -errno,
@@ -65,8 +71,10 @@ int ps_dir_open(struct ps_reader *r, const char *path)
 	return 0;
 }
 
-/* Opens path (the stream takes it over) as the next data.N file. */
-static int add_stream(struct ps_reader *r, size_t *cap, char *path, uint64_t size)
+/* Opens the next data.N file, path (the stream takes it over), at local
+ * (an archive's unpacked copy; NULL: at path). */
+static int add_stream(struct ps_reader *r, size_t *cap, char *path, const char *local,
+                      uint64_t size)
 {
 	struct ps_dir_stream *s;
 	int fd;
@@ -76,7 +84,7 @@ static int add_stream(struct ps_reader *r, size_t *cap, char *path, uint64_t siz
 		return ps_reader_fail(r, -E2BIG, "more than %u data.N files in the folder",
 		                      MAX_STREAMS);
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(local ? local : path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int err = -errno;
 
@@ -106,6 +114,34 @@ static int add_stream(struct ps_reader *r, size_t *cap, char *path, uint64_t siz
 	return 0;
 }
 
+/* An archived folder's data.N files: its perf.data entries after the
+ * header file, in the order the folder was read where it was packed (the
+ * order readdir gave there, which decides between records of one time),
+ * each as large as the archive says. */
+static int open_archived_streams(struct ps_reader *r, size_t *cap)
+{
+	const struct ps_manifest *m = ps_archive_manifest(r->archive);
+	bool header = true;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < m->nr_files; i++) {
+		const struct ps_archive_file *f = &m->files[i];
+		char *path;
+
+		if (f->kind != PS_ARCHIVE_PERF_DATA)
+			continue;
+		if (header) {
+			header = false;
+			continue;
+		}
+		path = strdup(f->path);
+		if (!path)
+			return ps_reader_fail(r, -ENOMEM, "out of memory");
+		err = add_stream(r, cap, path, ps_archive_resolve(r->archive, f->path), f->size);
+	}
+	return err;
+}
+
 int ps_dir_open_streams(struct ps_reader *r)
 {
 	const char *dir = r->path;
@@ -122,6 +158,8 @@ int ps_dir_open_streams(struct ps_reader *r)
 		        "feature DIR_FORMAT: folder layout version %llu (perf 6.1 reads "
 		        "version 1)",
 		        (unsigned long long)r->features.dir_format_version);
+	if (r->archive)
+		return open_archived_streams(r, &cap);
 	d = opendir(dir);
 	if (!d) {
 		r->input_name = NULL;
@@ -143,7 +181,7 @@ int ps_dir_open_streams(struct ps_reader *r)
 		 * and (when reading) the empty files */
 		take = stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
 		if (take)
-			err = add_stream(r, &cap, path, (uint64_t)st.st_size);
+			err = add_stream(r, &cap, path, NULL, (uint64_t)st.st_size);
 		else
 			free(path);
 	}

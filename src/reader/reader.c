@@ -338,6 +338,11 @@ static int open_archive(struct ps_reader *r, const char *path)
 
 		return ps_reader_fail(r, rc, "%s", named ? err + plen + 2 : err);
 	}
+	/* a folder: its header file first, its data.N files once the header
+	 * says how they are laid out (ps_dir_open_streams()) */
+	if (ps_archive_perf_data_is_folder(r->archive))
+		return ps_dir_open_at(r, ps_archive_manifest(r->archive)->perf_data_path,
+		                      ps_archive_perf_data(r->archive));
 	r->in.fd = open(ps_archive_perf_data(r->archive), O_RDONLY | O_CLOEXEC);
 	if (r->in.fd < 0)
 		return ps_reader_fail(r, -errno, "cannot open the archived perf.data: %s",
@@ -461,6 +466,11 @@ const char *ps_reader_input_file(const struct ps_reader *r)
 const char *ps_reader_header_file(const struct ps_reader *r)
 {
 	return r->is_dir && r->streams ? r->streams[0].path : ps_reader_capture_path(r);
+}
+
+const char *ps_reader_folder_file(const struct ps_reader *r, size_t index)
+{
+	return r->is_dir && index < r->nr_streams ? r->streams[index].path : NULL;
 }
 
 struct ps_archive *ps_reader_archive(const struct ps_reader *r)

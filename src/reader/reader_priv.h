@@ -239,8 +239,12 @@ static inline const char *ps_reader_input_name(const struct ps_reader *r)
 /* Opens path (a folder) as perf does: its header file "data" becomes the
  * input. Returns 0 or a negative errno with the reader failed. */
 int ps_dir_open(struct ps_reader *r, const char *path);
+/* The same for an archived folder: the header file PATH/data is read at
+ * local, its unpacked copy. */
+int ps_dir_open_at(struct ps_reader *r, const char *path, const char *local);
 /* After the header: with DIR_FORMAT version 1, opens the data.N files
- * perf reads (readdir's order, regular and not empty). */
+ * perf reads (readdir's order, regular and not empty; an archived
+ * folder's, in the archive's order). */
 int ps_dir_open_streams(struct ps_reader *r);
 /* The current file is read to its end: the next one that is not gets the
  * turn (r->done when none). */

@@ -11,9 +11,11 @@
 #    named by the file it was read from, offsets within it);
 #  - info: identical to perf report --header-only (DIR_FORMAT's version,
 #    the header file's time), with -I;
-#  - errors: a folder without "data", a data.N cut short (named, with the
-#    offset), and archive, which does not pack folders, each say so in one
-#    line and fail.
+#  - archive: the folder's files packed in the order they were read; from
+#    the archive, with the folder renamed away, script (--jobs 1 and 2),
+#    info and dump print what they print from the folder;
+#  - errors: a folder without "data" and a data.N cut short (named, with
+#    the offset) each say so in one line and fail.
 . "$(dirname "$0")/lib.sh"
 e2e_setup
 failed=0
@@ -75,9 +77,39 @@ if [ "$(wc -l <"$E2E_TMP/cut.err")" != 1 ] ||
 	! grep -q "^pystitch: $cut_file: offset 0x[0-9a-f]*: " "$E2E_TMP/cut.err"; then
 	e2e_fail "a data.N file cut short: not one line naming it and the offset: $(cat "$E2E_TMP/cut.err")"
 fi
-e2e_run "$PYSTITCH" archive -i "$E2E_TMP/core.data" -o "$E2E_TMP/core.pst" >/dev/null 2>"$E2E_TMP/archive.err" &&
-	e2e_fail "archive packed a folder"
-grep -q 'is a folder' "$E2E_TMP/archive.err" || e2e_fail "archive of a folder: $(cat "$E2E_TMP/archive.err")"
-[ ! -e "$E2E_TMP/core.pst" ] || e2e_fail "archive of a folder left $E2E_TMP/core.pst"
-e2e_say "errors: a folder without a header file, a data.N file cut short and archive each fail in one line"
+e2e_say "errors: a folder without a header file and a data.N file cut short each fail in one line"
+
+# archive NAME: NAME.data packed; each command prints the same from the
+# archive, the folder away, as from the folder
+archive_check() {
+	ac_dir="$E2E_TMP/$1.data"
+	ac_pst="$E2E_TMP/$1.pst"
+	ac_cache="$E2E_TMP/buildid-cache"
+	e2e_run "$PYSTITCH" archive --buildid-dir "$ac_cache" -i "$ac_dir" -o "$ac_pst" \
+		>/dev/null 2>"$E2E_TMP/$1.archive.err" ||
+		e2e_fail "archive of the $1 folder: $(cat "$E2E_TMP/$1.archive.err")"
+	ac_streams=$(find "$ac_dir" -name 'data.*' -size +0 | wc -l)
+	ac_listed=$(tar --zstd -xOf "$ac_pst" MANIFEST | grep -c '^file perf.data ')
+	[ "$ac_listed" = $((ac_streams + 1)) ] ||
+		e2e_fail "archive of the $1 folder lists $ac_listed perf.data files, not data and $ac_streams data.N"
+	for ac_cmd in "script" "script --jobs 2" "info" "dump"; do
+		# shellcheck disable=SC2086 # the command and its option
+		e2e_run "$PYSTITCH" $ac_cmd --buildid-dir "$ac_cache" -i "$ac_dir" \
+			>"$E2E_TMP/$1.folder.out" 2>&1 || e2e_fail "$ac_cmd on the $1 folder failed"
+		mv "$ac_dir" "$ac_dir.away"
+		# shellcheck disable=SC2086
+		e2e_run "$PYSTITCH" $ac_cmd --buildid-dir "$ac_cache" -i "$ac_pst" \
+			>"$E2E_TMP/$1.archive.out" 2>&1
+		ac_rc=$?
+		mv "$ac_dir.away" "$ac_dir"
+		[ "$ac_rc" = 0 ] || e2e_fail "$ac_cmd on the archive of $1 failed: $(head -3 "$E2E_TMP/$1.archive.out")"
+		if ! cmp -s "$E2E_TMP/$1.folder.out" "$E2E_TMP/$1.archive.out"; then
+			diff "$E2E_TMP/$1.folder.out" "$E2E_TMP/$1.archive.out" | head -5
+			e2e_fail "$ac_cmd prints other text from the archive of $1 than from the folder"
+		fi
+	done
+	e2e_say "archive of $1: data and $ac_streams data.N files; script, info and dump print the same as from the folder"
+}
+archive_check dwarf
+archive_check core
 exit $failed

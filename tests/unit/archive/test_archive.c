@@ -125,8 +125,52 @@ START_TEST(test_manifest_round_trip)
 }
 END_TEST
 
+/* A folder's files round-trip in their order, in format 3 (older
+ * readers say the version instead of misreading them); a file capture
+ * stays in the oldest format. */
+START_TEST(test_manifest_folder)
+{
+	static const char *const paths[] = { "cap.data/data", "cap.data/data.3",
+		                             "cap.data/data.0" };
+	struct ps_manifest m = { .perf_data_mtime = 7 }, back;
+	char err[256], *text;
+	size_t len;
+
+	m.perf_data_path = strdup("cap.data");
+	m.buildid_dir = strdup("/d");
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_int_eq(ps_manifest_add(&m, PS_ARCHIVE_PERF_DATA, paths[i]), 0);
+		m.files[i].size = 1;
+		m.files[i].sha256[0] = (uint8_t)i;
+	}
+	text = ps_manifest_format(&m, &len);
+	ck_assert_ptr_nonnull(text);
+	ck_assert(strncmp(text, "pystitch-archive 3\n", 19) == 0);
+	ck_assert_msg(ps_manifest_parse(text, len, NULL, &back, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(back.nr_files, 3);
+	for (size_t i = 0; i < 3; i++)
+		ck_assert_str_eq(back.files[i].path, paths[i]);
+	free(text);
+	ps_manifest_release(&back);
+	ps_manifest_release(&m);
+
+	memset(&m, 0, sizeof(m));
+	m.perf_data_path = strdup("cap.data");
+	m.buildid_dir = strdup("/d");
+	ck_assert_int_eq(ps_manifest_add(&m, PS_ARCHIVE_PERF_DATA, "cap.data"), 0);
+	text = ps_manifest_format(&m, &len);
+	ck_assert_ptr_nonnull(text);
+	ck_assert(strncmp(text, "pystitch-archive 1\n", 19) == 0);
+	free(text);
+	ps_manifest_release(&m);
+}
+END_TEST
+
 #define HEAD                                                                                       \
 	"pystitch-archive 1\nmtime 5\nperf-data-path =p\nsymfs -\nbuildid-dir =/d\nperf-map-dir "  \
+	"-\n"
+#define HEAD3                                                                                      \
+	"pystitch-archive 3\nmtime 5\nperf-data-path =p\nsymfs -\nbuildid-dir =/d\nperf-map-dir "  \
 	"-\n"
 #define D0 "0000000000000000000000000000000000000000000000000000000000000000"
 #define D1 "1111111111111111111111111111111111111111111111111111111111111111"
@@ -137,13 +181,26 @@ static const struct {
 	int rc;
 } bad_manifests[] = {
 	{ "", "no 'end' line", -EINVAL },
-	{ "pystitch-archive 3\n", "format version 3", -EINVAL },
+	{ "pystitch-archive 4\n", "format version 4", -EINVAL },
 	{ "tar\n", "not a pystitch archive manifest", -EINVAL },
 	{ HEAD PERF "end", "no newline at the end", -EINVAL },
 	{ HEAD PERF, "no 'end' line", -EINVAL },
 	{ HEAD "end\n", "no perf.data listed", -EINVAL },
 	{ HEAD PERF "end\nfile elf 1 " D1 " =x\n", "text after 'end'", -EINVAL },
 	{ HEAD PERF PERF "end\n", "a second perf.data", -EINVAL },
+	/* a folder's files (format 3): PATH/data, then PATH/data.N */
+	{ HEAD "file perf.data 4 " D0 " =p/data\nend\n", "out of place", -EINVAL },
+	{ HEAD3 "file perf.data 4 " D0 " =p/data.0\nend\n", "out of place", -EINVAL },
+	{ HEAD3 "file perf.data 4 " D0 " =q/data\nend\n", "out of place", -EINVAL },
+	{ HEAD3 "file perf.data 4 " D0 " =p/data\nfile perf.data 4 " D1 " =p/other\nend\n",
+	  "out of place", -EINVAL },
+	{ HEAD3 "file perf.data 4 " D0 " =p/data\nfile perf.data 4 " D1 " =p/data.\nend\n",
+	  "out of place", -EINVAL },
+	{ HEAD3 "file perf.data 4 " D0 " =p/data\nfile perf.data 4 " D1 " =p/data.0/x\nend\n",
+	  "out of place", -EINVAL },
+	{ HEAD3 "file perf.data 4 " D0 " =p/data\nfile perf.data 4 " D1 " =p\nend\n",
+	  "out of place", -EINVAL },
+	{ HEAD3 PERF PERF "end\n", "out of place", -EINVAL },
 	{ HEAD PERF "file elf 4 " D1 " =p\nend\n", "path listed twice", -EINVAL },
 	{ HEAD PERF "file elf 5 " D0 " =q\nend\n", "one digest with two sizes", -EINVAL },
 	{ HEAD PERF "file kallsyms 1 " D1 " =k\nfile vmlinux 1 " D1 " =v\nend\n",
@@ -486,6 +543,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(manifest_case, test_manifest_round_trip);
+	tcase_add_test(manifest_case, test_manifest_folder);
 	tcase_add_loop_test(manifest_case, test_manifest_rejects, 0,
 	                    sizeof(bad_manifests) / sizeof(bad_manifests[0]));
 	tcase_add_test(manifest_case, test_manifest_nul);
