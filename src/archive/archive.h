@@ -73,6 +73,9 @@ void ps_manifest_release(struct ps_manifest *manifest);
 /* Append a file (path copied; size and digest filled in later). 0 or
  * -ENOMEM. */
 int ps_manifest_add(struct ps_manifest *manifest, enum ps_archive_kind kind, const char *path);
+/* The capture was a folder: its first perf.data entry is not the
+ * perf-data-path itself but PATH/data. */
+bool ps_manifest_is_folder(const struct ps_manifest *manifest);
 
 /* ---- reading ------------------------------------------------------- */
 

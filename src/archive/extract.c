@@ -559,13 +559,8 @@ const char *ps_archive_perf_data(const struct ps_archive *a)
 
 bool ps_archive_perf_data_is_folder(const struct ps_archive *a)
 {
-	const struct ps_manifest *m = &a->manifest;
-
 	/* the manifest's check put the capture or PATH/data first */
-	for (size_t i = 0; i < m->nr_files; i++)
-		if (m->files[i].kind == PS_ARCHIVE_PERF_DATA)
-			return strcmp(m->files[i].path, m->perf_data_path) != 0;
-	return false;
+	return ps_manifest_is_folder(&a->manifest);
 }
 
 const char *ps_archive_resolve(void *ctx, const char *path)

@@ -253,6 +253,14 @@ static int parse_file_line(struct parse *p, char **fields, uint64_t max_entry,
 	return 0;
 }
 
+bool ps_manifest_is_folder(const struct ps_manifest *m)
+{
+	for (size_t i = 0; i < m->nr_files; i++)
+		if (m->files[i].kind == PS_ARCHIVE_PERF_DATA)
+			return strcmp(m->files[i].path, m->perf_data_path) != 0;
+	return false;
+}
+
 /* The index-th perf.data entry is where it may be: the capture itself, or
  * (format 3) a folder's files, PATH/data first, then PATH/data.N files,
  * where PATH is the perf-data-path. */
@@ -260,7 +268,7 @@ static bool perf_data_in_place(const struct ps_manifest *m, const char *path, si
                                int version)
 {
 	size_t n = m->perf_data_path ? strlen(m->perf_data_path) : 0;
-	const char *name = path + n + 1;
+	const char *name;
 
 	if (!m->perf_data_path)
 		return false;
@@ -268,9 +276,12 @@ static bool perf_data_in_place(const struct ps_manifest *m, const char *path, si
 		return index == 0;
 	if (version < 3 || strncmp(path, m->perf_data_path, n) != 0 || path[n] != '/')
 		return false;
+	name = path + n + 1;
 	if (index == 0)
 		return strcmp(name, "data") == 0;
-	return strncmp(name, "data.", 5) == 0 && name[5] && !strchr(name, '/');
+	/* after PATH/data only: a capture file has no data.N beside it */
+	return ps_manifest_is_folder(m) && strncmp(name, "data.", 5) == 0 && name[5] &&
+	       !strchr(name, '/');
 }
 
 static int parse_lines(struct parse *p, char *text, const struct ps_archive_limits *limits,

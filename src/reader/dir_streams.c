@@ -28,6 +28,8 @@
 /* data.N files opened at most (perf record --threads makes one per CPU
  * at most) */
 #define MAX_STREAMS 65536
+/* and in an archive (CPUs a machine may have) */
+#define MAX_ARCHIVED_STREAMS 8192
 
 static char *join(const char *dir, const char *name)
 {
@@ -117,7 +119,8 @@ static int add_stream(struct ps_reader *r, size_t *cap, char *path, const char *
 /* An archived folder's data.N files: its perf.data entries after the
  * header file, in the order the folder was read where it was packed (the
  * order readdir gave there, which decides between records of one time),
- * each as large as the archive says. */
+ * each as large as the archive says; empty ones skipped, as perf skips
+ * them in a folder. */
 static int open_archived_streams(struct ps_reader *r, size_t *cap)
 {
 	const struct ps_manifest *m = ps_archive_manifest(r->archive);
@@ -130,10 +133,16 @@ static int open_archived_streams(struct ps_reader *r, size_t *cap)
 
 		if (f->kind != PS_ARCHIVE_PERF_DATA)
 			continue;
-		if (header) {
+		if (header || f->size == 0) {
 			header = false;
 			continue;
 		}
+		/* perf record --threads writes one per CPU at most; each
+		 * takes a buffer, and an archive may list one blob for many */
+		if (r->nr_streams > MAX_ARCHIVED_STREAMS)
+			return ps_reader_fail(r, -E2BIG,
+			                      "more than %u data.N files in the archived folder",
+			                      MAX_ARCHIVED_STREAMS);
 		path = strdup(f->path);
 		if (!path)
 			return ps_reader_fail(r, -ENOMEM, "out of memory");

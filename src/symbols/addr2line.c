@@ -314,6 +314,7 @@ struct name_ctx {
 	bool origin; /* inside find_abstract_instance */
 	bool failed;
 	Dwarf_Die *die;
+	unsigned *follows; /* references followed for the function */
 	/* the function's own attributes */
 	Dwarf_Word call_file, call_line;
 	bool has_call_file;
@@ -330,11 +331,17 @@ static void follow_reference(struct name_ctx *ctx, Dwarf_Attribute *attr)
 		ctx->failed = ctx->depth + 1 >= PS_DIE_ORIGIN_DEPTH_MAX;
 		return;
 	}
+	/* hostile DWARF: DIEs with two references each to the next */
+	if (++*ctx->follows > PS_DIE_FOLLOW_MAX) {
+		ctx->failed = true;
+		return;
+	}
 	inner = (struct name_ctx){ .name = ctx->name,
 		                   .is_linkage = ctx->is_linkage,
 		                   .depth = ctx->depth + 1,
 		                   .origin = true,
-		                   .die = &ref };
+		                   .die = &ref,
+		                   .follows = ctx->follows };
 	dwarf_getattrs(&ref, name_attr, &inner, 0);
 	ctx->name = inner.name;
 	ctx->is_linkage = inner.is_linkage;
@@ -444,7 +451,8 @@ static const char *unit_comp_dir(const struct a2l_cu *cu)
 
 int ps_addr2line_function_libdw(Dwarf_Die *die, struct ps_die_function *out)
 {
-	struct name_ctx ctx = { .die = die };
+	unsigned follows = 0;
+	struct name_ctx ctx = { .die = die, .follows = &follows };
 	Dwarf_Addr low = 0, high = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -624,9 +632,9 @@ int ps_addr2line_open(struct ps_elf *file, bool want_files, struct ps_addr2line 
 			a2l->has_debug_line =
 			        ps_elf_section_contents(file, ".debug_line", &a2l->debug_line);
 			a2l->has_die_bytes =
-			        ps_elf_section_contents(file, ".debug_info", &a2l->debug_info) &&
-			        ps_elf_section_contents(file, ".debug_abbrev", &a2l->debug_abbrev);
-			ps_die_strings_of(file, &a2l->strings);
+			        ps_die_section(file, ".debug_info", &a2l->debug_info) &&
+			        ps_die_section(file, ".debug_abbrev", &a2l->debug_abbrev);
+			ps_die_strings_of(file, a2l->dwarf, &a2l->strings);
 			rc = load_units(a2l);
 		}
 	}

@@ -19,6 +19,7 @@
 
 #include <dwarf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,19 +285,44 @@ static bool skip_form(const struct walk *w, struct ps_cursor *c, uint64_t form, 
 
 /* ---- what addr2line reads of a function ---------------------------- */
 
-/* A string section libdw reads, usable when it ends in a NUL byte: then
- * every offset inside it starts a string that ends inside it. */
-static bool string_section(struct ps_elf *elf, const char *name, struct ps_cursor *out)
+/* A debug section the walker may read: one libdw reads the same bytes of.
+ * libdw takes the first of a name that is not in a section group (nor
+ * NOBITS, nor empty) and takes .zdebug_ sections for their names too; a
+ * file where that could be another section than the first of the name
+ * (a second one, a group, a .zdebug_ one) is left to libdw. */
+bool ps_die_section(struct ps_elf *elf, const char *name, struct ps_cursor *out)
 {
-	return ps_elf_section_contents(elf, name, out) && ps_cursor_size(out) > 0 &&
-	       out->start[ps_cursor_size(out) - 1] == 0;
+	char zname[64];
+	int index = ps_elf_section_by_name(elf, name);
+	const struct ps_elf_section *sec = index > 0 ? ps_elf_section(elf, (size_t)index) : NULL;
+
+	if (!sec || !sec->in_file || sec->size == 0 || (sec->flags & SHF_GROUP) ||
+	    strncmp(name, ".debug_", 7) != 0 ||
+	    snprintf(zname, sizeof(zname), ".zdebug_%s", name + 7) >= (int)sizeof(zname) ||
+	    ps_elf_section_by_name(elf, zname) >= 0)
+		return false;
+	for (size_t i = (size_t)index + 1; i < ps_elf_nr_sections(elf); i++)
+		if (strcmp(ps_elf_section(elf, i)->name, name) == 0)
+			return false;
+	return ps_elf_section_contents(elf, name, out);
 }
 
-void ps_die_strings_of(struct ps_elf *elf, struct ps_die_strings *out)
+void ps_die_strings_of(struct ps_elf *elf, Dwarf *dwarf, struct ps_die_strings *out)
 {
+	struct ps_cursor *str = &out->str;
+	size_t size;
+
 	memset(out, 0, sizeof(*out));
-	out->has_str = string_section(elf, ".debug_str", &out->str);
-	out->has_line_str = string_section(elf, ".debug_line_str", &out->line_str);
+	/* the bytes libdw's dwarf_formstring() points into, to its last one,
+	 * which is a NUL: every offset inside starts a string ending inside */
+	if (!dwarf || !ps_die_section(elf, ".debug_str", str))
+		return;
+	size = ps_cursor_size(str);
+	out->has_str =
+	        str->start[size - 1] == 0 &&
+	        dwarf_getstring(dwarf, 0, NULL) == (const char *)str->start &&
+	        dwarf_getstring(dwarf, size - 1, NULL) == (const char *)str->start + size - 1 &&
+	        dwarf_getstring(dwarf, size, NULL) == NULL;
 }
 
 enum value_kind { VALUE_OTHER, VALUE_STRING, VALUE_CONST, VALUE_ADDR, VALUE_REF };
@@ -324,18 +350,13 @@ static bool read_value(const struct walk *w, struct ps_cursor *c, const struct a
 		v->s = ps_cursor_string(c, ps_cursor_left(c), false);
 		return v->s != NULL;
 	case DW_FORM_strp:
-	case DW_FORM_line_strp: {
-		bool line = spec->form == DW_FORM_line_strp;
-		const struct ps_cursor *section = line ? &strings->line_str : &strings->str;
-
 		offset = w->offset_size == 8 ? ps_cursor_u64(c) : ps_cursor_u32(c);
-		v->kind = (line ? strings->has_line_str : strings->has_str) ? VALUE_STRING
-		                                                            : VALUE_OTHER;
+		v->kind = strings->has_str ? VALUE_STRING : VALUE_OTHER;
 		/* libdw: an offset inside the section, which ends in a NUL */
-		v->s = offset < ps_cursor_size(section) ? (const char *)section->start + offset
-		                                        : NULL;
+		v->s = offset < ps_cursor_size(&strings->str)
+		               ? (const char *)strings->str.start + offset
+		               : NULL;
 		return ps_cursor_ok(c);
-	}
 	case DW_FORM_data1:
 		v->u = ps_cursor_u8(c);
 		return ps_cursor_ok(c);
@@ -373,6 +394,7 @@ static bool read_value(const struct walk *w, struct ps_cursor *c, const struct a
 struct names {
 	const char *name;
 	bool is_linkage, failed;
+	unsigned *follows; /* references followed for the function */
 	/* the function's own (depth 0): the first of each of its attributes
 	 * that say where its code is */
 	struct value low, high;
@@ -387,7 +409,9 @@ static int read_names(const struct walk *w, struct ps_cursor c, const struct abb
  * offset, as dwarf_formref_die() and dwarf_getattrs() find them. */
 static int follow(const struct walk *w, uint64_t offset, int depth, struct names *n)
 {
-	struct names inner = { .name = n->name, .is_linkage = n->is_linkage };
+	struct names inner = { .name = n->name,
+		               .is_linkage = n->is_linkage,
+		               .follows = n->follows };
 	struct ps_cursor c = w->info;
 	uint64_t code;
 	int rc;
@@ -397,13 +421,20 @@ static int follow(const struct walk *w, uint64_t offset, int depth, struct names
 		return 0;
 	}
 	/* dwarf_formref_die() fails past the unit; dwarf_getattrs() gives
-	 * nothing of a null entry or an unknown code */
+	 * nothing of a null entry (an unknown code, which libdw reads in 32
+	 * bits, is left to it) */
 	if (offset >= ps_cursor_size(&w->info))
 		return 0;
+	if (++*n->follows > PS_DIE_FOLLOW_MAX) {
+		n->failed = true;
+		return 0;
+	}
 	if (!ps_cursor_skip(&c, offset) || !read_uleb(&c, &code))
 		return PS_DIE_WALK_UNSURE;
-	if (code == 0 || code >= w->nr_abbrevs || !w->abbrevs[code].known)
+	if (code == 0)
 		return 0;
+	if (code >= w->nr_abbrevs || !w->abbrevs[code].known)
+		return PS_DIE_WALK_UNSURE;
 	rc = read_names(w, c, &w->abbrevs[code], depth + 1, &inner, NULL);
 	if (rc)
 		return rc;
@@ -505,19 +536,16 @@ static int read_pc(const struct names *n, struct ps_die_function *f)
 	}
 	if (!n->has_high)
 		return 0;
-	/* a low_pc in another form than DW_FORM_addr (an index into
-	 * .debug_addr) and a high_pc in a form that is neither an address
-	 * nor a constant are libdw's */
-	if (n->has_low && n->low.kind != VALUE_ADDR)
+	/* a low_pc or a high_pc in another form than DW_FORM_addr or a
+	 * constant (an index into .debug_addr, which libdw reads) is libdw's */
+	if ((n->has_low && n->low.kind != VALUE_ADDR) || n->high.kind == VALUE_OTHER)
 		return PS_DIE_WALK_UNSURE;
 	if (n->high.kind == VALUE_ADDR)
 		f->high = n->high.u;
 	else if (!n->has_low)
 		return 0; /* an offset from nothing */
-	else if (n->high.kind == VALUE_CONST)
-		f->high = n->low.u + n->high.u;
 	else
-		return PS_DIE_WALK_UNSURE;
+		f->high = n->low.u + n->high.u;
 	if (f->high == 0)
 		return 0;
 	f->has_pc = true;
@@ -531,7 +559,8 @@ static int read_pc(const struct names *n, struct ps_die_function *f)
 static int read_function(const struct walk *w, struct ps_cursor c, const struct abbrev *a,
                          struct ps_die_function *f)
 {
-	struct names n = { 0 };
+	unsigned follows = 0;
+	struct names n = { .follows = &follows };
 	int rc;
 
 	memset(f, 0, sizeof(*f));

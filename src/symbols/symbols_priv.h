@@ -112,6 +112,9 @@ bool ps_elf_debuglink(const struct ps_elf *elf, char *buf, size_t size);
 #define PS_DIE_WALK_NONE UINT32_MAX /* no enclosing function */
 /* bfd's find_abstract_instance limit: references followed for a name */
 #define PS_DIE_ORIGIN_DEPTH_MAX 100
+/* references followed for one function's name in all: the depth alone
+ * lets DIEs with two references each to the next make 2^100 paths */
+#define PS_DIE_FOLLOW_MAX 1000
 
 /* What addr2line reads of a function DIE (bfd's scan_unit_for_symbols,
  * through libdw as addr2line.c asks it): the name, from the DIE or the
@@ -130,12 +133,12 @@ struct ps_die_function {
 };
 
 /* The strings a function's names may be in, for ps_die_walk_functions()
- * to read names itself: the sections libdw reads (not given, or not ending
- * in a NUL byte: such names are left to libdw), and whether the unit's
+ * to read names itself: .debug_str as libdw reads it (has_str false: names
+ * in it, and in other sections, are left to libdw), and whether the unit's
  * language makes DW_AT_name a linkage name. */
 struct ps_die_strings {
-	struct ps_cursor str, line_str;
-	bool has_str, has_line_str;
+	struct ps_cursor str;
+	bool has_str;
 	bool names_are_linkage;
 };
 
@@ -157,8 +160,13 @@ int ps_die_walk_functions(Dwarf *dwarf, Dwarf_Die *cudie, struct ps_cursor info,
 /* The same walk through libdw (dwarf_child, dwarf_siblingof): 0, fn's
  * non-zero value or -ENOMEM. */
 int ps_die_walk_functions_libdw(Dwarf_Die *cudie, ps_die_walk_fn fn, void *ctx);
-/* The string sections of the file's DWARF (names_are_linkage false). */
-void ps_die_strings_of(struct ps_elf *elf, struct ps_die_strings *out);
+/* A cursor over the debug section name when its bytes are the ones libdw
+ * reads (the first section of the name, the only one, in no group, not
+ * empty, no .zdebug_ one beside it); false otherwise. */
+bool ps_die_section(struct ps_elf *elf, const char *name, struct ps_cursor *out);
+/* The string section of the file's DWARF, checked against what libdw
+ * reads of it (names_are_linkage false). */
+void ps_die_strings_of(struct ps_elf *elf, Dwarf *dwarf, struct ps_die_strings *out);
 /* addr2line.c: what addr2line reads of a function DIE, through libdw (what
  * the DIE walker's reading is checked against); -EINVAL when its
  * references run deeper than addr2line follows them. */

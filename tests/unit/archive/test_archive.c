@@ -201,6 +201,7 @@ static const struct {
 	{ HEAD3 "file perf.data 4 " D0 " =p/data\nfile perf.data 4 " D1 " =p\nend\n",
 	  "out of place", -EINVAL },
 	{ HEAD3 PERF PERF "end\n", "out of place", -EINVAL },
+	{ HEAD3 PERF "file perf.data 4 " D1 " =p/data.0\nend\n", "out of place", -EINVAL },
 	{ HEAD PERF "file elf 4 " D1 " =p\nend\n", "path listed twice", -EINVAL },
 	{ HEAD PERF "file elf 5 " D0 " =q\nend\n", "one digest with two sizes", -EINVAL },
 	{ HEAD PERF "file kallsyms 1 " D1 " =k\nfile vmlinux 1 " D1 " =v\nend\n",

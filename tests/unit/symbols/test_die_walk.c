@@ -91,7 +91,8 @@ static size_t compare_walks(const char *path, size_t *read)
 	ck_assert_msg(dwarf != NULL, "%s: no DWARF", path);
 	ck_assert(ps_elf_section_contents(elf, ".debug_abbrev", &abbrevs));
 	ck_assert(ps_elf_section_contents(elf, ".debug_info", &info));
-	ps_die_strings_of(elf, &strings);
+	ps_die_strings_of(elf, dwarf, &strings);
+	ck_assert_msg(strings.has_str, "%s: .debug_str not taken for the walker", path);
 	while (dwarf_get_units(dwarf, cu, &next, &version, &unit_type, &cudie, &subdie) == 0) {
 		int rc;
 
