@@ -87,13 +87,11 @@ char *ps_manifest_format(const struct ps_manifest *m, size_t *len)
 
 	/* the oldest format that holds it, so older readers take what they can:
 	 * 2 for the names kind, 3 for a folder's files */
-	for (size_t i = 0; i < m->nr_files; i++) {
-		if (m->files[i].kind == PS_ARCHIVE_NAMES && version < 2)
+	for (size_t i = 0; i < m->nr_files; i++)
+		if (m->files[i].kind == PS_ARCHIVE_NAMES)
 			version = 2;
-		if (m->files[i].kind == PS_ARCHIVE_PERF_DATA &&
-		    strcmp(m->files[i].path, m->perf_data_path) != 0)
-			version = PS_ARCHIVE_FORMAT_VERSION;
-	}
+	if (ps_manifest_is_folder(m))
+		version = PS_ARCHIVE_FORMAT_VERSION;
 	ps_strbuf_addf(&out, "pystitch-archive %d\nmtime %" PRId64 "\nperf-data-path ", version,
 	               m->perf_data_mtime);
 	ps_textline_add_string(&out, m->perf_data_path);
@@ -310,12 +308,13 @@ static int parse_lines(struct parse *p, char *text, const struct ps_archive_limi
 		if (p->line == 1) {
 			if (n != 2 || strcmp(fields[0], "pystitch-archive") != 0)
 				return parse_fail(p, -EINVAL, "not a pystitch archive manifest");
-			if (strcmp(fields[1], "1") != 0 && strcmp(fields[1], "2") != 0 &&
-			    strcmp(fields[1], "3") != 0)
+			/* one digit, 1 to the newest this build writes */
+			if (fields[1][0] < '1' || fields[1][0] > '0' + PS_ARCHIVE_FORMAT_VERSION ||
+			    fields[1][1])
 				return parse_fail(
 				        p, -EINVAL,
-				        "format version %.20s, this pystitch reads 1 to 3",
-				        fields[1]);
+				        "format version %.20s, this pystitch reads 1 to %d",
+				        fields[1], PS_ARCHIVE_FORMAT_VERSION);
 			version = fields[1][0] - '0';
 		} else if (p->line <= 6) {
 			if (n != 2 || strcmp(fields[0], header_keys[p->line - 2]) != 0)

@@ -59,7 +59,9 @@ struct walk {
 
 static uint32_t form_size(const struct walk *w, uint64_t form);
 
-static bool read_uleb(struct ps_cursor *c, uint64_t *out)
+/* A LEB128 number of at most 64 bits (longer ones are libdw's to read),
+ * sign-extended from its last byte when is_signed. */
+static bool read_leb(struct ps_cursor *c, uint64_t *out, bool is_signed)
 {
 	uint64_t value = 0;
 
@@ -70,6 +72,8 @@ static bool read_uleb(struct ps_cursor *c, uint64_t *out)
 			return false;
 		value |= (uint64_t)(byte & 0x7f) << shift;
 		if (!(byte & 0x80)) {
+			if (is_signed && shift + 7 < 64 && (byte & 0x40))
+				value |= ~(uint64_t)0 << (shift + 7);
 			*out = value;
 			return true;
 		}
@@ -77,24 +81,19 @@ static bool read_uleb(struct ps_cursor *c, uint64_t *out)
 	return false;
 }
 
+static bool read_uleb(struct ps_cursor *c, uint64_t *out)
+{
+	return read_leb(c, out, false);
+}
+
 static bool read_sleb(struct ps_cursor *c, int64_t *out)
 {
-	uint64_t value = 0;
+	uint64_t value;
 
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		uint8_t byte = ps_cursor_u8(c);
-
-		if (!ps_cursor_ok(c))
-			return false;
-		value |= (uint64_t)(byte & 0x7f) << shift;
-		if (!(byte & 0x80)) {
-			if (shift + 7 < 64 && (byte & 0x40))
-				value |= ~(uint64_t)0 << (shift + 7);
-			*out = (int64_t)value;
-			return true;
-		}
-	}
-	return false;
+	if (!read_leb(c, &value, true))
+		return false;
+	*out = (int64_t)value;
+	return true;
 }
 
 /* The unit's abbreviations, from its offset in .debug_abbrev. */
