@@ -173,11 +173,20 @@ static bool frame_rule(void *ctx, uint64_t pc, struct ps_unwind_rule *out)
 	return pipeline->rules->frame_rule(pipeline->rules_ctx, state->process, pc, out);
 }
 
-static const struct ps_unwind_callbacks plain_callbacks = { .find_map = find_map };
+static uint64_t maps_generation(void *ctx)
+{
+	const struct pipeline_process *state = ctx;
+
+	return ps_process_generation(state->process);
+}
+
+static const struct ps_unwind_callbacks plain_callbacks = { .find_map = find_map,
+	                                                    .maps_generation = maps_generation };
 /* with rules for the frames that have no CFI (CPython's trampolines) */
 static const struct ps_unwind_callbacks ruled_callbacks = {
 	.find_map = find_map,
 	.frame_rule = frame_rule,
+	.maps_generation = maps_generation,
 };
 
 static void process_state_free(void *user)

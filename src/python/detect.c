@@ -55,9 +55,11 @@ enum ps_py_eval_kind ps_py_eval_name_kind(const char *name)
 {
 	const char *rest;
 
-	/* asked of every native frame of a Python stack: the first byte
-	 * turns most names away before a compare */
-	if (!name || name[0] != EVAL_NAME[0] || strncmp(name, EVAL_NAME, sizeof(EVAL_NAME) - 1))
+	/* asked of every native frame of a Python stack, most of them
+	 * CPython's own "_Py..." functions: the bytes up to "_PyEv" turn
+	 * them away before a compare */
+	if (!name || name[0] != '_' || name[1] != 'P' || name[2] != 'y' || name[3] != 'E' ||
+	    name[4] != 'v' || strncmp(name, EVAL_NAME, sizeof(EVAL_NAME) - 1))
 		return PS_PY_EVAL_NONE;
 	rest = name + sizeof(EVAL_NAME) - 1;
 	if (!*rest)

@@ -38,16 +38,6 @@ bool ps_python_mark_frames(struct ps_frame *frames, size_t nr_frames, bool *eval
 	return python;
 }
 
-/* The object name the interpreter's frames carry: that of a frame running
- * the eval loop itself. */
-static const char *interpreter_dso(const struct ps_frame *frames, size_t nr)
-{
-	for (size_t i = 0; i < nr; i++)
-		if (frames[i].sym && ps_py_eval_name_kind(frames[i].sym) == PS_PY_EVAL_MAIN)
-			return frames[i].dso;
-	return NULL;
-}
-
 /* The file of the pystitch_perf module when the process's trampolines come
  * from it, else NULL. The interpreter is looked up only in processes the
  * pipeline unwinds (DWARF stacks), as the unwinder did for their
@@ -215,7 +205,10 @@ int ps_python_merge(struct ps_python *python, struct ps_process *process,
 	if (!ps_array_reserve((void **)&python->native, &python->cap_native, nr_user,
 	                      sizeof(*python->native), 64))
 		return -ENOMEM;
-	interp_dso = interpreter_dso(user, nr_user);
+	/* the object name the interpreter's frames carry: that of the
+	 * leaf-most frame running the eval loop itself (a Python frame's
+	 * "py::" name is never the eval loop's) */
+	interp_dso = NULL;
 	for (size_t i = 0; i < nr_user; i++) {
 		const struct ps_frame *f = &user[i];
 		struct ps_py_native_frame *nf = &python->native[i];
@@ -223,6 +216,13 @@ int ps_python_merge(struct ps_python *python, struct ps_process *process,
 		nf->sym = f->sym;
 		nf->python_name = f->python ? f->sym : NULL;
 		nf->eval = f->sym && !f->python ? ps_py_eval_name_kind(f->sym) : PS_PY_EVAL_NONE;
+		if (!interp_dso && nf->eval == PS_PY_EVAL_MAIN)
+			interp_dso = f->dso;
+	}
+	for (size_t i = 0; i < nr_user; i++) {
+		const struct ps_frame *f = &user[i];
+		struct ps_py_native_frame *nf = &python->native[i];
+
 		nf->in_interpreter = interp_dso && f->dso == interp_dso;
 		/* the module that gives 3.8-3.11 trampolines is call machinery
 		 * between Python frames, whatever its functions are called */

@@ -253,7 +253,6 @@ bool ps_unwind_apply_rule(struct ps_unwinder *u, Dwfl_Frame *state,
 bool ps_unwind_apply_rule_regs(struct ps_unwinder *u, const Dwarf_Word *frame_regs,
                                uint32_t present, const struct ps_unwind_rule *rule)
 {
-	Dwarf_Word regs[PS_UNWIND_NR_DWARF_REGS];
 	unsigned base;
 
 	switch (rule->cfa_base) {
@@ -266,18 +265,16 @@ bool ps_unwind_apply_rule_regs(struct ps_unwinder *u, const Dwarf_Word *frame_re
 	default:
 		return false;
 	}
-	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++)
-		regs[regno] = (present & 1u << regno) ? frame_regs[regno] : 0;
 	if (!(present & 1u << base) || !(present & 1u << PS_UNWIND_DWARF_SP))
 		return false;
 
 	/* offsets are signed; the sums wrap like the machine's */
-	uint64_t cfa = regs[base] + (uint64_t)rule->cfa_offset;
-	uint64_t ra, rbp = regs[DWARF_RBP];
+	uint64_t cfa = frame_regs[base] + (uint64_t)rule->cfa_offset;
+	uint64_t ra, rbp = (present & 1u << DWARF_RBP) ? frame_regs[DWARF_RBP] : 0;
 
 	/* the caller's frame lies above this one: this also rejects a CFA
 	 * that wrapped around */
-	if (cfa <= regs[PS_UNWIND_DWARF_SP])
+	if (cfa <= frame_regs[PS_UNWIND_DWARF_SP])
 		return false;
 	if (!read_word(u, cfa + (uint64_t)rule->ra_offset, &ra))
 		return false;
@@ -288,14 +285,15 @@ bool ps_unwind_apply_rule_regs(struct ps_unwinder *u, const Dwarf_Word *frame_re
 	}
 
 	present &= callee_saved_mask();
-	regs[DWARF_RBP] = rbp;
-	regs[PS_UNWIND_DWARF_SP] = cfa;
-	regs[PS_UNWIND_DWARF_IP] = ra;
 	present |= 1u << PS_UNWIND_DWARF_SP | 1u << PS_UNWIND_DWARF_IP;
+	/* the callee-saved registers carry over, the rest are unknown (0);
+	 * in place, register by register, should frame_regs be dwarf_regs */
 	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++)
-		if (!(present & 1u << regno))
-			regs[regno] = 0;
-	memcpy(u->dwarf_regs, regs, sizeof(regs));
+		u->dwarf_regs[regno] = (present & 1u << regno) ? frame_regs[regno] : 0;
+	if (present & 1u << DWARF_RBP)
+		u->dwarf_regs[DWARF_RBP] = rbp;
+	u->dwarf_regs[PS_UNWIND_DWARF_SP] = cfa;
+	u->dwarf_regs[PS_UNWIND_DWARF_IP] = ra;
 	u->dwarf_regs_present = present;
 	return true;
 }

@@ -336,16 +336,100 @@ static enum ps_unwind_lookup module_report(struct ps_unwinder *u, uint64_t addr,
 	return PS_UNWIND_MODULE_OK;
 }
 
-enum ps_unwind_lookup ps_unwind_module_ensure(struct ps_unwinder *u, uint64_t addr,
-                                              Dwfl_Module **out)
+/* ---- answers kept for the addresses they hold for ------------------- *
+ *
+ * A stack's frames are mostly in a few mappings, and for every address of
+ * a mapping without a file, or of the part of a mapping one module of
+ * the Dwfl covers alone, ps_unwind_module_ensure() answers the same while
+ * the mappings and the modules stay as they are: that answer is kept,
+ * with what it sets (the frame's bases, last_module), and given again
+ * without asking find_map. Answers that depend on the address itself
+ * (another segment's base, overlapping modules) are not kept. */
+
+/* Whether answers can be kept; forgets those the mappings or the
+ * modules changed under. */
+static bool hits_usable(struct ps_unwinder *u)
+{
+	uint64_t maps;
+
+	if (!u->callbacks.maps_generation)
+		return false;
+	maps = u->callbacks.maps_generation(u->ctx);
+	if (maps != u->hits_maps || u->hits_epoch != u->modules_epoch ||
+	    u->hits_modules != u->nr_modules) {
+		u->nr_hits = u->next_hit = 0;
+		u->hits_maps = maps;
+		u->hits_epoch = u->modules_epoch;
+		u->hits_modules = u->nr_modules;
+	}
+	return true;
+}
+
+static void hit_add(struct ps_unwinder *u, const struct ps_unwind_hit *hit)
+{
+	u->hits[u->next_hit] = *hit;
+	u->next_hit = (u->next_hit + 1) % PS_UNWIND_HITS;
+	if (u->nr_hits < PS_UNWIND_HITS)
+		u->nr_hits++;
+}
+
+static const struct ps_unwind_hit *hit_find(const struct ps_unwinder *u, uint64_t addr)
+{
+	for (unsigned i = 0; i < u->nr_hits; i++)
+		if (addr >= u->hits[i].low && addr < u->hits[i].high)
+			return &u->hits[i];
+	return NULL;
+}
+
+static enum ps_unwind_lookup hit_apply(struct ps_unwinder *u, const struct ps_unwind_hit *hit,
+                                       Dwfl_Module **out)
+{
+	if (!hit->mod)
+		return PS_UNWIND_MODULE_NONE;
+	u->frame_base = hit->base;
+	u->frame_file_base = hit->file_base;
+	u->frame_libunwind_base = hit->libunwind_base;
+	u->last_module = hit->module; /* as module_find() leaves it */
+	*out = hit->mod;
+	return PS_UNWIND_MODULE_OK;
+}
+
+/* Keep the answer OK with module index for the part of the mapping
+ * [start, end) it covers, if no other module's range meets that part
+ * (module_find() then finds it there whatever last_module is). */
+static void hit_add_module(struct ps_unwinder *u, size_t index, uint64_t start, uint64_t end)
+{
+	const struct ps_unwind_module *m = &u->modules[index];
+	uint64_t low = start > m->low ? start : m->low, high = end < m->high ? end : m->high;
+
+	if (low >= high)
+		return;
+	for (size_t i = 0; i < u->nr_modules; i++)
+		if (i != index && u->modules[i].low < high && low < u->modules[i].high)
+			return;
+	hit_add(u, &(struct ps_unwind_hit){ .low = low,
+	                                    .high = high,
+	                                    .base = u->frame_base,
+	                                    .file_base = u->frame_file_base,
+	                                    .libunwind_base = u->frame_libunwind_base,
+	                                    .mod = m->mod,
+	                                    .module = index });
+}
+
+/* ps_unwind_module_ensure() for an address no kept answer holds for */
+static enum ps_unwind_lookup module_lookup(struct ps_unwinder *u, uint64_t addr, bool keep,
+                                           Dwfl_Module **out)
 {
 	struct ps_unwind_map map = { 0 };
+	bool moved = false;
 
-	u->frame_file_mod = NULL;
 	if (!u->callbacks.find_map(u->ctx, addr, &map) || addr < map.start || addr >= map.end)
 		return PS_UNWIND_MODULE_UNMAPPED;
-	if (!map.path)
+	if (!map.path) {
+		if (keep)
+			hit_add(u, &(struct ps_unwind_hit){ .low = map.start, .high = map.end });
 		return PS_UNWIND_MODULE_NONE;
+	}
 
 	/* perf's rule: jitted ELF files written by `perf inject --jit` map
 	 * only their code, so their base is the mapping's start */
@@ -366,6 +450,7 @@ enum ps_unwind_lookup ps_unwind_module_ensure(struct ps_unwinder *u, uint64_t ad
 		u->frame_base = base;
 		u->frame_file_base = base;
 		u->frame_libunwind_base = map.libunwind_base ? map.libunwind_base : base;
+		moved = true;
 	}
 	if (m) {
 		if (!module_is(m, base, map.path))
@@ -374,12 +459,31 @@ enum ps_unwind_lookup ps_unwind_module_ensure(struct ps_unwinder *u, uint64_t ad
 			u->frame_file_mod = m->file_mod;
 			return PS_UNWIND_MODULE_NONE;
 		}
-		if (!module_alone(u, m) && dwfl_addrmodule(u->dwfl, addr) != m->mod)
+		bool alone = module_alone(u, m);
+
+		if (!alone && dwfl_addrmodule(u->dwfl, addr) != m->mod)
 			return PS_UNWIND_MODULE_STALE;
 		*out = m->mod;
+		if (keep && alone && !moved)
+			hit_add_module(u, (size_t)(m - u->modules), map.start, map.end);
 		return PS_UNWIND_MODULE_OK;
 	}
 	return module_report(u, addr, base, &map, out);
+}
+
+enum ps_unwind_lookup ps_unwind_module_ensure(struct ps_unwinder *u, uint64_t addr,
+                                              Dwfl_Module **out)
+{
+	bool keep = hits_usable(u);
+
+	u->frame_file_mod = NULL;
+	if (keep) {
+		const struct ps_unwind_hit *hit = hit_find(u, addr);
+
+		if (hit)
+			return hit_apply(u, hit, out);
+	}
+	return module_lookup(u, addr, keep, out);
 }
 
 void ps_unwinder_map_changed(struct ps_unwinder *u, const struct ps_unwind_map *map)

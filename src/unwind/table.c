@@ -110,6 +110,11 @@ int ps_unwind_row_apply(struct ps_unwinder *u, const struct ps_unwind_row *row,
 
 		next[regno] = cfa + (uint64_t)(int64_t)row->offsets[regno];
 	}
+	/* the stack copy [sp, end) that words are read from directly, held
+	 * in locals: the loop stores into *u */
+	const uint64_t sp = u->sp, end = u->stack_end - (u->quirks ? 1 : 0);
+	const uint8_t *stack = u->sample->stack;
+
 	for (uint32_t todo = row->offset_mask; todo; todo &= todo - 1) {
 		unsigned regno = (unsigned)__builtin_ctz(todo);
 		uint64_t value = 0;
@@ -119,9 +124,8 @@ int ps_unwind_row_apply(struct ps_unwinder *u, const struct ps_unwind_row *row,
 		/* ps_unwind_dwfl_read()'s answer for a word of the stack copy
 		 * (ps_unwind_access_mem()'s test), without its calls; anything
 		 * else goes through it */
-		if (at >= u->sp && at <= UINT64_MAX - sizeof(value) &&
-		    at + sizeof(value) <= u->stack_end - (u->quirks ? 1 : 0)) {
-			memcpy(&value, u->sample->stack + (at - u->sp), sizeof(value));
+		if (at >= sp && at <= UINT64_MAX - sizeof(value) && at + sizeof(value) <= end) {
+			memcpy(&value, stack + (at - sp), sizeof(value));
 			u->step_read_zero = value == 0;
 		} else if (ps_unwind_dwfl_read(u, at, &value) != 0) {
 			/* a failed read, or libunwind's "mapped but empty"

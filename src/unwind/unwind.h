@@ -122,6 +122,10 @@ struct ps_unwind_callbacks {
 	 * caller's registers, in both modes: the libunwind quirks describe
 	 * perf, which has no such hook. */
 	bool (*frame_rule)(void *ctx, uint64_t pc, struct ps_unwind_rule *out);
+	/* Optional: a number that changes whenever any mapping find_map
+	 * reports changes. With it the unwinder answers again, without
+	 * asking find_map, for an address of a mapping it met already. */
+	uint64_t (*maps_generation)(void *ctx);
 };
 
 struct ps_unwind_opts {

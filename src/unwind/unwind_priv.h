@@ -122,6 +122,19 @@ struct ps_unwind_rscache {
 	uint16_t rr; /* the next entry replaced */
 };
 
+/* One answer of ps_unwind_module_ensure() that holds for every address
+ * of [low, high): mod NULL for PS_UNWIND_MODULE_NONE (a mapping without
+ * a file), else PS_UNWIND_MODULE_OK with modules[module] and the frame's
+ * bases. */
+struct ps_unwind_hit {
+	uint64_t low, high;
+	uint64_t base, file_base, libunwind_base;
+	Dwfl_Module *mod;
+	size_t module;
+};
+
+#define PS_UNWIND_HITS 4
+
 struct ps_unwinder {
 	struct ps_unwind_callbacks callbacks;
 	void *ctx;
@@ -150,6 +163,13 @@ struct ps_unwinder {
 	struct ps_unwind_module *modules;
 	size_t nr_modules, cap_modules;
 	size_t last_module; /* index of the last module hit */
+	/* ps_unwind_module_ensure()'s last answers, good while the Dwfl's
+	 * modules (modules_epoch, nr_modules) and the mappings
+	 * (callbacks.maps_generation) are as they were then */
+	struct ps_unwind_hit hits[PS_UNWIND_HITS];
+	unsigned nr_hits, next_hit;
+	uint64_t hits_epoch, hits_maps;
+	size_t hits_modules;
 
 	/* caches of the walks, allocated for the first one (and again after
 	 * ps_unwinder_trim()) */

@@ -391,6 +391,7 @@ bool test_find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
 	struct test_maps *tm = ctx;
 	struct test_map *m = test_maps_find(tm, addr);
 
+	tm->lookups++;
 	if (!m || (tm->hide && tm->hide >= m->start && tm->hide < m->end))
 		return false;
 	*out = (struct ps_unwind_map){
@@ -403,6 +404,13 @@ bool test_find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
 		.libunwind_base = m->libunwind_base,
 	};
 	return true;
+}
+
+uint64_t test_maps_generation(void *ctx)
+{
+	const struct test_maps *tm = ctx;
+
+	return tm->generation;
 }
 
 uint64_t snapshot_random(uint64_t *state)

@@ -92,6 +92,8 @@ struct test_maps {
 	struct test_map *maps;
 	size_t nr;
 	uint64_t hide; /* if not 0, find_map does not see the mapping holding it */
+	uint64_t generation; /* what test_maps_generation() says */
+	uint64_t lookups; /* test_find_map() calls */
 };
 
 bool test_maps_load(struct test_maps *tm);
@@ -100,5 +102,8 @@ uint64_t snapshot_random(uint64_t *state);
 void test_maps_free(struct test_maps *tm);
 struct test_map *test_maps_find(struct test_maps *tm, uint64_t addr);
 bool test_find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out);
+/* ps_unwind_callbacks.maps_generation over a struct test_maps: the tests
+ * bump tm->generation when they change the maps. */
+uint64_t test_maps_generation(void *ctx);
 
 #endif /* PS_TEST_UNWIND_SNAPSHOT_H */

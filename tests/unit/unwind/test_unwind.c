@@ -867,6 +867,50 @@ START_TEST(test_map_changed_and_reset)
 }
 END_TEST
 
+/* With maps_generation, an answer for an address of a mapping met before
+ * is given again without find_map, until the generation changes. */
+START_TEST(test_maps_generation_keeps_answers)
+{
+	static const struct ps_unwind_callbacks callbacks = {
+		.find_map = test_find_map,
+		.maps_generation = test_maps_generation,
+	};
+	struct ps_unwind_opts opts = { .sz = sizeof(opts),
+		                       .style = _i ? PS_UNWIND_PERF_LIBUNWIND
+		                                   : PS_UNWIND_PERF_LIBDW };
+	uint64_t before[MAX], lookups;
+	struct env e;
+
+	memset(&e, 0, sizeof(e));
+	ck_assert(snapshot_take(&e.snap, SNAP_PLAIN));
+	ck_assert(test_maps_load(&e.maps));
+	ck_assert_int_eq(ps_unwinder_new(&callbacks, &e.maps, &opts, &e.unwinder), 0);
+	int n = env_unwind_snapshot(&e);
+	assert_known_frames(&e, n, SNAP_LEVELS);
+	memcpy(before, e.pcs, sizeof(before));
+
+	/* the same stack again: its frames' mappings were all met */
+	lookups = e.maps.lookups;
+	ck_assert_int_eq(env_unwind_snapshot(&e), n);
+	ck_assert_mem_eq(e.pcs, before, (size_t)n * sizeof(before[0]));
+	ck_assert_uint_lt(e.maps.lookups - lookups, (uint64_t)SNAP_LEVELS);
+
+	/* the executable's mapping goes away: asked again, no module */
+	e.maps.hide = e.snap.ip;
+	e.maps.generation++;
+	lookups = e.maps.lookups;
+	ck_assert_int_lt(env_unwind_snapshot(&e), SNAP_LEVELS);
+	ck_assert_uint_gt(e.maps.lookups, lookups);
+
+	/* and comes back */
+	e.maps.hide = 0;
+	e.maps.generation++;
+	ck_assert_int_eq(env_unwind_snapshot(&e), n);
+	ck_assert_mem_eq(e.pcs, before, (size_t)n * sizeof(before[0]));
+	env_close(&e);
+}
+END_TEST
+
 /* ---- bad samples ------------------------------------------------------------ */
 
 START_TEST(test_empty_stack)
@@ -1122,6 +1166,7 @@ static Suite *suite_unwind(void)
 	tc = tcase_create("modules");
 	tcase_add_loop_test(tc, test_missing_file_then_found, 0, 2);
 	tcase_add_test(tc, test_map_changed_and_reset);
+	tcase_add_loop_test(tc, test_maps_generation_keeps_answers, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");
