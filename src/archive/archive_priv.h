@@ -19,4 +19,18 @@ int ps_manifest_parse(const char *text, size_t len, const struct ps_archive_limi
                       struct ps_manifest *out, char *err, size_t errsz);
 void ps_archive_hex(const uint8_t *sha256, char *hex /* PS_ARCHIVE_HEX_SIZE + 1 */);
 
+/* A 64-bit hash of a stream of bytes (write.c), the same whatever the
+ * sizes of the pieces they come in (read() may return less than asked):
+ * 8-byte words as they complete, then what is left and the length. Not a
+ * digest: the archive writer's second read of a file uses it to notice
+ * that the file changed since the first. Start from all zeros. */
+struct ps_stream_hash {
+	uint64_t h, total;
+	uint8_t tail[8];
+	size_t nr_tail;
+};
+
+void ps_stream_hash_add(struct ps_stream_hash *s, const void *data, size_t n);
+uint64_t ps_stream_hash_end(struct ps_stream_hash *s);
+
 #endif /* PS_ARCHIVE_ARCHIVE_PRIV_H */

@@ -1,7 +1,10 @@
 /* Writing an archive: every file is read twice, once to learn its size
  * and digest for the manifest (which comes first so readers can check
  * everything that follows), once to store it; a file that changes in
- * between fails the archive rather than giving it a wrong digest.
+ * between fails the archive rather than giving it a wrong digest. The
+ * second read checks the bytes against a fast 64-bit hash of the first
+ * (ps_stream_hash), not SHA-256 again: it has to notice a file that changed,
+ * not resist one made to collide.
  */
 #include "archive/archive_priv.h"
 
@@ -21,6 +24,78 @@
 #include "base/message.h"
 
 #define CHUNK 65536
+/* zstd's compression threads, at most */
+#define MAX_THREADS 16
+
+static void stream_hash_word(struct ps_stream_hash *s, uint64_t word)
+{
+	s->h = ((s->h << 27 | s->h >> 37) ^ word) * 0x9e3779b97f4a7c15ull;
+}
+
+void ps_stream_hash_add(struct ps_stream_hash *s, const void *data, size_t n)
+{
+	const uint8_t *p = data;
+	uint64_t word;
+
+	s->total += n;
+	while (n && s->nr_tail) {
+		s->tail[s->nr_tail++] = *p++;
+		n--;
+		if (s->nr_tail == 8) {
+			memcpy(&word, s->tail, 8);
+			stream_hash_word(s, word);
+			s->nr_tail = 0;
+		}
+	}
+	if (s->nr_tail)
+		return; /* all taken into the tail */
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&word, p, 8);
+		stream_hash_word(s, word);
+	}
+	memcpy(s->tail, p, n);
+	s->nr_tail = n;
+}
+
+uint64_t ps_stream_hash_end(struct ps_stream_hash *s)
+{
+	uint64_t word = 0;
+
+	memcpy(&word, s->tail, s->nr_tail);
+	stream_hash_word(s, word);
+	stream_hash_word(s, s->total);
+	return s->h ^ (s->h >> 29);
+}
+
+/* What a read of a file learns of its contents: its SHA-256 into sha256
+ * unless NULL, always the fast hash into *check. */
+struct content {
+	uint8_t *sha256;
+	uint64_t *check;
+	struct sha256_ctx sha;
+	struct ps_stream_hash fast;
+};
+
+static void content_begin(struct content *c)
+{
+	if (c->sha256)
+		sha256_init(&c->sha);
+	memset(&c->fast, 0, sizeof(c->fast));
+}
+
+static void content_add(struct content *c, const void *buf, size_t len)
+{
+	if (c->sha256)
+		sha256_update(&c->sha, len, buf);
+	ps_stream_hash_add(&c->fast, buf, len);
+}
+
+static void content_end(struct content *c)
+{
+	if (c->sha256)
+		sha256_digest(&c->sha, SHA256_DIGEST_SIZE, c->sha256);
+	*c->check = ps_stream_hash_end(&c->fast);
+}
 
 int ps_archive_open_regular(const char *file)
 {
@@ -38,17 +113,16 @@ int ps_archive_open_regular(const char *file)
 
 /* Read file to its end (files in /proc say size 0), hashing it, and hand
  * each chunk to sink when given. At most max bytes. */
-static int read_file(const char *file, uint64_t max, uint8_t *digest, uint64_t *size,
+static int read_file(const char *file, uint64_t max, struct content *content, uint64_t *size,
                      int (*sink)(void *ctx, const void *buf, size_t len), void *ctx)
 {
-	struct sha256_ctx sha;
 	uint8_t *buf = malloc(CHUNK);
 	/* a FIFO or device at a recorded path is not what was read */
 	int fd = ps_archive_open_regular(file);
 	int rc = 0;
 
 	*size = 0;
-	sha256_init(&sha);
+	content_begin(content);
 	if (fd < 0 || !buf) {
 		rc = fd < 0 ? fd : -ENOMEM;
 		goto out;
@@ -68,12 +142,12 @@ static int read_file(const char *file, uint64_t max, uint8_t *digest, uint64_t *
 			rc = -EFBIG;
 			break;
 		}
-		sha256_update(&sha, (size_t)n, buf);
+		content_add(content, buf, (size_t)n);
 		*size += (uint64_t)n;
 		if (sink && (rc = sink(ctx, buf, (size_t)n)) != 0)
 			break;
 	}
-	sha256_digest(&sha, SHA256_DIGEST_SIZE, digest);
+	content_end(content);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -82,14 +156,13 @@ out:
 }
 
 /* read_file() for a file whose contents are in memory. */
-static int read_blob(const struct ps_archive_blob *blob, uint64_t max, uint8_t *digest,
+static int read_blob(const struct ps_archive_blob *blob, uint64_t max, struct content *content,
                      uint64_t *size, int (*sink)(void *ctx, const void *buf, size_t len), void *ctx)
 {
-	struct sha256_ctx sha;
 	int rc = 0;
 
 	*size = 0;
-	sha256_init(&sha);
+	content_begin(content);
 	for (size_t done = 0; done < blob->size && !rc;) {
 		size_t n = blob->size - done < CHUNK ? blob->size - done : CHUNK;
 		const uint8_t *chunk = (const uint8_t *)blob->data + done;
@@ -98,24 +171,24 @@ static int read_blob(const struct ps_archive_blob *blob, uint64_t max, uint8_t *
 			rc = -EFBIG;
 			break;
 		}
-		sha256_update(&sha, n, chunk);
+		content_add(content, chunk, n);
 		*size += (uint64_t)n;
 		done += n;
 		if (sink)
 			rc = sink(ctx, chunk, n);
 	}
-	sha256_digest(&sha, SHA256_DIGEST_SIZE, digest);
+	content_end(content);
 	return rc;
 }
 
 /* The contents of the manifest's file i: from memory or from its file. */
 static int read_source(const char *const *files, const struct ps_archive_blob *blobs, size_t i,
-                       uint64_t max, uint8_t *digest, uint64_t *size,
+                       uint64_t max, struct content *content, uint64_t *size,
                        int (*sink)(void *ctx, const void *buf, size_t len), void *ctx)
 {
 	if (blobs && blobs[i].data)
-		return read_blob(&blobs[i], max, digest, size, sink, ctx);
-	return read_file(files[i], max, digest, size, sink, ctx);
+		return read_blob(&blobs[i], max, content, size, sink, ctx);
+	return read_file(files[i], max, content, size, sink, ctx);
 }
 
 struct member_sink {
@@ -161,9 +234,10 @@ static const char *shown(const struct ps_manifest *m, const char *const *files, 
 	return held && m->files[i].path ? m->files[i].path : files[i];
 }
 
-/* Pass one: sizes and digests into the manifest. */
+/* Pass one: sizes and digests into the manifest, and each file's fast
+ * hash into checks[]. */
 static int measure(struct ps_manifest *m, const char *const *files,
-                   const struct ps_archive_blob *blobs, char *err, size_t errsz)
+                   const struct ps_archive_blob *blobs, uint64_t *checks, char *err, size_t errsz)
 {
 	uint64_t total = 0;
 
@@ -173,7 +247,8 @@ static int measure(struct ps_manifest *m, const char *const *files,
 		return ps_fail(err, errsz, -EFBIG, "%zu files, more than an archive holds (%u)",
 		               m->nr_files, PS_ARCHIVE_MAX_FILES);
 	for (size_t i = 0; i < m->nr_files; i++) {
-		int rc = read_source(files, blobs, i, PS_ARCHIVE_MAX_ENTRY, m->files[i].sha256,
+		struct content content = { .sha256 = m->files[i].sha256, .check = &checks[i] };
+		int rc = read_source(files, blobs, i, PS_ARCHIVE_MAX_ENTRY, &content,
 		                     &m->files[i].size, NULL, NULL);
 
 		if (rc == -EFBIG)
@@ -194,7 +269,8 @@ static int measure(struct ps_manifest *m, const char *const *files,
 }
 
 static int write_members(struct archive *ar, struct ps_manifest *m, const char *const *files,
-                         const struct ps_archive_blob *blobs, char *err, size_t errsz)
+                         const struct ps_archive_blob *blobs, const uint64_t *checks, char *err,
+                         size_t errsz)
 {
 	char hex[PS_ARCHIVE_HEX_SIZE + 1];
 	size_t len;
@@ -212,13 +288,13 @@ static int write_members(struct archive *ar, struct ps_manifest *m, const char *
 	for (size_t i = 0; i < m->nr_files; i++) {
 		const struct ps_archive_file *f = &m->files[i];
 		struct member_sink sink = { .ar = ar, .left = f->size };
-		uint8_t digest[PS_ARCHIVE_SHA256_SIZE];
-		uint64_t size;
+		uint64_t size, check;
+		struct content content = { .check = &check };
 		bool stored = false;
 
 		/* each content once */
 		for (size_t j = 0; j < i && !stored; j++)
-			stored = memcmp(m->files[j].sha256, f->sha256, sizeof(digest)) == 0;
+			stored = memcmp(m->files[j].sha256, f->sha256, PS_ARCHIVE_SHA256_SIZE) == 0;
 		if (stored)
 			continue;
 		ps_archive_hex(f->sha256, hex);
@@ -226,12 +302,12 @@ static int write_members(struct archive *ar, struct ps_manifest *m, const char *
 		if (rc)
 			return ps_fail(err, errsz, rc, "cannot write: %s",
 			               archive_error_string(ar));
-		rc = read_source(files, blobs, i, f->size, digest, &size, write_chunk, &sink);
+		rc = read_source(files, blobs, i, f->size, &content, &size, write_chunk, &sink);
 		if (rc == -EIO)
 			return ps_fail(err, errsz, rc, "cannot write: %s",
 			               archive_error_string(ar));
 		if (rc == -ESTALE || rc == -EFBIG ||
-		    (!rc && (size != f->size || memcmp(digest, f->sha256, sizeof(digest)) != 0)))
+		    (!rc && (size != f->size || check != checks[i])))
 			return ps_fail(err, errsz, -ESTALE, "%s: changed while being archived",
 			               shown(m, files, i));
 		if (rc)
@@ -241,18 +317,30 @@ static int write_members(struct archive *ar, struct ps_manifest *m, const char *
 	return 0;
 }
 
-int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *const *files,
-                     const struct ps_archive_blob *blobs, char *err, size_t errsz)
+/* zstd compresses on every CPU (up to MAX_THREADS): its output does not
+ * depend on how many threads it used. Where libarchive lacks the option,
+ * on one. */
+static void zstd_threads(struct archive *ar)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	char text[16];
+
+	if (cpus < 2)
+		return;
+	snprintf(text, sizeof(text), "%ld", cpus < MAX_THREADS ? cpus : MAX_THREADS);
+	(void)archive_write_set_filter_option(ar, "zstd", "threads", text);
+}
+
+static int write_archive(const char *out_path, struct ps_manifest *m, const char *const *files,
+                         const struct ps_archive_blob *blobs, const uint64_t *checks, char *err,
+                         size_t errsz)
 {
 	struct ps_output_file *out;
 	struct archive *ar;
-	int rc = measure(m, files, blobs, err, errsz);
-
-	if (rc)
-		return rc;
 	/* a regular file is replaced only once the archive is whole, so a
 	 * failure never leaves a partial archive (or clobbers an old one) */
-	rc = ps_output_file_open(out_path, &out);
+	int rc = ps_output_file_open(out_path, &out);
+
 	if (rc)
 		return ps_fail(err, errsz, rc, "%s: %s", out_path, strerror(-rc));
 	ar = archive_write_new();
@@ -267,11 +355,12 @@ int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *co
 		             archive_error_string(ar));
 		goto out;
 	}
+	zstd_threads(ar);
 	if (archive_write_open_fd(ar, ps_output_file_fd(out)) != ARCHIVE_OK) {
 		rc = ps_fail(err, errsz, -EIO, "%s: %s", out_path, archive_error_string(ar));
 		goto out;
 	}
-	rc = write_members(ar, m, files, blobs, err, errsz);
+	rc = write_members(ar, m, files, blobs, checks, err, errsz);
 	if (archive_write_close(ar) != ARCHIVE_OK && !rc)
 		rc = ps_fail(err, errsz, -EIO, "%s: %s", out_path, archive_error_string(ar));
 out:
@@ -284,4 +373,19 @@ out:
 	if (rc)
 		return ps_fail(err, errsz, rc, "%s: %s", out_path, strerror(-rc));
 	return 0;
+}
+
+int ps_archive_write(const char *out_path, struct ps_manifest *m, const char *const *files,
+                     const struct ps_archive_blob *blobs, char *err, size_t errsz)
+{
+	uint64_t *checks = calloc(m->nr_files ? m->nr_files : 1, sizeof(*checks));
+	int rc;
+
+	if (!checks)
+		return ps_fail(err, errsz, -ENOMEM, "out of memory");
+	rc = measure(m, files, blobs, checks, err, errsz);
+	if (!rc)
+		rc = write_archive(out_path, m, files, blobs, checks, err, errsz);
+	free(checks);
+	return rc;
 }

@@ -345,6 +345,44 @@ static char *read_all(const char *path)
 	return buf;
 }
 
+static uint64_t stream_hash_in_pieces(const uint8_t *data, size_t len, size_t piece)
+{
+	struct ps_stream_hash s;
+
+	memset(&s, 0, sizeof(s));
+	for (size_t done = 0; done < len; done += piece)
+		ps_stream_hash_add(&s, data + done, len - done < piece ? len - done : piece);
+	return ps_stream_hash_end(&s);
+}
+
+/* The writer's check of a file's second read: the same bytes in pieces of
+ * any size hash the same, and a change of one byte, or of the length,
+ * does not. */
+START_TEST(test_stream_hash)
+{
+	static const size_t pieces[] = { 1, 3, 7, 8, 9, 64, 4093, 65536 };
+	uint8_t data[10007];
+	uint64_t state = 1, whole;
+
+	for (size_t i = 0; i < sizeof(data); i++) {
+		state = state * 6364136223846793005ull + 1442695040888963407ull;
+		data[i] = (uint8_t)(state >> 56);
+	}
+	whole = stream_hash_in_pieces(data, sizeof(data), sizeof(data));
+	for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++)
+		ck_assert_uint_eq(stream_hash_in_pieces(data, sizeof(data), pieces[i]), whole);
+	for (size_t at = 0; at < sizeof(data); at += 997) {
+		data[at] ^= 0x10;
+		ck_assert_uint_ne(stream_hash_in_pieces(data, sizeof(data), 4093), whole);
+		data[at] ^= 0x10;
+	}
+	ck_assert_uint_ne(stream_hash_in_pieces(data, sizeof(data) - 1, 64), whole);
+	/* zeros past the end are not the same as no bytes */
+	memset(data, 0, 16);
+	ck_assert_uint_ne(stream_hash_in_pieces(data, 8, 8), stream_hash_in_pieces(data, 16, 8));
+}
+END_TEST
+
 START_TEST(test_archive_round_trip)
 {
 	struct member members[] = {
@@ -550,6 +588,7 @@ int main(void)
 	tcase_add_test(manifest_case, test_manifest_nul);
 	tcase_add_test(manifest_case, test_manifest_total_limit);
 	tcase_add_checked_fixture(archive_case, setup, teardown);
+	tcase_add_test(archive_case, test_stream_hash);
 	tcase_add_test(archive_case, test_archive_round_trip);
 	tcase_add_loop_test(archive_case, test_archive_hostile, 0,
 	                    sizeof(hostile) / sizeof(hostile[0]));
