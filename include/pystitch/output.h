@@ -118,6 +118,13 @@ struct ps_script_opts {
 	 * is one, with the session as ctx. */
 	const char *(*kernel_symbol)(void *ctx, uint64_t addr, uint64_t *start);
 	void *kernel_symbol_ctx;
+	/* Names the address of a TEXT_POKE record for --show-text-poke-events
+	 * (perf_event__fprintf_text_poke()), called when the record is
+	 * printed: the symbol and its start as for kernel_symbol, or NULL.
+	 * Optional: without it the address is printed alone.
+	 * ps_session_text_poke_symbol() is one, with the session as ctx. */
+	const char *(*text_poke_symbol)(void *ctx, uint64_t addr, uint64_t *start);
+	void *text_poke_symbol_ctx;
 };
 
 #define PS_SCRIPT_SHOW_TASK (1u << 0) /* COMM, FORK, EXIT */

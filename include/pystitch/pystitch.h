@@ -918,6 +918,14 @@ struct ps_sample_location {
  * sample), -ENOMEM. */
 PS_API int ps_model_locate(struct ps_model *model, const struct ps_event *sample,
                            struct ps_sample_location *out);
+/* The kernel's symbol perf names a TEXT_POKE's address with when it
+ * prints the record before applying it (perf report -D): that of the
+ * kernel-space map holding addr, once loaded, with its start in *start;
+ * NULL when none, and when that load is the first of a kernel module
+ * whose .ko perf cannot find (perf's map__load() fails then). Valid
+ * until ps_model_close(). model is a struct ps_model (void, to serve as
+ * a callback's context). */
+PS_API const char *ps_model_text_poke_symbol(void *model, uint64_t addr, uint64_t *start);
 
 /* ------------------------------------------------------------------ */
 /* Stacks: samples with their symbolised call stacks                   */
@@ -1312,6 +1320,10 @@ PS_API void ps_session_stack_printed(struct ps_session *session);
  * struct ps_session *, typed void * to serve as
  * ps_script_opts.kernel_symbol. */
 PS_API const char *ps_session_kernel_symbol(void *session, uint64_t addr, uint64_t *start);
+/* ps_model_text_poke_symbol() for the session's current record, which
+ * the session has applied (perf script prints a TEXT_POKE after its
+ * machine has loaded the map the new bytes went into). */
+PS_API const char *ps_session_text_poke_symbol(void *session, uint64_t addr, uint64_t *start);
 /* Free the session, its reader and everything they returned. NULL is a
  * no-op. */
 PS_API void ps_session_close(struct ps_session *session);

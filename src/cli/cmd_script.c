@@ -437,7 +437,9 @@ static int open_out(struct script_run *run, const struct script_state *st,
 	                              /* perf prints them on stdout */
 	                              .srccode_to = o == &run->outs[0] ? NULL : run->outs[0].script,
 	                              .kernel_symbol = ps_session_kernel_symbol,
-	                              .kernel_symbol_ctx = run->session },
+	                              .kernel_symbol_ctx = run->session,
+	                              .text_poke_symbol = ps_session_text_poke_symbol,
+	                              .text_poke_symbol_ctx = run->session },
 	                      &o->script);
 }
 

@@ -124,11 +124,11 @@ static void add_name(struct ps_strbuf *out, uint32_t type)
 }
 
 void ps_dump_record_text(struct ps_strbuf *out, const struct ps_reader *reader,
-                         const struct ps_event *event)
+                         const struct ps_event *event, const struct ps_kernel_namer *namer)
 {
 	add_name(out, event->type);
 	if (event->type < PS_RECORD_HEADER_ATTR)
-		ps_dump_kernel_fields(out, reader, event);
+		ps_dump_kernel_fields(out, reader, event, namer);
 	else
 		ps_dump_user_fields(out, reader, event);
 	if (out->buf && out->len && out->buf[out->len - 1] != '\n')
@@ -177,7 +177,12 @@ int ps_dump_event(struct ps_strbuf *out, struct ps_dump_state *st, const struct 
 		ps_dump_sample(out, reader, event);
 		err = print_locations(out, st->model, event, deliveries);
 	} else if (event->type < PS_RECORD_HEADER_ATTR) {
-		ps_dump_kernel_fields(out, reader, event);
+		/* perf report's machine, whose kernel map the first lookup
+		 * loads (machine__process_text_poke()) */
+		struct ps_kernel_namer namer = { .name = ps_model_text_poke_symbol,
+			                         .ctx = st->model };
+
+		ps_dump_kernel_fields(out, reader, event, st->model ? &namer : NULL);
 	} else {
 		ps_dump_user_fields(out, reader, event);
 	}

@@ -79,12 +79,21 @@ static void print_switch(struct ps_strbuf *out, const struct ps_event *ev)
 	               (int32_t)ev->u.context_switch.next_prev_tid);
 }
 
-/* perf also names the kernel symbol at the address when it can load the
- * kernel's symbols; we print what it prints when it cannot. */
-static void print_text_poke(struct ps_strbuf *out, const struct ps_record_text_poke *tp)
+/* perf_event__fprintf_text_poke(): the address, the kernel's symbol there
+ * with its offset when the machine's kernel maps have one, the lengths,
+ * then the old and the new bytes. */
+static void print_text_poke(struct ps_strbuf *out, const struct ps_record_text_poke *tp,
+                            const struct ps_kernel_namer *namer)
 {
-	ps_strbuf_addf(out, " %" PRIx64 "  old len %u new len %u\n", tp->addr, tp->old_len,
-	               tp->new_len);
+	const char *sym = NULL;
+	uint64_t start = 0;
+
+	if (namer)
+		sym = namer->name(namer->ctx, tp->addr, &start);
+	ps_strbuf_addf(out, " %" PRIx64 " ", tp->addr);
+	if (sym)
+		ps_strbuf_addf(out, "%s+0x%" PRIx64, sym, tp->addr - start);
+	ps_strbuf_addf(out, " old len %u new len %u\n", tp->old_len, tp->new_len);
 	for (int part = 0; part < 2 && tp->bytes; part++) {
 		const uint8_t *b = tp->bytes + (part ? tp->old_len : 0);
 		size_t len = part ? tp->new_len : tp->old_len;
@@ -139,7 +148,7 @@ static void print_callchain_deferred(struct ps_strbuf *out,
 }
 
 void ps_dump_kernel_fields(struct ps_strbuf *out, const struct ps_reader *reader,
-                           const struct ps_event *ev)
+                           const struct ps_event *ev, const struct ps_kernel_namer *namer)
 {
 	switch (ev->type) {
 	case PERF_RECORD_MMAP:
@@ -206,7 +215,7 @@ void ps_dump_kernel_fields(struct ps_strbuf *out, const struct ps_reader *reader
 		               ev->u.cgroup.path);
 		break;
 	case PERF_RECORD_TEXT_POKE:
-		print_text_poke(out, &ev->u.text_poke);
+		print_text_poke(out, &ev->u.text_poke, namer);
 		break;
 	case PERF_RECORD_AUX_OUTPUT_HW_ID:
 		ps_strbuf_addf(out, " hw_id: %#" PRIx64 "\n", ev->u.aux_output_hw_id.hw_id);

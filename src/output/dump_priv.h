@@ -29,7 +29,7 @@ void ps_dump_sample(struct ps_strbuf *out, const struct ps_reader *reader,
  * with a newline when they print anything; perf prints nothing for some
  * records, which the newline that starts the next record then ends. */
 void ps_dump_kernel_fields(struct ps_strbuf *out, const struct ps_reader *reader,
-                           const struct ps_event *event);
+                           const struct ps_event *event, const struct ps_kernel_namer *namer);
 void ps_dump_user_fields(struct ps_strbuf *out, const struct ps_reader *reader,
                          const struct ps_event *event);
 

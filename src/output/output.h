@@ -50,12 +50,20 @@ void ps_dump_begin(struct ps_strbuf *out, const struct ps_reader *reader);
  * model could not follow. */
 int ps_dump_event(struct ps_strbuf *out, struct ps_dump_state *st, const struct ps_reader *reader,
                   const struct ps_event *event);
+/* The kernel's symbol at a TEXT_POKE's address as perf prints it, from
+ * the session or the model at that record (ps_session_text_poke_symbol(),
+ * ps_model_text_poke_symbol()). */
+struct ps_kernel_namer {
+	const char *(*name)(void *ctx, uint64_t addr, uint64_t *start);
+	void *ctx;
+};
+
 /* What follows "0xOFFSET [0xSIZE]: " on a record's line, for a record
  * other than a sample: "PERF_RECORD_NAME" and the fields perf prints,
  * ended with a newline (perf_event__fprintf(), which perf script's
- * --show-*-events prints too). */
+ * --show-*-events prints too). namer may be NULL: no kernel symbols. */
 void ps_dump_record_text(struct ps_strbuf *out, const struct ps_reader *reader,
-                         const struct ps_event *event);
+                         const struct ps_event *event, const struct ps_kernel_namer *namer);
 /* The per-type record counts that end a dump ("Aggregated stats:"), then
  * the per-event sample counts. */
 void ps_dump_stats(struct ps_strbuf *out, const struct ps_dump_state *st,
@@ -144,9 +152,11 @@ struct ps_script_format {
 	bool latency; /* -L: comm "%8.8s ", cpu "%3d " */
 	const char *const *stop_bt; /* --stop-bt: the last frames printed */
 	size_t nr_stop_bt;
-	/* ps_script_opts.kernel_symbol */
+	/* ps_script_opts.kernel_symbol, text_poke_symbol */
 	const char *(*kernel_symbol)(void *ctx, uint64_t addr, uint64_t *start);
 	void *kernel_symbol_ctx;
+	const char *(*text_poke_symbol)(void *ctx, uint64_t addr, uint64_t *start);
+	void *text_poke_symbol_ctx;
 	const struct ps_features *features; /* clock data (tod), arch (registers) */
 	bool use_callchain;
 	size_t name_width; /* longest event name of the capture */

@@ -491,6 +491,8 @@ static int format_ready(struct ps_script *script)
 	fmt->nr_stop_bt = script->opts.nr_stop_bt;
 	fmt->kernel_symbol = script->opts.kernel_symbol;
 	fmt->kernel_symbol_ctx = script->opts.kernel_symbol_ctx;
+	fmt->text_poke_symbol = script->opts.text_poke_symbol;
+	fmt->text_poke_symbol_ctx = script->opts.text_poke_symbol_ctx;
 	if (script->opts.srccode_to) {
 		fmt->srccode_out = &script->opts.srccode_to->sink.text;
 		fmt->srccode = &script->opts.srccode_to->srccode;

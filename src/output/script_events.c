@@ -139,5 +139,9 @@ void ps_script_print_record(struct ps_strbuf *out, struct ps_script_format *fmt,
 		               (unsigned long long)ev->u.lost.lost);
 		return;
 	}
-	ps_dump_record_text(out, reader, ev);
+	/* perf script names a TEXT_POKE's address from its machine */
+	struct ps_kernel_namer namer = { .name = fmt->text_poke_symbol,
+		                         .ctx = fmt->text_poke_symbol_ctx };
+
+	ps_dump_record_text(out, reader, ev, fmt->text_poke_symbol ? &namer : NULL);
 }

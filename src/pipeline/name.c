@@ -209,6 +209,45 @@ void ps_pipeline_symbol_at(struct ps_pipeline *pipeline, struct ps_process *proc
 	}
 }
 
+/* The DSO of the kernel-space map holding addr (maps__find() of the
+ * machine's kernel maps, which does not load the map), or NULL. */
+static struct ps_dso *kernel_space_dso(struct ps_pipeline *pipeline, uint64_t addr)
+{
+	const struct ps_map *map;
+
+	pipeline->hint_map = NULL;
+	map = find_map(pipeline, NULL, PERF_RECORD_MISC_KERNEL, addr);
+	pipeline->hint_map = NULL;
+	return map && !map->object->jit_pid ? ps_pipeline_object_dso(pipeline, map->object) : NULL;
+}
+
+void ps_pipeline_text_poke_load(struct ps_pipeline *pipeline, const struct ps_event *ev)
+{
+	struct ps_dso *dso;
+
+	if (ev->type != PERF_RECORD_TEXT_POKE || !ev->u.text_poke.new_len ||
+	    (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_KERNEL)
+		return;
+	dso = kernel_space_dso(pipeline, ev->u.text_poke.addr);
+	if (dso)
+		(void)ps_dso_load(dso);
+}
+
+const char *ps_pipeline_text_poke_symbol(struct ps_pipeline *pipeline, uint64_t addr,
+                                         uint64_t *start)
+{
+	struct ps_dso *dso = kernel_space_dso(pipeline, addr);
+	struct ps_frame_name name;
+
+	/* perf_event__fprintf_text_poke() looks the symbol up only when
+	 * map__load() succeeds; kernel objects by the raw address */
+	if (!dso || ps_dso_load(dso) < 0 || !ps_dso_resolve(dso, addr, false, &name, 1) ||
+	    !name.sym)
+		return NULL;
+	*start = addr - name.offset;
+	return name.sym;
+}
+
 void ps_pipeline_load_kernel(struct ps_pipeline *pipeline)
 {
 	kernel_start(pipeline);
@@ -236,7 +275,7 @@ ssize_t ps_pipeline_read_code(struct ps_pipeline *pipeline, struct ps_process *p
 	if (!dso)
 		return -1;
 	/* perf loads the map before reading it */
-	ps_dso_load(dso);
+	(void)ps_dso_load(dso);
 	*is64 = ps_dso_code_is64(dso);
 	/* perf's own map of a module starts at its .text, when it read the
 	 * module's file; its map of the kernel, at a vmlinux's .text */

@@ -181,6 +181,8 @@ int ps_pipeline_apply(struct ps_pipeline *pipeline, const struct ps_event *ev)
 		state = p ? ps_process_state(p, PS_PROCESS_SLOT_UNWIND) : NULL;
 		if (state)
 			ps_pipeline_exec(state, named);
+	} else if (ev->type == PERF_RECORD_TEXT_POKE) {
+		ps_pipeline_text_poke_load(pipeline, ev);
 	}
 	return 0;
 }

@@ -178,6 +178,15 @@ void ps_pipeline_symbol_at(struct ps_pipeline *pipeline, struct ps_process *proc
 /* perf's first machine__kernel_start(), which loads the kernel's map
  * (see ps_symbols_kernel_extent()); later calls do nothing. */
 void ps_pipeline_load_kernel(struct ps_pipeline *pipeline);
+/* machine__process_text_poke(): a TEXT_POKE of new bytes in kernel mode
+ * loads the kernel-space map at its address (perf writes them into its
+ * copy of the DSO's data); ps_pipeline_apply() does it. */
+void ps_pipeline_text_poke_load(struct ps_pipeline *pipeline, const struct ps_event *ev);
+/* perf_event__fprintf_text_poke()'s name for addr: that map's symbol,
+ * with its start in *start, when its map__load() succeeds, else NULL
+ * (see ps_model_text_poke_symbol()). */
+const char *ps_pipeline_text_poke_symbol(struct ps_pipeline *pipeline, uint64_t addr,
+                                         uint64_t *start);
 /* perf's machine__kernel_ip(). */
 bool ps_pipeline_kernel_ip(struct ps_pipeline *pipeline, uint64_t ip);
 /* perf's thread__memcpy() (what perf script reads for -F insn): up to

@@ -138,6 +138,13 @@ const char *ps_session_kernel_symbol(void *session, uint64_t addr, uint64_t *sta
 	return name.sym;
 }
 
+const char *ps_session_text_poke_symbol(void *session, uint64_t addr, uint64_t *start)
+{
+	struct ps_session *s = session;
+
+	return s ? ps_pipeline_text_poke_symbol(s->feed.pipeline, addr, start) : NULL;
+}
+
 void ps_session_stack_printed(struct ps_session *s)
 {
 	/* perf script fetches every printed sample's instruction of a

@@ -20,6 +20,13 @@ struct ps_model {
 	struct ps_model_opts opts;
 };
 
+const char *ps_model_text_poke_symbol(void *model, uint64_t addr, uint64_t *start)
+{
+	struct ps_model *m = model;
+
+	return m ? ps_pipeline_text_poke_symbol(m->pipeline, addr, start) : NULL;
+}
+
 int ps_model_open(const struct ps_reader *reader, const struct ps_model_opts *opts,
                   struct ps_model **out)
 {

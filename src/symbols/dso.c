@@ -577,19 +577,26 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 	return 1;
 }
 
-void ps_dso_load(struct ps_dso *dso)
+int ps_dso_load(struct ps_dso *dso)
 {
 	struct ps_symbols *symbols = dso->owner;
+	bool first = !dso->loaded;
 
 	dso->loaded = true;
 	if (dso->kind == DSO_KERNEL || dso->kind == DSO_MODULE) {
 		if (!symbols->kernel_tried)
 			load_kernel(symbols);
-		if (dso->kind == DSO_MODULE)
+		if (dso->kind == DSO_MODULE) {
 			ps_kmodule_load(dso);
-		else
+			/* dso__load() found no file to read */
+			if (first && dso->module_source != MODULE_FROM_KO &&
+			    dso->module_source != MODULE_NO_SYMBOLS)
+				return -1;
+		} else {
 			symbols->kernel_map_loaded = true;
+		}
 	}
+	return 0;
 }
 
 bool ps_dso_adjusts_symbols(struct ps_dso *dso)
@@ -644,6 +651,18 @@ static size_t resolve_kernel(struct ps_dso *dso, uint64_t addr, struct ps_frame_
 		} else if (dso->module_source == MODULE_FROM_KALLSYMS && symbols->kernel) {
 			sym = ps_kernel_symbols_find(symbols->kernel, dso->module, addr,
 			                             &symbol_addr);
+		} else if (dso->module_source == MODULE_BEFORE_KERNEL &&
+		           !symbols->kernel_map_loaded) {
+			/* none yet: kallsyms's come when perf loads it */
+			symbols->answer_incomplete = true;
+		} else if (dso->module_source == MODULE_BEFORE_KERNEL && symbols->kernel) {
+			/* maps__split_kallsyms() met the module loaded: it left
+			 * out the symbol that starts each run of the module's
+			 * and moved the rest in */
+			sym = ps_kernel_symbols_find(symbols->kernel, dso->module, addr,
+			                             &symbol_addr);
+			if (sym && sym->run_start)
+				sym = NULL;
 		}
 	} else {
 		if (dso->kind == DSO_KERNEL)

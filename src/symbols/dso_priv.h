@@ -47,7 +47,11 @@ struct ps_dso {
 		MODULE_UNDECIDED,
 		MODULE_FROM_KO,
 		MODULE_FROM_KALLSYMS,
-		MODULE_NO_SYMBOLS
+		MODULE_NO_SYMBOLS, /* a .ko whose table gave none */
+		/* no .ko, first looked up before the kernel's map was loaded:
+		 * none until it is, then kallsyms's but the first of each run
+		 * of the module's symbols (kmodule.c) */
+		MODULE_BEFORE_KERNEL
 	} module_source;
 	uint64_t module_text_offset;
 	/* perf's dso__type() is DSO__TYPE_64BIT (ps_dso_is_elf64()): 0 not

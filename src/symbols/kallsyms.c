@@ -133,6 +133,9 @@ static int split_groups(struct ps_kernel_symbols *ks)
 	uint32_t index = ps_symtab_first(kernel);
 	bool in_module = false;
 	size_t count = 0;
+	/* the module of the symbol before, NULL after one of the kernel's
+	 * (perf's curr_map): a symbol of another module starts a run */
+	const char *run = NULL;
 
 	while (index != PS_SYMTAB_NONE) {
 		uint32_t next = ps_symtab_next(kernel, index);
@@ -154,15 +157,20 @@ static int split_groups(struct ps_kernel_symbols *ks)
 			if (rc < 0)
 				return rc;
 			group->tab.syms[group->tab.nr - 1].end = sym->end;
+			group->tab.syms[group->tab.nr - 1].run_start =
+			        !run || strcmp(run, group->module) != 0;
+			run = group->module;
 			ps_symtab_erase(kernel, index);
 			in_module = true;
 		} else if (strcmp(sym->name, ENTRY_TRAMPOLINE_NAME) == 0) {
 			ps_symtab_erase(kernel, index);
 		} else if (in_module && count > 0) {
 			ps_symtab_erase(kernel, index);
+			run = NULL;
 		} else {
 			in_module = false;
 			count++;
+			run = NULL;
 		}
 		index = next;
 	}

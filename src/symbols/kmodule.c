@@ -3,8 +3,12 @@
  * with a symbol table (the build-id cache, or the path its MMAP recorded
  * under --symfs), whose .text symbols replace kallsyms's, and perf's map
  * of the module then starts at .text's file offset; otherwise kallsyms's,
- * but only when perf had loaded the kernel's map before: loading kallsyms
- * later, perf leaves out the symbols of a module it has loaded.
+ * when perf had loaded the kernel's map before. A module loaded before
+ * that (dso__load() found no file and left it empty) gets, once perf
+ * loads kallsyms, all its symbols but the first of each run:
+ * maps__split_kallsyms() walks the kernel's symbols in address order and
+ * checks whether a module is loaded only when the module changes from the
+ * symbol before, leaving that one symbol out.
  */
 #include "symbols/dso_priv.h"
 
@@ -37,7 +41,7 @@ void ps_kmodule_load(struct ps_dso *dso)
 		return;
 	}
 	dso->module_source =
-	        dso->owner->kernel_map_loaded ? MODULE_FROM_KALLSYMS : MODULE_NO_SYMBOLS;
+	        dso->owner->kernel_map_loaded ? MODULE_FROM_KALLSYMS : MODULE_BEFORE_KERNEL;
 }
 
 void ps_dso_set_module_map(struct ps_dso *dso, const char *path, uint64_t start)

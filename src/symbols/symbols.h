@@ -192,8 +192,10 @@ uint64_t ps_dso_module_pgoff(struct ps_dso *dso);
 
 /* perf's map__load(): what looking the DSO up first decides (a kernel
  * module's symbols, the kernel's map, ps_dso_adjusts_symbols()), without
- * looking an address up. */
-void ps_dso_load(struct ps_dso *dso);
+ * looking an address up. -1 where perf's map__load() fails: the first
+ * load of a kernel module whose .ko perf cannot find (its symbols from
+ * kallsyms are there from the next lookup on), else 0. */
+int ps_dso_load(struct ps_dso *dso);
 
 /* perf's dso->adjust_symbols: the DSO has been loaded (perf's map__load(),
  * which ps_dso_resolve() stands for) and its symbols came from an ELF

@@ -185,6 +185,9 @@ struct ps_sym {
 	uint16_t shndx; /* section (vmlinux only) */
 	uint8_t binding, type;
 	bool red, erased;
+	/* a kernel module's symbol from kallsyms that follows one of another
+	 * module or of the kernel in address order (kallsyms.c) */
+	bool run_start;
 };
 
 /* Symbols in a red-black tree shaped like perf's: same inserts and erases

@@ -65,6 +65,12 @@ check places-be 18 '^ \.\.\.\.\.\. dso: //anon$' 'PERF_RECORD_MMAP2 100/100: .*\
 check unordered-be 3
 "$kernel_capture" kernel-be.data kernel-be.kallsyms be || e2e_fail "kernel_capture be failed"
 check kernel-be 15
+"$kernel_capture" poke.data poke.kallsyms poke || e2e_fail "kernel_capture poke failed"
+# perf report -D prints a TEXT_POKE before loading the map it is in: the
+# first load of a module without a .ko fails there, and names nothing
+check poke 15 'PERF_RECORD_TEXT_POKE ffffffff81000404 vfs_read\+0x4 old len 2 new len 11$' \
+	'PERF_RECORD_TEXT_POKE ffffffffc0100008  old len 3 new len 14$' \
+	'PERF_RECORD_TEXT_POKE ffffffffc0100008 baz_poll\+0x8 old len 2 new len 5$'
 "$kernel_capture" kernel.data kernel.kallsyms || e2e_fail "kernel_capture failed"
 check kernel 15 '^ \.\.\.\.\.\. dso: /lib/modules/6\.1\.0-test/kernel/fs/foo/foo-bar\.ko\.xz$' \
 	'^ \.\.\.\.\.\. dso: \[qux-mod\]$' '^ \.\.\. thread: swapper:0$'

@@ -17,6 +17,15 @@
  * "bpf": samples of a BPF output event (the data bpf_perf_event_output()
  * gives, which this machine cannot record without a BPF program) beside
  * cpu-clock samples, for -F bpf-output.
+ * "poke": TEXT_POKE records (perf record --kcore, which needs /proc/kcore)
+ * at addresses in modules, in the kernel's text, in init text past
+ * _etext and past every symbol, before the first sample and after, for
+ * the kernel symbol perf prints after the address. perf loads the map a
+ * record's new bytes go into (machine__process_text_poke()), so the first
+ * records load modules before the kernel's map (perf then leaves out the
+ * first kallsyms symbol of each), and the first load of a module without
+ * a .ko fails (perf report -D prints before loading; perf script after,
+ * unless there are no new bytes).
  */
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -112,6 +121,25 @@ static void sample(struct bld_buf *b, const struct bld_attr *attr, uint32_t pid,
 	bld_sample(b, attr, PERF_RECORD_MISC_KERNEL, &s);
 }
 
+/* A TEXT_POKE record at addr: old_len bytes replaced by new_len others. */
+static void text_poke(struct bld_buf *b, uint64_t sample_type, uint64_t t, uint64_t addr,
+                      uint16_t old_len, uint16_t new_len)
+{
+	static const uint8_t bytes[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00, 0xe9, 0x12, 0x34,
+		                         0x56, 0x78, 0xe8, 0xaa, 0xbb, 0xcc, 0xdd, 0x90,
+		                         0xcc, 0xc3, 0x66, 0x90, 0x48, 0x89, 0xe5, 0x55 };
+	size_t pos = bld_rec_begin(b, PERF_RECORD_TEXT_POKE, PERF_RECORD_MISC_KERNEL);
+	struct bld_sid sid = { .pid = (uint32_t)-1, .tid = (uint32_t)-1, .time = t, .cpu = 1 };
+
+	bld_u64(b, addr);
+	bld_u16(b, old_len);
+	bld_u16(b, new_len);
+	bld_bytes(b, bytes, (size_t)old_len + new_len);
+	bld_align(b, 8);
+	bld_sample_id(b, sample_type, &sid);
+	bld_rec_end(b, pos);
+}
+
 /* The bpf-output samples: strings and binary data, each padded as the
  * kernel pads raw data (the size field and data end on 8 bytes). */
 static void bpf_samples(struct bld_buf *b, const struct bld_attr *bpf, const struct bld_attr *clock,
@@ -180,6 +208,7 @@ int main(int argc, char **argv)
 
 	bool modules_first = argc == 4 && strcmp(argv[3], "modules") == 0;
 	bool bpf = argc == 4 && strcmp(argv[3], "bpf") == 0;
+	bool poke = argc == 4 && strcmp(argv[3], "poke") == 0;
 	/* a memory-sampling event, as perf mem records: addresses, weights
 	 * (plain, or the struct with instruction latencies) and data sources */
 	bool mem = argc == 4 && strcmp(argv[3], "mem") == 0;
@@ -201,9 +230,9 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || argc > 4 ||
 	    (argc == 4 && strcmp(argv[3], "guest") != 0 && !modules_first && !bpf && !mem &&
-	     !mem_struct && !be)) {
+	     !mem_struct && !be && !poke)) {
 		fprintf(stderr, "usage: kernel_capture CAPTURE KALLSYMS "
-		                "[guest|modules|bpf|mem|mem-struct|be]\n");
+		                "[guest|modules|bpf|mem|mem-struct|be|poke]\n");
 		return 2;
 	}
 	if (mem || mem_struct)
@@ -259,6 +288,18 @@ int main(int argc, char **argv)
 		const uint64_t foo_alone[] = { MOD_FOO + 0x104 };
 		const uint64_t gz[] = { MOD_GZ + 0x14, MOD_FOO + 0x104, TEXT + 0x400 };
 
+		/* before any sample, then after each round of them */
+		const uint64_t pokes[] = {
+			MOD_FOO + 0x104, MOD_QUX + 0x10,        TEXT + 0x404, MOD_BAZ + 0x8,
+			INIT + 0x210,    0xffffffff81600010ull, TEXT,         MOD_QUX + 0x10,
+			MOD_GZ + 0x14
+		};
+
+		if (poke)
+			for (size_t i = 0; i < sizeof(pokes) / sizeof(pokes[0]); i++)
+				/* no new bytes at gz: nothing loads its map first */
+				text_poke(b, attr.sample_type, t += 1000, pokes[i],
+				          (uint16_t)(i % 6), (uint16_t)(i == 8 ? 0 : 5 + i * 3));
 		if (modules_first) {
 			sample(b, &attr, 100, 100, t += 1000000, baz_alone, 2);
 			sample(b, &attr, 100, 100, t += 1000000, foo_alone, 1);
@@ -271,6 +312,9 @@ int main(int argc, char **argv)
 			sample(b, &attr, 100, 101, t += 1000000, qux, 3);
 			sample(b, &attr, 100, 100, t += 1000000, gz, 3);
 			sample(b, &attr, 0, 0, t += 1000000, outside, 4);
+			if (poke)
+				text_poke(b, attr.sample_type, t += 1000, pokes[i * 3],
+				          (uint16_t)(i + 1), 5);
 		}
 	}
 

@@ -46,6 +46,23 @@ for opts in "" "-F +misc" "--show-task-events --show-mmap-events" "-G --header";
 done
 cmp -s "$E2E_TMP/perf-synthetic_kernel_capture.txt" "$E2E_TMP/perf-big-endian_capture__.txt" ||
 	e2e_fail "perf printed the big-endian capture differently from the little-endian one (the capture no longer tests it)"
+# TEXT_POKE records (perf record --kcore): the kernel symbol after the
+# address, and the maps perf loads for them, which decide the symbols of
+# the modules they load before the kernel's map (kernel_capture.c)
+"$builder" "$E2E_TMP/poke.data" "$E2E_TMP/kallsyms" poke || e2e_fail "kernel_capture poke failed"
+for opts in "" "--show-text-poke-events" "--show-text-poke-events -F +misc"; do
+	# shellcheck disable=SC2086 # the options split into words
+	e2e_script_diff "text pokes, $opts" 100 "$E2E_TMP/poke.data" -f \
+		--kallsyms "$E2E_TMP/kallsyms" $opts || failed=1
+done
+for want in ' PERF_RECORD_TEXT_POKE ffffffff81000404 vfs_read\+0x4 old len 2 new len 11$' \
+	' PERF_RECORD_TEXT_POKE ffffffffc0000104  old len 0 new len 5$' \
+	' PERF_RECORD_TEXT_POKE ffffffffc0000104 foo_write\+0x4 old len 1 new len 5$' \
+	' PERF_RECORD_TEXT_POKE ffffffffc0500014  old len 2 new len 0$' \
+	'ffffffffc0000024 \[unknown\] \(\[foo_bar\]\)' 'ffffffffc0000130 foo_write\+0x30 '; do
+	grep -q -E "$want" "$E2E_TMP/$E2E_PERF_OUT" ||
+		e2e_fail "perf script printed no line matching '$want' (the capture no longer tests it)"
+done
 "$builder" "$E2E_TMP/guest.data" "$E2E_TMP/kallsyms" guest || e2e_fail "kernel_capture guest failed"
 e2e_script_diff "synthetic capture counting guests" 100 "$E2E_TMP/guest.data" -f \
 	--kallsyms "$E2E_TMP/kallsyms" || failed=1
