@@ -125,11 +125,15 @@ static void sample(struct bld_buf *b, const struct bld_attr *attr, uint32_t pid,
 static void text_poke(struct bld_buf *b, uint64_t sample_type, uint64_t t, uint64_t addr,
                       uint16_t old_len, uint16_t new_len)
 {
-	static const uint8_t bytes[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00, 0xe9, 0x12, 0x34,
-		                         0x56, 0x78, 0xe8, 0xaa, 0xbb, 0xcc, 0xdd, 0x90,
-		                         0xcc, 0xc3, 0x66, 0x90, 0x48, 0x89, 0xe5, 0x55 };
+	static const uint8_t pattern[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00, 0xe9, 0x12, 0x34,
+		                           0x56, 0x78, 0xe8, 0xaa, 0xbb, 0xcc, 0xdd, 0x90,
+		                           0xcc, 0xc3, 0x66, 0x90, 0x48, 0x89, 0xe5, 0x55 };
+	uint8_t bytes[2 * UINT16_MAX];
 	size_t pos = bld_rec_begin(b, PERF_RECORD_TEXT_POKE, PERF_RECORD_MISC_KERNEL);
 	struct bld_sid sid = { .pid = (uint32_t)-1, .tid = (uint32_t)-1, .time = t, .cpu = 1 };
+
+	for (size_t i = 0; i < (size_t)old_len + new_len; i++)
+		bytes[i] = pattern[i % sizeof(pattern)];
 
 	bld_u64(b, addr);
 	bld_u16(b, old_len);
