@@ -317,16 +317,18 @@ static int write_members(struct archive *ar, struct ps_manifest *m, const char *
 	return 0;
 }
 
-/* zstd compresses on every CPU (up to MAX_THREADS): its output does not
- * depend on how many threads it used. Where libarchive lacks the option,
- * on one. */
+/* zstd compresses on every CPU (up to MAX_THREADS). Its output is the
+ * same for any number of worker threads, one included, but not in its
+ * single-threaded mode: at least one worker always, so that one capture
+ * makes the same archive on any machine. Where libarchive lacks the
+ * option, single-threaded. */
 static void zstd_threads(struct archive *ar)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	char text[16];
 
-	if (cpus < 2)
-		return;
+	if (cpus < 1)
+		cpus = 1;
 	snprintf(text, sizeof(text), "%ld", cpus < MAX_THREADS ? cpus : MAX_THREADS);
 	(void)archive_write_set_filter_option(ar, "zstd", "threads", text);
 }
