@@ -577,6 +577,27 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 	return 1;
 }
 
+/* perf loads the kernel's map; from kallsyms, maps__split_kallsyms()
+ * gives the modules loaded from their .ko before then kallsyms's symbols
+ * too (ps_kmodule_add_kallsyms()), which changes answers already given
+ * for them. */
+static void kernel_map_loads(struct ps_symbols *symbols)
+{
+	if (symbols->kernel_map_loaded)
+		return;
+	symbols->kernel_map_loaded = true;
+	for (size_t i = 0; symbols->kernel && symbols->buckets && i < symbols->nr_buckets; i++)
+		for (struct ps_dso *dso = symbols->buckets[i]; dso; dso = dso->next) {
+			if (dso->kind != DSO_MODULE || (dso->module_source != MODULE_FROM_KO &&
+			                                dso->module_source != MODULE_NO_SYMBOLS))
+				continue;
+			ps_kmodule_add_kallsyms(dso);
+			free(dso->slots);
+			dso->slots = NULL;
+			dso->nr_slots = dso->used_slots = 0;
+		}
+}
+
 int ps_dso_load(struct ps_dso *dso)
 {
 	struct ps_symbols *symbols = dso->owner;
@@ -593,7 +614,7 @@ int ps_dso_load(struct ps_dso *dso)
 			    dso->module_source != MODULE_NO_SYMBOLS)
 				return -1;
 		} else {
-			symbols->kernel_map_loaded = true;
+			kernel_map_loads(symbols);
 		}
 	}
 	return 0;
@@ -644,8 +665,11 @@ static size_t resolve_kernel(struct ps_dso *dso, uint64_t addr, struct ps_frame_
 		load_kernel(symbols);
 	if (dso->kind == DSO_MODULE) {
 		ps_kmodule_load(dso);
-		if (dso->module_source == MODULE_FROM_KO) {
-			/* perf's map of the module starts at .text's offset */
+		if (dso->module_source == MODULE_FROM_KO ||
+		    dso->module_source == MODULE_NO_SYMBOLS) {
+			/* perf's map of the module starts at .text's offset (0
+			 * without symbols); kallsyms's may join the .ko's
+			 * (kernel_map_loads()) */
 			symbol_addr = addr - dso->module_start + dso->module_text_offset;
 			sym = ps_symtab_find(&dso->symtab, symbol_addr);
 		} else if (dso->module_source == MODULE_FROM_KALLSYMS && symbols->kernel) {
@@ -666,7 +690,7 @@ static size_t resolve_kernel(struct ps_dso *dso, uint64_t addr, struct ps_frame_
 		}
 	} else {
 		if (dso->kind == DSO_KERNEL)
-			symbols->kernel_map_loaded = true;
+			kernel_map_loads(symbols);
 		if (symbols->kernel)
 			sym = ps_kernel_symbols_find(symbols->kernel, NULL, addr, &symbol_addr);
 	}

@@ -204,6 +204,10 @@ int ps_kmod_decompress(const char *path, const char *file, enum ps_kmod_comp com
 /* kmodule.c: decide where a kernel module's symbols come from, as perf's
  * first map__load() of it decides (module_source). */
 void ps_kmodule_load(struct ps_dso *dso);
+/* kmodule.c: perf loads the kernel's map from kallsyms after it loaded
+ * the module from its .ko: the module's kallsyms symbols go into the
+ * .ko's table too, but the first of each run. */
+void ps_kmodule_add_kallsyms(struct ps_dso *dso);
 /* path under tree as perf's __symbol__join_symfs() joins them; false
  * (buf empty) when it does not fit. */
 bool ps_dso_join(const char *tree, const char *path, char *buf, size_t size);

@@ -524,6 +524,17 @@ const struct ps_sym *ps_kernel_symbols_find(const struct ps_kernel_symbols *ks, 
 	return ps_symtab_find(&ks->groups[0].tab, *symbol_addr);
 }
 
+const struct ps_symtab *ps_kernel_symbols_module(const struct ps_kernel_symbols *ks,
+                                                 const char *module)
+{
+	if (!ks || ks->from_vmlinux || !module)
+		return NULL;
+	for (size_t i = 1; i < ks->nr_groups; i++)
+		if (strcmp(ks->groups[i].module, module) == 0)
+			return &ks->groups[i].tab;
+	return NULL;
+}
+
 bool ps_kernel_symbols_section(const struct ps_kernel_symbols *ks, uint64_t addr, const char **name,
                                uint64_t *start, uint64_t *end, uint64_t *offset)
 {

@@ -35,13 +35,37 @@ void ps_kmodule_load(struct ps_dso *dso)
 			dso->module_text_offset = elf->sections[text].offset;
 			dso->module_source = MODULE_FROM_KO;
 		} else {
-			/* the table replaced kallsyms's even when it gave none */
+			/* the table replaced kallsyms's even when it gave none
+			 * (and perf's map of it still starts at 0) */
+			ps_symtab_release(&dso->symtab);
+			ps_symtab_init(&dso->symtab);
 			dso->module_source = MODULE_NO_SYMBOLS;
 		}
 		return;
 	}
 	dso->module_source =
 	        dso->owner->kernel_map_loaded ? MODULE_FROM_KALLSYMS : MODULE_BEFORE_KERNEL;
+}
+
+void ps_kmodule_add_kallsyms(struct ps_dso *dso)
+{
+	const struct ps_symtab *tab = ps_kernel_symbols_module(dso->owner->kernel, dso->module);
+
+	if (!tab ||
+	    (dso->module_source != MODULE_FROM_KO && dso->module_source != MODULE_NO_SYMBOLS))
+		return;
+	/* in address order, in the space of perf's map of the module (which
+	 * starts at .text's offset), as maps__split_kallsyms() moves them */
+	for (uint32_t i = ps_symtab_first(tab); i != PS_SYMTAB_NONE; i = ps_symtab_next(tab, i)) {
+		const struct ps_sym *sym = &tab->syms[i];
+		uint64_t start = sym->start - dso->module_start + dso->module_text_offset;
+
+		if (sym->run_start)
+			continue;
+		if (ps_symtab_add(&dso->symtab, sym->name, start, 0, sym->binding, sym->type) < 0)
+			return; /* out of memory: the .ko's symbols alone */
+		dso->symtab.syms[dso->symtab.nr - 1].end = start + (sym->end - sym->start);
+	}
 }
 
 void ps_dso_set_module_map(struct ps_dso *dso, const char *path, uint64_t start)

@@ -452,6 +452,10 @@ void ps_kernel_symbols_free(struct ps_kernel_symbols *ks);
  * from it). */
 const struct ps_sym *ps_kernel_symbols_find(const struct ps_kernel_symbols *ks, const char *module,
                                             uint64_t addr, uint64_t *symbol_addr);
+/* A module's symbols from kallsyms (a module name like "[xfs]"), or NULL:
+ * none, or the kernel's symbols came from a vmlinux. */
+const struct ps_symtab *ps_kernel_symbols_module(const struct ps_kernel_symbols *ks,
+                                                 const char *module);
 int ps_kernel_symbols_reloc(struct ps_kernel_symbols *ks, const char *ref_name, uint64_t ref_addr);
 /* kallsyms: from the first symbol of the kernel proper to the end of its
  * last; a vmlinux: its .text; in the capture's addresses (relocated). */

@@ -283,7 +283,9 @@ int main(int argc, char **argv)
 		/* the idle task: no COMM, an idle stack down to init text */
 		const uint64_t idle[] = { TEXT + 0x104, TEXT + 0x210, TEXT + 0x3cc, INIT + 0x13d,
 			                  INIT + 0x200 + 0xd1 };
-		const uint64_t read_foo[] = { MOD_FOO + 0x24, TEXT + 0x450 };
+		/* foo + 0x400: past the functions of the foo-bar.ko the tests
+		 * build, within foo_write by kallsyms */
+		const uint64_t read_foo[] = { MOD_FOO + 0x24, MOD_FOO + 0x400, TEXT + 0x450 };
 		const uint64_t read_baz[] = { MOD_BAZ + 0x8, MOD_FOO + 0x130, TEXT + 0x400 };
 		const uint64_t qux[] = { MOD_QUX + 0x10, MOD_ZST + 0x4, INIT + 0x1000 + 0x10 };
 		const uint64_t outside[] = { TEXT + 0x500, INIT + 0x5000, 0xffffffff81600010ull,
@@ -310,7 +312,7 @@ int main(int argc, char **argv)
 		}
 		for (int i = 0; i < 3; i++) {
 			sample(b, &attr, 0, 0, t += 1000000, idle, 5);
-			sample(b, &attr, 100, 100, t += 1000000, read_foo, 2);
+			sample(b, &attr, 100, 100, t += 1000000, read_foo, 3);
 			sample(b, &attr, 100, 100, t += 1000000, read_baz, 3);
 			/* a thread never named: perf's ":tid" */
 			sample(b, &attr, 100, 101, t += 1000000, qux, 3);

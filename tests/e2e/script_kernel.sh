@@ -127,6 +127,13 @@ for kind in kernel modules; do
 			--kallsyms "$E2E_TMP/kallsyms" $opts || failed=1
 	done
 done
+# the text pokes load foo before the kernel's map: perf then gives the
+# foo-bar.ko it read kallsyms's symbols too, but the first of each run
+# (foo + 0x400 is past the .ko's functions, in foo_write by kallsyms)
+e2e_script_diff "text pokes, compressed modules" 100 "$E2E_TMP/poke.data" -f \
+	--kallsyms "$E2E_TMP/kallsyms" --symfs "$symfsz" --show-text-poke-events || failed=1
+grep -q -E 'ffffffffc0000400 foo_write\+0x300 \(\[foo_bar\]\)' "$E2E_TMP/$E2E_PERF_OUT" ||
+	e2e_fail "perf script did not name foo + 0x400 from kallsyms (the capture no longer tests it)"
 "$PERF" script -i "$E2E_TMP/kernel.data" -f --kallsyms "$E2E_TMP/kallsyms" --symfs "$symfsz" \
 	--show-kernel-path >"$E2E_TMP/compressed-perf.txt" 2>/dev/null ||
 	e2e_fail "perf script failed on the kernel capture with compressed modules"
