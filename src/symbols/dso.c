@@ -588,8 +588,7 @@ static void kernel_map_loads(struct ps_symbols *symbols)
 	symbols->kernel_map_loaded = true;
 	for (size_t i = 0; symbols->kernel && symbols->buckets && i < symbols->nr_buckets; i++)
 		for (struct ps_dso *dso = symbols->buckets[i]; dso; dso = dso->next) {
-			if (dso->kind != DSO_MODULE || (dso->module_source != MODULE_FROM_KO &&
-			                                dso->module_source != MODULE_NO_SYMBOLS))
+			if (dso->kind != DSO_MODULE || !ps_kmodule_from_file(dso))
 				continue;
 			ps_kmodule_add_kallsyms(dso);
 			free(dso->slots);
@@ -610,8 +609,7 @@ int ps_dso_load(struct ps_dso *dso)
 		if (dso->kind == DSO_MODULE) {
 			ps_kmodule_load(dso);
 			/* dso__load() found no file to read */
-			if (first && dso->module_source != MODULE_FROM_KO &&
-			    dso->module_source != MODULE_NO_SYMBOLS)
+			if (first && !ps_kmodule_from_file(dso))
 				return -1;
 		} else {
 			kernel_map_loads(symbols);
@@ -665,8 +663,7 @@ static size_t resolve_kernel(struct ps_dso *dso, uint64_t addr, struct ps_frame_
 		load_kernel(symbols);
 	if (dso->kind == DSO_MODULE) {
 		ps_kmodule_load(dso);
-		if (dso->module_source == MODULE_FROM_KO ||
-		    dso->module_source == MODULE_NO_SYMBOLS) {
+		if (ps_kmodule_from_file(dso)) {
 			/* perf's map of the module starts at .text's offset (0
 			 * without symbols); kallsyms's may join the .ko's
 			 * (kernel_map_loads()) */

@@ -204,6 +204,12 @@ int ps_kmod_decompress(const char *path, const char *file, enum ps_kmod_comp com
 /* kmodule.c: decide where a kernel module's symbols come from, as perf's
  * first map__load() of it decides (module_source). */
 void ps_kmodule_load(struct ps_dso *dso);
+/* Whether perf read the module's symbols from its .ko (which may have
+ * given none), once ps_kmodule_load() decided. */
+static inline bool ps_kmodule_from_file(const struct ps_dso *dso)
+{
+	return dso->module_source == MODULE_FROM_KO || dso->module_source == MODULE_NO_SYMBOLS;
+}
 /* kmodule.c: perf loads the kernel's map from kallsyms after it loaded
  * the module from its .ko: the module's kallsyms symbols go into the
  * .ko's table too, but the first of each run. */

@@ -4,11 +4,11 @@
  * under --symfs), whose .text symbols replace kallsyms's, and perf's map
  * of the module then starts at .text's file offset; otherwise kallsyms's,
  * when perf had loaded the kernel's map before. A module loaded before
- * that (dso__load() found no file and left it empty) gets, once perf
- * loads kallsyms, all its symbols but the first of each run:
- * maps__split_kallsyms() walks the kernel's symbols in address order and
- * checks whether a module is loaded only when the module changes from the
- * symbol before, leaving that one symbol out.
+ * that, from its .ko or empty (dso__load() found no file), gets, once
+ * perf loads kallsyms, all its kallsyms symbols but the first of each
+ * run: maps__split_kallsyms() walks the kernel's symbols in address order
+ * and checks whether a module is loaded only when the module changes
+ * from the symbol before, leaving that one symbol out.
  */
 #include "symbols/dso_priv.h"
 
@@ -51,8 +51,7 @@ void ps_kmodule_add_kallsyms(struct ps_dso *dso)
 {
 	const struct ps_symtab *tab = ps_kernel_symbols_module(dso->owner->kernel, dso->module);
 
-	if (!tab ||
-	    (dso->module_source != MODULE_FROM_KO && dso->module_source != MODULE_NO_SYMBOLS))
+	if (!tab || !ps_kmodule_from_file(dso))
 		return;
 	/* in address order, in the space of perf's map of the module (which
 	 * starts at .text's offset), as maps__split_kallsyms() moves them */
