@@ -62,6 +62,14 @@ struct ps_jit_table {
 	/* sorted by (code_index, order), built for the first JIT_CODE_MOVE */
 	struct code_index_ref *by_code_index;
 	size_t nr_by_code_index;
+	/* for lookups (lookup_index()): the entries are cut into buckets of
+	 * 1 << index_shift bytes from the first start; index[b] is the first
+	 * entry starting in bucket b or later, index[nr_buckets] is
+	 * nr_entries. Built by ps_jit_table_finish() for indexed_entries
+	 * entries: any other count means none. */
+	uint32_t *index;
+	size_t nr_buckets, indexed_entries;
+	unsigned index_shift;
 	struct ps_jit_file_stats stats;
 	char errmsg[PS_MSG_MAX];
 };
@@ -105,6 +113,7 @@ void ps_jit_table_free(struct ps_jit_table *table)
 	free(table->unwind_bytes);
 	free(table->unwinds);
 	free(table->by_code_index);
+	free(table->index);
 	free(table);
 }
 
@@ -237,6 +246,55 @@ static int compare_by_start(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* The buckets of lookup_index(): at most two per entry, so that a lookup
+ * searches a few entries, not all of them; none when out of memory (the
+ * lookups then search them all). */
+static void build_index(struct ps_jit_table *table)
+{
+	size_t n = table->nr_entries, entry = 0;
+	uint64_t span;
+	unsigned shift = 0;
+
+	free(table->index);
+	table->index = NULL;
+	table->indexed_entries = 0;
+	if (n < 16 || n > UINT32_MAX - 1)
+		return;
+	span = table->entries[n - 1].start - table->entries[0].start;
+	while (shift < 63 && (span >> shift) >= 2 * n)
+		shift++;
+	table->nr_buckets = (size_t)(span >> shift) + 1;
+	table->index = malloc((table->nr_buckets + 1) * sizeof(*table->index));
+	if (!table->index)
+		return;
+	for (size_t b = 0; b < table->nr_buckets; b++) {
+		uint64_t from = (uint64_t)b << shift;
+
+		while (entry < n && table->entries[entry].start - table->entries[0].start < from)
+			entry++;
+		table->index[b] = (uint32_t)entry;
+	}
+	table->index[table->nr_buckets] = (uint32_t)n;
+	table->index_shift = shift;
+	table->indexed_entries = n;
+}
+
+/* Where ps_jit_table_lookup() searches for the first entry starting past
+ * addr, given that the first entry starts at or below it: the entries
+ * starting in addr's bucket, and the one after them (past the last
+ * bucket: the end). */
+static void index_range(const struct ps_jit_table *table, uint64_t addr, size_t *low, size_t *high)
+{
+	uint64_t b = (addr - table->entries[0].start) >> table->index_shift;
+
+	if (b >= table->nr_buckets) {
+		*low = *high = table->nr_entries;
+		return;
+	}
+	*low = table->index[b];
+	*high = table->index[b + 1];
+}
+
 void ps_jit_table_finish(struct ps_jit_table *table)
 {
 	size_t kept = 0;
@@ -263,6 +321,7 @@ void ps_jit_table_finish(struct ps_jit_table *table)
 			entry->size = room;
 	}
 	table->stats.entries = table->nr_entries;
+	build_index(table);
 }
 
 static void fill_symbol(const struct ps_jit_table *table, const struct table_entry *entry,
@@ -296,6 +355,9 @@ bool ps_jit_table_lookup(const struct ps_jit_table *table, uint64_t addr, struct
 		return false;
 	/* the last entry starting at or below addr */
 	high = table->nr_entries;
+	if (table->index && table->indexed_entries == table->nr_entries && high &&
+	    addr >= table->entries[0].start)
+		index_range(table, addr, &low, &high);
 	while (low < high) {
 		size_t mid = low + (high - low) / 2;
 

@@ -127,6 +127,68 @@ static void assert_none(const struct ps_jit_table *table, uint64_t addr)
 /* perf maps                                                           */
 /* ------------------------------------------------------------------ */
 
+/* Lookups in a big table go through its bucket index: they must find
+ * what a walk over every entry finds (the last entry starting at or below
+ * the address, if the address is within it), for addresses around every
+ * entry, in gaps, before the first and past the last, with entries close
+ * together and far apart (a few buckets hold most of them). */
+START_TEST(test_table_index_lookups)
+{
+	static const uint64_t bases[] = { 0x1000, 0x7f0000000000ull, 0xffffffffff000000ull };
+	struct ps_jit_limits limits = { 0 };
+	struct ps_jit_symbol sym;
+	uint64_t state = 7, starts[600], sizes[600];
+	size_t n = 0;
+
+	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
+		uint64_t at = bases[b];
+
+		for (size_t i = 0; i < 200; i++) {
+			state = state * 6364136223846793005ull + 1442695040888963407ull;
+			starts[n] = at;
+			sizes[n] = 1 + (state >> 58); /* 1 to 64 bytes */
+			at += sizes[n] + ((state >> 40) % 3 == 0 ? (state >> 44) % 4096 : 0);
+			n++;
+		}
+	}
+	struct ps_jit_table *table = ps_jit_table_new(PS_JIT_SOURCE_MAP, "test", &limits);
+	ck_assert_ptr_nonnull(table);
+	/* added out of order, as a file may list them */
+	for (size_t i = 0; i < n; i++) {
+		size_t k = (i * 7) % n;
+
+		ck_assert_int_eq(ps_jit_table_add(table, starts[k], sizes[k], "f", 1,
+		                                  PS_JIT_NO_UNWIND, 0, k),
+		                 0);
+	}
+	ps_jit_table_finish(table);
+	for (size_t i = 0; i < n; i++) {
+		const int64_t deltas[] = {
+			-1, 0, 1, (int64_t)sizes[i] - 1, (int64_t)sizes[i], (int64_t)sizes[i] + 100
+		};
+
+		for (size_t d = 0; d < sizeof(deltas) / sizeof(deltas[0]); d++) {
+			uint64_t addr = starts[i] + (uint64_t)deltas[d];
+			bool want = false;
+			uint64_t want_start = 0;
+
+			for (size_t k = 0; k < n; k++)
+				if (starts[k] <= addr && addr - starts[k] < sizes[k]) {
+					want = true;
+					want_start = starts[k];
+				}
+			ck_assert_msg(ps_jit_table_lookup(table, addr, &sym) == want, "%#llx",
+			              (unsigned long long)addr);
+			if (want)
+				ck_assert_uint_eq(sym.start, want_start);
+		}
+	}
+	ck_assert(!ps_jit_table_lookup(table, 0, NULL));
+	ck_assert(!ps_jit_table_lookup(table, UINT64_MAX, NULL));
+	ps_jit_table_free(table);
+}
+END_TEST
+
 START_TEST(test_map_valid)
 {
 	struct ps_jit_table *table = read_map_text("7f9638bed79b b py::bar:<string>\n"
@@ -1626,6 +1688,7 @@ static Suite *sources_suite(void)
 	tcase_add_unchecked_fixture(maps, case_setup, case_teardown);
 	tcase_add_checked_fixture(maps, setup, teardown);
 	tcase_add_test(maps, test_map_valid);
+	tcase_add_test(maps, test_table_index_lookups);
 	tcase_add_test(maps, test_map_damaged_lines);
 	tcase_add_test(maps, test_map_damage_messages);
 	tcase_add_test(maps, test_map_line_length_limit);
