@@ -74,62 +74,48 @@ void ps_py_merger_free(struct ps_py_merger *merger)
 
 /* ---- names ----------------------------------------------------------- */
 
+/* A prefix and its length: the test runs for most native frames of every
+ * Python stack, so it looks at the first byte before comparing. */
+struct name_prefix {
+	const char *text;
+	size_t len;
+};
+
+#define NAME_PREFIX(s)                                                                             \
+	{                                                                                          \
+		s, sizeof(s) - 1                                                                   \
+	}
+
 bool ps_py_is_internal_name(const char *name)
 {
-	/* asked of most native frames of every Python stack: the first byte
-	 * picks the prefixes to compare */
+	static const struct name_prefix prefixes[] = {
+		NAME_PREFIX("py_trampoline_evaluator"),
+		NAME_PREFIX("_TAIL_CALL_"),
+		NAME_PREFIX("cfunction_"),
+		NAME_PREFIX("slot_tp_"),
+		NAME_PREFIX("method_vectorcall"),
+		NAME_PREFIX("call_function"),
+		NAME_PREFIX("function_code_fastcall"),
+		NAME_PREFIX("do_call_core"),
+		NAME_PREFIX("object_vacall"),
+		NAME_PREFIX("callmethod"),
+		NAME_PREFIX("type_call"),
+		NAME_PREFIX("gen_send"),
+		NAME_PREFIX("gen_iternext"),
+	};
+
 	if (!name)
 		return false;
-	switch (name[0]) {
-	case 'P':
-		if (name[1] == 'y') /* but an extension's module init */
-			return name[2] != 'I' || strncmp(name, "PyInit_", 7) != 0;
-		break;
-	case '_':
-		if ((name[1] == 'P' && name[2] == 'y') ||
-		    (name[1] == 'T' && strncmp(name, "_TAIL_CALL_", 11) == 0))
+	/* most of them: CPython's own "_Py..." and "Py..." functions, but
+	 * an extension's module init */
+	if (name[0] == '_' && name[1] == 'P' && name[2] == 'y')
+		return true;
+	if (name[0] == 'P' && name[1] == 'y')
+		return name[2] != 'I' || strncmp(name, "PyInit_", 7) != 0;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (name[0] == prefixes[i].text[0] && name[1] == prefixes[i].text[1] &&
+		    strncmp(name, prefixes[i].text, prefixes[i].len) == 0)
 			return true;
-		break;
-	case 'p':
-		if (strncmp(name, "py_trampoline_evaluator", 23) == 0)
-			return true;
-		break;
-	case 'c':
-		if (strncmp(name, "cfunction_", 10) == 0 ||
-		    strncmp(name, "call_function", 13) == 0 || strncmp(name, "callmethod", 10) == 0)
-			return true;
-		break;
-	case 's':
-		if (strncmp(name, "slot_tp_", 8) == 0)
-			return true;
-		break;
-	case 'm':
-		if (strncmp(name, "method_vectorcall", 17) == 0)
-			return true;
-		break;
-	case 'f':
-		if (strncmp(name, "function_code_fastcall", 22) == 0)
-			return true;
-		break;
-	case 'd':
-		if (strncmp(name, "do_call_core", 12) == 0)
-			return true;
-		break;
-	case 'o':
-		if (strncmp(name, "object_vacall", 13) == 0)
-			return true;
-		break;
-	case 't':
-		if (strncmp(name, "type_call", 9) == 0)
-			return true;
-		break;
-	case 'g':
-		if (strncmp(name, "gen_send", 8) == 0 || strncmp(name, "gen_iternext", 12) == 0)
-			return true;
-		break;
-	default:
-		break;
-	}
 	return strstr(name, "ectorcall") &&
 	       (strstr(name, "Vectorcall") || strstr(name, "vectorcall"));
 }
