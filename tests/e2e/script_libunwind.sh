@@ -17,7 +17,8 @@
 #    table; nothing: the end). The capture is also checked with --jobs 3
 #    (e2e_check_stacks), where the session keeps that cache from what the
 #    workers looked up;
-#  - a shell exec'ing /bin/true in a loop, sampled inside execve;
+#  - a shell exec'ing /bin/true in a loop, sampled inside execve (where
+#    the user stack cannot be copied);
 #  - a program built without unwind tables (tests/programs/no_cfi.c):
 #    its frames are guessed from frame pointers, one of which leads to a
 #    return address in its writable data, a mapping whose start less its
@@ -84,8 +85,21 @@ else
 fi
 
 E2E_MIN_SAMPLES=300
-# shellcheck disable=SC2016 # a program for sh -c
-e2e_record "$E2E_TMP/exec.data" -F 2999 --call-graph dwarf -- \
+# A timer's samples land inside execve only by chance, and on some
+# virtual machines (whose guest timers fire mostly in user mode) never:
+# the task:task_rename tracepoint adds one sample inside every exec, after
+# the new memory is in place and before the COMM record, where the user
+# stack cannot be copied (perf then prints no user frame at all). Without
+# that tracepoint the timer alone is recorded, and finding no sample
+# inside execve is reported, not failed.
+exec_events="-F 2999"
+exec_must_sample=
+if perf list tracepoint 2>/dev/null | grep -q 'task:task_rename'; then
+	exec_events="-e task:task_rename -e cpu-clock -F 2999"
+	exec_must_sample=1
+fi
+# shellcheck disable=SC2016,SC2086 # a program for sh -c; the events' options
+e2e_record "$E2E_TMP/exec.data" $exec_events --call-graph dwarf -- \
 	/bin/sh -c 'i=0; while [ $i -lt 3000 ]; do /bin/true; i=$((i + 1)); done'
 # (99.9%: once, on a loaded machine whose capture lost chunks, perf
 # unwound one sample in 1,886 (a 1,500-exec run) further than pystitch, a true at _dl_fixup's
@@ -96,7 +110,14 @@ native exec "$E2E_TMP/exec.data" || failed=1
 NV_MIN=
 execs=$(grep -c 'bprm_execve\|do_execveat_common' "$E2E_TMP/$E2E_PERF_OUT")
 e2e_say "$e2e_name: exec: $execs frames inside execve"
-[ "$execs" -gt 0 ] || { e2e_say "$e2e_name: exec: no sample inside execve"; failed=1; }
+if [ "$execs" -eq 0 ]; then
+	if [ -n "$exec_must_sample" ]; then
+		e2e_say "$e2e_name: exec: no sample inside execve"
+		failed=1
+	else
+		e2e_say "$e2e_name: exec: NOTE: no task:task_rename tracepoint here, and no timer sample landed inside execve: that case went untested"
+	fi
+fi
 E2E_MIN_SAMPLES=300
 e2e_record "$E2E_TMP/no_cfi.data" -F 2999 --call-graph dwarf -- "$E2E_PROGRAMS/no_cfi" 0.4
 native "no unwind tables" "$E2E_TMP/no_cfi.data" || failed=1
