@@ -122,8 +122,20 @@ show() {
 }
 show samples.json samples-dom.html samples exact
 show period.json period-dom.html period time
-grep -q "title=\"[^\"]*/pychains.py\" class=\"[^\"]*\"><span [^>]*></span>stage_a</td>" \
-	"$E2E_TMP/samples-dom.html" || e2e_fail "speedscope shows no Python frame stage_a in pychains.py"
+# a Python function of the opened profile (the heaviest thread: the main
+# thread's stage_a, or a worker's on a machine that ran the workers more)
+shown=$(node -e '
+	const doc = JSON.parse(require("fs").readFileSync(process.argv[1]));
+	const frames = new Set(doc.profiles[doc.activeProfileIndex].samples.flat());
+	const names = ["stage_a", "worker_outer", "stage_b", "worker_leaf", "stage_c", "Shape.area"];
+	const found = names.find((name) => doc.shared.frames.some((frame, i) =>
+		frames.has(i) && frame.name === name && /\/pychains\.py$/.test(frame.file || "")));
+	console.log(found || "");
+' "$E2E_TMP/samples.json") || e2e_fail "cannot read samples.json's opened profile"
+[ -n "$shown" ] || e2e_fail "the opened profile of samples.json has no Python function of pychains.py"
+grep -q "title=\"[^\"]*/pychains.py\" class=\"[^\"]*\"><span [^>]*></span>$shown</td>" \
+	"$E2E_TMP/samples-dom.html" || e2e_fail "speedscope shows no Python frame $shown in pychains.py"
+e2e_say "$e2e_name: speedscope shows the Python frame $shown of pychains.py"
 
 # ---- options and errors -----------------------------------------------
 pystitch_to pid.json speedscope -i "$data" -o "$E2E_TMP/pid-file.json" --per pid
