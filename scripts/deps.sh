@@ -6,7 +6,7 @@ set -euo pipefail
 PYSTITCH_DEB_PACKAGES=(
 	build-essential autoconf automake libtool pkg-config make
 	libdw-dev libelf-dev libtraceevent-dev libcapstone-dev libzstd-dev libdeflate-dev libiberty-dev check
-	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev liblzma-dev nodejs
+	libprotobuf-c-dev protobuf-c-compiler zlib1g-dev liblzma-dev nodejs default-jdk-headless
 	libarchive-dev nettle-dev
 	linux-perf gawk python3 python3-dev zstd time
 	clang lld libclang-rt-dev clang-format cppcheck shellcheck

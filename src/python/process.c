@@ -185,9 +185,17 @@ bool ps_python_recover_popped(void *ctx, struct ps_process *process)
 	return state->has_jit;
 }
 
-bool ps_python_process_has_jit(struct ps_python *python, struct ps_process *process)
+bool ps_python_process_runs_trampolines(struct ps_python *python, struct ps_process *process)
 {
-	return process && ps_python_recover_popped(python, process);
+	struct python_process *state;
+
+	if (!process || !ps_python_recover_popped(python, process))
+		return false;
+	state = ps_python_process(process);
+	if (!state)
+		return false;
+	ps_python_find_interpreter(python, state);
+	return state->interp != NULL;
 }
 
 bool ps_python_frame_rule(void *ctx, struct ps_process *process, uint64_t pc,

@@ -62,10 +62,12 @@ void ps_python_free(struct ps_python *python);
  * only modes mark even without Python frames. */
 bool ps_python_mark_frames(struct ps_frame *frames, size_t nr_frames, bool *eval);
 
-/* Whether process (may be NULL) has JIT code mapped (CPython's
- * trampolines): its stacks are merged in the merged and only modes even
- * without a Python frame, so that one cut short is marked so. */
-bool ps_python_process_has_jit(struct ps_python *python, struct ps_process *process);
+/* Whether process (may be NULL) is a CPython process (its interpreter
+ * found) with JIT code mapped (CPython's trampolines): its stacks are
+ * merged in the merged and only modes even without a Python frame, so
+ * that one cut short is marked so. Another runtime's JIT code (a JVM's,
+ * V8's) does not make a process's stacks Python stacks. */
+bool ps_python_process_runs_trampolines(struct ps_python *python, struct ps_process *process);
 
 /* The frames of a stack (of a sample of process, which may be NULL) in the
  * Python mode: in merged, all and only modes its user frames are replaced

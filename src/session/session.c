@@ -304,8 +304,9 @@ static int build_stack(struct ps_session *s, const struct ps_feed_sample *sample
 	 * nothing names, and the stacks of processes that ran CPython's
 	 * trampolines that were cut short; the all mode leaves a stack
 	 * without Python frames as it is */
-	if (!python && (mode == PS_PYTHON_ALL ||
-	                !(eval || ps_python_process_has_jit(s->feed.python, sample->process)))) {
+	if (!python &&
+	    (mode == PS_PYTHON_ALL ||
+	     !(eval || ps_python_process_runs_trampolines(s->feed.python, sample->process)))) {
 		if (mode == PS_PYTHON_ONLY)
 			s->stack.nr_frames = 0;
 		return 0;

@@ -284,6 +284,15 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 				return stop(u, u->depth >= u->max ? PS_UNWIND_STOP_MAX_FRAMES
 				                                  : PS_UNWIND_STOP_NO_MODULE);
 			}
+			/* pystitch's own walk shows the frame, as perf's
+			 * libunwind does, where perf's libdw glue would not:
+			 * the sample's IP or a caller in code no file or rule
+			 * describes (another runtime's JIT code) */
+			if (u->own && (first || found == PS_UNWIND_MODULE_NONE)) {
+				ps_unwind_record_regs(u, lookup, cur->regs, cur->present);
+				return stop(u, u->depth >= u->max ? PS_UNWIND_STOP_MAX_FRAMES
+				                                  : PS_UNWIND_STOP_NO_MODULE);
+			}
 			if (first || found == PS_UNWIND_MODULE_NONE)
 				return stop(u, PS_UNWIND_STOP_NO_MODULE);
 			/* libdwfl shows it and goes on with frame pointers,

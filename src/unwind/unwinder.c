@@ -358,6 +358,14 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 			return end_walk(u, room ? PS_UNWIND_STOP_NO_MODULE
 			                        : PS_UNWIND_STOP_MAX_FRAMES);
 		}
+		/* pystitch's own walk shows the frame (as the table walk
+		 * does) */
+		if (u->own && (first || found == PS_UNWIND_MODULE_NONE)) {
+			bool room = ps_unwind_record_state(u, lookup, state, raw);
+
+			return end_walk(u, room ? PS_UNWIND_STOP_NO_MODULE
+			                        : PS_UNWIND_STOP_MAX_FRAMES);
+		}
 		/* perf's libdw glue: without a module for the IP it cannot
 		 * attach and shows no user frame; a caller in a mapping
 		 * without ELF ends the walk unshown; a caller in no mapping

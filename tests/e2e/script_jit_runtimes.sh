@@ -1,0 +1,102 @@
+#!/bin/sh
+# script_jit_runtimes: captures of other runtimes' JIT code, in pystitch's
+# default (merged) mode and --python=all, against `perf script` on the
+# same file. A JVM or Node.js process is no CPython process: its stacks
+# get no Python marker ("[truncated]"), and its frames in JIT code (named
+# from its perf map) are shown as perf shows them.
+#  - a JVM (tests/programs/JitLoop.java, -XX:+DumpPerfMapAtExit), DWARF:
+#    every sample as perf prints it, but for Debian perf's bogus
+#    ffffffffffffffff frame at the end of a stack its libunwind gave up on
+#    (pystitch's own walk of a process with JIT code prints none, and may
+#    print one more real frame there: compare_script.awk's libdw_quirks);
+#    --python=native byte for byte;
+#  - the same JVM with -XX:+PreserveFramePointer, recorded with -g: byte
+#    for byte;
+#  - Node.js with --perf-basic-prof, -g: byte for byte; DWARF: no marker,
+#    and at least as many perf-map frames as perf prints (pystitch's walk
+#    goes past registers a leaf's epilogue popped, into more JIT callers).
+# Java (default-jdk-headless) and Node.js are installed by
+# scripts/deps.sh; without them their captures are skipped, loudly.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+e2e_setup
+failed=0
+
+# default LABEL FILE COMPARE_ARGS...: `perf script` against `pystitch
+# script` in the default mode and in --python=all (--no-inline: perf runs
+# addr2line on node's 100 MB of DWARF otherwise).
+default() {
+	dm_label=$1
+	dm_data=$2
+	shift 2
+	dm_tag=$(printf '%s' "$dm_label" | tr -c 'A-Za-z0-9_.-' '_')
+	E2E_PERF_OUT=perf-$dm_tag.txt
+	e2e_perf_script "$E2E_PERF_OUT" -i "$dm_data" --no-inline
+	for dm_mode in merged all; do
+		e2e_pystitch_script "pystitch-$dm_tag-$dm_mode.txt" -i "$dm_data" --no-inline \
+			--python=$dm_mode
+		e2e_compare_script "$dm_label, --python=$dm_mode" "$E2E_PERF_OUT" \
+			"pystitch-$dm_tag-$dm_mode.txt" -v min_samples=200 "$@" || failed=1
+		if grep -q '\[truncated\]' "$E2E_TMP/pystitch-$dm_tag-$dm_mode.txt"; then
+			e2e_say "$e2e_name: $dm_label, --python=$dm_mode: a Python marker in a process without CPython"
+			failed=1
+		fi
+	done
+}
+
+# jit_frames FILE: the frames named from a perf map in FILE
+jit_frames() {
+	grep -c '(/tmp/perf-[0-9]*\.map)$' "$E2E_TMP/$1"
+}
+
+ran=
+if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; then
+	e2e_run javac -d "$E2E_TMP/classes" "$e2e_dir/../programs/JitLoop.java" \
+		2>"$E2E_TMP/javac.err" || {
+		e2e_show "$E2E_TMP/javac.err"
+		e2e_fail "javac could not build JitLoop"
+	}
+	e2e_record "$E2E_TMP/java.data" -F 999 --call-graph dwarf -- \
+		java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp "$E2E_TMP/classes" \
+		JitLoop 1.5
+	default "java, DWARF" "$E2E_TMP/java.data" -v libdw_quirks=1
+	jit=$(jit_frames "$E2E_PERF_OUT")
+	e2e_say "$e2e_name: java, DWARF: perf printed $jit frames in JIT code"
+	[ "$jit" -gt 0 ] || { e2e_say "$e2e_name: java: perf printed no JIT frame"; failed=1; }
+	e2e_perf_script perf-java-native.txt -i "$E2E_TMP/java.data" --no-inline
+	e2e_pystitch_script pystitch-java-native.txt -i "$E2E_TMP/java.data" --no-inline \
+		--python=native
+	e2e_compare_script "java, DWARF, --python=native" perf-java-native.txt \
+		pystitch-java-native.txt -v min_samples=200 || failed=1
+
+	e2e_record "$E2E_TMP/java-fp.data" -F 999 -g -- \
+		java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit \
+		-XX:+PreserveFramePointer -cp "$E2E_TMP/classes" JitLoop 1.5
+	default "java, -g" "$E2E_TMP/java-fp.data"
+	ran=1
+else
+	e2e_say "$e2e_name: no java and javac here (Debian: apt-get install default-jdk-headless): the JVM's captures are left out"
+fi
+
+if command -v node >/dev/null 2>&1; then
+	e2e_record "$E2E_TMP/node-fp.data" -F 999 -g -- \
+		node --perf-basic-prof --no-logfile-per-isolate --logfile="$E2E_TMP/v8.log" \
+		"$e2e_dir/../programs/jitloop.js" 1
+	default "node, -g" "$E2E_TMP/node-fp.data"
+
+	e2e_record "$E2E_TMP/node.data" -F 999 --call-graph dwarf -- \
+		node --perf-basic-prof --no-logfile-per-isolate --logfile="$E2E_TMP/v8.log" \
+		"$e2e_dir/../programs/jitloop.js" 1
+	# (not identical: more frames; the share is reported)
+	default "node, DWARF" "$E2E_TMP/node.data" -v min_identical=0
+	jit=$(jit_frames "$E2E_PERF_OUT")
+	ours=$(jit_frames "pystitch-node__DWARF-merged.txt")
+	e2e_say "$e2e_name: node, DWARF: $jit frames in JIT code from perf, $ours from pystitch"
+	[ "$jit" -gt 0 ] || { e2e_say "$e2e_name: node: perf printed no JIT frame"; failed=1; }
+	[ "$ours" -ge "$jit" ] || { e2e_say "$e2e_name: node: JIT frames lost"; failed=1; }
+	ran=1
+else
+	e2e_say "$e2e_name: no node (Node.js) here: its captures are left out"
+fi
+[ -n "$ran" ] || e2e_skip "neither java nor node is installed"
+exit $failed
