@@ -759,8 +759,15 @@ struct ps_record_auxtrace_error {
 	uint32_t machine_pid, vcpu;
 };
 
+/* perf stat record's settings: its {tag, value} pairs, the last of each
+ * known tag kept (perf_event__read_stat_config()); a tag not given keeps
+ * perf's default (0) and its has_ flag false. */
 struct ps_record_stat_config {
 	uint64_t nr;
+	uint64_t aggr_mode; /* tag 0: enum aggr_mode (0 none, 1 global, ...) */
+	uint64_t interval; /* tag 1: -I, milliseconds */
+	uint64_t scale; /* tag 2: whether counts are scaled */
+	bool has_aggr_mode, has_interval, has_scale;
 };
 
 struct ps_record_stat {

@@ -567,11 +567,11 @@ static int script_run(struct ps_cli *cli, struct ps_cli_args *args, void *state)
 	opts->branch_listing = ps_script_fields_need_branch_listing(st->fields);
 	opts->addr_names = ps_script_fields_need_addr_names(st->fields);
 	ps_cli_session_defaults(cli, args, cli->input);
-	if (st->show_events) {
-		opts->record = on_record;
-		opts->record_ctx = &run;
-		opts->file_order = st->show_events & PS_SCRIPT_SHOW_ROUND;
-	}
+	/* the --show-*-events records, and those of a perf stat capture,
+	 * which perf script always prints */
+	opts->record = on_record;
+	opts->record_ctx = &run;
+	opts->file_order = st->show_events & PS_SCRIPT_SHOW_ROUND;
 	status = ps_cli_session_open(cli, args, &run.session);
 	if (status)
 		goto out;

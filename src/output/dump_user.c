@@ -145,27 +145,13 @@ static void print_cpu_map(struct ps_strbuf *out, const struct ps_record_cpu_map 
 	ps_dump_unhandled(out);
 }
 
-/* STAT_CONFIG holds {tag, value} pairs; the decoded event only has their
- * number, so read them from the raw record. */
-static void print_stat_config(struct ps_strbuf *out, const struct ps_reader *reader,
-                              const struct ps_event *ev)
+/* STAT_CONFIG's values, 0 where a tag is not given */
+static void print_stat_config(struct ps_strbuf *out, const struct ps_event *ev)
 {
-	uint64_t aggr_mode = 0, scale = 0, interval = 0;
-	uint64_t nr = ev->u.stat_config.nr;
+	const struct ps_record_stat_config *sc = &ev->u.stat_config;
 
-	for (uint64_t i = 0; i < nr && 16 + 16 * (i + 1) <= ev->size; i++) {
-		uint64_t tag = ps_dump_raw_u64(reader, ev, 16 + 16 * i);
-		uint64_t val = ps_dump_raw_u64(reader, ev, 24 + 16 * i);
-
-		if (tag == 0)
-			aggr_mode = val;
-		else if (tag == 1)
-			interval = val;
-		else if (tag == 2)
-			scale = val;
-	}
 	ps_strbuf_addf(out, "\n... aggr_mode %d\n... scale     %d\n... interval  %u\n",
-	               (int)aggr_mode, scale != 0, (unsigned)interval);
+	               (int)sc->aggr_mode, sc->scale != 0, (unsigned)sc->interval);
 	ps_dump_unhandled(out);
 }
 
@@ -251,7 +237,7 @@ void ps_dump_user_fields(struct ps_strbuf *out, const struct ps_reader *reader,
 		print_cpu_map(out, &ev->u.cpu_map);
 		break;
 	case PS_RECORD_STAT_CONFIG:
-		print_stat_config(out, reader, ev);
+		print_stat_config(out, ev);
 		break;
 	case PS_RECORD_STAT:
 		ps_strbuf_addf(out,

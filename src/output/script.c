@@ -434,6 +434,7 @@ struct ps_script {
 	bool format_ready;
 	struct ps_sink sink;
 	struct ps_script_srccode srccode; /* what -F srccode printed last */
+	struct ps_script_stat *stat; /* a perf stat capture's counts */
 	char errmsg[PS_MSG_MAX];
 };
 
@@ -467,6 +468,7 @@ void ps_script_close(struct ps_script *script)
 		tep_reset_function_resolver(script->format.tep);
 	ps_sink_release(&script->sink);
 	ps_script_srccode_release(&script->srccode);
+	ps_script_stat_free(script->stat);
 	free(script);
 }
 
@@ -530,6 +532,8 @@ bool ps_script_shows_record(const struct ps_script *script, const struct ps_even
                             int32_t *pid, int32_t *tid)
 {
 	*pid = *tid = -1;
+	if (ps_script_stat_handles(event->type))
+		return true;
 	if (!(script->opts.show_events & ps_script_record_show(event->type)))
 		return false;
 	ps_script_record_thread(event, pid, tid);
@@ -542,6 +546,14 @@ int ps_script_write_record(struct ps_script *script, const struct ps_event *even
 	if (event->type != PS_RECORD_FINISHED_ROUND && ps_reader_nr_attrs(script->reader) &&
 	    format_ready(script))
 		return -EINVAL;
+	if (ps_script_stat_handles(event->type)) {
+		script->errmsg[0] = 0;
+		int err = ps_script_stat_record(&script->stat, &script->sink.text, script->reader,
+		                                event, script->errmsg, sizeof(script->errmsg));
+		if (err == -ENOMEM && !script->errmsg[0])
+			snprintf(script->errmsg, sizeof(script->errmsg), "out of memory");
+		return err ? err : ps_sink_maybe_drain(&script->sink);
+	}
 	ps_script_print_record(&script->sink.text, &script->format, script->reader, event, comm);
 	return ps_sink_maybe_drain(&script->sink);
 }

@@ -37,6 +37,18 @@ void ps_script_print_bpf_output(struct ps_strbuf *out, const uint8_t *data, size
 void ps_script_print_branches(struct ps_strbuf *out, const struct ps_stack *stack, uint64_t fields);
 
 /* Which PS_SCRIPT_SHOW_* bits print a record type (0: none). */
+/* script_stat.c: a `perf stat record` capture's counts */
+struct ps_script_stat;
+/* Whether perf script processes records of this type as stat records
+ * (always, whatever --show-*-events asks). */
+bool ps_script_stat_handles(uint32_t record_type);
+/* Take one such record into *stat (created on first use); a STAT_ROUND
+ * prints every event's counts into out. 0, or -errno with errmsg set for
+ * a record perf refuses (-ENOMEM without). */
+int ps_script_stat_record(struct ps_script_stat **stat, struct ps_strbuf *out,
+                          const struct ps_reader *reader, const struct ps_event *ev, char *errmsg,
+                          size_t errmsg_size);
+void ps_script_stat_free(struct ps_script_stat *stat);
 uint32_t ps_script_record_show(uint32_t record_type);
 /* The thread perf names for a record; false when it has none. */
 bool ps_script_record_thread(const struct ps_event *ev, int32_t *pid, int32_t *tid);

@@ -415,11 +415,29 @@ static int decode_user(struct ps_reader *r, struct ps_event *ev, struct ps_curso
 	}
 	case PS_RECORD_CPU_MAP:
 		return decode_cpu_map(r, ev, c, offset);
-	case PS_RECORD_STAT_CONFIG:
-		ev->u.stat_config.nr = ps_cursor_u64(c);
-		if (ps_cursor_ok(c) && ev->u.stat_config.nr > ps_cursor_left(c) / 16)
+	case PS_RECORD_STAT_CONFIG: {
+		struct ps_record_stat_config *sc = &ev->u.stat_config;
+
+		memset(sc, 0, sizeof(*sc));
+		sc->nr = ps_cursor_u64(c);
+		if (ps_cursor_ok(c) && sc->nr > ps_cursor_left(c) / 16)
 			MALFORMED("stat config count runs past the record");
+		for (uint64_t i = 0; i < sc->nr && ps_cursor_ok(c); i++) {
+			uint64_t tag = ps_cursor_u64(c), val = ps_cursor_u64(c);
+
+			if (tag == 0) {
+				sc->aggr_mode = val;
+				sc->has_aggr_mode = true;
+			} else if (tag == 1) {
+				sc->interval = val;
+				sc->has_interval = true;
+			} else if (tag == 2) {
+				sc->scale = val;
+				sc->has_scale = true;
+			}
+		}
 		break;
+	}
 	case PS_RECORD_STAT:
 		ev->u.stat.id = ps_cursor_u64(c);
 		ev->u.stat.cpu = ps_cursor_u32(c);

@@ -888,6 +888,12 @@ START_TEST(test_user_records)
 
 	e = expect_record(&c, PS_RECORD_STAT_CONFIG, 0, &ri[n++]);
 	ck_assert_uint_eq(e->u.stat_config.nr, 2);
+	/* {AGGR_MODE, 1}, {INTERVAL, 1000}; no SCALE */
+	ck_assert(e->u.stat_config.has_aggr_mode && e->u.stat_config.has_interval);
+	ck_assert(!e->u.stat_config.has_scale);
+	ck_assert_uint_eq(e->u.stat_config.aggr_mode, 1);
+	ck_assert_uint_eq(e->u.stat_config.interval, 1000);
+	ck_assert_uint_eq(e->u.stat_config.scale, 0);
 
 	e = expect_record(&c, PS_RECORD_STAT, 0, &ri[n++]);
 	ck_assert_uint_eq(e->u.stat.id, EVENT_ID);
