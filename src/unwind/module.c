@@ -64,6 +64,7 @@ void ps_unwind_dwfl_destroy(struct ps_unwinder *u)
 	if (u->dwfl)
 		dwfl_end(u->dwfl);
 	u->dwfl = NULL;
+	ps_unwind_jitted_destroy(u);
 	/* the rules are keyed by the Dwfl's modules */
 	ps_unwind_rows_clear(u);
 	modules_clear(u);
@@ -441,6 +442,10 @@ static enum ps_unwind_lookup module_lookup(struct ps_unwinder *u, uint64_t addr,
 	u->frame_base = base;
 	u->frame_file_base = map.file_base ? map.file_base : map.start - map.pgoff;
 	u->frame_libunwind_base = map.libunwind_base ? map.libunwind_base : base;
+	if (ps_unwind_jitted_inside(u, &map)) {
+		u->frame_file_mod = ps_unwind_jitted_module(u, base, module_name(&map), map.path);
+		return PS_UNWIND_MODULE_NONE;
+	}
 	struct ps_unwind_module *m = module_find(u, addr);
 	if (m && !module_is(m, base, map.path) && another_segment(m, &map, addr)) {
 		/* start - pgoff is not the file's base in a segment whose
@@ -496,6 +501,9 @@ void ps_unwinder_map_changed(struct ps_unwinder *u, const struct ps_unwind_map *
 
 		if (map->end <= m->low || m->high <= map->start)
 			continue;
+		/* a jitted file in a binary's text has no module there */
+		if (ps_unwind_jitted_inside(u, map))
+			return;
 		/* the module's own segments (RELRO mprotect) and the anonymous
 		 * .bss after them change nothing */
 		if (map->path

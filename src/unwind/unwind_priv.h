@@ -135,6 +135,14 @@ struct ps_unwind_hit {
 
 #define PS_UNWIND_HITS 4
 
+/* A jitted file reported to the side Dwfl (jitted.c) */
+#define PS_UNWIND_MAX_JITTED 64
+struct ps_unwind_jitted {
+	char *path;
+	uint64_t base;
+	Dwfl_Module *mod;
+};
+
 struct ps_unwinder {
 	struct ps_unwind_callbacks callbacks;
 	void *ctx;
@@ -159,6 +167,12 @@ struct ps_unwinder {
 	bool stale; /* rebuild the Dwfl before the next walk */
 	Elf *arch_elf; /* a bare x86-64 ELF header: tells libdwfl the architecture */
 	unsigned char arch_image[64];
+
+	/* jitted.c: perf inject's files inside another file's module, in a
+	 * Dwfl of their own */
+	Dwfl *side_dwfl;
+	struct ps_unwind_jitted side[PS_UNWIND_MAX_JITTED];
+	size_t nr_side;
 
 	struct ps_unwind_module *modules;
 	size_t nr_modules, cap_modules;
@@ -275,6 +289,16 @@ static inline void ps_unwind_end_walk(struct ps_unwinder *u, enum ps_unwind_stop
 	u->stop = stop;
 	u->stopped = true;
 }
+
+/* jitted.c */
+/* Whether map is a file of perf inject --jit's whose mapping touches
+ * another file's (a V8 builtin's code in node's text). */
+bool ps_unwind_jitted_inside(struct ps_unwinder *u, const struct ps_unwind_map *map);
+/* That file's module in the side Dwfl at base, or NULL (libdwfl refused
+ * it, or out of memory). Good until the next call. */
+Dwfl_Module *ps_unwind_jitted_module(struct ps_unwinder *u, uint64_t base, const char *name,
+                                     const char *path);
+void ps_unwind_jitted_destroy(struct ps_unwinder *u);
 
 /* cfi.c */
 /* The compiled rule for the frame whose lookup address is pc in mod, or

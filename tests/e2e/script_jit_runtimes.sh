@@ -14,7 +14,10 @@
 #    for byte;
 #  - Node.js with --perf-basic-prof, -g: byte for byte; DWARF: no marker,
 #    and at least as many perf-map frames as perf prints (pystitch's walk
-#    goes past registers a leaf's epilogue popped, into more JIT callers).
+#    goes past registers a leaf's epilogue popped, into more JIT callers);
+#  - Node.js with --perf-prof (a jitdump), DWARF, through `perf inject
+#    --jit`: the jitted ELF files of V8's builtins lie inside node's own
+#    text; byte for byte, in --python=native and the default mode.
 # Java (default-jdk-headless) and Node.js are installed by
 # scripts/deps.sh; without them their captures are skipped, loudly.
 # shellcheck source=lib.sh
@@ -94,6 +97,32 @@ if command -v node >/dev/null 2>&1; then
 	e2e_say "$e2e_name: node, DWARF: $jit frames in JIT code from perf, $ours from pystitch"
 	[ "$jit" -gt 0 ] || { e2e_say "$e2e_name: node: perf printed no JIT frame"; failed=1; }
 	[ "$ours" -ge "$jit" ] || { e2e_say "$e2e_name: node: JIT frames lost"; failed=1; }
+
+	# perf inject --jit: V8's jitdump (--perf-prof, written into the
+	# working directory) turned into ELF files next to it, those of V8's
+	# builtins inside node's own text (perf's maps split node's mapping
+	# around them; perf's libunwind finds no unwinding information there
+	# and guesses with frame pointers)
+	cd "$E2E_TMP" || e2e_fail "cannot enter $E2E_TMP"
+	e2e_record "$E2E_TMP/node-jitdump.data" -k 1 -F 999 --call-graph dwarf -- \
+		node --perf-prof --perf-prof-unwinding-info --no-logfile-per-isolate \
+		--logfile="$E2E_TMP/v8.log" "$e2e_dir/../programs/jitloop.js" 1
+	e2e_perf inject --jit -i "$E2E_TMP/node-jitdump.data" -o "$E2E_TMP/node-injected.data" \
+		>"$E2E_TMP/inject.err" 2>&1 || {
+		e2e_show "$E2E_TMP/inject.err"
+		e2e_fail "perf inject --jit failed"
+	}
+	e2e_perf_script perf-injected.txt -i "$E2E_TMP/node-injected.data" --no-inline
+	for mode in native merged; do
+		e2e_pystitch_script "pystitch-injected-$mode.txt" -i "$E2E_TMP/node-injected.data" \
+			--no-inline --python=$mode
+		e2e_compare_script "node, perf inject --jit, --python=$mode" perf-injected.txt \
+			"pystitch-injected-$mode.txt" -v min_samples=200 || failed=1
+	done
+	injected=$(grep -c '/jitted-[0-9]*-[0-9]*\.so)$' "$E2E_TMP/perf-injected.txt")
+	builtins=$(grep -c ' Builtin:.*/jitted-[0-9]*-[0-9]*\.so)$' "$E2E_TMP/perf-injected.txt")
+	e2e_say "$e2e_name: node, perf inject --jit: perf printed $injected frames in jitted files, $builtins of builtins"
+	[ "$builtins" -gt 0 ] || { e2e_say "$e2e_name: no frame of a builtin's jitted file"; failed=1; }
 	ran=1
 else
 	e2e_say "$e2e_name: no node (Node.js) here: its captures are left out"
