@@ -181,17 +181,23 @@ static bool plt_section(Dwfl_Module *mod, uint64_t pc, GElf_Shdr *out, const cha
 	return false;
 }
 
+bool ps_unwind_no_cfi(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc)
+{
+	Dwarf_Addr debug_bias = 0;
+
+	if (ps_unwind_eh_covered(u, mod, pc))
+		return false;
+	return !cfi_covers(dwfl_module_dwarf_cfi(mod, &debug_bias), pc - debug_bias);
+}
+
 bool ps_unwind_plt_rule(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc,
                         struct ps_unwind_rule *out)
 {
 	GElf_Shdr shdr;
 	const char *name;
-	Dwarf_Addr bias, debug_bias = 0;
+	Dwarf_Addr bias;
 
-	if (!plt_section(mod, pc, &shdr, &name, &bias) || ps_unwind_eh_covered(u, mod, pc))
-		return false;
-	Dwarf_CFI *debug = dwfl_module_dwarf_cfi(mod, &debug_bias);
-	if (cfi_covers(debug, pc - debug_bias))
+	if (!plt_section(mod, pc, &shdr, &name, &bias) || !ps_unwind_no_cfi(u, mod, pc))
 		return false;
 
 	uint64_t offset = pc - bias - shdr.sh_addr, start = pc - offset;

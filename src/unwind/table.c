@@ -276,8 +276,9 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 				continue;
 			}
 			/* libunwind's guess in a file libdwfl could not
-			 * place: the frame callback's */
-			if (u->quirks && u->frame_file_mod)
+			 * place: the frame callback's (pystitch's own walk
+			 * takes it too) */
+			if ((u->quirks || u->own) && u->frame_file_mod)
 				return handover(u, cur);
 			if (u->quirks) {
 				ps_unwind_record_regs(u, lookup, cur->regs, cur->present);

@@ -394,6 +394,8 @@ bool ps_unwind_guess_caller(struct ps_unwinder *u, Dwfl_Frame *state, uint64_t i
  * none): the stub's rule into *out. */
 bool ps_unwind_plt_rule(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc,
                         struct ps_unwind_rule *out);
+/* Whether neither .eh_frame nor .debug_frame of mod describes pc. */
+bool ps_unwind_no_cfi(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t pc);
 /* The caller of the frame in state by a rule from callbacks.frame_rule: on
  * success its registers are in dwarf_regs (rip undecremented). */
 bool ps_unwind_apply_rule(struct ps_unwinder *u, Dwfl_Frame *state,

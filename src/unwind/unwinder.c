@@ -346,23 +346,17 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 		/* JIT code the caller knows how to unwind */
 		if (u->callbacks.frame_rule && u->callbacks.frame_rule(u->ctx, raw, &rule))
 			return follow_rule(u, state, first, lookup, raw, &rule);
-		if (u->quirks) {
-			/* perf's find_proc_info() fails: perf shows the frame
-			 * and stops; but in a readable ELF file libdwfl could
-			 * not place, libunwind may find no FDE and guess */
+		/* perf's find_proc_info() fails: perf shows the frame and
+		 * stops; but in a readable ELF file libdwfl could not place,
+		 * libunwind may find no FDE and guess. pystitch's own walk
+		 * shows such a frame too (another runtime's JIT code), where
+		 * perf's libdw glue would not. */
+		if (u->quirks || (u->own && (first || found == PS_UNWIND_MODULE_NONE))) {
 			bool room = ps_unwind_record_state(u, lookup, state, raw);
 
 			if (room && found == PS_UNWIND_MODULE_NONE &&
 			    ps_unwind_foreign_enoinfo(u, lookup))
 				return guess_caller(u, state, raw);
-			return end_walk(u, room ? PS_UNWIND_STOP_NO_MODULE
-			                        : PS_UNWIND_STOP_MAX_FRAMES);
-		}
-		/* pystitch's own walk shows the frame (as the table walk
-		 * does) */
-		if (u->own && (first || found == PS_UNWIND_MODULE_NONE)) {
-			bool room = ps_unwind_record_state(u, lookup, state, raw);
-
 			return end_walk(u, room ? PS_UNWIND_STOP_NO_MODULE
 			                        : PS_UNWIND_STOP_MAX_FRAMES);
 		}
