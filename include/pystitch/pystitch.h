@@ -468,6 +468,9 @@ PS_API size_t ps_reader_nr_attrs(const struct ps_reader *reader);
  * in pipe mode only until the next ps_reader_next() (a new attr record
  * can move the list). */
 PS_API const struct ps_attr *ps_reader_attr(const struct ps_reader *reader, size_t index);
+/* The attr whose ids include id (the last to claim it), or NULL. Owned as
+ * ps_reader_attr()'s. */
+PS_API const struct ps_attr *ps_reader_attr_of_id(const struct ps_reader *reader, uint64_t id);
 /* Features known so far. In pipe mode they arrive as records, so they are
  * complete only once the stream has been read (ps_reader_next() == 0).
  * The struct and its strings are owned by the reader and live until

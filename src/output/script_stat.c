@@ -3,9 +3,8 @@
  * perf_stat_process_counter() made them deltas and scaled them (every
  * aggregation mode but the global one changes the per-CPU, per-thread
  * counts that are printed). The CPU and thread maps come from the first
- * CPU_MAP and THREAD_MAP records (perf ignores later ones); the counts
- * are kept for every event once both maps are known, as perf's
- * evlist__alloc_stats() does. */
+ * CPU_MAP and THREAD_MAP records (perf ignores later ones); the counts of
+ * every event are kept from the first STAT record on. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -67,13 +66,15 @@ static size_t per_event(const struct ps_script_stat *stat)
  * for 65,536 CPUs x 2,730 threads per event. */
 #define MAX_COUNTS (1u << 22)
 
-/* set_maps(): the counts once both maps are known */
-static int set_maps(struct ps_script_stat *stat, const struct ps_reader *reader,
-                    const struct ps_event *ev, char *errmsg, size_t errmsg_size)
+/* set_maps(): the counts, once both maps are known; made at the first
+ * count, so that the maps of a capture without counts (every perf record
+ * capture has them) cost nothing and never fail */
+static int make_counts(struct ps_script_stat *stat, const struct ps_reader *reader,
+                       const struct ps_event *ev, char *errmsg, size_t errmsg_size)
 {
 	size_t nr;
 
-	if (!stat->have_cpus || !stat->have_threads || stat->counts)
+	if (stat->counts)
 		return 0;
 	stat->nr_attrs = ps_reader_nr_attrs(reader);
 	if (stat->nr_cpus > MAX_COUNTS || stat->nr_threads > MAX_COUNTS ||
@@ -81,15 +82,19 @@ static int set_maps(struct ps_script_stat *stat, const struct ps_reader *reader,
 	    (stat->nr_attrs && per_event(stat) > MAX_COUNTS / stat->nr_attrs))
 		return ps_fail(errmsg, errmsg_size, -EINVAL,
 		               "%s: offset 0x%" PRIx64
-		               ": %s: %zu CPUs x %zu threads x %zu events is more counts than %u",
-		               ps_reader_path(reader), ev->offset,
-		               ev->type == PS_RECORD_CPU_MAP ? "PERF_RECORD_CPU_MAP"
-		                                             : "PERF_RECORD_THREAD_MAP",
-		               stat->nr_cpus, stat->nr_threads, stat->nr_attrs, MAX_COUNTS);
+		               ": PERF_RECORD_STAT: %zu CPUs x %zu threads x %zu events is more "
+		               "counts than %u",
+		               ps_reader_path(reader), ev->offset, stat->nr_cpus, stat->nr_threads,
+		               stat->nr_attrs, MAX_COUNTS);
 	nr = per_event(stat) * stat->nr_attrs;
 	stat->counts = calloc(nr ? nr : 1, sizeof(*stat->counts));
 	stat->prev = calloc(nr ? nr : 1, sizeof(*stat->prev));
-	return stat->counts && stat->prev ? 0 : -ENOMEM;
+	if (stat->counts && stat->prev)
+		return 0;
+	free(stat->counts);
+	free(stat->prev);
+	stat->counts = stat->prev = NULL;
+	return -ENOMEM;
 }
 
 /* perf_cpu_map__idx(): a binary search, as perf's (the maps perf stat
@@ -118,16 +123,12 @@ static const struct ps_attr *attr_of_id(const struct ps_reader *reader, uint64_t
 {
 	size_t nr = ps_reader_nr_attrs(reader);
 	const struct ps_attr *first = nr ? ps_reader_attr(reader, 0) : NULL;
+	const struct ps_attr *attr;
 
 	if (nr == 1 || !id)
 		return first;
-	for (size_t i = 0; i < nr; i++) {
-		const struct ps_attr *attr = ps_reader_attr(reader, i);
-
-		for (size_t j = 0; j < attr->nr_ids; j++)
-			if (attr->ids[j] == id)
-				return attr;
-	}
+	if ((attr = ps_reader_attr_of_id(reader, id)))
+		return attr;
 	return first && !(first->flags & PS_ATTR_SAMPLE_ID_ALL) ? first : NULL;
 }
 
@@ -144,13 +145,21 @@ static int store_count(struct ps_script_stat *stat, const struct ps_reader *read
 		               "%s: offset 0x%" PRIx64
 		               ": PERF_RECORD_STAT: no event has id %" PRIu64,
 		               ps_reader_path(reader), ev->offset, st->id);
-	idx = stat->counts ? cpu_index(stat, (int32_t)st->cpu) : -1;
+	idx = stat->have_cpus && stat->have_threads ? cpu_index(stat, (int32_t)st->cpu) : -1;
 	if (idx < 0)
 		return ps_fail(
 		        errmsg, errmsg_size, -EINVAL,
 		        "%s: offset 0x%" PRIx64 ": PERF_RECORD_STAT: invalid CPU %d for event %s",
 		        ps_reader_path(reader), ev->offset, (int)(int32_t)st->cpu, attr->name);
-	if (st->thread >= stat->nr_threads || attr->index >= stat->nr_attrs)
+	int err = make_counts(stat, reader, ev, errmsg, errmsg_size);
+	if (err)
+		return err;
+	if (attr->index >= stat->nr_attrs)
+		return ps_fail(errmsg, errmsg_size, -EINVAL,
+		               "%s: offset 0x%" PRIx64
+		               ": PERF_RECORD_STAT: event %s arrived after the counts began",
+		               ps_reader_path(reader), ev->offset, attr->name);
+	if (st->thread >= stat->nr_threads)
 		return ps_fail(errmsg, errmsg_size, -EINVAL,
 		               "%s: offset 0x%" PRIx64
 		               ": PERF_RECORD_STAT: no count for CPU %d thread %d of event %s",
@@ -185,7 +194,8 @@ static void process_count(const struct ps_script_stat *stat, struct stat_count *
 static void print_round(struct ps_script_stat *stat, const struct ps_reader *reader,
                         struct ps_strbuf *out, uint64_t time)
 {
-	uint64_t mode = stat->config.aggr_mode;
+	/* an enum in perf: its int's value */
+	int mode = (int)(uint32_t)stat->config.aggr_mode;
 	bool per_count = mode == AGGR_NONE || mode == AGGR_SOCKET || mode == AGGR_DIE ||
 	                 mode == AGGR_CORE || mode == AGGR_THREAD || mode == AGGR_NODE;
 
@@ -264,7 +274,7 @@ int ps_script_stat_record(struct ps_script_stat **statp, struct ps_strbuf *out,
 			stat->pids[i] = (int32_t)tm->entries[i].pid;
 		stat->nr_threads = tm->nr;
 		stat->have_threads = true;
-		return set_maps(stat, reader, ev, errmsg, errmsg_size);
+		return 0;
 	}
 	case PS_RECORD_CPU_MAP: {
 		const struct ps_record_cpu_map *cm = &ev->u.cpu_map;
@@ -278,7 +288,7 @@ int ps_script_stat_record(struct ps_script_stat **statp, struct ps_strbuf *out,
 			stat->cpus[i] = (int32_t)cm->cpus[i]; /* UINT32_MAX: -1, any CPU */
 		stat->nr_cpus = cm->nr;
 		stat->have_cpus = true;
-		return set_maps(stat, reader, ev, errmsg, errmsg_size);
+		return 0;
 	}
 	case PS_RECORD_STAT:
 		return store_count(stat, reader, ev, errmsg, errmsg_size);

@@ -551,3 +551,8 @@ const struct ps_attr *ps_reader_attr(const struct ps_reader *r, size_t index)
 {
 	return index < r->nr_attrs ? &r->attrs[index] : NULL;
 }
+
+const struct ps_attr *ps_reader_attr_of_id(const struct ps_reader *r, uint64_t id)
+{
+	return r ? ps_attrs_find_id(r, id) : NULL;
+}

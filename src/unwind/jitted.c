@@ -66,9 +66,10 @@ void ps_unwind_jitted_destroy(struct ps_unwinder *u)
 Dwfl_Module *ps_unwind_jitted_module(struct ps_unwinder *u, uint64_t base, const char *name,
                                      const char *path)
 {
-	Dwfl_Module *mod = NULL;
+	Dwfl_Module *mod;
 	char *copy;
 
+	/* a file libdwfl refused is remembered as such (mod NULL) */
 	for (size_t i = 0; i < u->nr_side; i++)
 		if (u->side[i].base == base && strcmp(u->side[i].path, path) == 0)
 			return u->side[i].mod;
@@ -76,23 +77,22 @@ Dwfl_Module *ps_unwind_jitted_module(struct ps_unwinder *u, uint64_t base, const
 		return NULL;
 	if (!(copy = strdup(path)))
 		return NULL;
-	/* a full table, or a file over one reported before (code the JIT
-	 * moved or freed): a fresh Dwfl */
-	for (int attempt = 0; attempt < 2 && !mod; attempt++) {
-		bool fresh = u->nr_side == PS_UNWIND_MAX_JITTED || attempt > 0;
-
-		if (fresh) {
-			side_clear(u);
-			dwfl_report_begin(u->side_dwfl);
-		} else {
-			dwfl_report_begin_add(u->side_dwfl);
-		}
+	/* a full table: a fresh Dwfl */
+	if (u->nr_side == PS_UNWIND_MAX_JITTED) {
+		side_clear(u);
+		dwfl_report_begin(u->side_dwfl);
+	} else {
+		dwfl_report_begin_add(u->side_dwfl);
+	}
+	mod = dwfl_report_elf(u->side_dwfl, name, path, -1, base, false);
+	dwfl_report_end(u->side_dwfl, NULL, NULL);
+	if (!mod && u->nr_side) {
+		/* over a file reported before (code the JIT moved or freed):
+		 * a fresh Dwfl */
+		side_clear(u);
+		dwfl_report_begin(u->side_dwfl);
 		mod = dwfl_report_elf(u->side_dwfl, name, path, -1, base, false);
 		dwfl_report_end(u->side_dwfl, NULL, NULL);
-	}
-	if (!mod) {
-		free(copy);
-		return NULL;
 	}
 	u->side[u->nr_side++] = (struct ps_unwind_jitted){ .path = copy, .base = base, .mod = mod };
 	return mod;

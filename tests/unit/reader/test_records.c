@@ -897,6 +897,10 @@ START_TEST(test_user_records)
 
 	e = expect_record(&c, PS_RECORD_STAT, 0, &ri[n++]);
 	ck_assert_uint_eq(e->u.stat.id, EVENT_ID);
+	/* the count's event, by its id; an id no event has: none */
+	ck_assert_ptr_eq(ps_reader_attr_of_id(c.reader, e->u.stat.id), ps_reader_attr(c.reader, 0));
+	ck_assert_ptr_eq(ps_reader_attr_of_id(c.reader, EVENT_ID + 1), ps_reader_attr(c.reader, 0));
+	ck_assert_ptr_null(ps_reader_attr_of_id(c.reader, EVENT_ID + 7));
 	ck_assert_uint_eq(e->u.stat.cpu, 1);
 	ck_assert_uint_eq(e->u.stat.thread, 2);
 	ck_assert_uint_eq(e->u.stat.val, 100);
