@@ -5,10 +5,10 @@
 # get no Python marker ("[truncated]"), and its frames in JIT code (named
 # from its perf map) are shown as perf shows them.
 #  - a JVM (tests/programs/JitLoop.java, -XX:+DumpPerfMapAtExit), DWARF:
-#    every sample as perf prints it, but for Debian perf's bogus
-#    ffffffffffffffff frame at the end of a stack its libunwind gave up on
-#    (pystitch's own walk of a process with JIT code prints none, and may
-#    print one more real frame there: compare_script.awk's libdw_quirks);
+#    every sample as perf prints it, or deeper (pystitch's own walk of a
+#    process with JIT code goes past registers a leaf's epilogue popped),
+#    but for Debian perf's bogus ffffffffffffffff frame at the end of a
+#    stack its libunwind gave up on (the own walk prints none);
 #    --python=native byte for byte;
 #  - the same JVM with -XX:+PreserveFramePointer, recorded with -g: byte
 #    for byte;
@@ -48,6 +48,28 @@ default() {
 	done
 }
 
+# perf_or_deeper LABEL TAG: each sample of pystitch-TAG-MODE.txt (the
+# default and all modes of default()) is perf's, or perf's with more
+# frames after them (pystitch's walk of a process with JIT code goes past
+# registers a leaf's epilogue popped), perf's bogus last frame at a cut
+# stack left out (as compare_script.awk's libdw_quirks does)
+perf_or_deeper() {
+	for pd_mode in merged all; do
+		# shellcheck disable=SC2016 # an awk program
+		pd_shares=$("$AWK" 'BEGIN { RS = "" } FNR == NR {
+				sub(/\n\tffffffffffffffff \[unknown\] \(\[unknown\]\)$/, "")
+				perf[FNR] = $0; next }
+			{ n++; if ($0 == perf[FNR]) same++; else if (index($0, perf[FNR] "\n") == 1) deeper++
+			  else other++ }
+			END { printf "%d %d %d %d\n", n, same, deeper, other }' \
+			"$E2E_TMP/perf-$2.txt" "$E2E_TMP/pystitch-$2-$pd_mode.txt")
+		# shellcheck disable=SC2086 # four numbers
+		set -- "$1" "$2" $pd_shares
+		e2e_say "$e2e_name: $1, --python=$pd_mode: of $3 samples $4 identical, $5 deeper than perf's, $6 otherwise"
+		[ "$6" = 0 ] || failed=1
+	done
+}
+
 # jit_frames FILE: the frames named from a perf map in FILE
 jit_frames() {
 	grep -c '(/tmp/perf-[0-9]*\.map)$' "$E2E_TMP/$1"
@@ -63,7 +85,8 @@ if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; then
 	e2e_record "$E2E_TMP/java.data" -F 999 --call-graph dwarf -- \
 		java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp "$E2E_TMP/classes" \
 		JitLoop 1.5
-	default "java, DWARF" "$E2E_TMP/java.data" -v libdw_quirks=1
+	default "java, DWARF" "$E2E_TMP/java.data" -v min_identical=0 -v libdw_quirks=1
+	perf_or_deeper "java, DWARF" java__DWARF
 	jit=$(jit_frames "$E2E_PERF_OUT")
 	e2e_say "$e2e_name: java, DWARF: perf printed $jit frames in JIT code"
 	[ "$jit" -gt 0 ] || { e2e_say "$e2e_name: java: perf printed no JIT frame"; failed=1; }
@@ -91,29 +114,12 @@ if command -v node >/dev/null 2>&1; then
 	e2e_record "$E2E_TMP/node.data" -F 999 --call-graph dwarf -- \
 		node --perf-basic-prof --no-logfile-per-isolate --logfile="$E2E_TMP/v8.log" \
 		"$e2e_dir/../programs/jitloop.js" 1
-	# (not identical: deeper stacks; each sample must be perf's, or
-	# perf's with more frames after them, or perf's without its bogus
-	# ffffffffffffffff frame)
+	# (not identical: deeper stacks)
 	default "node, DWARF" "$E2E_TMP/node.data" -v min_identical=0
 	jit=$(jit_frames "$E2E_PERF_OUT")
 	e2e_say "$e2e_name: node, DWARF: perf printed $jit frames in JIT code"
 	[ "$jit" -gt 0 ] || { e2e_say "$e2e_name: node: perf printed no JIT frame"; failed=1; }
-	for mode in merged all; do
-		# shellcheck disable=SC2016 # an awk program
-		# (perf's bogus last frame at a cut stack left out, as
-		# compare_script.awk's libdw_quirks does)
-		shares=$("$AWK" 'BEGIN { RS = "" } FNR == NR {
-				sub(/\n\tffffffffffffffff \[unknown\] \(\[unknown\]\)$/, "")
-				perf[FNR] = $0; next }
-			{ n++; if ($0 == perf[FNR]) same++; else if (index($0, perf[FNR] "\n") == 1) deeper++
-			  else other++ }
-			END { printf "%d %d %d %d\n", n, same, deeper, other }' \
-			"$E2E_TMP/$E2E_PERF_OUT" "$E2E_TMP/pystitch-node__DWARF-$mode.txt")
-		# shellcheck disable=SC2086 # four numbers
-		set -- $shares
-		e2e_say "$e2e_name: node, DWARF, --python=$mode: of $1 samples $2 identical, $3 deeper than perf's, $4 otherwise"
-		[ "$4" = 0 ] || failed=1
-	done
+	perf_or_deeper "node, DWARF" node__DWARF
 
 	# perf inject --jit: V8's jitdump (--perf-prof, written into the
 	# working directory) turned into ELF files next to it, those of V8's
