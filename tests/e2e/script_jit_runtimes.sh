@@ -19,6 +19,7 @@
 #  - Node.js with --perf-prof (a jitdump), DWARF, through `perf inject
 #    --jit`: the jitted ELF files of V8's builtins lie inside node's own
 #    text; byte for byte, in --python=native and the default mode.
+# (-XX:-UsePerfData: the JVMs write nothing into /tmp/hsperfdata_USER.)
 # Java (default-jdk-headless) and Node.js are installed by
 # scripts/deps.sh; without them their captures are skipped, loudly.
 # shellcheck source=lib.sh
@@ -77,13 +78,13 @@ jit_frames() {
 
 ran=
 if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; then
-	e2e_run javac -d "$E2E_TMP/classes" "$e2e_dir/../programs/JitLoop.java" \
+	e2e_run javac -J-XX:-UsePerfData -d "$E2E_TMP/classes" "$e2e_dir/../programs/JitLoop.java" \
 		2>"$E2E_TMP/javac.err" || {
 		e2e_show "$E2E_TMP/javac.err"
 		e2e_fail "javac could not build JitLoop"
 	}
 	e2e_record "$E2E_TMP/java.data" -F 999 --call-graph dwarf -- \
-		java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp "$E2E_TMP/classes" \
+		java -XX:-UsePerfData -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp "$E2E_TMP/classes" \
 		JitLoop 1.5
 	default "java, DWARF" "$E2E_TMP/java.data" -v min_identical=0 -v libdw_quirks=1
 	perf_or_deeper "java, DWARF" java__DWARF
@@ -97,7 +98,7 @@ if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; then
 		pystitch-java-native.txt -v min_samples=200 || failed=1
 
 	e2e_record "$E2E_TMP/java-fp.data" -F 999 -g -- \
-		java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit \
+		java -XX:-UsePerfData -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit \
 		-XX:+PreserveFramePointer -cp "$E2E_TMP/classes" JitLoop 1.5
 	default "java, -g" "$E2E_TMP/java-fp.data"
 	ran=1
