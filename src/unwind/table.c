@@ -280,16 +280,11 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 			 * takes it too) */
 			if ((u->quirks || u->own) && u->frame_file_mod)
 				return handover(u, cur);
-			if (u->quirks) {
-				ps_unwind_record_regs(u, lookup, cur->regs, cur->present);
-				return stop(u, u->depth >= u->max ? PS_UNWIND_STOP_MAX_FRAMES
-				                                  : PS_UNWIND_STOP_NO_MODULE);
-			}
-			/* pystitch's own walk shows the frame, as perf's
-			 * libunwind does, where perf's libdw glue would not:
-			 * the sample's IP or a caller in code no file or rule
-			 * describes (another runtime's JIT code) */
-			if (u->own && (first || found == PS_UNWIND_MODULE_NONE)) {
+			/* perf's libunwind shows the frame and stops; so does
+			 * pystitch's own walk, where perf's libdw glue would
+			 * not show it: the sample's IP or a caller in code no
+			 * file or rule describes (another runtime's JIT code) */
+			if (u->quirks || (u->own && (first || found == PS_UNWIND_MODULE_NONE))) {
 				ps_unwind_record_regs(u, lookup, cur->regs, cur->present);
 				return stop(u, u->depth >= u->max ? PS_UNWIND_STOP_MAX_FRAMES
 				                                  : PS_UNWIND_STOP_NO_MODULE);
