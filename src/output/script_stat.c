@@ -31,12 +31,10 @@ struct stat_count {
 
 struct ps_script_stat {
 	struct ps_record_stat_config config; /* the values given so far */
-	int32_t *cpus; /* the CPU map, in the record's order */
+	int32_t *cpus; /* the CPU map, in the record's order; NULL before it */
 	size_t nr_cpus;
-	bool have_cpus;
-	int32_t *pids; /* the thread map */
+	int32_t *pids; /* the thread map; NULL before it */
 	size_t nr_threads;
-	bool have_threads;
 	/* per event (attr index), nr_cpus * nr_threads counts each, and the
 	 * raw counts of the last round (perf's prev_raw_counts) */
 	struct stat_count *counts, *prev;
@@ -145,7 +143,7 @@ static int store_count(struct ps_script_stat *stat, const struct ps_reader *read
 		               "%s: offset 0x%" PRIx64
 		               ": PERF_RECORD_STAT: no event has id %" PRIu64,
 		               ps_reader_path(reader), ev->offset, st->id);
-	idx = stat->have_cpus && stat->have_threads ? cpu_index(stat, (int32_t)st->cpu) : -1;
+	idx = stat->cpus && stat->pids ? cpu_index(stat, (int32_t)st->cpu) : -1;
 	if (idx < 0)
 		return ps_fail(
 		        errmsg, errmsg_size, -EINVAL,
@@ -265,7 +263,7 @@ int ps_script_stat_record(struct ps_script_stat **statp, struct ps_strbuf *out,
 	case PS_RECORD_THREAD_MAP: {
 		const struct ps_record_thread_map *tm = &ev->u.thread_map;
 
-		if (stat->have_threads)
+		if (stat->pids)
 			return 0; /* "Extra thread map event, ignoring." */
 		stat->pids = calloc(tm->nr ? tm->nr : 1, sizeof(*stat->pids));
 		if (!stat->pids)
@@ -273,13 +271,12 @@ int ps_script_stat_record(struct ps_script_stat **statp, struct ps_strbuf *out,
 		for (uint64_t i = 0; i < tm->nr; i++)
 			stat->pids[i] = (int32_t)tm->entries[i].pid;
 		stat->nr_threads = tm->nr;
-		stat->have_threads = true;
 		return 0;
 	}
 	case PS_RECORD_CPU_MAP: {
 		const struct ps_record_cpu_map *cm = &ev->u.cpu_map;
 
-		if (stat->have_cpus)
+		if (stat->cpus)
 			return 0; /* "Extra cpu map event, ignoring." */
 		stat->cpus = calloc(cm->nr ? cm->nr : 1, sizeof(*stat->cpus));
 		if (!stat->cpus)
@@ -287,7 +284,6 @@ int ps_script_stat_record(struct ps_script_stat **statp, struct ps_strbuf *out,
 		for (size_t i = 0; i < cm->nr; i++)
 			stat->cpus[i] = (int32_t)cm->cpus[i]; /* UINT32_MAX: -1, any CPU */
 		stat->nr_cpus = cm->nr;
-		stat->have_cpus = true;
 		return 0;
 	}
 	case PS_RECORD_STAT:
