@@ -55,6 +55,8 @@ struct walk {
 	size_t nr_abbrevs;
 	struct attr_spec *attrs;
 	size_t nr_attrs, cap_attrs;
+	/* a C unit: its structures and unions hold no code */
+	bool c_unit;
 };
 
 static uint32_t form_size(const struct walk *w, uint64_t form);
@@ -577,6 +579,29 @@ static bool is_function(unsigned tag)
 	       tag == DW_TAG_inlined_subroutine;
 }
 
+/* Whether no function DIE can lie among the children of a DIE of tag:
+ * its subtree is stepped over where DW_AT_sibling says where it ends, as
+ * libdw's walk finds nothing there. Call sites hold their parameters,
+ * enumerations their values, array and subroutine types their ranges and
+ * parameters. In C a structure or union holds its members alone; in C++
+ * a class may hold a member function's code (a lambda's operator()). */
+static bool holds_no_function(const struct walk *w, unsigned tag)
+{
+	switch (tag) {
+	case DW_TAG_call_site:
+	case DW_TAG_GNU_call_site:
+	case DW_TAG_enumeration_type:
+	case DW_TAG_array_type:
+	case DW_TAG_subroutine_type:
+		return true;
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+		return w->c_unit;
+	default:
+		return false;
+	}
+}
+
 int ps_die_walk_functions_libdw(Dwarf_Die *cudie, ps_die_walk_fn fn, void *ctx)
 {
 	struct frame {
@@ -698,6 +723,9 @@ static int walk_dies(struct walk *w, const Dwarf_Die *cudie, const uint8_t *unit
 			if (rc)
 				break;
 		}
+		/* past a subtree without functions, where it ends */
+		if (a->has_children && has_sibling && holds_no_function(w, a->tag))
+			continue;
 		if (a->has_children) {
 			if (!ps_array_reserve((void **)&levels, &cap, depth + 1, sizeof(*levels),
 			                      16)) {
@@ -743,6 +771,17 @@ int ps_die_walk_functions(Dwarf *dwarf, Dwarf_Die *cudie, struct ps_cursor info,
 		return PS_DIE_WALK_UNSURE;
 	w.strings = strings;
 	w.version = (uint8_t)version;
+	switch (dwarf_srclang(cudie)) {
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_C99:
+	case DW_LANG_C11:
+		w.c_unit = true;
+		break;
+	default:
+		/* C++ and the rest: walked whole */
+		break;
+	}
 	w.address_size = address_size;
 	w.offset_size = offset_size;
 	rc = read_abbrevs(&w, abbrevs, abbrev_offset);
