@@ -130,22 +130,12 @@ void ps_strbuf_add_uint(struct ps_strbuf *sb, uint64_t value, int width, bool ze
 	add_number(sb, false, first, (size_t)(end - first), width, zero_pad);
 }
 
-/* two hex digits per byte value: addresses are most of what is printed */
-static const char hex_pairs[] = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-                                "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
-                                "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
-                                "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-                                "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-                                "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-                                "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
-                                "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
-
 void ps_strbuf_add_hex(struct ps_strbuf *sb, uint64_t value, int width)
 {
 	size_t digits = value ? (size_t)(67 - __builtin_clzll(value)) / 4 : 1;
 	size_t span = width < 0 ? (size_t) - (int64_t)width : (size_t)width;
 	size_t pad = span > digits ? span - digits : 0;
-	char *out;
+	char *out, all[16];
 
 	if (!ps_strbuf_reserve(sb, digits + pad))
 		return;
@@ -154,10 +144,8 @@ void ps_strbuf_add_hex(struct ps_strbuf *sb, uint64_t value, int width)
 		memset(out, ' ', pad);
 		out += pad;
 	}
-	for (size_t i = digits; i >= 2; i -= 2, value >>= 8)
-		memcpy(out + i - 2, hex_pairs + 2 * (value & 0xff), 2);
-	if (digits & 1)
-		out[0] = hex_pairs[2 * value + 1];
+	ps_hex16(all, value);
+	memcpy(out, all + 16 - digits, digits);
 	out += digits;
 	if (width < 0) {
 		memset(out, ' ', pad);

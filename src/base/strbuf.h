@@ -70,6 +70,34 @@ void ps_strbuf_add_uint(struct ps_strbuf *sb, uint64_t value, int width, bool ze
 /* printf's "%*" PRIx64 and "%-*" PRIx64 (width < 0): lowercase hex. */
 void ps_strbuf_add_hex(struct ps_strbuf *sb, uint64_t value, int width);
 
+/* The 8 lowercase hex digits of a 32-bit value, most significant first,
+ * as the bytes of a little-endian word: every nibble spread to a byte,
+ * then turned into its digit in all bytes at once. */
+static inline uint64_t ps_hex8_word(uint32_t value)
+{
+	uint64_t x = value;
+
+	x = ((x & 0xffff0000ULL) << 16) | (x & 0xffffULL);
+	x = ((x & 0x0000ff000000ff00ULL) << 8) | (x & 0x000000ff000000ffULL);
+	x = ((x & 0x00f000f000f000f0ULL) << 4) | (x & 0x000f000f000f000fULL);
+	/* 1 in the bytes of the nibbles 10-15 */
+	uint64_t letters = ((x + 0x0606060606060606ULL) >> 4) & 0x0101010101010101ULL;
+
+	x += 0x3030303030303030ULL + letters * ('a' - '0' - 10);
+	return __builtin_bswap64(x);
+}
+
+/* The 16 hex digits of value, zeros in front, at out (no NUL); returns
+ * how many of them are significant (1 for 0). */
+static inline size_t ps_hex16(char *out, uint64_t value)
+{
+	uint64_t high = ps_hex8_word((uint32_t)(value >> 32)), low = ps_hex8_word((uint32_t)value);
+
+	memcpy(out, &high, 8);
+	memcpy(out + 8, &low, 8);
+	return value ? (size_t)(67 - __builtin_clzll(value)) / 4 : 1;
+}
+
 void ps_strbuf_reset(struct ps_strbuf *sb);
 void ps_strbuf_release(struct ps_strbuf *sb);
 static inline bool ps_strbuf_failed(const struct ps_strbuf *sb)

@@ -96,21 +96,60 @@ static bool stops_stack(const struct ps_script_format *fmt, const struct ps_fram
 	return false;
 }
 
+/* A frame's line up to its srcline: "\tADDR SYM+0xOFF (DSO)", each part
+ * as the fields ask, written in place after one reservation (a stack's
+ * lines are most of what script prints). */
+static void print_frame(struct ps_strbuf *out, const struct ps_frame *f, uint64_t fields)
+{
+	const char *sym = f->sym ? f->sym : "[unknown]";
+	const char *dso = f->dso ? f->dso : "[unknown]";
+	bool show_sym = fields & PS_FIELD_SYM;
+	bool show_off = show_sym && f->sym && (fields & PS_FIELD_SYMOFF) && !f->truncated &&
+	                !f->python_unnamed;
+	bool show_dso = (fields & PS_FIELD_DSO) && !f->inlined;
+	size_t sym_len = show_sym ? strlen(sym) : 0, dso_len = show_dso ? strlen(dso) : 0;
+	char hex[16], *p;
+	size_t digits;
+
+	/* tab, 16 digits, space, "+0x" and 16, " (" and ")" */
+	if (!ps_strbuf_reserve(out, 40 + sym_len + dso_len))
+		return;
+	p = out->buf + out->len;
+	if (fields & PS_FIELD_IP) {
+		*p++ = '\t';
+		digits = ps_hex16(p, f->addr);
+		memset(p, ' ', 16 - digits);
+		p += 16;
+	}
+	if (show_sym) {
+		*p++ = ' ';
+		memcpy(p, sym, sym_len);
+		p += sym_len;
+	}
+	if (show_off) {
+		memcpy(p, "+0x", 3);
+		p += 3;
+		digits = ps_hex16(hex, f->symoff);
+		memcpy(p, hex + 16 - digits, digits);
+		p += digits;
+	}
+	if (show_dso) {
+		memcpy(p, " (", 2);
+		memcpy(p + 2, dso, dso_len);
+		p += 2 + dso_len;
+		*p++ = ')';
+	}
+	*p = 0;
+	out->len = (size_t)(p - out->buf);
+}
+
 static void print_callchain(struct ps_strbuf *out, const struct ps_script_format *fmt,
                             const struct ps_stack *stack, uint64_t fields)
 {
 	for (size_t i = 0; i < stack->nr_frames; i++) {
 		const struct ps_frame *f = &stack->frames[i];
-		if (fields & PS_FIELD_IP) {
-			ps_strbuf_addch(out, '\t');
-			ps_strbuf_add_hex(out, f->addr, 16);
-		}
-		print_symbol(out, f, fields);
-		if ((fields & PS_FIELD_DSO) && !f->inlined) {
-			ps_strbuf_addstr(out, " (");
-			ps_strbuf_addstr(out, f->dso ? f->dso : "[unknown]");
-			ps_strbuf_addch(out, ')');
-		}
+
+		print_frame(out, f, fields);
 		print_srcline(out, f, fields);
 		if (f->inlined)
 			ps_strbuf_addstr(out, " (inlined)");
