@@ -56,7 +56,7 @@ int ps_pipeline_begin_stack(struct ps_pipeline *pipeline, const struct ps_event 
 	stack->notes = NULL;
 	stack->unwound = false;
 	stack->stop = PS_UNWIND_STOP_END;
-	pipeline->hint_map = NULL;
+	pipeline->nr_hints = 0;
 	stack->has_callchain =
 	        !pipeline->no_callchain && (event->attr->sample_type & PERF_SAMPLE_CALLCHAIN);
 	if (!stack->has_callchain) {

@@ -61,14 +61,16 @@ const char *ps_pipeline_object_label(const struct ps_pipeline *pipeline,
 	uint64_t offset;
 	const char *vmlinux;
 
-	if (pipeline->show_kernel_path && object->kernel && object->module_name)
+	if (!pipeline->show_kernel_path)
+		return ps_pipeline_object_name(object);
+	if (object->kernel && object->module_name)
 		return object->name;
 	/* the kernel's long name is the vmlinux its symbols came from; its
 	 * sections' maps keep the name it had before */
-	if (pipeline->show_kernel_path && ps_pipeline_is_kernel_text(object) &&
+	if (ps_pipeline_is_kernel_text(object) &&
 	    (vmlinux = ps_symbols_kernel_vmlinux(pipeline->symbols, &offset)) != NULL)
 		return vmlinux;
-	if (pipeline->show_kernel_path && object->kernel && !object->module_name &&
+	if (object->kernel && !object->module_name &&
 	    strncmp(object->name, "[kernel.kallsyms].", 18) == 0)
 		return "[kernel.kallsyms]";
 	return ps_pipeline_object_name(object);
@@ -76,16 +78,16 @@ const char *ps_pipeline_object_label(const struct ps_pipeline *pipeline,
 
 struct ps_dso *ps_pipeline_object_dso(struct ps_pipeline *pipeline, struct ps_mapped_object *object)
 {
-	/* where its file was mapped: a container's root file system is read
-	 * while the container runs (see ps_symbols_dso_from()) */
-	struct ps_dso_origin origin = {
-		.pid = object->kernel ? 0 : object->mapper_pid,
-		.has_mnt_ns = object->has_mnt_ns,
-		.mnt_ns_dev = object->mnt_ns_dev,
-		.mnt_ns_ino = object->mnt_ns_ino,
-	};
-
 	if (!object->user) {
+		/* where its file was mapped: a container's root file system
+		 * is read while the container runs (see ps_symbols_dso_from()) */
+		struct ps_dso_origin origin = {
+			.pid = object->kernel ? 0 : object->mapper_pid,
+			.has_mnt_ns = object->has_mnt_ns,
+			.mnt_ns_dev = object->mnt_ns_dev,
+			.mnt_ns_ino = object->mnt_ns_ino,
+		};
+
 		object->user = ps_symbols_dso_from(
 		        pipeline->symbols, ps_pipeline_object_name(object),
 		        object->has_build_id ? object->build_id : NULL,

@@ -31,14 +31,24 @@ struct ps_frame *ps_pipeline_push_frame(struct ps_pipeline *pipeline)
 static const struct ps_map *find_frame_map(struct ps_pipeline *pipeline,
                                            const struct ps_process *process, uint64_t ip)
 {
-	const struct ps_map *map = pipeline->hint_map;
+	const struct ps_map *map;
 
-	if (map && pipeline->hint_process == process && ip >= map->start && ip < map->end)
-		return map;
+	if (pipeline->hint_process == process)
+		for (unsigned i = 0; i < pipeline->nr_hints; i++) {
+			map = pipeline->hint_maps[i];
+			if (ip >= map->start && ip < map->end)
+				return map;
+		}
 	map = ps_process_find_map(process, ip);
 	if (map) {
-		pipeline->hint_process = process;
-		pipeline->hint_map = map;
+		if (pipeline->hint_process != process) {
+			pipeline->hint_process = process;
+			pipeline->nr_hints = 0;
+		}
+		if (pipeline->nr_hints < PS_PIPELINE_HINTS)
+			pipeline->hint_maps[pipeline->nr_hints++] = map;
+		else
+			pipeline->hint_maps[pipeline->next_hint++ % PS_PIPELINE_HINTS] = map;
 	}
 	return map;
 }
@@ -128,9 +138,9 @@ const struct ps_map *ps_pipeline_find_map(struct ps_pipeline *pipeline, struct p
 	struct ps_dso *dso;
 
 	/* records may have changed the maps since the last stack was built */
-	pipeline->hint_map = NULL;
+	pipeline->nr_hints = 0;
 	map = find_map(pipeline, process, cpumode, ip);
-	pipeline->hint_map = NULL;
+	pipeline->nr_hints = 0;
 	/* perf loads a kernel map as soon as it finds an address in it,
 	 * which re-sizes the kernel's (ps_symbols_kernel_extent()) and
 	 * decides where a module's symbols come from; resolving the address
@@ -215,9 +225,9 @@ static struct ps_dso *kernel_space_dso(struct ps_pipeline *pipeline, uint64_t ad
 {
 	const struct ps_map *map;
 
-	pipeline->hint_map = NULL;
+	pipeline->nr_hints = 0;
 	map = find_map(pipeline, NULL, PERF_RECORD_MISC_KERNEL, addr);
-	pipeline->hint_map = NULL;
+	pipeline->nr_hints = 0;
 	return map && !map->object->jit_pid ? ps_pipeline_object_dso(pipeline, map->object) : NULL;
 }
 

@@ -15,6 +15,8 @@
 
 #define PS_PIPELINE_SECTION_MAPS 16
 
+#define PS_PIPELINE_HINTS 4
+
 struct ps_pipeline {
 	struct ps_machine *machine;
 	struct ps_symbols *symbols;
@@ -45,10 +47,12 @@ struct ps_pipeline {
 	size_t cap_notes;
 	struct ps_unwind_frame_regs *frame_regs; /* PS_PIPELINE_MAX_PCS, on first use */
 	struct ps_pipeline_stack stack;
-	/* the map of the previous frame of this stack: neighbours mostly
-	 * share one (maps do not change while a stack is built) */
+	/* the maps of the last frames of this stack: neighbours mostly share
+	 * one, and a Python stack goes back and forth between a few (maps do
+	 * not change while a stack is built) */
 	const struct ps_process *hint_process;
-	const struct ps_map *hint_map;
+	const struct ps_map *hint_maps[PS_PIPELINE_HINTS];
+	unsigned nr_hints, next_hint;
 };
 
 /* ---- maps.c --------------------------------------------------------- */
