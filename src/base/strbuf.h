@@ -15,6 +15,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 struct ps_strbuf {
 	char *buf;
@@ -91,10 +94,24 @@ static inline uint64_t ps_hex8_word(uint32_t value)
  * how many of them are significant (1 for 0). */
 static inline size_t ps_hex16(char *out, uint64_t value)
 {
+#ifdef __SSE2__
+	/* the bytes most significant first, each split into its two
+	 * nibbles, high one first; digits past 9 moved on to the letters */
+	__m128i bytes = _mm_cvtsi64_si128((long long)__builtin_bswap64(value));
+	__m128i mask = _mm_set1_epi8(0x0f);
+	__m128i nibbles = _mm_unpacklo_epi8(_mm_and_si128(_mm_srli_epi16(bytes, 4), mask),
+	                                    _mm_and_si128(bytes, mask));
+	__m128i letters = _mm_and_si128(_mm_cmpgt_epi8(nibbles, _mm_set1_epi8(9)),
+	                                _mm_set1_epi8('a' - '0' - 10));
+
+	_mm_storeu_si128((__m128i *)(void *)out,
+	                 _mm_add_epi8(nibbles, _mm_add_epi8(letters, _mm_set1_epi8('0'))));
+#else
 	uint64_t high = ps_hex8_word((uint32_t)(value >> 32)), low = ps_hex8_word((uint32_t)value);
 
 	memcpy(out, &high, 8);
 	memcpy(out + 8, &low, 8);
+#endif
 	return value ? (size_t)(67 - __builtin_clzll(value)) / 4 : 1;
 }
 

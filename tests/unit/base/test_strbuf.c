@@ -81,6 +81,31 @@ START_TEST(test_hex_as_printf)
 }
 END_TEST
 
+/* Both ways to the digits: ps_hex16() (SSE2 where the compiler has it)
+ * and the word-wide one it falls back to, against printf's %016x and %08x. */
+START_TEST(test_hex_digits_as_printf)
+{
+	char want[32], got[17];
+
+	for (size_t i = 0; i < 5000; i++) {
+		uint64_t v = value_at(i), word;
+		size_t digits;
+
+		snprintf(want, sizeof(want), "%016" PRIx64, v);
+		digits = ps_hex16(got, v);
+		got[16] = 0;
+		ck_assert_msg(strcmp(got, want) == 0, "%#" PRIx64 ": got %s", v, got);
+		snprintf(want, sizeof(want), "%" PRIx64, v);
+		ck_assert_uint_eq(digits, strlen(want));
+		snprintf(want, sizeof(want), "%08" PRIx32, (uint32_t)v);
+		word = ps_hex8_word((uint32_t)v);
+		memcpy(got, &word, 8);
+		got[8] = 0;
+		ck_assert_msg(strcmp(got, want) == 0, "%#" PRIx32 ": got %s", (uint32_t)v, got);
+	}
+}
+END_TEST
+
 START_TEST(test_unsigned_as_printf)
 {
 	struct ps_strbuf sb = PS_STRBUF_INIT;
@@ -183,6 +208,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, test_hex_as_printf);
+	tcase_add_test(tc, test_hex_digits_as_printf);
 	tcase_add_test(tc, test_unsigned_as_printf);
 	tcase_add_test(tc, test_signed_as_printf);
 	tcase_add_test(tc, test_padded_as_printf);
