@@ -203,13 +203,19 @@ record_wm() {
 measure() {
 	local name=$1
 	shift
+	# RUSAGE_CHILDREN before the run is subtracted: a python3 started by
+	# a wrapper (pyenv's shim is a shell script that runs pyenv before it
+	# execs python) holds the wrapper's children's time already, 0.05 s
+	# here, which every run would otherwise carry
 	(cd "$captures" && python3 -c '
 import resource, subprocess, sys, time
+before = resource.getrusage(resource.RUSAGE_CHILDREN)
 start = time.monotonic()
 status = subprocess.call(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=open(sys.argv[1], "w"))
 wall = time.monotonic() - start
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-print("%.4f %.4f %d" % (wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss))
+cpu = usage.ru_utime + usage.ru_stime - before.ru_utime - before.ru_stime
+print("%.4f %.4f %d" % (wall, cpu, usage.ru_maxrss))
 sys.exit(status)' "$work/$name.err" "$@" >>"$work/$name.times") || {
 		tail -n 5 "$work/$name.err" >&2
 		die "$name failed: $*"
