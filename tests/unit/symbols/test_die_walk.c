@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symbols/symbols_priv.h"
 
@@ -25,6 +26,7 @@ struct list {
 	struct found *items;
 	size_t nr;
 	size_t read; /* functions the walker read the attributes of */
+	size_t in_types; /* functions whose parent is a class, structure or union */
 };
 
 /* What the walker read of a function is what addr2line.c reads of it
@@ -52,6 +54,27 @@ static void check_read(Dwarf_Die *die, const struct ps_die_function *read)
 	}
 }
 
+/* Whether the DIE's parent is a type that can hold code (C++). */
+static bool in_type(Dwarf_Die *die)
+{
+	Dwarf_Die cu, *scopes = NULL;
+	bool found = false;
+	int n;
+
+	if (!dwarf_diecu(die, &cu, NULL, NULL))
+		return false;
+	/* the scopes of the DIE's own offset, innermost first */
+	n = dwarf_getscopes_die(die, &scopes);
+	if (n >= 2) {
+		int tag = dwarf_tag(&scopes[1]);
+
+		found = tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+		        tag == DW_TAG_union_type;
+	}
+	free(scopes);
+	return found;
+}
+
 static int record(void *ctx, Dwarf_Die *die, int tag, uint32_t enclosing, uint32_t *self,
                   const struct ps_die_function *read)
 {
@@ -63,6 +86,8 @@ static int record(void *ctx, Dwarf_Die *die, int tag, uint32_t enclosing, uint32
 	}
 	ck_assert_uint_lt(l->nr, MAX_FUNCS);
 	*self = (uint32_t)l->nr;
+	if (in_type(die))
+		l->in_types++;
 	l->items[l->nr++] = (struct found){ .offset = dwarf_dieoffset(die),
 		                            .tag = tag,
 		                            .enclosing = enclosing };
@@ -70,11 +95,12 @@ static int record(void *ctx, Dwarf_Die *die, int tag, uint32_t enclosing, uint32
 }
 
 /* Both walks over every unit of path: the number of functions found, and
- * in *read, how many of them the walker read itself. */
-static size_t compare_walks(const char *path, size_t *read)
+ * in *read, how many of them the walker read itself, in *in_types (when
+ * given) how many lie in a class, structure or union. */
+static size_t compare_walks_in(const char *path, size_t *read, size_t *in_types)
 {
-	struct list ours = { calloc(MAX_FUNCS, sizeof(struct found)), 0, 0 };
-	struct list libdw = { calloc(MAX_FUNCS, sizeof(struct found)), 0, 0 };
+	struct list ours = { calloc(MAX_FUNCS, sizeof(struct found)), 0, 0, 0 };
+	struct list libdw = { calloc(MAX_FUNCS, sizeof(struct found)), 0, 0, 0 };
 	struct ps_die_strings strings;
 	struct ps_cursor info, abbrevs;
 	struct ps_elf *elf;
@@ -117,11 +143,19 @@ static size_t compare_walks(const char *path, size_t *read)
 	}
 	ck_assert_uint_gt(units, 0);
 	ck_assert_uint_eq(libdw.read, 0);
+	ck_assert_uint_eq(ours.in_types, libdw.in_types);
 	*read = ours.read;
+	if (in_types)
+		*in_types = ours.in_types;
 	ps_elf_close(elf);
 	free(ours.items);
 	free(libdw.items);
 	return total;
+}
+
+static size_t compare_walks(const char *path, size_t *read)
+{
+	return compare_walks_in(path, read, NULL);
 }
 
 START_TEST(test_same_as_libdw)
@@ -152,6 +186,30 @@ START_TEST(test_same_as_libdw)
 }
 END_TEST
 
+/* C++: member functions, local classes' functions and lambdas' operator()
+ * lie inside classes in the DWARF (the walker steps over the members of
+ * structures and unions in C units only), and the walker finds each as
+ * libdw does. */
+START_TEST(test_cxx_classes_walked)
+{
+	const char *cxx = getenv("CXX") ? getenv("CXX") : "c++";
+	char so[600], command[2048];
+	size_t read, in_types = 0;
+
+	ck_assert_msg(fixture.ok, "fixture: %s", fixture.why);
+	snprintf(so, sizeof(so), "%s/libcxx_fixture.so", fixture.dir);
+	snprintf(command, sizeof(command),
+	         "%s -O1 -g -fPIC -shared -nostdlib -fno-exceptions -o %s %s/cxx_fixture.cpp", cxx,
+	         so, PS_TEST_SRCDIR);
+	ck_assert_msg(system(command) == 0, "%s failed", command);
+	ck_assert_uint_gt(compare_walks_in(so, &read, &in_types), 5);
+	/* counter::next, local::twice, the three lambdas (declarations and
+	 * definitions) */
+	ck_assert_uint_ge(in_types, 5);
+	unlink(so);
+}
+END_TEST
+
 /* An abbreviation table the walker cannot read: an unknown form, or cut
  * short. It says so, and libdw is asked instead. */
 START_TEST(test_unknown_form_left_to_libdw)
@@ -160,7 +218,7 @@ START_TEST(test_unknown_form_left_to_libdw)
 	 * DWARF does not have */
 	static const uint8_t bad_form[] = { 1, DW_TAG_compile_unit, 1, DW_AT_name, 0x7f, 0, 0, 0 };
 	static const uint8_t cut[] = { 1, DW_TAG_compile_unit };
-	struct list l = { calloc(MAX_FUNCS, sizeof(struct found)), 0, 0 };
+	struct list l = { calloc(MAX_FUNCS, sizeof(struct found)), 0, 0, 0 };
 	Dwarf_CU *cu = NULL, *next;
 	Dwarf_Half version;
 	uint8_t unit_type;
@@ -204,6 +262,7 @@ Suite *suite_die_walk(void)
 	TCase *tc = tcase_create("walk");
 
 	tcase_add_test(tc, test_same_as_libdw);
+	tcase_add_test(tc, test_cxx_classes_walked);
 	tcase_add_test(tc, test_unknown_form_left_to_libdw);
 	suite_add_tcase(s, tc);
 	return s;
