@@ -305,6 +305,7 @@ struct ps_unwind_stats {
 	uint64_t table_frames; /* frames the compiled CFI table walked */
 	uint64_t dwfl_frames; /* frames libdwfl walked (its frame callbacks) */
 	uint64_t table_rules; /* rules compiled (libdw asked once per PC) */
+	uint64_t debug_files; /* separate debug files handed to libdwfl */
 };
 
 struct ps_unwinder;

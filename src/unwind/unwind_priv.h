@@ -17,12 +17,20 @@
 #define PS_UNWIND_PAGE_SLOTS 8
 #define PS_UNWIND_PAGE_SIZE 4096
 
+/* A module's separate debug file, as find_debuginfo sees it. */
+struct ps_unwind_debug_file {
+	struct ps_unwinder *unwinder; /* for its statistics */
+	char path[];
+};
+
 /* One mapping whose file was reported to the Dwfl (or failed to be). */
 struct ps_unwind_module {
 	uint64_t base; /* map.start - map.pgoff */
 	uint64_t low, high; /* the module's range in libdwfl, or the mapping's on failure */
 	char *path;
-	char *debug_path; /* given to find_debuginfo through the module's userdata */
+	/* the separate debug file, given to find_debuginfo through the
+	 * module's userdata */
+	struct ps_unwind_debug_file *debug;
 	Dwfl_Module *mod; /* NULL: the file could not be reported */
 	/* mod NULL for a mapping of an ET_EXEC file away from its own
 	 * addresses: the file's module (its CFI), or NULL */

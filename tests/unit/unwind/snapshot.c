@@ -399,6 +399,7 @@ bool test_find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
 		.end = m->end,
 		.pgoff = m->pgoff,
 		.path = m->path,
+		.debug_path = m->debug_path,
 		.name = m->name,
 		.exec = m->exec,
 		.libunwind_base = m->libunwind_base,

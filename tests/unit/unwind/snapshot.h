@@ -84,6 +84,7 @@ struct test_map {
 	uint64_t start, end, pgoff;
 	char *name; /* as in /proc/self/maps ("" for anonymous) */
 	const char *path; /* name if it is a file, else NULL; tests may override */
+	const char *debug_path; /* NULL; tests may set one */
 	bool exec;
 	uint64_t libunwind_base; /* passed through to ps_unwind_map */
 };

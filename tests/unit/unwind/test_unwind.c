@@ -339,6 +339,62 @@ START_TEST(test_frame_without_cfi)
 }
 END_TEST
 
+/* The program's frame without CFI, its module given a separate debug file:
+ * libdwfl gets that file (and decompresses its debug sections) only when
+ * it or the program has a .debug_frame to look in; the frames are the same
+ * whether it gets it or not. */
+START_TEST(test_debug_file_without_debug_frame)
+{
+	char dir[] = "/tmp/ps-unwind-test-XXXXXX", plain[64], framed[64], zeros[64], stripped[64];
+	char command[1024];
+	uint64_t pcs[MAX];
+	struct env e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(plain, sizeof(plain), "%s/plain.debug", dir);
+	snprintf(framed, sizeof(framed), "%s/framed.debug", dir);
+	snprintf(zeros, sizeof(zeros), "%s/zeros", dir);
+	snprintf(stripped, sizeof(stripped), "%s/stripped", dir);
+	/* this program without its DWARF, for the module (libdwfl looks for a
+	 * separate file only then); as separate files, a copy of this program
+	 * (DWARF, no .debug_frame) and one with a .debug_frame that describes
+	 * nothing (a zero terminator) */
+	snprintf(command, sizeof(command),
+	         "cp /proc/%d/exe %s && objcopy --strip-debug %s %s && "
+	         "head -c 8 /dev/zero > %s && objcopy --add-section .debug_frame=%s %s %s",
+	         (int)getpid(), plain, plain, stripped, zeros, zeros, plain, framed);
+	ck_assert_msg(system(command) == 0, "%s failed", command);
+
+	/* one call site for the three snapshots: the same frames above */
+	for (int i = 0; i < 3; i++) {
+		env_open(&e, false, SNAP_NO_CFI);
+		struct test_map *m = test_maps_find(&e.maps, e.snap.ip);
+
+		ck_assert_ptr_nonnull(m);
+		m->path = stripped;
+		m->debug_path = i == 0 ? NULL : i == 1 ? plain : framed;
+		int got = env_unwind_snapshot(&e);
+
+		if (i == 0) {
+			n = got;
+			ck_assert_int_ge(n, 6);
+			memcpy(pcs, e.pcs, sizeof(pcs));
+		} else {
+			ck_assert_int_eq(got, n);
+			ck_assert_mem_eq(e.pcs, pcs, (size_t)n * sizeof(pcs[0]));
+		}
+		ck_assert_uint_eq(ps_unwinder_stats(e.unwinder)->debug_files, i == 2 ? 1 : 0);
+		env_close(&e);
+	}
+	unlink(plain);
+	unlink(framed);
+	unlink(zeros);
+	unlink(stripped);
+	rmdir(dir);
+}
+END_TEST
+
 /* A caller whose CFA is rbx + 16 (ld.so's _dl_runtime_resolve aligns the
  * stack so), under a frame whose CFI does not mention rbx: libunwind
  * (Debian's perf) takes rbx for unchanged there and unwinds on through
@@ -1146,6 +1202,7 @@ static Suite *suite_unwind(void)
 	tcase_add_test(tc, test_stack_of_one_word);
 	tcase_add_loop_test(tc, test_signal_frame, 0, 2);
 	tcase_add_loop_test(tc, test_frame_without_cfi, 0, 2);
+	tcase_add_test(tc, test_debug_file_without_debug_frame);
 	tcase_add_loop_test(tc, test_rbx_cfa, 0, 2);
 	tcase_add_loop_test(tc, test_libunwind_base, 0, 2);
 	tcase_add_test(tc, test_replay);
