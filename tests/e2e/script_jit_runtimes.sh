@@ -49,6 +49,29 @@ default() {
 	done
 }
 
+# jit_cut_only MODE: the samples of pystitch-injected-MODE.txt that differ
+# from perf's are one known open class (issue 17), and few: pystitch's
+# stack is perf's cut after a frame of a jitted file, where perf unwinds
+# on (in the two seen, a JS function V8 had optimized a moment before, the
+# sample inside InstallOptimizedFunctions). Seen in 1 sample of about
+# 1,050 in some captures; the build before this check (7d259c6) prints
+# the same. At most 1% passes, and any other difference fails.
+jit_cut_only() {
+	# shellcheck disable=SC2016 # an awk program
+	jc_counts=$("$AWK" 'BEGIN { RS = "" } FNR == NR { perf[FNR] = $0; next }
+		{ n++; if ($0 == perf[FNR]) next
+		  if (index(perf[FNR], $0 "\n") == 1 && $0 ~ /\/jitted-[0-9]+-[0-9]+\.so\)$/) cut++
+		  else other++ }
+		END { printf "%d %d %d\n", n, cut, other }' \
+		"$E2E_TMP/perf-injected.txt" "$E2E_TMP/pystitch-injected-$1.txt")
+	# shellcheck disable=SC2086 # three numbers
+	set -- "$1" $jc_counts
+	e2e_say "$e2e_name: KNOWN (issue 17), --python=$1: of $2 samples $3 end at a jitted frame perf unwinds past, $4 differ otherwise"
+	if [ "$4" != 0 ] || [ $(($3 * 100)) -gt "$2" ]; then
+		failed=1
+	fi
+}
+
 # perf_or_deeper LABEL TAG: each sample of pystitch-TAG-MODE.txt (the
 # default and all modes of default()) is perf's, or perf's with more
 # frames after them (pystitch's walk of a process with JIT code goes past
@@ -141,7 +164,7 @@ if command -v node >/dev/null 2>&1; then
 		e2e_pystitch_script "pystitch-injected-$mode.txt" -i "$E2E_TMP/node-injected.data" \
 			--no-inline --python=$mode
 		e2e_compare_script "node, perf inject --jit, --python=$mode" perf-injected.txt \
-			"pystitch-injected-$mode.txt" -v min_samples=200 || failed=1
+			"pystitch-injected-$mode.txt" -v min_samples=200 || jit_cut_only "$mode"
 	done
 	injected=$(grep -c '/jitted-[0-9]*-[0-9]*\.so)$' "$E2E_TMP/perf-injected.txt")
 	builtins=$(grep -c ' Builtin:.*/jitted-[0-9]*-[0-9]*\.so)$' "$E2E_TMP/perf-injected.txt")
