@@ -18,22 +18,6 @@
 
 /* ---- printing ----------------------------------------------------- */
 
-static void print_symbol(struct ps_strbuf *out, const struct ps_frame *f, uint64_t fields)
-{
-	if (fields & PS_FIELD_SYM) {
-		ps_strbuf_addch(out, ' ');
-		if (f->sym) {
-			ps_strbuf_addstr(out, f->sym);
-			if ((fields & PS_FIELD_SYMOFF) && !f->truncated && !f->python_unnamed) {
-				ps_strbuf_add(out, "+0x", 3);
-				ps_strbuf_add_hex(out, f->symoff, 0);
-			}
-		} else {
-			ps_strbuf_addstr(out, "[unknown]");
-		}
-	}
-}
-
 /* perf_sample__fprintf_addr() after the address: its function (or data
  * object) and its object, where perf names them */
 static void print_addr_name(struct ps_strbuf *out, const struct ps_branch_end *name,
@@ -418,7 +402,9 @@ void ps_script_print(struct ps_strbuf *out, struct ps_script_format *fmt,
 			ps_strbuf_add_hex(out, s->ip, 16);
 			if (stack->nr_frames) {
 				const struct ps_frame *f = &stack->frames[0];
-				print_symbol(out, f, fields);
+
+				/* the name and offset as a stack's lines have them */
+				print_frame(out, f, fields & (PS_FIELD_SYM | PS_FIELD_SYMOFF));
 				if (fields & PS_FIELD_DSO) {
 					ps_strbuf_addstr(out, " (");
 					ps_strbuf_addstr(out, f->dso ? f->dso : "[unknown]");
