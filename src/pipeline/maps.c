@@ -150,9 +150,11 @@ static bool find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
 		if (dso) {
 			out->path = ps_dso_file(dso);
 			const struct ps_elf *elf = out->path ? ps_dso_elf(dso) : NULL;
-			if (elf)
+			if (elf) {
 				out->file_base =
 				        ps_elf_map_base(elf, map->start, map->pgoff, out->exec);
+				out->aligned_load_offset = ps_elf_aligned_load_offset(elf);
+			}
 			const char *debug = ps_dso_symbol_file(dso);
 			if (debug && out->path && strcmp(debug, out->path) != 0)
 				out->debug_path = debug;

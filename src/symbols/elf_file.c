@@ -136,6 +136,7 @@ static int read_segments(struct ps_elf *elf)
 			.offset = phdr.p_offset,
 			.filesz = phdr.p_filesz,
 			.memsz = phdr.p_memsz,
+			.align = phdr.p_align,
 		};
 	}
 	return 0;
@@ -582,6 +583,20 @@ uint64_t ps_elf_map_base(const struct ps_elf *elf, uint64_t start, uint64_t pgof
 	if (!held || held == first)
 		return start - pgoff;
 	return start - pgoff - ((held->vaddr - held->offset) - (first->vaddr - first->offset));
+}
+
+uint64_t ps_elf_aligned_load_offset(const struct ps_elf *elf)
+{
+	for (size_t i = 0; i < elf->nr_segments; i++) {
+		const struct ps_elf_segment *seg = &elf->segments[i];
+
+		/* rounded as libdwfl rounds, p_vaddr & -p_align, whatever
+		 * p_align is (0 rounds to 0); wraps when the rounded address
+		 * lies below offset 0's, as the caller's arithmetic does */
+		if (seg->type == PT_LOAD)
+			return (seg->vaddr & (0 - seg->align)) - (seg->vaddr - seg->offset);
+	}
+	return 0;
 }
 
 bool ps_elf_vaddr_cursor(const struct ps_elf *elf, size_t section, uint64_t vaddr, uint64_t size,

@@ -24,7 +24,7 @@
 
 struct ps_elf_segment {
 	uint32_t type, flags;
-	uint64_t vaddr, offset, filesz, memsz;
+	uint64_t vaddr, offset, filesz, memsz, align;
 };
 
 /* Which file an open descriptor reads (ahead.c matches files by it). */

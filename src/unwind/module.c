@@ -321,9 +321,32 @@ static bool another_segment(const struct ps_unwind_module *m, const struct ps_un
 	return false;
 }
 
+/* The base to give libdwfl for a mapping whose file's offset 0 lies at
+ * base: libdwfl puts there the address of the file's first PT_LOAD
+ * rounded down to its alignment, which is offset 0's address only in
+ * files laid out as loaders expect. perf's libunwind path finds each
+ * file's CFI where the file really lies, and so does libdwfl given the
+ * rounded address's place. perf's libdw path (unwind-libdw.c) gives
+ * start - pgoff, but the mapping's start to a file whose name begins
+ * with /tmp/jitted-: the files `perf inject --jit` writes have their
+ * code, which alone is mapped, at offset and address 0x80 aligned to 8,
+ * so libdwfl puts it 0x80 low at start - pgoff. perf's libdw path is
+ * followed there, placing the jitted files of any other directory (the
+ * jitdump's) 0x80 low. */
+static uint64_t dwfl_base_of(const struct ps_unwinder *u, const struct ps_unwind_map *map,
+                             uint64_t base)
+{
+	if (u->style_quirks)
+		return base + map->aligned_load_offset;
+	if (map->name && strncmp(map->name, "/tmp/jitted-", 12) == 0)
+		return map->start;
+	return base;
+}
+
 /* Report the ELF file of map to the Dwfl. */
 static enum ps_unwind_lookup module_report(struct ps_unwinder *u, uint64_t addr, uint64_t base,
-                                           const struct ps_unwind_map *map, Dwfl_Module **out)
+                                           uint64_t dwfl_base, const struct ps_unwind_map *map,
+                                           Dwfl_Module **out)
 {
 	if (u->nr_modules >= PS_UNWIND_MAX_MODULES)
 		return PS_UNWIND_MODULE_STALE;
@@ -348,7 +371,8 @@ static enum ps_unwind_lookup module_report(struct ps_unwinder *u, uint64_t addr,
 
 	u->modules_epoch++;
 	dwfl_report_begin_add(u->dwfl);
-	Dwfl_Module *mod = dwfl_report_elf(u->dwfl, module_name(map), map->path, -1, base, false);
+	Dwfl_Module *mod =
+	        dwfl_report_elf(u->dwfl, module_name(map), map->path, -1, dwfl_base, false);
 	int err = mod ? 0 : dwfl_errno();
 	dwfl_report_end(u->dwfl, NULL, NULL);
 	if (!mod) {
@@ -481,18 +505,15 @@ static enum ps_unwind_lookup module_lookup(struct ps_unwinder *u, uint64_t addr,
 		return PS_UNWIND_MODULE_NONE;
 	}
 
-	/* perf's rule: jitted ELF files written by `perf inject --jit` map
-	 * only their code, so their base is the mapping's start */
 	uint64_t base = map.file_base ? map.file_base : map.start - map.pgoff;
-	if (map.name && map.name[0] == '/' && map.name[1] == 't' &&
-	    strncmp(map.name, "/tmp/jitted-", 12) == 0)
-		base = map.start;
+	uint64_t dwfl_base = dwfl_base_of(u, &map, base);
 
 	u->frame_base = base;
 	u->frame_file_base = map.file_base ? map.file_base : map.start - map.pgoff;
 	u->frame_libunwind_base = map.libunwind_base ? map.libunwind_base : base;
 	if (ps_unwind_jitted_inside(u, &map)) {
-		u->frame_file_mod = ps_unwind_jitted_module(u, base, module_name(&map), map.path);
+		u->frame_file_mod =
+		        ps_unwind_jitted_module(u, dwfl_base, module_name(&map), map.path);
 		return PS_UNWIND_MODULE_NONE;
 	}
 	struct ps_unwind_module *m = module_find(u, addr);
@@ -522,7 +543,7 @@ static enum ps_unwind_lookup module_lookup(struct ps_unwinder *u, uint64_t addr,
 			hit_add_module(u, (size_t)(m - u->modules), map.start, map.end);
 		return PS_UNWIND_MODULE_OK;
 	}
-	return module_report(u, addr, base, &map, out);
+	return module_report(u, addr, base, dwfl_base, &map, out);
 }
 
 enum ps_unwind_lookup ps_unwind_module_ensure(struct ps_unwinder *u, uint64_t addr,
