@@ -153,7 +153,8 @@ static bool find_map(void *ctx, uint64_t addr, struct ps_unwind_map *out)
 			if (elf) {
 				out->file_base =
 				        ps_elf_map_base(elf, map->start, map->pgoff, out->exec);
-				out->aligned_load_offset = ps_elf_aligned_load_offset(elf);
+				ps_elf_first_load(elf, &out->first_load_vaddr,
+				                  &out->first_load_align);
 			}
 			const char *debug = ps_dso_symbol_file(dso);
 			if (debug && out->path && strcmp(debug, out->path) != 0)

@@ -585,18 +585,16 @@ uint64_t ps_elf_map_base(const struct ps_elf *elf, uint64_t start, uint64_t pgof
 	return start - pgoff - ((held->vaddr - held->offset) - (first->vaddr - first->offset));
 }
 
-uint64_t ps_elf_aligned_load_offset(const struct ps_elf *elf)
+void ps_elf_first_load(const struct ps_elf *elf, uint64_t *vaddr, uint64_t *align)
 {
+	*vaddr = *align = 0;
 	for (size_t i = 0; i < elf->nr_segments; i++) {
-		const struct ps_elf_segment *seg = &elf->segments[i];
-
-		/* rounded as libdwfl rounds, p_vaddr & -p_align, whatever
-		 * p_align is (0 rounds to 0); wraps when the rounded address
-		 * lies below offset 0's, as the caller's arithmetic does */
-		if (seg->type == PT_LOAD)
-			return (seg->vaddr & (0 - seg->align)) - (seg->vaddr - seg->offset);
+		if (elf->segments[i].type == PT_LOAD) {
+			*vaddr = elf->segments[i].vaddr;
+			*align = elf->segments[i].align;
+			return;
+		}
 	}
-	return 0;
 }
 
 bool ps_elf_vaddr_cursor(const struct ps_elf *elf, size_t section, uint64_t vaddr, uint64_t size,

@@ -359,12 +359,9 @@ bool ps_elf_is64(const struct ps_elf *elf); /* ELFCLASS64 */
  * segment's address and offset differ as the first's do (and when no
  * segment is found). */
 uint64_t ps_elf_map_base(const struct ps_elf *elf, uint64_t start, uint64_t pgoff, bool exec);
-/* The file offset of its first PT_LOAD's address rounded down to that
- * segment's alignment as libdwfl rounds it (p_vaddr & -p_align), which
- * libdwfl puts at the base it is given: 0 for a file laid out as loaders
- * expect; 0x80 for the files `perf inject --jit` writes (code at address
- * and offset 0x80, aligned to 8). */
-uint64_t ps_elf_aligned_load_offset(const struct ps_elf *elf);
+/* The address and alignment of the file's first PT_LOAD (0 and 0 when it
+ * has none). */
+void ps_elf_first_load(const struct ps_elf *elf, uint64_t *vaddr, uint64_t *align);
 
 struct ps_elf_section {
 	const char *name; /* "" when the name is missing or out of bounds */

@@ -473,12 +473,14 @@ static enum lu_found fresh_lookup(struct ps_unwinder *u, Dwfl_Module *mod, uint6
 	if (!ps_unwind_has_eh_frame_hdr(u, mod))
 		return LU_FAIL;
 	*row_pc = lookup;
-	if (base == u->frame_base && u->frame_file_base == u->frame_base)
+	/* the file's table, which its mappings hold (not so a jitted
+	 * file's, beyond its code) */
+	if (base == u->frame_base && !u->frame_partial)
 		return ps_unwind_eh_covered(u, mod, lookup) ? LU_FOUND : LU_ENOINFO;
 
 	/* libunwind looks the frame up in the file's own addresses relative
 	 * to its lowest mapping; the module has them where its mapping is */
-	*row_pc = lookup - base + u->frame_file_base;
+	*row_pc = lookup - base + u->frame_base;
 	struct ps_unwind_module *m = module_entry(u, mod);
 	if (m && !m->lu_layout) {
 		Dwarf_Addr bias;

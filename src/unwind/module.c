@@ -322,22 +322,24 @@ static bool another_segment(const struct ps_unwind_module *m, const struct ps_un
 }
 
 /* The base to give libdwfl for a mapping whose file's offset 0 lies at
- * base: libdwfl puts there the address of the file's first PT_LOAD
- * rounded down to its alignment, which is offset 0's address only in
- * files laid out as loaders expect. perf's libunwind path finds each
- * file's CFI where the file really lies, and so does libdwfl given the
- * rounded address's place. perf's libdw path (unwind-libdw.c) gives
- * start - pgoff, but the mapping's start to a file whose name begins
- * with /tmp/jitted-: the files `perf inject --jit` writes have their
- * code, which alone is mapped, at offset and address 0x80 aligned to 8,
- * so libdwfl puts it 0x80 low at start - pgoff. perf's libdw path is
- * followed there, placing the jitted files of any other directory (the
- * jitdump's) 0x80 low. */
+ * base (start - pgoff). libdwfl puts there the address of the file's
+ * first PT_LOAD rounded down to the segment's alignment (p_vaddr &
+ * -p_align); perf's libunwind path that address rounded down to the page
+ * (read_unwind_spec_eh_frame(), elf_base_address()). The two agree in
+ * files laid out as loaders expect, not in those `perf inject --jit`
+ * writes: their code, which alone is mapped, is at offset and address
+ * 0x80, aligned to 8, and libdwfl would put it 0x80 low. The libunwind
+ * style places each file as perf's libunwind path does. perf's libdw path
+ * (unwind-libdw.c) gives libdwfl start - pgoff, but the mapping's start
+ * to a file whose name begins with /tmp/jitted-: the libdw style follows
+ * it, placing the jitted files of any other directory (the jitdump's)
+ * 0x80 low. */
 static uint64_t dwfl_base_of(const struct ps_unwinder *u, const struct ps_unwind_map *map,
                              uint64_t base)
 {
 	if (u->style_quirks)
-		return base + map->aligned_load_offset;
+		return base + (map->first_load_vaddr & (0 - map->first_load_align)) -
+		       (map->first_load_vaddr & ~(uint64_t)(PS_UNWIND_PAGE_SIZE - 1));
 	if (map->name && strncmp(map->name, "/tmp/jitted-", 12) == 0)
 		return map->start;
 	return base;
@@ -378,7 +380,7 @@ static enum ps_unwind_lookup module_report(struct ps_unwinder *u, uint64_t addr,
 	if (!mod) {
 		u->stats.module_failures++;
 		ps_unwind_log(u, PS_LOG_DEBUG, "unwind: cannot use %s at %#llx: %s", map->path,
-		              (unsigned long long)base, dwfl_errmsg(err));
+		              (unsigned long long)dwfl_base, dwfl_errmsg(err));
 		/* remember the failure for the mapping's range, not the file's */
 		return PS_UNWIND_MODULE_NONE;
 	}
@@ -461,7 +463,7 @@ static enum ps_unwind_lookup hit_apply(struct ps_unwinder *u, const struct ps_un
 	if (!hit->mod)
 		return PS_UNWIND_MODULE_NONE;
 	u->frame_base = hit->base;
-	u->frame_file_base = hit->file_base;
+	u->frame_partial = hit->partial;
 	u->frame_libunwind_base = hit->libunwind_base;
 	u->last_module = hit->module; /* as module_find() leaves it */
 	*out = hit->mod;
@@ -484,7 +486,7 @@ static void hit_add_module(struct ps_unwinder *u, size_t index, uint64_t start, 
 	hit_add(u, &(struct ps_unwind_hit){ .low = low,
 	                                    .high = high,
 	                                    .base = u->frame_base,
-	                                    .file_base = u->frame_file_base,
+	                                    .partial = u->frame_partial,
 	                                    .libunwind_base = u->frame_libunwind_base,
 	                                    .mod = m->mod,
 	                                    .module = index });
@@ -509,8 +511,8 @@ static enum ps_unwind_lookup module_lookup(struct ps_unwinder *u, uint64_t addr,
 	uint64_t dwfl_base = dwfl_base_of(u, &map, base);
 
 	u->frame_base = base;
-	u->frame_file_base = map.file_base ? map.file_base : map.start - map.pgoff;
 	u->frame_libunwind_base = map.libunwind_base ? map.libunwind_base : base;
+	u->frame_partial = (map.pgoff & (PS_UNWIND_PAGE_SIZE - 1)) != 0;
 	if (ps_unwind_jitted_inside(u, &map)) {
 		u->frame_file_mod =
 		        ps_unwind_jitted_module(u, dwfl_base, module_name(&map), map.path);
@@ -523,7 +525,6 @@ static enum ps_unwind_lookup module_lookup(struct ps_unwinder *u, uint64_t addr,
 		 * writable segment): the module stands for that mapping too */
 		base = m->base;
 		u->frame_base = base;
-		u->frame_file_base = base;
 		u->frame_libunwind_base = map.libunwind_base ? map.libunwind_base : base;
 		moved = true;
 	}

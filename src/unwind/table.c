@@ -336,9 +336,8 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 		    (row->kind != PS_UNWIND_ROW_PLT || u->quirks || cur->restart_first))
 			return handover(u, cur);
 		/* libunwind's view: .eh_frame only, at the file's own base */
-		if (u->quirks &&
-		    (!row->from_eh || u->frame_libunwind_base != u->frame_base ||
-		     u->frame_file_base != u->frame_base || !ps_unwind_has_eh_frame_hdr(u, mod)))
+		if (u->quirks && (!row->from_eh || u->frame_libunwind_base != u->frame_base ||
+		                  u->frame_partial || !ps_unwind_has_eh_frame_hdr(u, mod)))
 			return handover(u, cur);
 		/* the frame's own row, unless libunwind's cache holds another */
 		if (u->quirks && ps_unwind_libunwind_other_row(u, raw))

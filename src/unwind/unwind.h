@@ -77,12 +77,12 @@ struct ps_unwind_map {
 	 * segment may share: that one is taken then, and the module, once
 	 * reported, recognises the writable one's mappings). */
 	uint64_t file_base;
-	/* Optional (0). The file offset of the address of the file's first
-	 * PT_LOAD rounded down to that segment's alignment. libdwfl places
-	 * that address, not offset 0's, at the base it is given: 0x80 off
-	 * for the files `perf inject --jit` writes (code at offset and
-	 * address 0x80, aligned to 8). */
-	uint64_t aligned_load_offset;
+	/* Optional (0). The address and alignment of the file's first
+	 * PT_LOAD: libdwfl and perf's libunwind path place a file by that
+	 * address rounded down, to the alignment and to the page, which
+	 * differ for the files `perf inject --jit` writes (code at offset
+	 * and address 0x80, aligned to 8). */
+	uint64_t first_load_vaddr, first_load_align;
 };
 
 /* Where a synthetic rule (ps_unwind_callbacks.frame_rule) takes the CFA

@@ -136,7 +136,8 @@ struct ps_unwind_rscache {
  * bases. */
 struct ps_unwind_hit {
 	uint64_t low, high;
-	uint64_t base, file_base, libunwind_base;
+	uint64_t base, libunwind_base;
+	bool partial;
 	Dwfl_Module *mod;
 	size_t module;
 };
@@ -222,8 +223,12 @@ struct ps_unwinder {
 	bool retry; /* a module disagreed with find_map: rebuild and walk again */
 	bool restart; /* continue with a new libdwfl walk from dwarf_regs */
 	uint64_t frame_base; /* of the current frame's module (set by ps_unwind_module_ensure) */
-	uint64_t frame_file_base; /* the mapping's start - pgoff, even for jitted files */
 	uint64_t frame_libunwind_base; /* the mapping's libunwind_base, or frame_base */
+	/* the mapping holds part of a page: a file of perf inject --jit's
+	 * (its code alone, at offset 0x80), whose unwinding tables lie in
+	 * memory only as far as its JIT said (the jitdump's mapped_size):
+	 * libunwind reads them through memory (ps_unwind_libunwind_info()) */
+	bool frame_partial;
 	/* PS_UNWIND_MODULE_NONE for a mapping of a readable ELF file that
 	 * libdwfl could not place there: the file's module as libdwfl placed
 	 * it, or NULL (no file, or libdwfl failed) */

@@ -80,46 +80,88 @@ jit_frames() {
 
 ran=
 # A JIT of our own (tests/programs/tinyjit, x86-64 code): its jitdump
-# through `perf inject --jit`, with and without unwinding information.
-# Its functions are short, or call out of their last 0x80 bytes: the
-# jitted files have their code at offset and address 0x80, and libdwfl,
-# given start - pgoff for them, places that code 0x80 low, leaving those
-# bytes out of the module (where perf's libunwind finds the .eh_frame and
-# unwinds on). --python=native byte for byte; the default mode too with
-# unwinding information, and without it perf's stacks or deeper
-# (pystitch's own walk goes on past a frame without CFI with frame
-# pointers, where perf's libunwind stops).
-if [ "$(uname -m)" = x86_64 ]; then
-	for tj_info in eh none; do
-		mkdir "$E2E_TMP/tinyjit-$tj_info" || e2e_fail "cannot make $E2E_TMP/tinyjit-$tj_info"
-		cd "$E2E_TMP/tinyjit-$tj_info" || e2e_fail "cannot enter $E2E_TMP/tinyjit-$tj_info"
-		e2e_record "$E2E_TMP/tinyjit-$tj_info.data" -k 1 -F 999 --call-graph dwarf -- \
-			"$E2E_PROGRAMS/tinyjit" 1 $tj_info
-		e2e_perf inject --jit -i "$E2E_TMP/tinyjit-$tj_info.data" \
-			-o "$E2E_TMP/tinyjit-$tj_info-injected.data" >"$E2E_TMP/inject.err" 2>&1 || {
-			e2e_show "$E2E_TMP/inject.err"
-			e2e_fail "perf inject --jit failed on tinyjit's capture"
-		}
-		cd "$E2E_TMP" || e2e_fail "cannot enter $E2E_TMP"
-		if [ $tj_info = eh ]; then
-			default "tinyjit, $tj_info" "$E2E_TMP/tinyjit-$tj_info-injected.data"
-			# perf unwinds through both functions to main
-			tj_through=$(grep -c ' tinyjit::long_hop+0x105 (.*/jitted-[0-9]*-1\.so)$' \
-				"$E2E_TMP/$E2E_PERF_OUT")
-			e2e_say "$e2e_name: tinyjit, $tj_info: perf unwound $tj_through samples through long_hop's call"
-			[ "$tj_through" -gt 100 ] || failed=1
-		else
-			default "tinyjit, $tj_info" "$E2E_TMP/tinyjit-$tj_info-injected.data" \
-				-v min_identical=0
-			perf_or_deeper "tinyjit, $tj_info" "tinyjit__$tj_info"
-		fi
-		e2e_perf_script "perf-tinyjit-$tj_info-native.txt" \
-			-i "$E2E_TMP/tinyjit-$tj_info-injected.data" --no-inline
-		e2e_pystitch_script "pystitch-tinyjit-$tj_info-native.txt" \
-			-i "$E2E_TMP/tinyjit-$tj_info-injected.data" --no-inline --python=native
-		e2e_compare_script "tinyjit, $tj_info, --python=native" "perf-tinyjit-$tj_info-native.txt" \
-			"pystitch-tinyjit-$tj_info-native.txt" -v min_samples=500 || failed=1
+# through `perf inject --jit`. The jitted files have their code at offset
+# and address 0x80; tinyjit's functions are short, or call out of their
+# last 0x80 bytes, which libdwfl, given start - pgoff for such a file,
+# leaves out of its module (where perf's libunwind unwinds on):
+#  - eh: with unwinding information, its jitdump in the work directory
+#    and in /tmp (perf's libdw path places files named /tmp/jitted-*
+#    apart): byte for byte in --python=native and the default mode;
+#  - eh-unmapped: the same information, but the jitdump adds none of it
+#    to the code's mapping; perf's libunwind reads the tables where memory
+#    holds none of them and guesses with frame pointers for a sample
+#    before hop's push: --python=native byte for byte (the default mode
+#    unwinds those samples with the file's CFI, where perf skips a
+#    caller);
+#  - none: no unwinding information: --python=native byte for byte, and
+#    in the default mode perf's stacks or deeper (pystitch's own walk goes
+#    on past a frame without CFI with frame pointers, where perf's
+#    libunwind stops).
+# tinyjit_run NAME INFO DIR: record tinyjit INFO with its jitdump in DIR
+# and inject it into tinyjit-NAME-injected.data; TJ_PID is its pid. What
+# it leaves in /tmp, the files of that pid, goes when the test ends.
+tj_tmp_files=
+# shellcheck disable=SC2317 # called by the trap
+tinyjit_cleanup() {
+	for tj_file in $tj_tmp_files; do
+		rm -f "$tj_file"
 	done
+	e2e_cleanup
+}
+trap tinyjit_cleanup EXIT
+tinyjit_run() {
+	mkdir "$E2E_TMP/tinyjit-$1" || e2e_fail "cannot make $E2E_TMP/tinyjit-$1"
+	cd "$E2E_TMP/tinyjit-$1" || e2e_fail "cannot enter $E2E_TMP/tinyjit-$1"
+	e2e_record "$E2E_TMP/tinyjit-$1.data" -k 1 -F 999 --call-graph dwarf -- \
+		"$E2E_PROGRAMS/tinyjit" 1 "$2" "$3"
+	TJ_PID=$(e2e_perf script -i "$E2E_TMP/tinyjit-$1.data" -F pid --comms tinyjit 2>/dev/null |
+		head -n 1 | tr -d ' ')
+	[ "$3" = /tmp ] && [ -n "$TJ_PID" ] &&
+		tj_tmp_files="/tmp/jit-$TJ_PID.dump /tmp/jitted-$TJ_PID-0.so /tmp/jitted-$TJ_PID-1.so"
+	e2e_perf inject --jit -i "$E2E_TMP/tinyjit-$1.data" -o "$E2E_TMP/tinyjit-$1-injected.data" \
+		>"$E2E_TMP/inject.err" 2>&1 || {
+		e2e_show "$E2E_TMP/inject.err"
+		e2e_fail "perf inject --jit failed on tinyjit's capture ($1)"
+	}
+	cd "$E2E_TMP" || e2e_fail "cannot enter $E2E_TMP"
+	e2e_perf_script "perf-tinyjit-$1-native.txt" -i "$E2E_TMP/tinyjit-$1-injected.data" \
+		--no-inline
+	e2e_pystitch_script "pystitch-tinyjit-$1-native.txt" \
+		-i "$E2E_TMP/tinyjit-$1-injected.data" --no-inline --python=native
+	e2e_compare_script "tinyjit, $1, --python=native" "perf-tinyjit-$1-native.txt" \
+		"pystitch-tinyjit-$1-native.txt" -v min_samples=300 || failed=1
+}
+
+# tinyjit_frames NAME PATTERN: the lines of perf's text matching PATTERN
+tinyjit_frames() {
+	grep -c "$2" "$E2E_TMP/perf-tinyjit-$1-native.txt"
+}
+
+if [ "$(uname -m)" = x86_64 ]; then
+	tinyjit_run eh eh "$E2E_TMP/tinyjit-eh"
+	default "tinyjit, eh" "$E2E_TMP/tinyjit-eh-injected.data"
+	tj_through=$(tinyjit_frames eh ' tinyjit::long_hop+0x105 (.*/jitted-[0-9]*-1\.so)$')
+	e2e_say "$e2e_name: tinyjit, eh: perf unwound $tj_through samples through long_hop's call"
+	[ "$tj_through" -gt 100 ] || failed=1
+
+	# files in /tmp (those of this tinyjit's pid go when the test ends)
+	tinyjit_run tmp eh /tmp
+	tj_tmp=$(tinyjit_frames tmp " tinyjit::hop+0x[0-9a-f]* (/tmp/jitted-$TJ_PID-0\.so)$")
+	e2e_say "$e2e_name: tinyjit, eh, /tmp: perf printed $tj_tmp frames of /tmp/jitted-$TJ_PID-0.so"
+	[ "$tj_tmp" -gt 100 ] || failed=1
+	default "tinyjit, eh, /tmp" "$E2E_TMP/tinyjit-tmp-injected.data"
+
+	tinyjit_run unmapped eh-unmapped "$E2E_TMP/tinyjit-unmapped"
+	tj_spin=$(tinyjit_frames unmapped ' tinyjit::hop+0x[5-8] (.*/jitted-[0-9]*-0\.so)$')
+	e2e_say "$e2e_name: tinyjit, eh-unmapped: $tj_spin samples before hop's push"
+	[ "$tj_spin" -gt 10 ] || failed=1
+
+	tinyjit_run none none "$E2E_TMP/tinyjit-none"
+	tj_none=$(tinyjit_frames none ' tinyjit::hop+0x[0-9a-f]* (.*/jitted-[0-9]*-0\.so)$')
+	e2e_say "$e2e_name: tinyjit, none: perf printed $tj_none frames of hop"
+	[ "$tj_none" -gt 100 ] || failed=1
+	default "tinyjit, none" "$E2E_TMP/tinyjit-none-injected.data" -v min_identical=0
+	perf_or_deeper "tinyjit, none" "tinyjit__none"
 	ran=1
 else
 	e2e_say "$e2e_name: tinyjit writes x86-64 code: left out on $(uname -m)"

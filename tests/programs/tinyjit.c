@@ -1,20 +1,26 @@
 /* A tiny JIT for script_jit_runtimes.sh: it copies two functions of x86-64
  * machine code into executable memory, describes them in a jitdump
- * (jit-PID.dump in the working directory, as V8's --perf-prof, .NET and
- * Wasmtime write it) and runs C code through them for the given seconds.
- * `perf inject --jit` turns the jitdump into one ELF file per function,
- * whose code lies at file offset and address 0x80.
+ * (DIR/jit-PID.dump, DIR the working directory by default: V8's
+ * --perf-prof writes it there, CPython's -X perf_jit and .NET's into
+ * /tmp) and runs C code through them for the given seconds. `perf inject
+ * --jit` turns the jitdump into one ELF file per function next to it
+ * (DIR/jitted-PID-0.so and -1.so), whose code lies at file offset and
+ * address 0x80.
  *
- *   tinyjit SECONDS [eh]
+ *   tinyjit SECONDS [eh|eh-unmapped|none [DIR]]
  *
  * With "eh" each function's entry carries its unwinding information (an
  * .eh_frame and its .eh_frame_hdr, laid out after the code as perf's
- * genelf places them: the data V8's --perf-prof-unwinding-info writes);
- * without, perf guesses those frames with frame pointers.
+ * genelf places them: the data V8's --perf-prof-unwinding-info writes),
+ * and perf adds it to the code's mapping (the entry's mapped_size). With
+ * "eh-unmapped" the mapping stays the code's (mapped_size 0): perf's
+ * libunwind reads the tables where memory holds none. Without, perf
+ * guesses those frames with frame pointers.
  *
- * The stacks: burn (C) <- hop (JIT, 8 bytes) <- step (C) <- long_hop (JIT,
- * its call 0x100 bytes in) <- main. Every address of hop, and the return
- * address of long_hop, lies in the last 0x80 bytes of its function.
+ * The stacks: burn (C) <- hop (JIT, 17 bytes) <- step (C) <- long_hop
+ * (JIT, its call 0x100 bytes in) <- main, and hop's own samples in a loop
+ * before its push. Every address of hop, and the return address of
+ * long_hop, lies in the last 0x80 bytes of its function.
  * Prints nothing. */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -105,12 +111,16 @@ static void put_i32_at(struct blob *b, size_t at, int32_t v)
 	memcpy(b->bytes + at, &v, 4);
 }
 
-/* the rows of `push %rbp; mov %rsp,%rbp; <body>; pop %rbp; ret` whose
- * pop lies at pop_at: CFA rsp+8, rsp+16 after the push, rbp+16 after the
- * mov, rsp+8 after the pop */
-static void fde_rows(struct blob *b, size_t pop_at)
+/* the rows of `<spin>; push %rbp; mov %rsp,%rbp; <body>; pop %rbp; ret`
+ * whose push lies at push_at and pop at pop_at: CFA rsp+8, rsp+16 after
+ * the push, rbp+16 after the mov, rsp+8 after the pop */
+static void fde_rows(struct blob *b, size_t push_at, size_t pop_at)
 {
-	put_u8(b, 0x40 | 1); /* DW_CFA_advance_loc 1 */
+	uint16_t to_mov = (uint16_t)(push_at + 1);
+	uint16_t to_ret = (uint16_t)(pop_at + 1 - (push_at + 4));
+
+	put_u8(b, 0x03); /* DW_CFA_advance_loc2 */
+	put(b, &to_mov, 2);
 	put_u8(b, 0x0e); /* DW_CFA_def_cfa_offset 16 */
 	put_u8(b, 16);
 	put_u8(b, 0x80 | 6); /* DW_CFA_offset rbp, 2 * -8 */
@@ -118,8 +128,6 @@ static void fde_rows(struct blob *b, size_t pop_at)
 	put_u8(b, 0x40 | 3); /* DW_CFA_advance_loc 3 */
 	put_u8(b, 0x0d); /* DW_CFA_def_cfa_register rbp */
 	put_u8(b, 6);
-	uint16_t to_ret = (uint16_t)(pop_at + 1 - 4);
-
 	put_u8(b, 0x03); /* DW_CFA_advance_loc2 */
 	put(b, &to_ret, 2);
 	put_u8(b, 0x0c); /* DW_CFA_def_cfa rsp, 8 */
@@ -135,8 +143,10 @@ static void pad_entry(struct blob *b, size_t start)
 }
 
 /* .eh_frame (a CIE, one FDE, a terminator) and .eh_frame_hdr for code of
- * code_size bytes whose pop is at pop_at; *hdr_size is the header's */
-static void unwinding_info(struct blob *b, size_t code_size, size_t pop_at, size_t *hdr_size)
+ * code_size bytes whose push is at push_at and pop at pop_at; *hdr_size
+ * is the header's */
+static void unwinding_info(struct blob *b, size_t code_size, size_t push_at, size_t pop_at,
+                           size_t *hdr_size)
 {
 	uint64_t eh_frame = (code_size + 7) & ~(uint64_t)7; /* from the code's start */
 	size_t cie = b->len;
@@ -164,7 +174,7 @@ static void unwinding_info(struct blob *b, size_t code_size, size_t pop_at, size
 	put_u32(b, 0); /* pc_begin, set below */
 	put_u32(b, (uint32_t)code_size);
 	put_u8(b, 0); /* augmentation data length */
-	fde_rows(b, pop_at);
+	fde_rows(b, push_at, pop_at);
 	pad_entry(b, fde);
 	put_i32_at(b, pc_begin, (int32_t)(0 - (int64_t)(eh_frame + pc_begin)));
 	put_u32(b, 0); /* terminator */
@@ -202,7 +212,8 @@ static void record_header(uint32_t id, size_t size, uint64_t timestamp)
 	out_u64(timestamp);
 }
 
-static void describe(const char *name, const void *code, size_t size, size_t pop_at, bool eh)
+static void describe(const char *name, const void *code, size_t size, size_t push_at, size_t pop_at,
+                     bool eh, bool mapped)
 {
 	uint64_t timestamp = now_ns();
 
@@ -210,7 +221,7 @@ static void describe(const char *name, const void *code, size_t size, size_t pop
 		struct blob b = { .len = 0 };
 		size_t hdr_size;
 
-		unwinding_info(&b, size, pop_at, &hdr_size);
+		unwinding_info(&b, size, push_at, pop_at, &hdr_size);
 		size_t padded = (b.len + 7) & ~(size_t)7;
 
 		record_header(JIT_CODE_UNWINDING_INFO, 16 + 3 * 8 + padded, timestamp);
@@ -218,7 +229,7 @@ static void describe(const char *name, const void *code, size_t size, size_t pop
 		 * perf adds to the code's mapping (all) */
 		out_u64(b.len);
 		out_u64(hdr_size);
-		out_u64(b.len);
+		out_u64(mapped ? b.len : 0);
 		write_all(b.bytes, padded);
 	}
 	record_header(JIT_CODE_LOAD, 16 + 2 * 4 + 4 * 8 + strlen(name) + 1 + size, timestamp);
@@ -232,11 +243,11 @@ static void describe(const char *name, const void *code, size_t size, size_t pop
 	write_all(code, size);
 }
 
-static void open_dump(void)
+static void open_dump(const char *dir)
 {
-	char path[64];
+	char path[4096];
 
-	snprintf(path, sizeof(path), "jit-%d.dump", (int)getpid());
+	snprintf(path, sizeof(path), "%s/jit-%d.dump", dir, (int)getpid());
 	dump_fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0644);
 	if (dump_fd < 0) {
 		perror("tinyjit: creating the jitdump");
@@ -280,35 +291,42 @@ __attribute__((noinline)) static void step(void)
 
 int main(int argc, char **argv)
 {
-	/* push %rbp; mov %rsp,%rbp; call *%rdi; pop %rbp; ret */
+	/* mov $20000,%ecx; 1: dec %ecx; jnz 1b (hop's samples before its
+	 * push, where the CIE's rule holds); push %rbp; mov %rsp,%rbp;
+	 * call *%rdi; pop %rbp; ret */
+	static const uint8_t spin[] = { 0xb9, 0x20, 0x4e, 0x00, 0x00, 0xff, 0xc9, 0x75, 0xfc };
 	static const uint8_t prologue[] = { 0x55, 0x48, 0x89, 0xe5 };
 	static const uint8_t tail[] = { 0xff, 0xd7, 0x5d, 0xc3 };
 	double seconds = argc > 1 ? atof(argv[1]) : 1.0;
-	bool eh = argc > 2 && strcmp(argv[2], "eh") == 0;
+	bool eh = argc > 2 && strncmp(argv[2], "eh", 2) == 0;
+	bool mapped = argc > 2 && strcmp(argv[2], "eh") == 0;
+	const char *dir = argc > 3 ? argv[3] : ".";
 	uint8_t *mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (mem == MAP_FAILED || seconds <= 0) {
-		fputs("usage: tinyjit SECONDS [eh]\n", stderr);
+	if (mem == MAP_FAILED || !(seconds > 0 && seconds < 3600)) {
+		fputs("usage: tinyjit SECONDS [eh|eh-unmapped|none [DIR]]\n", stderr);
 		return 2;
 	}
 	/* hop at 0x40, long_hop at 0x100 (its call after 0x100 nops) */
 	uint8_t *short_code = mem + 0x40, *long_code = mem + 0x100, *p = long_code;
-	memcpy(short_code, prologue, sizeof(prologue));
-	memcpy(short_code + sizeof(prologue), tail, sizeof(tail));
+	memcpy(short_code, spin, sizeof(spin));
+	memcpy(short_code + sizeof(spin), prologue, sizeof(prologue));
+	memcpy(short_code + sizeof(spin) + sizeof(prologue), tail, sizeof(tail));
 	memcpy(p, prologue, sizeof(prologue));
 	p += sizeof(prologue);
 	memset(p, 0x90, LONG_HOP_PAD);
 	p += LONG_HOP_PAD;
 	memcpy(p, tail, sizeof(tail));
 	p += sizeof(tail);
-	size_t short_size = sizeof(prologue) + sizeof(tail), long_size = (size_t)(p - long_code);
+	size_t short_size = sizeof(spin) + sizeof(prologue) + sizeof(tail);
+	size_t long_size = (size_t)(p - long_code);
 	if (mprotect(mem, 4096, PROT_READ | PROT_EXEC) != 0) {
 		perror("tinyjit: mprotect");
 		return 1;
 	}
-	open_dump();
-	describe("tinyjit::hop", short_code, short_size, short_size - 2, eh);
-	describe("tinyjit::long_hop", long_code, long_size, long_size - 2, eh);
+	open_dump(dir);
+	describe("tinyjit::hop", short_code, short_size, sizeof(spin), short_size - 2, eh, mapped);
+	describe("tinyjit::long_hop", long_code, long_size, 0, long_size - 2, eh, mapped);
 
 	hop = (hop_fn)(uintptr_t)short_code;
 	hop_fn long_hop = (hop_fn)(uintptr_t)long_code;

@@ -495,9 +495,9 @@ START_TEST(test_map_base)
 }
 END_TEST
 
-/* The file offset of the first PT_LOAD's address rounded down to its
- * alignment: where libdwfl puts a file relative to offset 0's place. */
-START_TEST(test_aligned_load_offset)
+/* The first PT_LOAD's address and alignment, by which libdwfl and perf
+ * place a file. */
+START_TEST(test_first_load)
 {
 	/* perf inject --jit's files: code at offset and address 0x80 */
 	struct ps_elf_segment jitted[] = {
@@ -508,44 +508,27 @@ START_TEST(test_aligned_load_offset)
 		  .filesz = 0x248,
 		  .align = 8 },
 	};
-	/* loaders' layout: the first PT_LOAD at offset 0, page aligned
-	 * (after a PT_PHDR, which does not count) */
+	/* a PT_PHDR first, which does not count */
 	struct ps_elf_segment usual[] = {
 		{ .type = PT_PHDR, .vaddr = 0x40, .offset = 0x40, .align = 8 },
-		{ .type = PT_LOAD, .vaddr = 0, .offset = 0, .filesz = 0x670, .align = 0x1000 },
-	};
-	/* an executable at 0x400000, 2 MiB aligned */
-	struct ps_elf_segment exec[] = {
 		{ .type = PT_LOAD, .vaddr = 0x400000, .offset = 0, .align = 0x200000 },
-	};
-	/* a first PT_LOAD that does not start the file; libdwfl's
-	 * rounding (p_vaddr & -p_align) of an alignment of 0 and of one
-	 * that is no power of two */
-	struct ps_elf_segment later[] = {
-		{ .type = PT_LOAD, .vaddr = 0x11000, .offset = 0x1000, .align = 0x1000 },
-	};
-	struct ps_elf_segment unaligned[] = {
-		{ .type = PT_LOAD, .vaddr = 0x1234, .offset = 0x234, .align = 0 },
-	};
-	struct ps_elf_segment odd[] = {
-		{ .type = PT_LOAD, .vaddr = 0x1234, .offset = 0x234, .align = 0x300 },
+		{ .type = PT_LOAD, .vaddr = 0x601000, .offset = 0x1000, .align = 0x200000 },
 	};
 	struct ps_elf elf = { .segments = jitted, .nr_segments = 1 };
+	uint64_t vaddr = 1, align = 1;
 
-	ck_assert_uint_eq(ps_elf_aligned_load_offset(&elf), 0x80);
-	elf = (struct ps_elf){ .segments = usual, .nr_segments = 2 };
-	ck_assert_uint_eq(ps_elf_aligned_load_offset(&elf), 0);
-	elf = (struct ps_elf){ .segments = exec, .nr_segments = 1 };
-	ck_assert_uint_eq(ps_elf_aligned_load_offset(&elf), 0);
-	elf = (struct ps_elf){ .segments = later, .nr_segments = 1 };
-	ck_assert_uint_eq(ps_elf_aligned_load_offset(&elf), 0x1000);
-	elf = (struct ps_elf){ .segments = unaligned, .nr_segments = 1 };
-	ck_assert_uint_eq(ps_elf_aligned_load_offset(&elf), (uint64_t)0 - 0x1000);
-	elf = (struct ps_elf){ .segments = odd, .nr_segments = 1 };
-	ck_assert_uint_eq(ps_elf_aligned_load_offset(&elf), 0);
-	/* no PT_LOAD */
+	ps_elf_first_load(&elf, &vaddr, &align);
+	ck_assert_uint_eq(vaddr, 0x80);
+	ck_assert_uint_eq(align, 8);
+	elf = (struct ps_elf){ .segments = usual, .nr_segments = 3 };
+	ps_elf_first_load(&elf, &vaddr, &align);
+	ck_assert_uint_eq(vaddr, 0x400000);
+	ck_assert_uint_eq(align, 0x200000);
+	/* none */
 	elf = (struct ps_elf){ .segments = usual, .nr_segments = 1 };
-	ck_assert_uint_eq(ps_elf_aligned_load_offset(&elf), 0);
+	ps_elf_first_load(&elf, &vaddr, &align);
+	ck_assert_uint_eq(vaddr, 0);
+	ck_assert_uint_eq(align, 0);
 }
 END_TEST
 
@@ -568,7 +551,7 @@ Suite *suite_lookup(void)
 	tcase_add_test(tc, test_resolver);
 	tcase_add_test(tc, test_symfs_trees);
 	tcase_add_test(tc, test_map_base);
-	tcase_add_test(tc, test_aligned_load_offset);
+	tcase_add_test(tc, test_first_load);
 	suite_add_tcase(s, tc);
 	return s;
 }
