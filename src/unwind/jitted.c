@@ -39,11 +39,8 @@ static bool inside_file(struct ps_unwinder *u, const struct ps_unwind_map *map)
 
 bool ps_unwind_jitted_inside(struct ps_unwinder *u, const struct ps_unwind_map *map)
 {
-	/* perf inject maps a jitted file's code at its offset in the file
-	 * (after the ELF headers), which no mmap() can: a mapping whose
-	 * offset is not page-aligned is the only kind looked at further */
-	return (map->pgoff & (PS_UNWIND_PAGE_SIZE - 1)) && map->path && jitted_name(map) &&
-	       inside_file(u, map);
+	/* the only kind of mapping looked at further */
+	return ps_unwind_map_partial(map) && map->path && jitted_name(map) && inside_file(u, map);
 }
 
 static void side_clear(struct ps_unwinder *u)

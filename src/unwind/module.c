@@ -512,7 +512,7 @@ static enum ps_unwind_lookup module_lookup(struct ps_unwinder *u, uint64_t addr,
 
 	u->frame_base = base;
 	u->frame_libunwind_base = map.libunwind_base ? map.libunwind_base : base;
-	u->frame_partial = (map.pgoff & (PS_UNWIND_PAGE_SIZE - 1)) != 0;
+	u->frame_partial = ps_unwind_map_partial(&map);
 	if (ps_unwind_jitted_inside(u, &map)) {
 		u->frame_file_mod =
 		        ps_unwind_jitted_module(u, dwfl_base, module_name(&map), map.path);

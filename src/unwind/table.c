@@ -335,7 +335,8 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 		if (row->kind != PS_UNWIND_ROW_SIMPLE &&
 		    (row->kind != PS_UNWIND_ROW_PLT || u->quirks || cur->restart_first))
 			return handover(u, cur);
-		/* libunwind's view: .eh_frame only, at the file's own base */
+		/* libunwind's view: .eh_frame only, at the file's own base, its
+		 * table read from the file */
 		if (u->quirks && (!row->from_eh || u->frame_libunwind_base != u->frame_base ||
 		                  u->frame_partial || !ps_unwind_has_eh_frame_hdr(u, mod)))
 			return handover(u, cur);

@@ -224,9 +224,8 @@ struct ps_unwinder {
 	bool restart; /* continue with a new libdwfl walk from dwarf_regs */
 	uint64_t frame_base; /* of the current frame's module (set by ps_unwind_module_ensure) */
 	uint64_t frame_libunwind_base; /* the mapping's libunwind_base, or frame_base */
-	/* the mapping holds part of a page: a file of perf inject --jit's
-	 * (its code alone, at offset 0x80), whose unwinding tables lie in
-	 * memory only as far as its JIT said (the jitdump's mapped_size):
+	/* ps_unwind_map_partial(): a jitted file, whose unwinding tables lie
+	 * in memory only as far as its JIT said (the jitdump's mapped_size):
 	 * libunwind reads them through memory (ps_unwind_libunwind_info()) */
 	bool frame_partial;
 	/* PS_UNWIND_MODULE_NONE for a mapping of a readable ELF file that
@@ -301,6 +300,14 @@ static inline void ps_unwind_end_walk(struct ps_unwinder *u, enum ps_unwind_stop
 {
 	u->stop = stop;
 	u->stopped = true;
+}
+
+/* Whether map starts inside a page of its file, which no mmap() can: a
+ * file of `perf inject --jit`'s, whose code alone is mapped, from offset
+ * 0x80. */
+static inline bool ps_unwind_map_partial(const struct ps_unwind_map *map)
+{
+	return (map->pgoff & (PS_UNWIND_PAGE_SIZE - 1)) != 0;
 }
 
 /* jitted.c */
