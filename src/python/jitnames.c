@@ -569,6 +569,11 @@ bool ps_jit_names_lookup_as(struct ps_jit_names *names, uint64_t addr, bool evid
 	                addr, out));
 }
 
+bool ps_jit_names_decided(const struct ps_jit_names *names)
+{
+	return names->decided;
+}
+
 const char *ps_jit_names_where(const struct ps_jit_names *names)
 {
 	/* a file of another name taken (or answering so far) was found */

@@ -427,7 +427,6 @@ void ps_python_inspect_frames(void *ctx, struct ps_process *process, const struc
                               size_t n, uint64_t *notes)
 {
 	struct activation a = { .python = ctx, .event = event, .time = event->u.sample.time };
-	int32_t pid = ps_process_pid(process);
 
 	a.state = ps_python_process(process);
 	if (!a.state || !(a.lines = ps_python_lines(a.python, a.state)))
@@ -437,7 +436,6 @@ void ps_python_inspect_frames(void *ctx, struct ps_process *process, const struc
 		return;
 	for (size_t i = 0; i + 1 < n; i++) {
 		const struct ps_function_variables *vars;
-		const struct ps_map *caller;
 		struct ps_jit_symbol trampoline;
 		struct ps_dso *dso;
 		uint64_t addr;
@@ -447,10 +445,7 @@ void ps_python_inspect_frames(void *ctx, struct ps_process *process, const struc
 		if (!regs[i].present || !eval_frame(&a, pcs[i], &dso, &addr, &vars))
 			continue;
 		/* the activation's caller is its trampoline: JIT code named py:: */
-		caller = ps_process_find_map(process, pcs[i + 1]);
-		if (!caller || !caller->object->jit_pid ||
-		    !ps_python_lookup_jit(a.python, caller->object->jit_pid, pid, pcs[i + 1],
-		                          &trampoline) ||
+		if (!ps_python_jit_symbol(a.python, process, 0, pcs[i + 1], &trampoline) ||
 		    strncmp(trampoline.name, "py::", 4) != 0)
 			continue;
 		a.trampoline = &trampoline;

@@ -179,8 +179,7 @@ static int put(struct ps_py_merger *m, enum ps_py_out_kind kind, size_t index)
 
 static bool between_drop(const struct ps_py_native_frame *frame)
 {
-	return frame->in_interpreter && !frame->python_name &&
-	       (!frame->sym || ps_py_is_internal_name(frame->sym));
+	return frame->in_interpreter && !frame->python_name && (!frame->sym || frame->internal);
 }
 
 /* Every native frame in order, in merged mode without the eval frames

@@ -22,8 +22,10 @@ static void python_process_free(void *state)
 {
 	struct python_process *p = state;
 
-	if (p)
+	if (p) {
 		ps_python_lines_free(p->lines);
+		free(p->jit_hits);
+	}
 	free(p);
 }
 
@@ -202,15 +204,10 @@ bool ps_python_frame_rule(void *ctx, struct ps_process *process, uint64_t pc,
                           struct ps_unwind_rule *out)
 {
 	struct ps_python *python = ctx;
-	const struct ps_map *map = ps_process_find_map(process, pc);
 	struct python_process *state;
 	struct ps_jit_symbol sym;
-	int32_t jit_pid;
 
-	if (!map || !map->object->jit_pid)
-		return false;
-	jit_pid = map->object->jit_pid;
-	if (!ps_python_lookup_jit(python, jit_pid, ps_process_pid(process), pc, &sym))
+	if (!ps_python_jit_symbol(python, process, 0, pc, &sym))
 		return false;
 	if (sym.eh_frame &&
 	    ps_eh_frame_rule(sym.eh_frame, sym.eh_frame_size, sym.start, pc, out, NULL, 0) == 0)

@@ -134,6 +134,7 @@ void ps_python_free(struct ps_python *python)
 	ps_py_merger_free(python->merger);
 	free(python->native);
 	free(python->merged);
+	free(python->name_classes);
 	free(python->srcline_slots);
 	ps_arena_free(&python->srclines);
 	free(python->data_path);

@@ -227,6 +227,9 @@ bool ps_jit_names_lookup(struct ps_jit_names *names, uint64_t addr, struct ps_ji
  * address looked up in its parent's files) and does not count. */
 bool ps_jit_names_lookup_as(struct ps_jit_names *names, uint64_t addr, bool evidence,
                             struct ps_jit_symbol *out);
+/* Whether the files are chosen: from then on a lookup's answer depends
+ * on the address alone. */
+bool ps_jit_names_decided(const struct ps_jit_names *names);
 /* After a load that found no candidate: "no perf-1234.map or
  * jit-1234.dump in /data, /tmp"; NULL when a file was found or before
  * loading. */
@@ -403,6 +406,7 @@ struct ps_py_native_frame {
 	const char *python_name; /* a -X perf trampoline: "py::qualname:file" */
 	enum ps_py_eval_kind eval; /* named like the eval loop */
 	bool in_interpreter; /* in libpython or the interpreter binary */
+	bool internal; /* sym is named like call machinery: ps_py_is_internal_name() */
 };
 
 struct ps_py_merge_input {
@@ -597,6 +601,13 @@ struct python_gone_lines {
 	uint64_t python_frames, dwarf, scan;
 };
 
+#define PS_PY_NAME_CLASSES_BITS 10
+struct python_name_class {
+	const char *name; /* NULL: an empty slot */
+	enum ps_py_eval_kind eval;
+	bool internal;
+};
+
 struct ps_python {
 	struct ps_pipeline *pipeline;
 	enum ps_python_mode mode;
@@ -629,6 +640,9 @@ struct ps_python {
 	size_t cap_native;
 	struct ps_frame *merged;
 	size_t cap_merged;
+	/* what the merge asks of a frame's name, kept by the name's address
+	 * (1 << PS_PY_NAME_CLASSES_BITS slots, made on first use; stack.c) */
+	struct python_name_class *name_classes;
 };
 
 /* What gives one process's Python frames their lines (lines.c): its side
@@ -660,6 +674,15 @@ struct python_srcline {
 	const char *text; /* NULL: an empty slot */
 };
 
+/* A JIT lookup kept for its address (python_process.jit_hits) */
+#define PS_PY_JIT_HITS_BITS 8
+struct python_jit_hit {
+	uint64_t addr;
+	int32_t jit_pid; /* 0: an empty slot */
+	bool found;
+	struct ps_jit_symbol sym;
+};
+
 /* What the Python side knows of one process, hung on it
  * (PS_PROCESS_SLOT_RULES): its interpreter, the trampoline template its
  * perf-map entries are copies of and where both are mapped, looked up
@@ -677,6 +700,10 @@ struct python_process {
 	bool jit_checked, has_jit;
 	uint64_t jit_generation;
 	struct python_lines *lines; /* looked for on first use */
+	/* 1 << PS_PY_JIT_HITS_BITS slots, made on first use: every sample
+	 * looks the same trampolines up for their unwind rules and again for
+	 * their names */
+	struct python_jit_hit *jit_hits;
 	/* the Python frames the merge delivered, and of them those with a
 	 * line by source */
 	uint64_t python_frames;
@@ -690,9 +717,15 @@ void ps_python_say(const struct ps_python *python, enum ps_log_level level, cons
  * the outcome of loading them is said once unless quiet. */
 struct ps_jit_names *ps_python_pid_names(struct ps_python *python, int32_t pid, bool quiet);
 /* The named range of JIT code at addr in a process (pid) whose JIT
- * object is named after jit_pid. */
+ * object is named after jit_pid. *settled (when not NULL) is cleared
+ * when a later lookup of addr could answer otherwise (the files are not
+ * chosen yet). */
 bool ps_python_lookup_jit(struct ps_python *python, int32_t jit_pid, int32_t pid, uint64_t addr,
-                          struct ps_jit_symbol *out);
+                          struct ps_jit_symbol *out, bool *settled);
+/* The same in a process, its JIT object's jit_pid given or (0) looked up
+ * among its maps, and kept per address and jit_pid once settled. */
+bool ps_python_jit_symbol(struct ps_python *python, struct ps_process *process, int32_t jit_pid,
+                          uint64_t addr, struct ps_jit_symbol *out);
 /* ps_pipeline_rules.name_jit */
 void ps_python_name_jit(void *ctx, struct ps_process *process,
                         const struct ps_mapped_object *object, uint64_t ip, struct ps_frame *f);

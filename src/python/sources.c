@@ -131,18 +131,26 @@ struct ps_jit_names *ps_python_pid_names(struct ps_python *python, int32_t pid, 
 /* The named range holding addr, for JIT code named after jit_pid. Native
  * mode reads only the perf map, as perf does. */
 static bool lookup_jit(struct ps_python *python, int32_t jit_pid, bool own, uint64_t addr,
-                       struct ps_jit_symbol *out)
+                       struct ps_jit_symbol *out, bool *settled)
 {
 	struct ps_jit_names *names = ps_python_pid_names(python, jit_pid, false);
+	bool found;
 
-	if (!names)
+	if (!names) {
+		*settled = false;
 		return false;
+	}
 	if (python->mode == PS_PYTHON_NATIVE) {
 		/* perf's file: by name, never refused */
 		const struct ps_jit_table *map = ps_jit_names_by_name(names, PS_JIT_SOURCE_MAP);
 		return map && ps_jit_table_lookup(map, addr, out);
 	}
-	return ps_jit_names_lookup_as(names, addr, own, out);
+	/* before the choice, the files answering may change with the
+	 * evidence, and every lookup of the pid's own is evidence */
+	found = ps_jit_names_lookup_as(names, addr, own, out);
+	if (!ps_jit_names_decided(names))
+		*settled = false;
+	return found;
 }
 
 /* perf reads only the map the JIT object's name gives (after fork, the
@@ -150,17 +158,60 @@ static bool lookup_jit(struct ps_python *python, int32_t jit_pid, bool own, uint
  * forked child starts with a copy of its parent's lines and goes on with
  * its own. */
 bool ps_python_lookup_jit(struct ps_python *python, int32_t jit_pid, int32_t pid, uint64_t addr,
-                          struct ps_jit_symbol *out)
+                          struct ps_jit_symbol *out, bool *settled)
 {
+	bool ignored = true;
+
+	if (!settled)
+		settled = &ignored;
 	if (python->mode == PS_PYTHON_NATIVE || pid <= 0 || pid == jit_pid)
-		return lookup_jit(python, jit_pid, true, addr, out);
+		return lookup_jit(python, jit_pid, true, addr, out, settled);
 	/* JIT code the child inherited is no evidence about which files are
 	 * the child's (its own map need not name its parent's trampolines:
 	 * CPython starts a new map in a forked child unless told to copy the
 	 * parent's), nor, asked for what the child's lack, about the
 	 * parent's */
-	return lookup_jit(python, pid, false, addr, out) ||
-	       lookup_jit(python, jit_pid, false, addr, out);
+	return lookup_jit(python, pid, false, addr, out, settled) ||
+	       lookup_jit(python, jit_pid, false, addr, out, settled);
+}
+
+static struct python_jit_hit *jit_hit_slot(struct python_process *state, uint64_t addr)
+{
+	if (!state->jit_hits &&
+	    !(state->jit_hits = calloc((size_t)1 << PS_PY_JIT_HITS_BITS, sizeof(*state->jit_hits))))
+		return NULL;
+	return &state->jit_hits[(addr * 0x9e3779b97f4a7c15ULL) >> (64 - PS_PY_JIT_HITS_BITS)];
+}
+
+bool ps_python_jit_symbol(struct ps_python *python, struct ps_process *process, int32_t jit_pid,
+                          uint64_t addr, struct ps_jit_symbol *out)
+{
+	struct python_process *state = ps_python_process(process);
+	struct python_jit_hit *hit;
+	bool settled = true, found;
+
+	if (!jit_pid) {
+		const struct ps_map *map = ps_process_find_map(process, addr);
+
+		if (!map || !map->object->jit_pid)
+			return false;
+		jit_pid = map->object->jit_pid;
+	}
+	/* settled, the answer depends on the address, the process and
+	 * jit_pid alone */
+	hit = state ? jit_hit_slot(state, addr) : NULL;
+	if (hit && hit->jit_pid == jit_pid && hit->addr == addr) {
+		if (hit->found)
+			*out = hit->sym;
+		return hit->found;
+	}
+	found = ps_python_lookup_jit(python, jit_pid, ps_process_pid(process), addr, out, &settled);
+	if (hit && settled)
+		*hit = (struct python_jit_hit){ .addr = addr,
+			                        .jit_pid = jit_pid,
+			                        .found = found,
+			                        .sym = found ? *out : (struct ps_jit_symbol){ 0 } };
+	return found;
 }
 
 void ps_python_finish(struct ps_python *python)
@@ -181,8 +232,8 @@ void ps_python_name_jit(void *ctx, struct ps_process *process,
 	struct ps_python *python = ctx;
 	struct ps_jit_symbol sym;
 
-	if (!ps_python_lookup_jit(python, object->jit_pid, process ? ps_process_pid(process) : 0,
-	                          ip, &sym))
+	if (process ? !ps_python_jit_symbol(python, process, object->jit_pid, ip, &sym)
+	            : !ps_python_lookup_jit(python, object->jit_pid, 0, ip, &sym, NULL))
 		return;
 	f->sym = sym.name;
 	f->symoff = ip - sym.start;

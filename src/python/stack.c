@@ -38,6 +38,28 @@ bool ps_python_mark_frames(struct ps_frame *frames, size_t nr_frames, bool *eval
 	return python;
 }
 
+/* The merge's questions about a symbol name, answered once per name: a
+ * frame's name is a string of the symbol tables or the JIT maps, which
+ * stay as long as the session, so one address is one name. */
+static struct python_name_class name_class(struct ps_python *python, const char *name)
+{
+	struct python_name_class *slot;
+
+	if (!python->name_classes &&
+	    !(python->name_classes =
+	              calloc((size_t)1 << PS_PY_NAME_CLASSES_BITS, sizeof(*python->name_classes))))
+		return (struct python_name_class){ .name = name,
+			                           .eval = ps_py_eval_name_kind(name),
+			                           .internal = ps_py_is_internal_name(name) };
+	slot = &python->name_classes[ps_hash_u64((uint64_t)(uintptr_t)name) >>
+	                             (64 - PS_PY_NAME_CLASSES_BITS)];
+	if (slot->name != name)
+		*slot = (struct python_name_class){ .name = name,
+			                            .eval = ps_py_eval_name_kind(name),
+			                            .internal = ps_py_is_internal_name(name) };
+	return *slot;
+}
+
 /* The file of the pystitch_perf module when the process's trampolines come
  * from it, else NULL. The interpreter is looked up only in processes the
  * pipeline unwinds (DWARF stacks), as the unwinder did for their
@@ -215,7 +237,14 @@ int ps_python_merge(struct ps_python *python, struct ps_process *process,
 
 		nf->sym = f->sym;
 		nf->python_name = f->python ? f->sym : NULL;
-		nf->eval = f->sym && !f->python ? ps_py_eval_name_kind(f->sym) : PS_PY_EVAL_NONE;
+		nf->eval = PS_PY_EVAL_NONE;
+		nf->internal = false;
+		if (f->sym && !f->python) {
+			struct python_name_class c = name_class(python, f->sym);
+
+			nf->eval = c.eval;
+			nf->internal = c.internal;
+		}
 		if (!interp_dso && nf->eval == PS_PY_EVAL_MAIN)
 			interp_dso = f->dso;
 	}
