@@ -19,6 +19,8 @@
 
 #include <string.h>
 
+#include "base/hash.h"
+
 #define BIT(regno) (1u << (regno))
 
 /* One frame of the table walk, with the walk's bookkeeping as it was
@@ -211,6 +213,20 @@ static enum ps_unwind_table_result jit_frame(struct ps_unwinder *u, const struct
 	return PS_UNWIND_TABLE_HANDOVER; /* i.e. go on */
 }
 
+static bool dwfl_has_module(struct ps_unwinder *u, uint64_t addr)
+{
+	size_t i = (size_t)(ps_hash_u64(addr) % PS_UNWIND_JIT_MODULES);
+
+	if (u->jit_modules[i].epoch != u->modules_epoch || u->jit_modules[i].addr != addr ||
+	    u->jit_modules[i].nr_modules != u->nr_modules) {
+		u->jit_modules[i].addr = addr;
+		u->jit_modules[i].epoch = u->modules_epoch;
+		u->jit_modules[i].nr_modules = u->nr_modules;
+		u->jit_modules[i].has = dwfl_addrmodule(u->dwfl, addr) != NULL;
+	}
+	return u->jit_modules[i].has;
+}
+
 enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 {
 	struct table_frame frames[2];
@@ -264,7 +280,7 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 				 * activation by unwinding it its own way; with
 				 * a module of its own there, that could be a
 				 * signal frame's row */
-				if (!first && dwfl_addrmodule(u->dwfl, lookup))
+				if (!first && dwfl_has_module(u, lookup))
 					return handover(u, prev);
 				enum ps_unwind_table_result r =
 				        jit_frame(u, cur, lookup, &rule, prev);

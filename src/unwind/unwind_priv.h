@@ -152,6 +152,8 @@ struct ps_unwind_jitted {
 	Dwfl_Module *mod;
 };
 
+#define PS_UNWIND_JIT_MODULES 64
+
 struct ps_unwinder {
 	struct ps_unwind_callbacks callbacks;
 	void *ctx;
@@ -193,6 +195,14 @@ struct ps_unwinder {
 	unsigned nr_hits, next_hit;
 	uint64_t hits_epoch, hits_maps;
 	size_t hits_modules;
+	/* whether libdwfl has a module at a JIT frame's address
+	 * (dwfl_addrmodule(), table.c), good while the Dwfl's modules are as
+	 * they were: the same trampolines come back in every sample */
+	struct {
+		uint64_t addr, epoch; /* epoch 0: an empty slot */
+		size_t nr_modules;
+		bool has;
+	} jit_modules[PS_UNWIND_JIT_MODULES];
 
 	/* caches of the walks, allocated for the first one (and again after
 	 * ps_unwinder_trim()) */
