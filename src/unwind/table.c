@@ -188,6 +188,47 @@ static enum step_result step(struct ps_unwinder *u, const struct ps_unwind_row *
 	return STEP_OK;
 }
 
+/* Whether libdwfl's walk would end at the frame f whose step the table
+ * could not make (a read failed), and why (*why). Without the quirks,
+ * libdwfl's handle_cfi() reads every saved register in register order,
+ * leaves those it cannot read unset, and with the return address unset
+ * ends the walk at f (its caller's PC undefined); nothing else happens
+ * there, so the table can end the walk itself, as walk() (unwinder.c)
+ * would after it: the frame shown, the reason the reads give. That is
+ * where a stack deeper than the sample's copy of it ends, in one sample
+ * of three of a CPython capture unwound through its trampolines. false:
+ * libdwfl's path decides (the return address read, a frame of its own
+ * walk's first, another kind of row). */
+static bool ends_at_unreadable(struct ps_unwinder *u, const struct ps_unwind_row *row,
+                               const struct table_frame *f, enum ps_unwind_stop *why)
+{
+	bool ra_read = false;
+	uint64_t cfa;
+
+	if (u->quirks || f->sample_first || row->kind != PS_UNWIND_ROW_SIMPLE ||
+	    !(f->present & BIT(row->cfa_reg)) || !(row->offset_mask & BIT(PS_UNWIND_DWARF_IP)))
+		return false;
+	cfa = f->regs[row->cfa_reg] + (uint64_t)row->cfa_offset;
+	u->step_read_zero = false;
+	u->step_read_cut = false;
+	u->step_read_failed = false;
+	for (uint32_t todo = row->offset_mask; todo; todo &= todo - 1) {
+		unsigned regno = (unsigned)__builtin_ctz(todo);
+		uint64_t value;
+		int found = ps_unwind_dwfl_read(u, cfa + (uint64_t)(int64_t)row->offsets[regno],
+		                                &value);
+
+		if (regno == PS_UNWIND_DWARF_IP)
+			ra_read = found == 0;
+	}
+	if (ra_read)
+		return false;
+	*why = u->step_read_cut      ? PS_UNWIND_STOP_STACK_CUT
+	       : u->step_read_failed ? PS_UNWIND_STOP_BAD_FRAME
+	                             : PS_UNWIND_STOP_END;
+	return true;
+}
+
 /* A frame without a module for which callbacks.frame_rule gives a rule,
  * as follow_rule() does it: on success *next is its caller. */
 static enum ps_unwind_table_result jit_frame(struct ps_unwinder *u, const struct table_frame *f,
@@ -361,9 +402,14 @@ enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 			return handover(u, cur);
 
 		enum step_result r = step(u, row, cur, prev);
-		if (r == STEP_LIBDWFL)
+		enum ps_unwind_stop why;
+		if (r == STEP_LIBDWFL && !ends_at_unreadable(u, row, cur, &why))
 			return handover(u, cur);
 		u->stats.table_frames++;
+		if (r == STEP_LIBDWFL)
+			return stop(u, ps_unwind_record_regs(u, lookup, cur->regs, cur->present)
+			                       ? why
+			                       : PS_UNWIND_STOP_MAX_FRAMES);
 		if (!ps_unwind_record_regs(u, lookup, cur->regs, cur->present))
 			return stop(u, PS_UNWIND_STOP_MAX_FRAMES);
 		if (r == STEP_END)
