@@ -268,17 +268,40 @@ static bool dwfl_has_module(struct ps_unwinder *u, uint64_t addr)
 	return u->jit_modules[i].has;
 }
 
+static enum ps_unwind_table_result walk_from(struct ps_unwinder *u, struct table_frame frames[2]);
+
 enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
 {
 	struct table_frame frames[2];
-	struct table_frame *cur = &frames[0], *prev = &frames[1];
 
 	memset(frames, 0, sizeof(frames));
-	memcpy(cur->regs, u->sample_regs, sizeof(cur->regs));
-	cur->present = u->sample_regs_present;
-	memcpy(cur->carry, u->sample_regs, sizeof(cur->carry));
-	cur->carry_present = u->sample_regs_present;
-	cur->sample_first = true;
+	memcpy(frames[0].regs, u->sample_regs, sizeof(frames[0].regs));
+	frames[0].present = u->sample_regs_present;
+	memcpy(frames[0].carry, u->sample_regs, sizeof(frames[0].carry));
+	frames[0].carry_present = u->sample_regs_present;
+	frames[0].sample_first = true;
+	return walk_from(u, frames);
+}
+
+enum ps_unwind_table_result ps_unwind_table_resume(struct ps_unwinder *u)
+{
+	struct table_frame frames[2];
+
+	/* a caller, neither the sample's frame nor a restarted walk's
+	 * first: nothing hands over from the frame before it, which is
+	 * libdwfl's (take_back() keeps to rows that do not) */
+	memset(frames, 0, sizeof(frames));
+	memcpy(frames[0].regs, u->back_regs, sizeof(frames[0].regs));
+	frames[0].present = u->back_present;
+	memcpy(frames[0].carry, u->carry, sizeof(frames[0].carry));
+	frames[0].carry_present = u->carry_present;
+	return walk_from(u, frames);
+}
+
+/* The walk from frames[0]; frames[1] is the next frame's room. */
+static enum ps_unwind_table_result walk_from(struct ps_unwinder *u, struct table_frame frames[2])
+{
+	struct table_frame *cur = &frames[0], *prev = &frames[1];
 
 	for (;;) {
 		cur->nr = u->nr;

@@ -244,6 +244,11 @@ struct ps_unwinder {
 	Dwfl_Module *frame_file_mod;
 	bool restarted; /* this libdwfl walk continues an earlier one */
 	size_t walk_frames; /* frames seen by this libdwfl walk */
+	/* a caller of a libdwfl walk the table goes on from (take_back()
+	 * in unwinder.c): its registers, rip its return address */
+	bool take_back;
+	Dwarf_Word back_regs[PS_UNWIND_NR_DWARF_REGS];
+	uint32_t back_present;
 	/* what the memory reads of the current step saw */
 	bool step_read_zero; /* the last read returned 0 (libunwind: IP 0) */
 	bool step_read_cut; /* a read past the end of the stack copy found no data */
@@ -359,6 +364,10 @@ enum ps_unwind_table_result {
  * exactly as libdwfl would; at the first frame they cannot do, load
  * dwarf_regs (and restarted) for libdwfl to do that frame and the rest. */
 enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u);
+/* The same from a caller a libdwfl walk found (back_regs, back_present,
+ * carry), as if the table had found it: libdwfl has done the frames
+ * before it. */
+enum ps_unwind_table_result ps_unwind_table_resume(struct ps_unwinder *u);
 /* A compiled row applied to a frame's registers (bit per DWARF register in
  * present): the caller's in next. 1, 0 when the return address is
  * undefined, -1 when a read does not come cleanly from the sample or a

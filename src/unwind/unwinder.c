@@ -293,6 +293,33 @@ static int follow_rule(struct ps_unwinder *u, Dwfl_Frame *state, bool first, uin
 	return DWARF_CB_ABORT;
 }
 
+/* A caller libdwfl found, after the frame it walked for the table (or a
+ * guess's, a rule's): the table takes the walk back from it when its row
+ * is one the table applies, as if it had found the frame itself. The
+ * frame is not recorded here; the table does it. */
+static bool take_back(struct ps_unwinder *u, Dwfl_Frame *state, Dwfl_Module *mod, uint64_t lookup,
+                      uint64_t raw, uint64_t guard_pc, uint64_t guard_sp)
+{
+	const struct ps_unwind_row *row;
+
+	if (!u->table || !mod)
+		return false;
+	row = ps_unwind_row_get(u, mod, lookup, u->quirks);
+	if (!row || row->kind != PS_UNWIND_ROW_SIMPLE)
+		return false;
+	u->back_present = 0;
+	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++)
+		if (dwfl_frame_reg(state, regno, &u->back_regs[regno]) == 0)
+			u->back_present |= 1u << regno;
+	u->back_regs[PS_UNWIND_DWARF_IP] = raw;
+	u->back_present |= 1u << PS_UNWIND_DWARF_IP;
+	/* the table meets the frame anew */
+	u->prev_pc = guard_pc;
+	u->prev_sp = guard_sp;
+	u->take_back = true;
+	return true;
+}
+
 static int frame_callback(Dwfl_Frame *state, void *arg)
 {
 	struct ps_unwinder *u = arg;
@@ -410,6 +437,9 @@ static int frame_callback(Dwfl_Frame *state, void *arg)
 			return DWARF_CB_ABORT;
 		}
 	}
+	if (!first && !activation && found == PS_UNWIND_MODULE_OK &&
+	    take_back(u, state, mod, lookup, raw, guard_pc, guard_sp))
+		return DWARF_CB_ABORT;
 	if (!activation)
 		pc--;
 	bool room = ps_unwind_record_state(u, pc, state, raw);
@@ -482,10 +512,19 @@ static int walk(struct ps_unwinder *u)
 	for (; table == PS_UNWIND_TABLE_HANDOVER;) {
 		u->walk_frames = 0;
 		u->restart = false;
+		u->take_back = false;
 		rc = dwfl_getthread_frames(u->dwfl, (pid_t)u->sample->tid, frame_callback, u);
 		u->restart_pc_set = false;
 		if (u->retry || u->stopped)
 			return 0;
+		if (u->take_back) {
+			/* the table's end is as its own walk's */
+			rc = 0;
+			table = ps_unwind_table_resume(u);
+			if (table == PS_UNWIND_TABLE_STOPPED)
+				return 0;
+			continue;
+		}
 		if (!u->restart)
 			break;
 		u->restarted = true;
