@@ -155,18 +155,24 @@ static void carry_over(const struct ps_unwinder *u, const struct table_frame *f,
 		        (next->present & BIT(regno)) ? next->regs[regno] : f->carry[regno];
 }
 
-bool ps_unwind_fill_carried(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t lookup,
-                            Dwarf_Word *regs, uint32_t *present, const Dwarf_Word *carry,
-                            uint32_t carry_present)
+/* ps_unwind_fill_carried() with the frame's row (its .eh_frame row) */
+static bool fill_carried(const struct ps_unwind_row *row, Dwarf_Word *regs, uint32_t *present,
+                         const Dwarf_Word *carry, uint32_t carry_present)
 {
-	const struct ps_unwind_row *row = ps_unwind_row_get(u, mod, lookup, true);
-
 	if (!row || row->kind != PS_UNWIND_ROW_SIMPLE || !row->from_eh ||
 	    (*present & BIT(row->cfa_reg)) || !(carry_present & BIT(row->cfa_reg)))
 		return false;
 	regs[row->cfa_reg] = carry[row->cfa_reg];
 	*present |= BIT(row->cfa_reg);
 	return true;
+}
+
+bool ps_unwind_fill_carried(struct ps_unwinder *u, Dwfl_Module *mod, uint64_t lookup,
+                            Dwarf_Word *regs, uint32_t *present, const Dwarf_Word *carry,
+                            uint32_t carry_present)
+{
+	return fill_carried(ps_unwind_row_get(u, mod, lookup, true), regs, present, carry,
+	                    carry_present);
 }
 
 /* libdwfl's handle_cfi() for a compiled row, when every read comes from
@@ -378,12 +384,19 @@ static enum ps_unwind_table_result walk_from(struct ps_unwinder *u, struct table
 		}
 
 		/* a register libunwind kept for the frame's CFA: the frame
-		 * callback starts libdwfl again from here with it */
-		if (u->quirks && !first &&
-		    ps_unwind_fill_carried(u, mod, lookup, cur->regs, &cur->present, cur->carry,
-		                           cur->carry_present)) {
-			first = true;
-			cur->restart_first = true;
+		 * callback starts libdwfl again from here with it. The
+		 * quirks' row is the .eh_frame one, asked once. */
+		const struct ps_unwind_row *row = NULL;
+		bool have_row = false;
+
+		if (u->quirks && !first) {
+			row = ps_unwind_row_get(u, mod, lookup, true);
+			have_row = true;
+			if (fill_carried(row, cur->regs, &cur->present, cur->carry,
+			                 cur->carry_present)) {
+				first = true;
+				cur->restart_first = true;
+			}
 		}
 		/* libdwfl does not unwind a first frame that ends the walk,
 		 * nor (with the quirks) one .eh_frame does not describe;
@@ -402,8 +415,8 @@ static enum ps_unwind_table_result walk_from(struct ps_unwinder *u, struct table
 		 * says, so that the file's debug information is not read for
 		 * it (decompressed anew for each process: ld.so's _start
 		 * ends the stacks of every process starting up) */
-		const struct ps_unwind_row *row = ps_unwind_row_get(u, mod, lookup, u->quirks);
-
+		if (!have_row)
+			row = ps_unwind_row_get(u, mod, lookup, u->quirks);
 		if (!row || row->kind == PS_UNWIND_ROW_NOT_EH)
 			return handover(u, cur);
 		/* libdwfl shows a caller that is an activation undecremented,

@@ -213,6 +213,13 @@ struct ps_unwinder {
 	const struct ps_unwind_sample *sample;
 	Dwarf_Word sample_regs[PS_UNWIND_NR_DWARF_REGS];
 	uint32_t sample_regs_present; /* bit per DWARF register */
+	/* for the last sample register mask (load_sample(), unwinder.c):
+	 * its bit count, and each DWARF register's index among the values
+	 * (-1: not sampled); a capture has one mask per event */
+	uint64_t regs_mask;
+	size_t regs_mask_bits;
+	int8_t regs_index[PS_UNWIND_NR_DWARF_REGS];
+	bool regs_mask_known;
 	/* the registers the next libdwfl walk starts from: the sample's, or
 	 * those of a caller found by ps_unwind_guess_caller() */
 	Dwarf_Word dwarf_regs[PS_UNWIND_NR_DWARF_REGS];

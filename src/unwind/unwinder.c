@@ -122,6 +122,23 @@ const struct ps_unwind_stats *ps_unwinder_stats(const struct ps_unwinder *u)
 }
 
 /* Check the sample and load its registers in DWARF order. */
+/* Where each DWARF register's value lies among a sample's values for a
+ * register mask: perf writes them in the order of the mask's bits. */
+static void map_regs(struct ps_unwinder *u, uint64_t mask)
+{
+	u->regs_mask = mask;
+	u->regs_mask_bits = (size_t)__builtin_popcountll(mask);
+	u->regs_mask_known = true;
+	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++) {
+		unsigned id = perf_reg_of_dwarf[regno];
+
+		u->regs_index[regno] =
+		        (mask & (1ULL << id))
+		                ? (int8_t)__builtin_popcountll(mask & ((1ULL << id) - 1))
+		                : -1;
+	}
+}
+
 static int load_sample(struct ps_unwinder *u, const struct ps_unwind_sample *s)
 {
 	if (s->regs_abi == PS_REGS_ABI_32)
@@ -130,7 +147,9 @@ static int load_sample(struct ps_unwinder *u, const struct ps_unwind_sample *s)
 	if (s->regs_abi != PS_REGS_ABI_64)
 		return ps_fail(u->errmsg, sizeof(u->errmsg), -EINVAL,
 		               "unknown user register ABI %llu", (unsigned long long)s->regs_abi);
-	if ((size_t)__builtin_popcountll(s->regs_mask) > s->nr_regs || (s->nr_regs && !s->regs))
+	if (!u->regs_mask_known || u->regs_mask != s->regs_mask)
+		map_regs(u, s->regs_mask);
+	if (u->regs_mask_bits > s->nr_regs || (s->nr_regs && !s->regs))
 		return ps_fail(u->errmsg, sizeof(u->errmsg), -EINVAL,
 		               "%zu register values for mask %#llx", s->nr_regs,
 		               (unsigned long long)s->regs_mask);
@@ -139,12 +158,9 @@ static int load_sample(struct ps_unwinder *u, const struct ps_unwind_sample *s)
 
 	u->sample_regs_present = 0;
 	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++) {
-		unsigned id = perf_reg_of_dwarf[regno];
-		uint64_t below = s->regs_mask & ((1ULL << id) - 1);
-
-		if (!(s->regs_mask & (1ULL << id)))
+		if (u->regs_index[regno] < 0)
 			continue;
-		u->sample_regs[regno] = s->regs[__builtin_popcountll(below)];
+		u->sample_regs[regno] = s->regs[u->regs_index[regno]];
 		u->sample_regs_present |= 1u << regno;
 	}
 	const uint32_t needed = 1u << PS_UNWIND_DWARF_SP | 1u << PS_UNWIND_DWARF_IP;
