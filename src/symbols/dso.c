@@ -513,6 +513,7 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 	struct ps_symbols *symbols = dso->owner;
 	const struct ps_addr2line_record *records = symbols->records;
 	const struct ps_sym *sym = NULL;
+	const char *name = NULL;
 	struct ps_sym recorded;
 	bool want_chain, has_recorded_sym = false;
 	size_t nr_records = 0, n;
@@ -520,6 +521,7 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 	if (dso->names && !dso->recording &&
 	    recorded_answer(dso, addr, &recorded, &has_recorded_sym, &records, &nr_records)) {
 		sym = has_recorded_sym ? &recorded : NULL;
+		name = sym ? sym->name : NULL;
 	} else {
 		if (dso->symtab_dropped) {
 			char err[PS_MSG_MAX];
@@ -529,6 +531,7 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 			ps_symtab_load_dso(&dso->symtab, dso->syms, dso->runtime, err, sizeof(err));
 		}
 		sym = dso->has_symtab ? ps_symtab_find(&dso->symtab, addr) : NULL;
+		name = sym ? ps_symtab_name(&dso->symtab, sym) : NULL;
 		/* what this run asks addr2line; recording an archive's answers,
 		 * every other address is asked of a second resolver, so that
 		 * the first sees the very sequence of questions it sees in a
@@ -550,19 +553,19 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 				addr2line_failed(dso, got);
 			nr_records = got > 0 ? (size_t)got : 0;
 		}
-		if (dso->recording && ps_names_add(dso->names, addr, sym ? sym->name : NULL,
-		                                   sym ? sym->start : 0, records, nr_records) < 0)
+		if (dso->recording && ps_names_add(dso->names, addr, name, sym ? sym->start : 0,
+		                                   records, nr_records) < 0)
 			dso->names_failed = true;
 	}
 	want_chain = sym && chain;
 	if (want_chain && nr_records > 0) {
-		n = ps_inline_frames(records, nr_records, sym->name, addr - sym->start,
-		                     symbols->srcline, symbols->full_source_path,
-		                     !symbols->no_demangle, &dso->arena, frames, PS_INLINE_MAX);
+		n = ps_inline_frames(records, nr_records, name, addr - sym->start, symbols->srcline,
+		                     symbols->full_source_path, !symbols->no_demangle, &dso->arena,
+		                     frames, PS_INLINE_MAX);
 		if (n > 0)
 			return n;
 	}
-	frames[0].sym = sym ? sym->name : NULL;
+	frames[0].sym = name;
 	frames[0].offset = sym ? addr - sym->start : 0;
 	frames[0].size = sym ? sym->end - sym->start : 0;
 	frames[0].inlined = false;

@@ -188,6 +188,9 @@ struct ps_sym {
 	/* a kernel module's symbol from kallsyms that follows one of another
 	 * module or of the kernel in address order (kallsyms.c) */
 	bool run_start;
+	/* name is the ELF file's, demangled when first asked for
+	 * (ps_symtab_name()) */
+	bool mangled;
 };
 
 /* Symbols in a red-black tree shaped like perf's: same inserts and erases
@@ -226,6 +229,11 @@ void ps_symtab_fixup_end(struct ps_symtab *tab, bool is_kallsyms);
 void ps_symtab_fixup_duplicate(struct ps_symtab *tab);
 /* perf's symbols__find. */
 const struct ps_sym *ps_symtab_find(const struct ps_symtab *tab, uint64_t addr);
+/* A symbol's name as perf shows it (demangled unless no_demangle):
+ * demangling is put off until a name is shown or compared, since a run
+ * shows a few symbols of each file and a C++ file has hundreds of
+ * thousands. */
+const char *ps_symtab_name(struct ps_symtab *tab, const struct ps_sym *sym);
 /* perf's choose_best_symbol: true when a is kept over b. */
 bool ps_symbol_prefer_first(const struct ps_sym *a, const struct ps_sym *b);
 /* perf's demangle_sym as Debian builds it: C++ through libiberty's

@@ -375,6 +375,9 @@ void ps_symtab_fixup_duplicate(struct ps_symtab *tab)
 			curr = next;
 			continue;
 		}
+		/* perf compares the demangled names */
+		ps_symtab_name(tab, &tab->syms[curr]);
+		ps_symtab_name(tab, &tab->syms[next]);
 		if (ps_symbol_prefer_first(&tab->syms[curr], &tab->syms[next])) {
 			ps_symtab_erase(tab, next);
 		} else {
@@ -437,6 +440,28 @@ static char *ocaml_demangle(const char *name)
 	}
 	buf[out] = 0;
 	return buf;
+}
+
+const char *ps_symtab_name(struct ps_symtab *tab, const struct ps_sym *sym)
+{
+	struct ps_sym *s;
+	char *demangled;
+	const char *copy = NULL;
+
+	if (!sym->mangled)
+		return sym->name;
+	s = &tab->syms[sym - tab->syms];
+	demangled = ps_symbol_demangle(s->name);
+	if (demangled) {
+		copy = ps_arena_strndup(&tab->names, demangled, SIZE_MAX);
+		free(demangled);
+		/* out of memory: the name as the file has it, this time */
+		if (!copy)
+			return s->name;
+		s->name = copy;
+	}
+	s->mangled = false;
+	return s->name;
 }
 
 char *ps_symbol_demangle(const char *name)
@@ -505,7 +530,6 @@ static int load_pass(struct ps_symtab *tab, const struct ps_elf *syms, const str
 		const struct ps_elf_section *sec;
 		const struct ps_elf_segment *seg;
 		struct ps_elf_sym sym;
-		char *demangled;
 		bool is_label;
 		uint64_t value;
 		int rc;
@@ -538,15 +562,11 @@ static int load_pass(struct ps_symtab *tab, const struct ps_elf *syms, const str
 			value -= sec->addr - sec->offset;
 		/* a name as the file has it stays in the file's string table
 		 * (the file's mapping outlives the table): on a busy machine's
-		 * capture the copies were 15 MB */
-		demangled = tab->no_demangle ? NULL : ps_symbol_demangle(sym.name);
-		if (demangled)
-			rc = ps_symtab_add(tab, demangled, value, sym.size, sym.binding, sym.type);
-		else
-			rc = add_named(tab, sym.name, value, sym.size, sym.binding, sym.type);
-		free(demangled);
+		 * capture the copies were 15 MB. Demangled when asked for. */
+		rc = add_named(tab, sym.name, value, sym.size, sym.binding, sym.type);
 		if (rc < 0)
 			return rc;
+		tab->syms[tab->nr - 1].mangled = !tab->no_demangle;
 		(*loaded)++;
 	}
 	if (*loaded > 0) {
