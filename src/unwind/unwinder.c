@@ -121,7 +121,6 @@ const struct ps_unwind_stats *ps_unwinder_stats(const struct ps_unwinder *u)
 	return u ? &u->stats : NULL;
 }
 
-/* Check the sample and load its registers in DWARF order. */
 /* Where each DWARF register's value lies among a sample's values for a
  * register mask: perf writes them in the order of the mask's bits. */
 static void map_regs(struct ps_unwinder *u, uint64_t mask)
@@ -139,6 +138,7 @@ static void map_regs(struct ps_unwinder *u, uint64_t mask)
 	}
 }
 
+/* Check the sample and load its registers in DWARF order. */
 static int load_sample(struct ps_unwinder *u, const struct ps_unwind_sample *s)
 {
 	if (s->regs_abi == PS_REGS_ABI_32)
