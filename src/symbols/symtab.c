@@ -455,11 +455,11 @@ const char *ps_symtab_name(struct ps_symtab *tab, const struct ps_sym *sym)
 	if (demangled) {
 		copy = ps_arena_strndup(&tab->names, demangled, SIZE_MAX);
 		free(demangled);
-		/* out of memory: the name as the file has it, this time */
-		if (!copy)
-			return s->name;
-		s->name = copy;
 	}
+	/* out of memory: the name as the file has it, for the whole run,
+	 * so that a symbol shows under one name */
+	if (copy)
+		s->name = copy;
 	s->mangled = false;
 	return s->name;
 }
