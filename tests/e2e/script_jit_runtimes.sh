@@ -94,8 +94,8 @@ ran=
 #    but for a sample at a function's ret: its CFI, as gcc's, still has
 #    rbp saved below the stack pointer there, which perf cannot read and
 #    pystitch's walk recovers from the register (a caller whose CFA is
-#    rbp-based, long_hop or an ASan build's main, then ends perf's stack
-#    and not pystitch's);
+#    rbp-based, long_hop or main, then ends perf's stack and not
+#    pystitch's: 2 samples of 60,000);
 #  - eh-unmapped: the same information, but the jitdump adds none of it
 #    to the code's mapping; perf's libunwind reads the tables where memory
 #    holds none of them and guesses with frame pointers for a sample
