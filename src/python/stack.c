@@ -43,21 +43,24 @@ bool ps_python_mark_frames(struct ps_frame *frames, size_t nr_frames, bool *eval
  * stay as long as the session, so one address is one name. */
 static struct python_name_class name_class(struct ps_python *python, const char *name)
 {
-	struct python_name_class *slot;
+	struct python_name_class *slot = NULL, answer;
 
-	if (!python->name_classes &&
-	    !(python->name_classes =
-	              calloc((size_t)1 << PS_PY_NAME_CLASSES_BITS, sizeof(*python->name_classes))))
-		return (struct python_name_class){ .name = name,
-			                           .eval = ps_py_eval_name_kind(name),
-			                           .internal = ps_py_is_internal_name(name) };
-	slot = &python->name_classes[ps_hash_u64((uint64_t)(uintptr_t)name) >>
-	                             (64 - PS_PY_NAME_CLASSES_BITS)];
-	if (slot->name != name)
-		*slot = (struct python_name_class){ .name = name,
-			                            .eval = ps_py_eval_name_kind(name),
-			                            .internal = ps_py_is_internal_name(name) };
-	return *slot;
+	if (!python->name_classes)
+		python->name_classes =
+		        calloc((size_t)1 << PS_PY_NAME_CLASSES_BITS, sizeof(*python->name_classes));
+	/* out of memory: answered each time */
+	if (python->name_classes) {
+		slot = &python->name_classes[ps_hash_u64((uint64_t)(uintptr_t)name) >>
+		                             (64 - PS_PY_NAME_CLASSES_BITS)];
+		if (slot->name == name)
+			return *slot;
+	}
+	answer = (struct python_name_class){ .name = name,
+		                             .eval = ps_py_eval_name_kind(name),
+		                             .internal = ps_py_is_internal_name(name) };
+	if (slot)
+		*slot = answer;
+	return answer;
 }
 
 /* The file of the pystitch_perf module when the process's trampolines come

@@ -274,40 +274,21 @@ static bool dwfl_has_module(struct ps_unwinder *u, uint64_t addr)
 	return u->jit_modules[i].has;
 }
 
-static enum ps_unwind_table_result walk_from(struct ps_unwinder *u, struct table_frame frames[2]);
-
-enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
+/* The walk from a first frame: its registers, libunwind's carried ones
+ * (the quirks), and whether it is the sample's own. */
+static enum ps_unwind_table_result walk_from(struct ps_unwinder *u, const Dwarf_Word *regs,
+                                             uint32_t present, const Dwarf_Word *carry,
+                                             uint32_t carry_present, bool sample_first)
 {
 	struct table_frame frames[2];
-
-	memset(frames, 0, sizeof(frames));
-	memcpy(frames[0].regs, u->sample_regs, sizeof(frames[0].regs));
-	frames[0].present = u->sample_regs_present;
-	memcpy(frames[0].carry, u->sample_regs, sizeof(frames[0].carry));
-	frames[0].carry_present = u->sample_regs_present;
-	frames[0].sample_first = true;
-	return walk_from(u, frames);
-}
-
-enum ps_unwind_table_result ps_unwind_table_resume(struct ps_unwinder *u)
-{
-	struct table_frame frames[2];
-
-	/* a caller, neither the sample's frame nor a restarted walk's
-	 * first: nothing hands over from the frame before it, which is
-	 * libdwfl's (take_back() keeps to rows that do not) */
-	memset(frames, 0, sizeof(frames));
-	memcpy(frames[0].regs, u->back_regs, sizeof(frames[0].regs));
-	frames[0].present = u->back_present;
-	memcpy(frames[0].carry, u->carry, sizeof(frames[0].carry));
-	frames[0].carry_present = u->carry_present;
-	return walk_from(u, frames);
-}
-
-/* The walk from frames[0]; frames[1] is the next frame's room. */
-static enum ps_unwind_table_result walk_from(struct ps_unwinder *u, struct table_frame frames[2])
-{
 	struct table_frame *cur = &frames[0], *prev = &frames[1];
+
+	memset(frames, 0, sizeof(frames));
+	memcpy(cur->regs, regs, sizeof(cur->regs));
+	cur->present = present;
+	memcpy(cur->carry, carry, sizeof(cur->carry));
+	cur->carry_present = carry_present;
+	cur->sample_first = sample_first;
 
 	for (;;) {
 		cur->nr = u->nr;
@@ -456,4 +437,18 @@ static enum ps_unwind_table_result walk_from(struct ps_unwinder *u, struct table
 		cur = prev;
 		prev = swap;
 	}
+}
+
+enum ps_unwind_table_result ps_unwind_table_walk(struct ps_unwinder *u)
+{
+	return walk_from(u, u->sample_regs, u->sample_regs_present, u->sample_regs,
+	                 u->sample_regs_present, true);
+}
+
+enum ps_unwind_table_result ps_unwind_table_resume(struct ps_unwinder *u)
+{
+	/* a caller, neither the sample's frame nor a restarted walk's
+	 * first: nothing hands over from the frame before it, which is
+	 * libdwfl's (take_back() keeps to rows that do not) */
+	return walk_from(u, u->back_regs, u->back_present, u->carry, u->carry_present, false);
 }
