@@ -4,9 +4,7 @@
  * lookups by raw address. */
 #include "symbols/symbols_priv.h"
 #include "base/array.h"
-#include "base/textline.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -85,28 +83,68 @@ static struct kernel_group *group_for(struct ps_kernel_symbols *ks, const char *
 	return &ks->groups[ks->nr_groups++];
 }
 
-/* One line of kallsyms: "ADDR TYPE NAME[\t[module]]". False when damaged. */
-static bool parse_line(const char *line, uint64_t *addr, char *type, const char **name)
-{
-	size_t digits = 0;
-	uint64_t value = 0;
+/* A hex digit's value with HEX_OK set; 0 for any other byte. */
+#define HEX_OK 0x10
+static const uint8_t hex_digit[256] = {
+	['0'] = 0x10, ['1'] = 0x11, ['2'] = 0x12, ['3'] = 0x13, ['4'] = 0x14, ['5'] = 0x15,
+	['6'] = 0x16, ['7'] = 0x17, ['8'] = 0x18, ['9'] = 0x19, ['a'] = 0x1a, ['b'] = 0x1b,
+	['c'] = 0x1c, ['d'] = 0x1d, ['e'] = 0x1e, ['f'] = 0x1f, ['A'] = 0x1a, ['B'] = 0x1b,
+	['C'] = 0x1c, ['D'] = 0x1d, ['E'] = 0x1e, ['F'] = 0x1f,
+};
 
-	for (int v; (v = ps_textline_hex_value(line[digits])) >= 0; digits++)
-		value = value << 4 | (uint64_t)v;
-	if (digits == 0 || digits > 16 || line[digits] != ' ')
-		return false;
-	if (!line[digits + 1] || line[digits + 1] == '\n' || line[digits + 2] != ' ')
-		return false;
+/* The digits of the line's address: 16 on a 64-bit kernel, taken without
+ * a test per digit when they are. */
+static size_t parse_address(const char *line, size_t len, uint64_t *addr)
+{
+	uint64_t value = 0;
+	unsigned all = HEX_OK;
+	size_t digits;
+
+	if (len > 16 && line[16] == ' ') {
+		for (size_t i = 0; i < 16; i++) {
+			unsigned v = hex_digit[(unsigned char)line[i]];
+
+			all &= v;
+			value = value << 4 | (v & 0xf);
+		}
+		if (all & HEX_OK) {
+			*addr = value;
+			return 16;
+		}
+		value = 0;
+	}
+	for (digits = 0; digits < len && hex_digit[(unsigned char)line[digits]]; digits++)
+		value = value << 4 | (hex_digit[(unsigned char)line[digits]] & 0xf);
 	*addr = value;
+	return digits;
+}
+
+/* One line of kallsyms, len bytes without NULs or its newline:
+ * "ADDR TYPE NAME[\t[module]]". False when damaged. */
+static bool parse_line(const char *line, size_t len, uint64_t *addr, char *type, const char **name,
+                       size_t *name_len)
+{
+	size_t digits = parse_address(line, len, addr);
+
+	if (digits == 0 || digits > 16 || len - digits < 3 || line[digits] != ' ' ||
+	    line[digits + 2] != ' ')
+		return false;
 	*type = line[digits + 1];
 	*name = line + digits + 3;
+	*name_len = len - digits - 3;
 	return true;
+}
+
+/* toupper() and tolower() of the C locale, which the program runs in */
+static char ascii_upper(char c)
+{
+	return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
 }
 
 /* symbol_type__filter: text, weak, data, bss */
 static bool keep_type(char type)
 {
-	type = (char)toupper((unsigned char)type);
+	type = ascii_upper(type);
 	return type == 'T' || type == 'W' || type == 'D' || type == 'B';
 }
 
@@ -114,20 +152,21 @@ static uint8_t kallsyms_binding(char type)
 {
 	if (type == 'W')
 		return STB_WEAK;
-	return isupper((unsigned char)type) ? STB_GLOBAL : STB_LOCAL;
+	return type >= 'A' && type <= 'Z' ? STB_GLOBAL : STB_LOCAL;
 }
 
 static uint8_t kallsyms_type(char type)
 {
-	type = (char)tolower((unsigned char)type);
-	return type == 't' || type == 'w' ? STT_FUNC : STT_OBJECT;
+	type = ascii_upper(type);
+	return type == 'T' || type == 'W' ? STT_FUNC : STT_OBJECT;
 }
 
 /* maps__split_kallsyms: walking the sorted kernel table, module symbols
  * ("name\t[module]") move to their module's table, the entry trampoline
  * symbols go, and kernel symbols met after a module symbol move to maps
- * of their own ("[kernel].N") where the kernel map no longer finds them. */
-static int split_groups(struct ps_kernel_symbols *ks)
+ * of their own ("[kernel].N") where the kernel map no longer finds them.
+ * *last is the kernel's last symbol kept (PS_SYMTAB_NONE: none). */
+static int split_groups(struct ps_kernel_symbols *ks, uint32_t *last)
 {
 	struct ps_symtab *kernel = &ks->groups[0].tab;
 	uint32_t index = ps_symtab_first(kernel);
@@ -162,7 +201,7 @@ static int split_groups(struct ps_kernel_symbols *ks)
 			run = group->module;
 			ps_symtab_erase(kernel, index);
 			in_module = true;
-		} else if (strcmp(sym->name, ENTRY_TRAMPOLINE_NAME) == 0) {
+		} else if (sym->name[0] == '_' && strcmp(sym->name, ENTRY_TRAMPOLINE_NAME) == 0) {
 			ps_symtab_erase(kernel, index);
 		} else if (in_module && count > 0) {
 			ps_symtab_erase(kernel, index);
@@ -171,6 +210,7 @@ static int split_groups(struct ps_kernel_symbols *ks)
 			in_module = false;
 			count++;
 			run = NULL;
+			*last = index;
 		}
 		index = next;
 	}
@@ -179,17 +219,15 @@ static int split_groups(struct ps_kernel_symbols *ks)
 
 /* map__fixup_start/end after the split: the kernel map runs from the
  * kernel group's first symbol to the end of its last. */
-static void set_extent(struct ps_kernel_symbols *ks)
+static void set_extent(struct ps_kernel_symbols *ks, uint32_t last)
 {
 	const struct ps_symtab *tab = &ks->groups[0].tab;
-	uint32_t index = ps_symtab_first(tab), last = index;
+	uint32_t first = ps_symtab_first(tab);
 
-	if (index == PS_SYMTAB_NONE)
+	if (first == PS_SYMTAB_NONE || last == PS_SYMTAB_NONE)
 		return;
-	while ((index = ps_symtab_next(tab, index)) != PS_SYMTAB_NONE)
-		last = index;
 	ks->has_extent = true;
-	ks->extent_start = tab->syms[ps_symtab_first(tab)].start;
+	ks->extent_start = tab->syms[first].start;
 	ks->extent_end = tab->syms[last].end;
 }
 
@@ -267,6 +305,39 @@ static void reader_skip_line(struct line_reader *lr)
 	}
 }
 
+enum line_kind { LINE_END, LINE_OK, LINE_OVER_LONG };
+
+/* The next line as fgets(copy, KALLSYMS_LINE_MAX, f), strlen() and the
+ * trimming of its newline leave it: *line, *len. A whole line without
+ * NULs is left where it is in the reader's buffer (valid until the next
+ * call); any other is cut as fgets() cuts it, in copy. */
+static enum line_kind next_line(struct line_reader *lr, char copy[KALLSYMS_LINE_MAX],
+                                const char **line, size_t *len)
+{
+	size_t have = reader_fill(lr, KALLSYMS_LINE_MAX - 1);
+	size_t take = have < KALLSYMS_LINE_MAX - 1 ? have : KALLSYMS_LINE_MAX - 1;
+	const char *start = lr->buf + lr->head;
+	const char *newline = take ? memchr(start, '\n', take) : NULL;
+
+	if (newline && !memchr(start, 0, (size_t)(newline - start))) {
+		*line = start;
+		*len = (size_t)(newline - start);
+		lr->head += *len + 1;
+		return LINE_OK;
+	}
+	if (!reader_chunk(lr, copy))
+		return LINE_END;
+	*len = strlen(copy);
+	if (*len == KALLSYMS_LINE_MAX - 1 && copy[*len - 1] != '\n') {
+		reader_skip_line(lr);
+		return LINE_OVER_LONG;
+	}
+	if (*len && copy[*len - 1] == '\n')
+		copy[--*len] = 0;
+	*line = copy;
+	return LINE_OK;
+}
+
 int ps_kernel_symbols_from_kallsyms(const char *path, struct ps_kernel_symbols **out,
                                     struct ps_kernel_load_result *result)
 {
@@ -280,7 +351,10 @@ int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks
 	const char *file = ps_file_local(files, path);
 	struct ps_kernel_symbols *ks;
 	struct ps_symtab *all;
-	char line[KALLSYMS_LINE_MAX];
+	char copy[KALLSYMS_LINE_MAX];
+	const char *line;
+	size_t len;
+	uint32_t last = PS_SYMTAB_NONE;
 	bool any_address = false;
 	struct line_reader lr = { .fd = -1 };
 	int rc = 0;
@@ -304,42 +378,37 @@ int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks
 		return -ENOMEM;
 	}
 	all = &ks->groups[0].tab;
-	while (reader_chunk(&lr, line)) {
-		size_t len = strlen(line);
+	for (;;) {
+		enum line_kind kind = next_line(&lr, copy, &line, &len);
 		const char *name;
+		size_t name_len;
 		uint64_t addr;
-		char type, trimmed[KSYM_NAME_LEN + 1];
+		char type;
 
-		if (len == sizeof(line) - 1 && line[len - 1] != '\n') {
-			/* over-long line: skip the rest of it */
-			reader_skip_line(&lr);
+		if (kind == LINE_END)
+			break;
+		if (kind == LINE_OVER_LONG) {
 			result->bad_lines++;
 			continue;
 		}
-		if (len && line[len - 1] == '\n')
-			line[--len] = 0;
 		if (len == 0)
 			continue;
-		if (!parse_line(line, &addr, &type, &name) || memchr(line, 0, len) != NULL) {
+		if (!parse_line(line, len, &addr, &type, &name, &name_len)) {
 			result->bad_lines++;
 			continue;
 		}
-		if (!keep_type(type) || name[0] == '$')
+		if (!keep_type(type) || (name_len && name[0] == '$'))
 			continue;
 		if (all->nr >= KALLSYMS_SYMBOLS_MAX) {
 			result->bad_lines++;
 			break;
 		}
-		/* perf keeps KSYM_NAME_LEN characters of a name; the table
-		 * copies it, so most names go straight from the line */
-		size_t name_len = strnlen(name, sizeof(trimmed));
-		if (name_len >= sizeof(trimmed)) {
-			memcpy(trimmed, name, sizeof(trimmed) - 1);
-			trimmed[sizeof(trimmed) - 1] = 0;
-			name = trimmed;
-		}
+		/* perf keeps KSYM_NAME_LEN characters of a name */
+		if (name_len > KSYM_NAME_LEN)
+			name_len = KSYM_NAME_LEN;
 		any_address |= addr != 0;
-		rc = ps_symtab_add(all, name, addr, 0, kallsyms_binding(type), kallsyms_type(type));
+		rc = ps_symtab_add_n(all, name, name_len, addr, 0, kallsyms_binding(type),
+		                     kallsyms_type(type));
 		if (rc < 0)
 			break;
 	}
@@ -362,13 +431,13 @@ int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks
 	ps_symtab_fixup_end(all, true);
 	ps_symtab_fixup_duplicate(all);
 	result->symbols = all->nr_live;
-	rc = split_groups(ks);
+	rc = split_groups(ks, &last);
 	if (rc < 0) {
 		ps_kernel_symbols_free(ks);
 		snprintf(result->err, sizeof(result->err), "%s: %s", path, strerror(-rc));
 		return rc;
 	}
-	set_extent(ks);
+	set_extent(ks, last);
 	if (result->bad_lines)
 		snprintf(result->err, sizeof(result->err), "%s: skipped %zu damaged line%s", path,
 		         result->bad_lines, result->bad_lines == 1 ? "" : "s");

@@ -220,6 +220,9 @@ void ps_symtab_release(struct ps_symtab *tab);
 /* __symbols__insert of a symbol (start, start + size); the name is copied. */
 int ps_symtab_add(struct ps_symtab *tab, const char *name, uint64_t start, uint64_t size,
                   uint8_t binding, uint8_t type);
+/* The same with at most max bytes of name (no NUL needed after them). */
+int ps_symtab_add_n(struct ps_symtab *tab, const char *name, size_t max, uint64_t start,
+                    uint64_t size, uint8_t binding, uint8_t type);
 void ps_symtab_erase(struct ps_symtab *tab, uint32_t index);
 /* In-order walk; PS_SYMTAB_NONE at the end. */
 uint32_t ps_symtab_first(const struct ps_symtab *tab);

@@ -172,7 +172,13 @@ static int add_named(struct ps_symtab *tab, const char *name, uint64_t start, ui
 int ps_symtab_add(struct ps_symtab *tab, const char *name, uint64_t start, uint64_t size,
                   uint8_t binding, uint8_t type)
 {
-	const char *copy = ps_arena_strndup(&tab->names, name, SIZE_MAX);
+	return ps_symtab_add_n(tab, name, SIZE_MAX, start, size, binding, type);
+}
+
+int ps_symtab_add_n(struct ps_symtab *tab, const char *name, size_t max, uint64_t start,
+                    uint64_t size, uint8_t binding, uint8_t type)
+{
+	const char *copy = ps_arena_strndup(&tab->names, name, max);
 
 	return copy ? add_named(tab, copy, start, size, binding, type) : -ENOMEM;
 }
@@ -299,16 +305,24 @@ void ps_symtab_fixup_end(struct ps_symtab *tab, bool is_kallsyms)
 {
 	uint32_t prev = ps_symtab_first(tab), curr;
 	struct ps_sym *syms = tab->syms;
+	/* whether prev's name has a '[' (kallsyms), carried to the next
+	 * step so that each name is looked at once */
+	bool prev_module;
 
 	if (prev == NIL)
 		return;
+	prev_module = is_kallsyms && strchr(syms[prev].name, '[');
 	for (curr = ps_symtab_next(tab, prev); curr != NIL;
 	     prev = curr, curr = ps_symtab_next(tab, curr)) {
+		bool curr_module = is_kallsyms && strchr(syms[curr].name, '[');
+		bool was_module = prev_module;
+
+		prev_module = curr_module;
 		if (syms[prev].end != syms[prev].start)
 			continue;
 		/* kallsyms: the last kernel symbol before the modules (or the
 		 * reverse) ends on the next page, not at the far-away start. */
-		if (is_kallsyms && !strchr(syms[prev].name, '[') != !strchr(syms[curr].name, '['))
+		if (was_module != curr_module)
 			syms[prev].end = roundup_page(syms[prev].end + 4096);
 		else
 			syms[prev].end = syms[curr].start;

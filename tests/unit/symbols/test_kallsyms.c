@@ -191,6 +191,41 @@ START_TEST(test_long_line_and_restricted)
 }
 END_TEST
 
+/* A NUL in a line ends it where fgets() and strlen() would (the rest of
+ * that line is lost), and a name is cut at perf's KSYM_NAME_LEN. */
+START_TEST(test_nul_and_long_name)
+{
+	static const char head[] = "ffffffff81000000 T before\n"
+	                           "ffffffff81001000 T cut_here\0rest of the line\n"
+	                           "ffffffff81002000 T ";
+	char file[1024], name[601];
+	struct ps_symbols_opts opts = { .sz = sizeof(opts) };
+	struct ps_symbols *s;
+	struct ps_dso *dso;
+	const char *got;
+	FILE *f;
+
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = 0;
+	fmt(file, sizeof(file), "%s/kallsyms.nul", fixture.dir);
+	f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(head, 1, sizeof(head) - 1, f), sizeof(head) - 1);
+	fprintf(f, "%s\nffffffff81003000 T after\n", name);
+	ck_assert_int_eq(fclose(f), 0);
+	opts.kallsyms = file;
+	ck_assert_int_eq(ps_symbols_new(&opts, &s), 0);
+	dso = ps_symbols_dso(s, "[kernel.kallsyms]", NULL, 0);
+	ck_assert_str_eq(resolve_plain(dso, 0xffffffff81001010).sym, "cut_here");
+	got = resolve_plain(dso, 0xffffffff81002010).sym;
+	ck_assert_ptr_nonnull(got);
+	ck_assert_uint_eq(strlen(got), 512);
+	ck_assert_int_eq(strncmp(got, name, 512), 0);
+	ck_assert_str_eq(resolve_plain(dso, 0xffffffff81003010).sym, "after");
+	ps_symbols_free(s);
+}
+END_TEST
+
 /* Kernel symbols from a resolver (an archive): the path as looked up is
  * reported, the resolver's file is read, and a path it does not know
  * fails even when it exists on disk. */
@@ -243,6 +278,7 @@ Suite *suite_kallsyms(void)
 	tcase_add_test(tc, test_relocation);
 	tcase_add_test(tc, test_kernel_srcline);
 	tcase_add_test(tc, test_long_line_and_restricted);
+	tcase_add_test(tc, test_nul_and_long_name);
 	tcase_add_test(tc, test_kallsyms_resolver);
 	suite_add_tcase(s, tc);
 	return s;
