@@ -57,7 +57,7 @@ struct ps_ahead_task {
 	struct ps_elf_file_id id;
 	unsigned dso; /* the files of one DSO are tried in perf's order */
 	Elf *elf;
-	void *copy;
+	struct ps_elf_inflated *copy;
 };
 
 struct ps_ahead {
@@ -93,7 +93,7 @@ static bool stopping(struct ps_ahead *ahead)
  * compressed or on error (the session's thread then opens the file as it
  * always does). */
 static Elf *decompressed(const char *file, const struct ps_elf_file_id *id, struct ps_ahead *ahead,
-                         void **copy)
+                         struct ps_elf_inflated **copy)
 {
 	size_t names = 0, compressed = 0, raw_size = 0;
 	struct ps_elf_file_id now;
@@ -382,7 +382,7 @@ void ps_ahead_offer(struct ps_ahead *ahead, struct ps_elf *elf)
 		}
 }
 
-Elf *ps_ahead_take_elf(struct ps_ahead_task *task, void **copy)
+Elf *ps_ahead_take_elf(struct ps_ahead_task *task, struct ps_elf_inflated **copy)
 {
 	Elf *elf;
 
@@ -418,7 +418,7 @@ void ps_ahead_free(struct ps_ahead *ahead)
 		ps_kernel_symbols_free(ahead->tasks[i].symbols);
 		if (ahead->tasks[i].elf)
 			elf_end(ahead->tasks[i].elf);
-		free(ahead->tasks[i].copy);
+		ps_elf_inflated_free(ahead->tasks[i].copy);
 		free(ahead->tasks[i].file);
 	}
 	free(ahead->tasks);

@@ -343,7 +343,7 @@ void ps_elf_close(struct ps_elf *elf)
 		dwarf_end(elf->dwarf);
 	if (elf->dwarf_elf)
 		elf_end(elf->dwarf_elf);
-	free(elf->dwarf_copy);
+	ps_elf_inflated_free(elf->dwarf_copy);
 	if (elf->elf)
 		elf_end(elf->elf);
 	if (elf->fd >= 0)
@@ -404,6 +404,9 @@ bool ps_elf_section_contents(struct ps_elf *elf, const char *name, struct ps_cur
 	if (index < 0 || !elf->sections[index].in_file)
 		return false;
 	scn = elf_getscn(dwarf_handle(elf), (size_t)index);
+	if ((strcmp(name, ".debug_loclists") == 0 || strcmp(name, ".debug_loc") == 0) &&
+	    !ps_elf_inflate_later(elf->dwarf_copy))
+		return false;
 	if (!scn || !gelf_getshdr(scn, &shdr))
 		return false;
 	/* libdw may have decompressed it already (the flag is gone then) */
@@ -423,6 +426,13 @@ Dwarf *ps_elf_dwarf(struct ps_elf *elf)
 		elf->dwarf = dwarf_begin_elf(dwarf_handle(elf), DWARF_C_READ, NULL);
 	}
 	return elf->dwarf;
+}
+
+Dwarf *ps_elf_dwarf_locations(struct ps_elf *elf)
+{
+	Dwarf *dwarf = ps_elf_dwarf(elf);
+
+	return dwarf && ps_elf_inflate_later(elf->dwarf_copy) ? dwarf : NULL;
 }
 
 bool ps_elf_debuglink(const struct ps_elf *elf, char *buf, size_t size)

@@ -12,6 +12,14 @@
  * elf_compress(scn, 0, 0) makes them. libdw then finds nothing to
  * decompress and reads the same bytes.
  *
+ * The location lists (.debug_loclists, .debug_loc) are inflated later,
+ * when first asked for (ps_elf_inflate_later()): only the interpreter's
+ * variables read them, and they are about a sixth of libc's debug bytes.
+ * Their place in the copy is set aside (untouched, so it costs no memory
+ * until then) and their section headers point at it from the start, since
+ * libdw takes each section's data when the DWARF opens; their compressed
+ * bytes are copied to where the file has them.
+ *
  * ELF64 files in our byte order only, zlib streams only, each no larger
  * than zlib can make of its compressed size; anything else, any stream
  * that does not inflate to exactly its size, and whatever libelf would
@@ -65,10 +73,26 @@ static size_t align_up(size_t n)
 
 struct inflated {
 	size_t index; /* section */
-	uint64_t in_offset, in_size; /* the zlib stream in the file */
+	uint64_t in_offset, in_size; /* the zlib stream in the file (and the copy) */
 	Elf64_Chdr chdr;
 	size_t out_offset; /* in the copy */
+	bool later; /* a location list: inflated when asked for */
 };
+
+/* The sections inflated later: no file has more than these two names */
+#define INFLATE_LATER_MAX 2
+
+struct ps_elf_inflated {
+	uint8_t *copy;
+	struct inflated later[INFLATE_LATER_MAX];
+	size_t nr_later;
+	bool later_tried, later_ok;
+};
+
+static bool inflated_later(const char *name)
+{
+	return strcmp(name, ".debug_loclists") == 0 || strcmp(name, ".debug_loc") == 0;
+}
 
 /* The section headers of an ELF64 image in our byte order, checked
  * against its size: their count, the index of the section names. */
@@ -158,7 +182,8 @@ static bool plan(const uint8_t *image, size_t size, const Elf64_Shdr *shdrs, siz
 			                       .in_offset = sh.sh_offset + sizeof(chdr),
 			                       .in_size = sh.sh_size - sizeof(chdr),
 			                       .chdr = chdr,
-			                       .out_offset = end };
+			                       .out_offset = end,
+			                       .later = inflated_later(name) };
 		end = align_up(end + chdr.ch_size);
 	}
 	if (n == 0 || nr > (SIZE_MAX / 4 - end) / sizeof(Elf64_Shdr))
@@ -174,7 +199,8 @@ decline:
 
 /* Copies what libelf and libdw read of the image: the ELF and program
  * headers and the sections not inflated. The compressed bytes are not
- * copied (their pages of a large allocation are then never touched). */
+ * copied (their pages of a large allocation are then never touched),
+ * but for those inflated later. */
 static void copy_live_bytes(uint8_t *copy, const uint8_t *image, size_t size,
                             const Elf64_Ehdr *ehdr, const Elf64_Shdr *shdrs, size_t nr,
                             const struct inflated *list, size_t count)
@@ -190,6 +216,9 @@ static void copy_live_bytes(uint8_t *copy, const uint8_t *image, size_t size,
 		Elf64_Shdr sh;
 
 		if (next < count && list[next].index == i) {
+			if (list[next].later)
+				memcpy(copy + list[next].in_offset, image + list[next].in_offset,
+				       list[next].in_size);
 			next++;
 			continue;
 		}
@@ -200,11 +229,27 @@ static void copy_live_bytes(uint8_t *copy, const uint8_t *image, size_t size,
 	}
 }
 
-bool ps_elf_inflate(const uint8_t *image, size_t size, Elf **out, void **copy_out)
+/* Inflates one section into its place in the copy, as libelf's
+ * inflate() would: the whole stream and nothing after it, to exactly its
+ * size. */
+static bool inflate_one(struct libdeflate_decompressor *d, const uint8_t *from, uint8_t *copy,
+                        const struct inflated *s)
+{
+	size_t used = 0, got = 0;
+
+	return libdeflate_zlib_decompress_ex(d, from + s->in_offset, s->in_size,
+	                                     copy + s->out_offset, s->chdr.ch_size, &used,
+	                                     &got) == LIBDEFLATE_SUCCESS &&
+	       used == s->in_size && got == s->chdr.ch_size;
+}
+
+bool ps_elf_inflate(const uint8_t *image, size_t size, Elf **out,
+                    struct ps_elf_inflated **inflated_out)
 {
 	struct libdeflate_decompressor *d = NULL;
 	const Elf64_Shdr *shdrs;
 	struct inflated *list = NULL;
+	struct ps_elf_inflated *inflated = NULL;
 	size_t nr, names, count = 0, total = 0, table;
 	Elf64_Ehdr ehdr;
 	Elf64_Shdr *new_shdrs;
@@ -212,15 +257,16 @@ bool ps_elf_inflate(const uint8_t *image, size_t size, Elf **out, void **copy_ou
 	Elf *elf;
 
 	*out = NULL;
-	*copy_out = NULL;
+	*inflated_out = NULL;
 	if (!read_headers(image, size, &ehdr, &shdrs, &nr, &names) ||
 	    !plan(image, size, shdrs, nr, names, &list, &count, &total))
 		return false;
 	/* zeroed where nothing is copied: calloc leaves a large block's pages
 	 * untouched */
 	copy = calloc(1, total);
+	inflated = calloc(1, sizeof(*inflated));
 	d = libdeflate_alloc_decompressor();
-	if (!copy || !d)
+	if (!copy || !inflated || !d)
 		goto fail;
 	copy_live_bytes(copy, image, size, &ehdr, shdrs, nr, list, count);
 	table = total - nr * sizeof(Elf64_Shdr);
@@ -228,15 +274,14 @@ bool ps_elf_inflate(const uint8_t *image, size_t size, Elf **out, void **copy_ou
 	memcpy(new_shdrs, shdrs, nr * sizeof(Elf64_Shdr));
 	for (size_t i = 0; i < count; i++) {
 		const struct inflated *s = &list[i];
-		size_t used = 0, got = 0;
 
-		/* the whole stream and nothing after it, to exactly its size,
-		 * as libelf's inflate() requires */
-		if (libdeflate_zlib_decompress_ex(d, image + s->in_offset, s->in_size,
-		                                  copy + s->out_offset, s->chdr.ch_size, &used,
-		                                  &got) != LIBDEFLATE_SUCCESS ||
-		    used != s->in_size || got != s->chdr.ch_size)
+		if (s->later) {
+			if (inflated->nr_later == INFLATE_LATER_MAX)
+				goto fail;
+			inflated->later[inflated->nr_later++] = *s;
+		} else if (!inflate_one(d, image, copy, s)) {
 			goto fail;
+		}
 		new_shdrs[s->index].sh_offset = s->out_offset;
 		new_shdrs[s->index].sh_size = s->chdr.ch_size;
 		new_shdrs[s->index].sh_addralign = s->chdr.ch_addralign;
@@ -253,12 +298,46 @@ bool ps_elf_inflate(const uint8_t *image, size_t size, Elf **out, void **copy_ou
 	}
 	libdeflate_free_decompressor(d);
 	free(list);
+	inflated->copy = copy;
 	*out = elf;
-	*copy_out = copy;
+	*inflated_out = inflated;
 	return true;
 fail:
 	libdeflate_free_decompressor(d);
 	free(list);
+	free(inflated);
 	free(copy);
 	return false;
+}
+
+bool ps_elf_inflate_later(struct ps_elf_inflated *inflated)
+{
+	struct libdeflate_decompressor *d;
+
+	if (!inflated || inflated->later_tried)
+		return !inflated || inflated->later_ok;
+	inflated->later_tried = true;
+	d = inflated->nr_later ? libdeflate_alloc_decompressor() : NULL;
+	if (inflated->nr_later && !d)
+		return false;
+	inflated->later_ok = true;
+	for (size_t i = 0; i < inflated->nr_later; i++) {
+		const struct inflated *s = &inflated->later[i];
+
+		if (!inflate_one(d, inflated->copy, inflated->copy, s)) {
+			/* half an inflated section is not left for libdw */
+			memset(inflated->copy + s->out_offset, 0, s->chdr.ch_size);
+			inflated->later_ok = false;
+		}
+	}
+	libdeflate_free_decompressor(d);
+	return inflated->later_ok;
+}
+
+void ps_elf_inflated_free(struct ps_elf_inflated *inflated)
+{
+	if (!inflated)
+		return;
+	free(inflated->copy);
+	free(inflated);
 }

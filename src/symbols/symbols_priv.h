@@ -71,7 +71,7 @@ struct ps_elf {
 	 * decompressed apart (owned; on dwarf_copy when that is not NULL),
 	 * else NULL: elf */
 	Elf *dwarf_elf;
-	void *dwarf_copy;
+	struct ps_elf_inflated *dwarf_copy;
 	bool inflate_tried;
 };
 
@@ -89,19 +89,28 @@ int ps_elf_open_file(const char *path, const char *file, struct ps_elf **out, ch
 bool ps_elf_section_contents(struct ps_elf *elf, const char *name, struct ps_cursor *out);
 /* The DWARF of the file, or NULL (no debug info, or libdw refused it). */
 Dwarf *ps_elf_dwarf(struct ps_elf *elf);
+/* The same, for reading locations: its location lists are there (NULL
+ * when they could not be inflated). */
+Dwarf *ps_elf_dwarf_locations(struct ps_elf *elf);
 /* ahead.c: the file's ELF handle with its debug sections decompressed by
  * the helper (the caller's now, with *copy, the image it reads, to free
  * after it, or NULL), waiting while it works on it; NULL when it did not
  * (the caller then uses its own handle). */
-Elf *ps_ahead_take_elf(struct ps_ahead_task *task, void **copy);
+Elf *ps_ahead_take_elf(struct ps_ahead_task *task, struct ps_elf_inflated **copy);
 
 /* elf_inflate.c: whether dwarf_begin_elf() decompresses the section of
  * that name when it is compressed. */
 bool ps_elf_libdw_section(const char *name);
-/* An ELF handle on a copy of image (*copy, malloc'd; free it after
- * elf_end()) whose compressed debug sections are inflated; false, with
+/* An ELF handle on a copy of image (*copy; ps_elf_inflated_free() it
+ * after elf_end()) whose compressed debug sections are inflated, but for
+ * the location lists, which ps_elf_inflate_later() inflates; false, with
  * nothing made, when there are none or the file is left to libelf. */
-bool ps_elf_inflate(const uint8_t *image, size_t size, Elf **out, void **copy);
+struct ps_elf_inflated;
+bool ps_elf_inflate(const uint8_t *image, size_t size, Elf **out, struct ps_elf_inflated **copy);
+/* The location lists inflated in the copy (once; true for NULL): false
+ * when their streams are damaged, and they then read as empty. */
+bool ps_elf_inflate_later(struct ps_elf_inflated *copy);
+void ps_elf_inflated_free(struct ps_elf_inflated *copy);
 /* The file named in .gnu_debuglink, into buf; false when there is none. */
 bool ps_elf_debuglink(const struct ps_elf *elf, char *buf, size_t size);
 

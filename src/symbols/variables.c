@@ -478,7 +478,7 @@ int ps_dso_variables(struct ps_dso *dso, uint64_t addr, const char *const *names
 	if (dso->variables_failed)
 		return -ENOENT;
 	file = dso->a2l_file ? dso->a2l_file : dso->syms;
-	dwarf = file ? ps_elf_dwarf(file) : NULL;
+	dwarf = file ? ps_elf_dwarf_locations(file) : NULL;
 	if (!dwarf || !find_function(dwarf, addr + dso->text_offset, &function))
 		return -ENOENT;
 	for (v = dso->variables; v; v = v->next) {

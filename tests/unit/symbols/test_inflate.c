@@ -62,17 +62,18 @@ static Elf_Data *section_data(Elf *elf, const char *name, bool *was_compressed)
 START_TEST(test_same_dwarf_bytes)
 {
 	static const char *const sections[] = { ".debug_info", ".debug_abbrev", ".debug_line",
-		                                ".debug_str" };
+		                                ".debug_str", ".debug_loclists" };
 	char path[600];
 	size_t size;
 	uint8_t *image = compressed_fixture(path, sizeof(path), &size);
 	struct ps_elf *plain;
 	char err[512];
-	void *copy;
+	struct ps_elf_inflated *copy;
 	Elf *inflated;
 
 	ck_assert_msg(ps_elf_open(fixture.so, &plain, err, sizeof(err)) == 0, "%s", err);
 	ck_assert(ps_elf_inflate(image, size, &inflated, &copy));
+	ck_assert(ps_elf_inflate_later(copy));
 	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
 		bool plain_compressed, inflated_compressed;
 		Elf_Data *want = section_data(plain->elf, sections[i], &plain_compressed);
@@ -84,7 +85,7 @@ START_TEST(test_same_dwarf_bytes)
 		ck_assert_int_eq(memcmp(got->d_buf, want->d_buf, want->d_size), 0);
 	}
 	elf_end(inflated);
-	free(copy);
+	ps_elf_inflated_free(copy);
 	ps_elf_close(plain);
 	free(image);
 }
@@ -132,6 +133,73 @@ START_TEST(test_same_answers)
 }
 END_TEST
 
+/* The header of the image's section of that name. */
+static Elf64_Shdr *named_shdr(uint8_t *image, const char *name)
+{
+	Elf64_Ehdr ehdr;
+	Elf64_Shdr *shdrs;
+
+	memcpy(&ehdr, image, sizeof(ehdr));
+	shdrs = (Elf64_Shdr *)(void *)(image + ehdr.e_shoff);
+	for (size_t i = 0; i < ehdr.e_shnum; i++)
+		if (strcmp((const char *)image + shdrs[ehdr.e_shstrndx].sh_offset +
+		                   shdrs[i].sh_name,
+		           name) == 0)
+			return &shdrs[i];
+	ck_abort_msg("no section %s", name);
+	return NULL;
+}
+
+static bool all_zero(const Elf_Data *data)
+{
+	for (size_t i = 0; i < data->d_size; i++)
+		if (((const uint8_t *)data->d_buf)[i])
+			return false;
+	return true;
+}
+
+/* The location lists are inflated when asked for, not before; a damaged
+ * stream of theirs fails then, and they read as empty, while the rest of
+ * the DWARF is there. */
+START_TEST(test_location_lists_later)
+{
+	char path[600];
+	size_t size;
+	uint8_t *image = compressed_fixture(path, sizeof(path), &size);
+	Elf64_Shdr *loclists = named_shdr(image, ".debug_loclists");
+	struct ps_elf_inflated *copy;
+	bool compressed;
+	Elf_Data *data;
+	Elf *elf;
+
+	ck_assert(loclists->sh_flags & SHF_COMPRESSED);
+	ck_assert(ps_elf_inflate(image, size, &elf, &copy));
+	data = section_data(elf, ".debug_loclists", &compressed);
+	ck_assert(data && !compressed && data->d_size > 0);
+	ck_assert_msg(all_zero(data),
+	              "the location lists were inflated before they were asked for");
+	ck_assert(ps_elf_inflate_later(copy));
+	ck_assert(!all_zero(data));
+	ck_assert(ps_elf_inflate_later(copy));
+	elf_end(elf);
+	ps_elf_inflated_free(copy);
+
+	/* the last byte of the stream (its checksum's) damaged */
+	image[loclists->sh_offset + loclists->sh_size - 1] ^= 0xff;
+	ck_assert(ps_elf_inflate(image, size, &elf, &copy));
+	ck_assert(!ps_elf_inflate_later(copy));
+	ck_assert(!ps_elf_inflate_later(copy));
+	data = section_data(elf, ".debug_loclists", &compressed);
+	ck_assert(data && all_zero(data));
+	data = section_data(elf, ".debug_info", &compressed);
+	ck_assert(data && !compressed && !all_zero(data));
+	elf_end(elf);
+	ps_elf_inflated_free(copy);
+	ck_assert(ps_elf_inflate_later(NULL));
+	free(image);
+}
+END_TEST
+
 /* The nth compressed section's header in the image. */
 static Elf64_Shdr *compressed_shdr(uint8_t *image, unsigned nth)
 {
@@ -165,12 +233,12 @@ START_TEST(test_declined_as_libelf)
 	Elf64_Chdr *chdr = first_chdr(image), saved_chdr = *chdr;
 	Elf64_Ehdr ehdr;
 	Elf64_Shdr *last;
-	void *copy;
+	struct ps_elf_inflated *copy;
 	Elf *elf;
 
 	ck_assert(ps_elf_inflate(image, size, &elf, &copy));
 	elf_end(elf);
-	free(copy);
+	ps_elf_inflated_free(copy);
 	memcpy(&ehdr, image, sizeof(ehdr));
 	last = (Elf64_Shdr *)(void *)(image + ehdr.e_shoff) + ehdr.e_shnum - 1;
 	if (last->sh_type != SHT_NOBITS) {
@@ -197,7 +265,7 @@ START_TEST(test_declined_as_libelf)
 	*chdr = saved_chdr;
 	ck_assert(ps_elf_inflate(image, size, &elf, &copy));
 	elf_end(elf);
-	free(copy);
+	ps_elf_inflated_free(copy);
 	free(image);
 }
 END_TEST
@@ -208,7 +276,7 @@ START_TEST(test_declined)
 	size_t size;
 	uint8_t *image = compressed_fixture(path, sizeof(path), &size);
 	Elf64_Chdr *chdr = first_chdr(image), saved = *chdr;
-	void *copy;
+	struct ps_elf_inflated *copy;
 	Elf *elf;
 
 	/* a size zlib cannot make of the stream: not allocated */
@@ -243,6 +311,7 @@ Suite *suite_inflate(void)
 	tcase_add_test(tc, test_same_dwarf_bytes);
 	tcase_add_test(tc, test_same_answers);
 	tcase_add_test(tc, test_declined);
+	tcase_add_test(tc, test_location_lists_later);
 	tcase_add_test(tc, test_declined_as_libelf);
 	suite_add_tcase(s, tc);
 	return s;
