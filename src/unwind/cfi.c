@@ -216,12 +216,20 @@ static void compile_frame(struct ps_unwind_row *row, Dwarf_Frame *frame)
 	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++) {
 		uint32_t bit = 1u << regno;
 
-		if (row->regs[regno] == PS_UNWIND_REG_SAME)
+		if (row->regs[regno] == PS_UNWIND_REG_SAME) {
 			row->same_mask |= bit;
-		else if (row->regs[regno] == PS_UNWIND_REG_OFFSET)
+		} else if (row->regs[regno] == PS_UNWIND_REG_OFFSET) {
+			int32_t offset = row->offsets[regno];
+
+			row->read_low =
+			        row->offset_mask && row->read_low < offset ? row->read_low : offset;
+			row->read_high = row->offset_mask && row->read_high > offset
+			                         ? row->read_high
+			                         : offset;
 			row->offset_mask |= bit;
-		else if (row->regs[regno] == PS_UNWIND_REG_VAL_OFFSET)
+		} else if (row->regs[regno] == PS_UNWIND_REG_VAL_OFFSET) {
 			row->val_offset_mask |= bit;
+		}
 	}
 	row->kind = plt ? PS_UNWIND_ROW_PLT : PS_UNWIND_ROW_SIMPLE;
 }

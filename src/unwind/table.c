@@ -116,7 +116,26 @@ int ps_unwind_row_apply(struct ps_unwinder *u, const struct ps_unwind_row *row,
 	 * in locals: the loop stores into *u */
 	const uint64_t sp = u->sp, end = u->stack_end - (u->quirks ? 1 : 0);
 	const uint8_t *stack = u->sample->stack;
+	const uint64_t low = cfa + (uint64_t)(int64_t)row->read_low;
+	const uint64_t high = cfa + (uint64_t)(int64_t)row->read_high;
 
+	/* every word in the copy (the usual case), tested once: the reads'
+	 * addresses lie between low and high when these do not wrap */
+	if (row->offset_mask && low <= high && low >= sp && high <= UINT64_MAX - sizeof(uint64_t) &&
+	    high + sizeof(uint64_t) <= end) {
+		uint64_t value = 0;
+
+		for (uint32_t todo = row->offset_mask; todo; todo &= todo - 1) {
+			unsigned regno = (unsigned)__builtin_ctz(todo);
+
+			memcpy(&value, stack + (cfa + (uint64_t)(int64_t)row->offsets[regno] - sp),
+			       sizeof(value));
+			next[regno] = value;
+		}
+		u->step_read_zero = value == 0;
+		*next_present = done | row->offset_mask;
+		return row->regs[PS_UNWIND_DWARF_IP] == PS_UNWIND_REG_UNDEFINED ? 0 : 1;
+	}
 	for (uint32_t todo = row->offset_mask; todo; todo &= todo - 1) {
 		unsigned regno = (unsigned)__builtin_ctz(todo);
 		uint64_t value = 0;

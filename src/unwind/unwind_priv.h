@@ -94,6 +94,8 @@ struct ps_unwind_row {
 	/* the registers of each rule, a bit per register (SIMPLE rows):
 	 * what ps_unwind_row_apply() walks instead of regs[] */
 	uint32_t same_mask, offset_mask, val_offset_mask;
+	/* the lowest and highest offsets of the offset_mask registers */
+	int32_t read_low, read_high;
 	int64_t cfa_offset;
 	int32_t offsets[PS_UNWIND_NR_DWARF_REGS];
 	int32_t plt_rip_offset; /* PLT rows: their CFA expression's terms */
