@@ -169,9 +169,13 @@ static void carry_over(const struct ps_unwinder *u, const struct table_frame *f,
 	if (!u->quirks)
 		return;
 	next->carry_present = f->carry_present | next->present;
-	for (unsigned regno = 0; regno < PS_UNWIND_NR_DWARF_REGS; regno++)
-		next->carry[regno] =
-		        (next->present & BIT(regno)) ? next->regs[regno] : f->carry[regno];
+	memcpy(next->carry, f->carry, sizeof(next->carry));
+	for (uint32_t todo = next->present & (BIT(PS_UNWIND_NR_DWARF_REGS) - 1); todo;
+	     todo &= todo - 1) {
+		unsigned regno = (unsigned)__builtin_ctz(todo);
+
+		next->carry[regno] = next->regs[regno];
+	}
 }
 
 /* ps_unwind_fill_carried() with the frame's row (its .eh_frame row) */
