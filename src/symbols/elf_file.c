@@ -432,7 +432,10 @@ Dwarf *ps_elf_dwarf_locations(struct ps_elf *elf)
 {
 	Dwarf *dwarf = ps_elf_dwarf(elf);
 
-	return dwarf && ps_elf_inflate_later(elf->dwarf_copy) ? dwarf : NULL;
+	/* lists that do not inflate read as empty */
+	if (dwarf)
+		ps_elf_inflate_later(elf->dwarf_copy);
+	return dwarf;
 }
 
 bool ps_elf_debuglink(const struct ps_elf *elf, char *buf, size_t size)

@@ -18,7 +18,11 @@
  * Their place in the copy is set aside (untouched, so it costs no memory
  * until then) and their section headers point at it from the start, since
  * libdw takes each section's data when the DWARF opens; their compressed
- * bytes are copied to where the file has them.
+ * bytes are kept apart until then. They are inflated as libelf would:
+ * one zlib stream or several one after the other, to exactly their size;
+ * when they do not inflate so, they read as empty (all zeros: the end of
+ * a list in either format), as a section libelf cannot decompress is
+ * dropped by libdw.
  *
  * ELF64 files in our byte order only, zlib streams only, each no larger
  * than zlib can make of its compressed size; anything else, any stream
@@ -84,9 +88,12 @@ struct inflated {
 
 struct ps_elf_inflated {
 	uint8_t *copy;
+	/* the compressed bytes of the sections inflated later, one after the
+	 * other (their in_offset is into these), until they are */
+	uint8_t *streams;
 	struct inflated later[INFLATE_LATER_MAX];
 	size_t nr_later;
-	bool later_tried, later_ok;
+	bool later_done, later_ok;
 };
 
 static bool inflated_later(const char *name)
@@ -199,8 +206,7 @@ decline:
 
 /* Copies what libelf and libdw read of the image: the ELF and program
  * headers and the sections not inflated. The compressed bytes are not
- * copied (their pages of a large allocation are then never touched),
- * but for those inflated later. */
+ * copied (their pages of a large allocation are then never touched). */
 static void copy_live_bytes(uint8_t *copy, const uint8_t *image, size_t size,
                             const Elf64_Ehdr *ehdr, const Elf64_Shdr *shdrs, size_t nr,
                             const struct inflated *list, size_t count)
@@ -216,9 +222,6 @@ static void copy_live_bytes(uint8_t *copy, const uint8_t *image, size_t size,
 		Elf64_Shdr sh;
 
 		if (next < count && list[next].index == i) {
-			if (list[next].later)
-				memcpy(copy + list[next].in_offset, image + list[next].in_offset,
-				       list[next].in_size);
 			next++;
 			continue;
 		}
@@ -229,9 +232,9 @@ static void copy_live_bytes(uint8_t *copy, const uint8_t *image, size_t size,
 	}
 }
 
-/* Inflates one section into its place in the copy, as libelf's
- * inflate() would: the whole stream and nothing after it, to exactly its
- * size. */
+/* Inflates one section into its place in the copy: the whole stream and
+ * nothing after it, to exactly its size (a stream libelf reads otherwise
+ * leaves the file to libelf). */
 static bool inflate_one(struct libdeflate_decompressor *d, const uint8_t *from, uint8_t *copy,
                         const struct inflated *s)
 {
@@ -241,6 +244,57 @@ static bool inflate_one(struct libdeflate_decompressor *d, const uint8_t *from, 
 	                                     copy + s->out_offset, s->chdr.ch_size, &used,
 	                                     &got) == LIBDEFLATE_SUCCESS &&
 	       used == s->in_size && got == s->chdr.ch_size;
+}
+
+/* The same for a section inflated later, as libelf's
+ * __libelf_decompress() reads it: whole zlib streams one after the other
+ * up to the end of the input, filling exactly its size. */
+static bool inflate_streams(struct libdeflate_decompressor *d, const uint8_t *from, uint8_t *copy,
+                            const struct inflated *s)
+{
+	size_t in = 0, out = 0;
+
+	while (in < s->in_size) {
+		size_t used = 0, got = 0;
+
+		if (libdeflate_zlib_decompress_ex(d, from + s->in_offset + in, s->in_size - in,
+		                                  copy + s->out_offset + out, s->chdr.ch_size - out,
+		                                  &used, &got) != LIBDEFLATE_SUCCESS ||
+		    used == 0)
+			return false;
+		in += used;
+		out += got;
+	}
+	return out == s->chdr.ch_size;
+}
+
+/* The sections inflated later, with their compressed bytes copied apart
+ * (the file's image may be gone when they are inflated). */
+static bool keep_streams(struct ps_elf_inflated *inflated, const uint8_t *image,
+                         const struct inflated *list, size_t count)
+{
+	size_t total = 0;
+
+	for (size_t i = 0; i < count; i++)
+		if (list[i].later)
+			total += list[i].in_size;
+	if (total == 0)
+		return true;
+	inflated->streams = malloc(total);
+	if (!inflated->streams)
+		return false;
+	total = 0;
+	for (size_t i = 0; i < count; i++) {
+		if (!list[i].later)
+			continue;
+		if (inflated->nr_later == INFLATE_LATER_MAX)
+			return false;
+		memcpy(inflated->streams + total, image + list[i].in_offset, list[i].in_size);
+		inflated->later[inflated->nr_later] = list[i];
+		inflated->later[inflated->nr_later++].in_offset = total;
+		total += list[i].in_size;
+	}
+	return true;
 }
 
 bool ps_elf_inflate(const uint8_t *image, size_t size, Elf **out,
@@ -272,14 +326,12 @@ bool ps_elf_inflate(const uint8_t *image, size_t size, Elf **out,
 	table = total - nr * sizeof(Elf64_Shdr);
 	new_shdrs = (Elf64_Shdr *)(void *)(copy + table);
 	memcpy(new_shdrs, shdrs, nr * sizeof(Elf64_Shdr));
+	if (!keep_streams(inflated, image, list, count))
+		goto fail;
 	for (size_t i = 0; i < count; i++) {
 		const struct inflated *s = &list[i];
 
-		if (s->later) {
-			if (inflated->nr_later == INFLATE_LATER_MAX)
-				goto fail;
-			inflated->later[inflated->nr_later++] = *s;
-		} else if (!inflate_one(d, image, copy, s)) {
+		if (!s->later && !inflate_one(d, image, copy, s)) {
 			goto fail;
 		}
 		new_shdrs[s->index].sh_offset = s->out_offset;
@@ -305,6 +357,8 @@ bool ps_elf_inflate(const uint8_t *image, size_t size, Elf **out,
 fail:
 	libdeflate_free_decompressor(d);
 	free(list);
+	if (inflated)
+		free(inflated->streams);
 	free(inflated);
 	free(copy);
 	return false;
@@ -314,23 +368,30 @@ bool ps_elf_inflate_later(struct ps_elf_inflated *inflated)
 {
 	struct libdeflate_decompressor *d;
 
-	if (!inflated || inflated->later_tried)
+	if (!inflated || inflated->later_done)
 		return !inflated || inflated->later_ok;
-	inflated->later_tried = true;
-	d = inflated->nr_later ? libdeflate_alloc_decompressor() : NULL;
-	if (inflated->nr_later && !d)
-		return false;
-	inflated->later_ok = true;
-	for (size_t i = 0; i < inflated->nr_later; i++) {
-		const struct inflated *s = &inflated->later[i];
+	if (inflated->nr_later) {
+		/* out of memory is not an answer to keep */
+		d = libdeflate_alloc_decompressor();
+		if (!d)
+			return false;
+		inflated->later_ok = true;
+		for (size_t i = 0; i < inflated->nr_later; i++) {
+			const struct inflated *s = &inflated->later[i];
 
-		if (!inflate_one(d, inflated->copy, inflated->copy, s)) {
-			/* half an inflated section is not left for libdw */
-			memset(inflated->copy + s->out_offset, 0, s->chdr.ch_size);
-			inflated->later_ok = false;
+			if (!inflate_streams(d, inflated->streams, inflated->copy, s)) {
+				/* half an inflated section is not left for libdw */
+				memset(inflated->copy + s->out_offset, 0, s->chdr.ch_size);
+				inflated->later_ok = false;
+			}
 		}
+		libdeflate_free_decompressor(d);
+	} else {
+		inflated->later_ok = true;
 	}
-	libdeflate_free_decompressor(d);
+	free(inflated->streams);
+	inflated->streams = NULL;
+	inflated->later_done = true;
 	return inflated->later_ok;
 }
 
@@ -338,6 +399,7 @@ void ps_elf_inflated_free(struct ps_elf_inflated *inflated)
 {
 	if (!inflated)
 		return;
+	free(inflated->streams);
 	free(inflated->copy);
 	free(inflated);
 }

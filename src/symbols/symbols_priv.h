@@ -89,8 +89,9 @@ int ps_elf_open_file(const char *path, const char *file, struct ps_elf **out, ch
 bool ps_elf_section_contents(struct ps_elf *elf, const char *name, struct ps_cursor *out);
 /* The DWARF of the file, or NULL (no debug info, or libdw refused it). */
 Dwarf *ps_elf_dwarf(struct ps_elf *elf);
-/* The same, for reading locations: its location lists are there (NULL
- * when they could not be inflated). */
+/* The same, for reading locations: its location lists inflated first
+ * (empty when they do not inflate, as libdw drops a section libelf
+ * cannot decompress). */
 Dwarf *ps_elf_dwarf_locations(struct ps_elf *elf);
 /* ahead.c: the file's ELF handle with its debug sections decompressed by
  * the helper (the caller's now, with *copy, the image it reads, to free
@@ -107,8 +108,9 @@ bool ps_elf_libdw_section(const char *name);
  * nothing made, when there are none or the file is left to libelf. */
 struct ps_elf_inflated;
 bool ps_elf_inflate(const uint8_t *image, size_t size, Elf **out, struct ps_elf_inflated **copy);
-/* The location lists inflated in the copy (once; true for NULL): false
- * when their streams are damaged, and they then read as empty. */
+/* The location lists inflated in the copy (once, but for running out of
+ * memory; true for NULL): false when their streams do not inflate as
+ * libelf would inflate them, and they then read as empty. */
 bool ps_elf_inflate_later(struct ps_elf_inflated *copy);
 void ps_elf_inflated_free(struct ps_elf_inflated *copy);
 /* The file named in .gnu_debuglink, into buf; false when there is none. */

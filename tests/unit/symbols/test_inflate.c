@@ -5,6 +5,7 @@
 #include "helpers.h"
 
 #include <fcntl.h>
+#include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -200,6 +201,64 @@ START_TEST(test_location_lists_later)
 }
 END_TEST
 
+/* n bytes as one zlib stream at out; its size. */
+static size_t zlib_stream(const void *in, size_t n, uint8_t *out, size_t room)
+{
+	struct libdeflate_compressor *c = libdeflate_alloc_compressor(6);
+	size_t got;
+
+	ck_assert_ptr_nonnull(c);
+	got = libdeflate_zlib_compress(c, in, n, out, room);
+	libdeflate_free_compressor(c);
+	ck_assert_uint_gt(got, 0);
+	return got;
+}
+
+/* Location lists written as two zlib streams one after the other, which
+ * libelf reads as one section, inflate later to the same bytes. */
+START_TEST(test_location_lists_in_two_streams)
+{
+	char path[600], err[512];
+	size_t size, at, room, len;
+	uint8_t *image = compressed_fixture(path, sizeof(path), &size);
+	struct ps_elf *plain;
+	struct ps_elf_inflated *copy;
+	Elf64_Shdr *loclists;
+	Elf64_Chdr chdr = { .ch_type = ELFCOMPRESS_ZLIB, .ch_addralign = 1 };
+	Elf_Data *want, *got;
+	bool compressed;
+	Elf *elf;
+
+	ck_assert_msg(ps_elf_open(fixture.so, &plain, err, sizeof(err)) == 0, "%s", err);
+	want = section_data(plain->elf, ".debug_loclists", &compressed);
+	ck_assert(want && want->d_size > 1);
+	/* the new section after the image's end, 8-aligned */
+	at = (size + 7) & ~(size_t)7;
+	room = 2 * want->d_size + 1024;
+	image = realloc(image, at + sizeof(chdr) + room);
+	ck_assert_ptr_nonnull(image);
+	chdr.ch_size = want->d_size;
+	memcpy(image + at, &chdr, sizeof(chdr));
+	len = zlib_stream(want->d_buf, want->d_size / 2, image + at + sizeof(chdr), room);
+	len += zlib_stream((const uint8_t *)want->d_buf + want->d_size / 2,
+	                   want->d_size - want->d_size / 2, image + at + sizeof(chdr) + len,
+	                   room - len);
+	loclists = named_shdr(image, ".debug_loclists");
+	loclists->sh_offset = at;
+	loclists->sh_size = sizeof(chdr) + len;
+	ck_assert(ps_elf_inflate(image, at + sizeof(chdr) + len, &elf, &copy));
+	ck_assert(ps_elf_inflate_later(copy));
+	got = section_data(elf, ".debug_loclists", &compressed);
+	ck_assert(got && !compressed);
+	ck_assert_uint_eq(got->d_size, want->d_size);
+	ck_assert_int_eq(memcmp(got->d_buf, want->d_buf, want->d_size), 0);
+	elf_end(elf);
+	ps_elf_inflated_free(copy);
+	ps_elf_close(plain);
+	free(image);
+}
+END_TEST
+
 /* The nth compressed section's header in the image. */
 static Elf64_Shdr *compressed_shdr(uint8_t *image, unsigned nth)
 {
@@ -312,6 +371,7 @@ Suite *suite_inflate(void)
 	tcase_add_test(tc, test_same_answers);
 	tcase_add_test(tc, test_declined);
 	tcase_add_test(tc, test_location_lists_later);
+	tcase_add_test(tc, test_location_lists_in_two_streams);
 	tcase_add_test(tc, test_declined_as_libelf);
 	suite_add_tcase(s, tc);
 	return s;
