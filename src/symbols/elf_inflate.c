@@ -77,7 +77,7 @@ static size_t align_up(size_t n)
 
 struct inflated {
 	size_t index; /* section */
-	uint64_t in_offset, in_size; /* the zlib stream in the file (and the copy) */
+	uint64_t in_offset, in_size; /* the zlib stream in the file (in streams, later) */
 	Elf64_Chdr chdr;
 	size_t out_offset; /* in the copy */
 	bool later; /* a location list: inflated when asked for */
