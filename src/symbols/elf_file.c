@@ -404,8 +404,7 @@ bool ps_elf_section_contents(struct ps_elf *elf, const char *name, struct ps_cur
 	if (index < 0 || !elf->sections[index].in_file)
 		return false;
 	scn = elf_getscn(dwarf_handle(elf), (size_t)index);
-	if ((strcmp(name, ".debug_loclists") == 0 || strcmp(name, ".debug_loc") == 0) &&
-	    !ps_elf_inflate_later(elf->dwarf_copy))
+	if (ps_elf_inflated_later(name) && !ps_elf_inflate_later(elf->dwarf_copy))
 		return false;
 	if (!scn || !gelf_getshdr(scn, &shdr))
 		return false;

@@ -96,7 +96,7 @@ struct ps_elf_inflated {
 	bool later_done, later_ok;
 };
 
-static bool inflated_later(const char *name)
+bool ps_elf_inflated_later(const char *name)
 {
 	return strcmp(name, ".debug_loclists") == 0 || strcmp(name, ".debug_loc") == 0;
 }
@@ -190,7 +190,7 @@ static bool plan(const uint8_t *image, size_t size, const Elf64_Shdr *shdrs, siz
 			                       .in_size = sh.sh_size - sizeof(chdr),
 			                       .chdr = chdr,
 			                       .out_offset = end,
-			                       .later = inflated_later(name) };
+			                       .later = ps_elf_inflated_later(name) };
 		end = align_up(end + chdr.ch_size);
 	}
 	if (n == 0 || nr > (SIZE_MAX / 4 - end) / sizeof(Elf64_Shdr))

@@ -108,6 +108,9 @@ bool ps_elf_libdw_section(const char *name);
  * nothing made, when there are none or the file is left to libelf. */
 struct ps_elf_inflated;
 bool ps_elf_inflate(const uint8_t *image, size_t size, Elf **out, struct ps_elf_inflated **copy);
+/* Whether the section of that name is one ps_elf_inflate_later()
+ * inflates (the location lists). */
+bool ps_elf_inflated_later(const char *name);
 /* The location lists inflated in the copy (once, but for running out of
  * memory; true for NULL): false when their streams do not inflate as
  * libelf would inflate them, and they then read as empty. */

@@ -133,28 +133,28 @@ int ps_unwind_row_apply(struct ps_unwinder *u, const struct ps_unwind_row *row,
 			next[regno] = value;
 		}
 		u->step_read_zero = value == 0;
-		*next_present = done | row->offset_mask;
-		return row->regs[PS_UNWIND_DWARF_IP] == PS_UNWIND_REG_UNDEFINED ? 0 : 1;
-	}
-	for (uint32_t todo = row->offset_mask; todo; todo &= todo - 1) {
-		unsigned regno = (unsigned)__builtin_ctz(todo);
-		uint64_t value = 0;
+		done |= row->offset_mask;
+	} else {
+		for (uint32_t todo = row->offset_mask; todo; todo &= todo - 1) {
+			unsigned regno = (unsigned)__builtin_ctz(todo);
+			uint64_t value = 0;
+			uint64_t at = cfa + (uint64_t)(int64_t)row->offsets[regno];
 
-		uint64_t at = cfa + (uint64_t)(int64_t)row->offsets[regno];
-
-		/* ps_unwind_dwfl_read()'s answer for a word of the stack copy
-		 * (ps_unwind_access_mem()'s test), without its calls; anything
-		 * else goes through it */
-		if (at >= sp && at <= UINT64_MAX - sizeof(value) && at + sizeof(value) <= end) {
-			memcpy(&value, stack + (at - sp), sizeof(value));
-			u->step_read_zero = value == 0;
-		} else if (ps_unwind_dwfl_read(u, at, &value) != 0) {
-			/* a failed read, or libunwind's "mapped but empty"
-			 * success: libdwfl's own path decides */
-			return -1;
+			/* ps_unwind_dwfl_read()'s answer for a word of the stack
+			 * copy (ps_unwind_access_mem()'s test), without its
+			 * calls; anything else goes through it */
+			if (at >= sp && at <= UINT64_MAX - sizeof(value) &&
+			    at + sizeof(value) <= end) {
+				memcpy(&value, stack + (at - sp), sizeof(value));
+				u->step_read_zero = value == 0;
+			} else if (ps_unwind_dwfl_read(u, at, &value) != 0) {
+				/* a failed read, or libunwind's "mapped but
+				 * empty" success: libdwfl's own path decides */
+				return -1;
+			}
+			next[regno] = value;
+			done |= BIT(regno);
 		}
-		next[regno] = value;
-		done |= BIT(regno);
 	}
 	*next_present = done;
 	return row->regs[PS_UNWIND_DWARF_IP] == PS_UNWIND_REG_UNDEFINED ? 0 : 1;

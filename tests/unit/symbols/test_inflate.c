@@ -38,6 +38,13 @@ static uint8_t *compressed_fixture(char *path, size_t path_size, size_t *size)
 	return image;
 }
 
+/* got holds the same bytes as want. */
+static void assert_same_data(const Elf_Data *got, const Elf_Data *want)
+{
+	ck_assert_uint_eq(got->d_size, want->d_size);
+	ck_assert_int_eq(memcmp(got->d_buf, want->d_buf, want->d_size), 0);
+}
+
 /* The section's bytes, through libelf (decompressed if it still is;
  * *was_compressed says). */
 static Elf_Data *section_data(Elf *elf, const char *name, bool *was_compressed)
@@ -82,8 +89,7 @@ START_TEST(test_same_dwarf_bytes)
 
 		ck_assert_msg(want && got, "%s missing", sections[i]);
 		ck_assert(!plain_compressed && !inflated_compressed);
-		ck_assert_uint_eq(got->d_size, want->d_size);
-		ck_assert_int_eq(memcmp(got->d_buf, want->d_buf, want->d_size), 0);
+		assert_same_data(got, want);
 	}
 	elf_end(inflated);
 	ps_elf_inflated_free(copy);
@@ -250,8 +256,7 @@ START_TEST(test_location_lists_in_two_streams)
 	ck_assert(ps_elf_inflate_later(copy));
 	got = section_data(elf, ".debug_loclists", &compressed);
 	ck_assert(got && !compressed);
-	ck_assert_uint_eq(got->d_size, want->d_size);
-	ck_assert_int_eq(memcmp(got->d_buf, want->d_buf, want->d_size), 0);
+	assert_same_data(got, want);
 	elf_end(elf);
 	ps_elf_inflated_free(copy);
 	ps_elf_close(plain);
