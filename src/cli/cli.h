@@ -271,9 +271,9 @@ void ps_progress_clear(struct ps_progress *p);
 /* Erase it for good: the run is over. */
 void ps_progress_end(struct ps_progress *p);
 
-/* Start again with glibc's heap on transparent huge pages, where the
- * kernel gives them only on request (hugepages.c); returns when it does
- * not. */
+/* With PYSTITCH_HUGEPAGES=1, start again with glibc's heap on
+ * transparent huge pages, where the kernel gives them only on request
+ * (hugepages.c); returns when it does not. */
 void ps_cli_use_huge_pages(char **argv);
 
 /* ---- script's own sample filters (script_filter.c) -------------------- */

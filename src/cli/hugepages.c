@@ -1,23 +1,31 @@
-/* Transparent huge pages for the heap.
+/* Transparent huge pages for the heap, when PYSTITCH_HUGEPAGES=1 asks.
  *
- * A run spends a good part of its time faulting in memory touched once:
- * the symbol tables, kallsyms, and the debug sections libelf decompresses
- * (tens of megabytes for libc's debug file). With 4 KB pages that is over
- * ten thousand page faults, about a sixth of the wall time of a 20,000-
- * sample capture on a VM. Where the kernel gives transparent huge pages
- * only on request (the "madvise" setting, the default of many
- * distributions), glibc (2.35 and later) asks for them for its heap when
- * the glibc.malloc.hugetlb tunable is set, which it reads only at start-up.
- * So pystitch starts itself again, once, with the tunable added to
- * GLIBC_TUNABLES. It does not when the environment already sets that
- * tunable, when PYSTITCH_HUGEPAGES=0, under valgrind (which would stop
- * following the program), when the kernel's setting is "always" or
- * "never", for a set-id or capability binary (glibc strips tunables from
- * such a start: a second start could not tell it had been done), or when
- * the program was started by naming the dynamic loader (its own path is
- * then the loader's); a marker in the environment makes the restart
- * happen once whatever the child sees. If the exec fails it goes on as it
- * is. The output is the same either way.
+ * A run faults in memory it touches once: the symbol tables, kallsyms,
+ * and the debug sections it decompresses (tens of megabytes for libc's
+ * debug file). Where the kernel gives transparent huge pages only on
+ * request (the "madvise" setting, the default of many distributions),
+ * glibc (2.35 and later) asks for them for its heap when the
+ * glibc.malloc.hugetlb tunable is set, which it reads only at start-up.
+ * Then 2 MB pages take the place of 512 faults of 4 KB each.
+ *
+ * It is not the default, because it is not faster where it was measured:
+ * on a 2-CPU VM, run after run, the CPU time was the same with and
+ * without, and after 3 s idle it was 13-27% more with huge pages (c
+ * capture 0.22 s against 0.16 s). That VM has a virtio balloon that
+ * gives free memory back to its host, which hands a page back only when
+ * it is touched again; a huge page is made of exactly such free 2 MB
+ * blocks, and zeroing one touches 512 pages the host must fault in. The
+ * restart itself costs a second start (about 3 ms of loading libraries).
+ *
+ * Asked for, pystitch starts itself again, once, with the tunable added
+ * to GLIBC_TUNABLES. It does not when the environment already sets that
+ * tunable, under valgrind (which would stop following the program), when
+ * the kernel's setting is "always" or "never", for a set-id or capability
+ * binary (glibc strips tunables from such a start: a second start could
+ * not tell it had been done), or when the program was started by naming
+ * the dynamic loader (its own path is then the loader's); a marker in the
+ * environment makes the restart happen once whatever the child sees. If
+ * the exec fails it goes on as it is. The output is the same either way.
  *
  * The restart execs the path the program was started by (AT_EXECFN) when
  * that is still the running file, so that it keeps its name in ps, top
@@ -97,7 +105,7 @@ void ps_cli_use_huge_pages(char **argv)
 		unsetenv(RESTARTED);
 		return;
 	}
-	if ((setting && strcmp(setting, "0") == 0) || (tunables && strstr(tunables, TUNABLE)) ||
+	if (!setting || strcmp(setting, "1") != 0 || (tunables && strstr(tunables, TUNABLE)) ||
 	    (preload && strstr(preload, "vgpreload")) || getauxval(AT_SECURE) ||
 	    getauxval(AT_BASE) == 0 || !glibc_has_tunable() || !thp_on_request())
 		return;
