@@ -10,7 +10,11 @@
  * the samples of every (jobs - 1)-th block of PS_SESSION_BLOCK samples
  * (reading and skipping a sample costs little next to unwinding it). It
  * hands each result (the PCs and why the walk ended) to the session
- * through a ring of a bounded number of entries.
+ * through a ring of a bounded number of entries. Entries are written and
+ * read outside the lock: the lock only passes counts, entries written one
+ * way and entries read in batches the other, since both sides taking it
+ * for every sample made them wait on each other (futex calls were a
+ * tenth of the session's thread on a C capture).
  *
  * The session itself reads the capture too, and for every sample it would
  * have unwound it takes the worker's result instead, then names the
@@ -100,9 +104,17 @@ struct jobs_worker {
 	const struct ps_unwind_step *steps;
 	size_t nsteps;
 	char feed_errmsg[PS_MSG_MAX];
-	/* the ring, under jobs->lock */
+	/* the ring: head and count under jobs->lock. Entries
+	 * [head, head + count) are written, and no other entry is read. */
 	unsigned char *ring;
 	size_t head, count;
+	/* the worker's own: where it writes next (head + count once it is
+	 * counted) and how many entries it knows are free */
+	size_t tail, space;
+	/* the session's own: of the entries from head on, consumed ones
+	 * read already (given back in batches) and then avail more it knows
+	 * are written */
+	size_t consumed, avail;
 	pthread_cond_t cond; /* count changed, the worker ended, or stop */
 	/* who waits on cond: signals are sent only then (a futex call each) */
 	bool worker_waits, session_waits;
@@ -127,7 +139,8 @@ struct ps_jobs {
 	 * thread only) */
 	struct jobs_message **messages;
 	size_t nr_messages, cap_messages;
-	/* the workers' messages not passed on yet, under the lock */
+	/* the workers' messages not passed on yet, under the lock
+	 * (nr_pending is also read without it, atomically, as a hint) */
 	struct jobs_pending *pending;
 	size_t nr_pending, cap_pending;
 };
@@ -194,11 +207,15 @@ static void drain(struct ps_jobs *jobs)
 	struct jobs_pending *pending;
 	size_t nr;
 
+	/* most of the time there is nothing: no lock taken for that */
+	if (!__atomic_load_n(&jobs->nr_pending, __ATOMIC_RELAXED))
+		return;
 	pthread_mutex_lock(&jobs->lock);
 	pending = jobs->pending;
 	nr = jobs->nr_pending;
 	jobs->pending = NULL;
-	jobs->nr_pending = jobs->cap_pending = 0;
+	__atomic_store_n(&jobs->nr_pending, 0, __ATOMIC_RELAXED);
+	jobs->cap_pending = 0;
 	pthread_mutex_unlock(&jobs->lock);
 	for (size_t i = 0; i < nr; i++) {
 		deliver(jobs, pending[i].source, pending[i].level, pending[i].text);
@@ -225,9 +242,10 @@ static void jobs_log(void *ctx, enum ps_log_level level, const char *msg)
 	pthread_mutex_lock(&jobs->lock);
 	if (text && ps_array_reserve((void **)&jobs->pending, &jobs->cap_pending,
 	                             jobs->nr_pending + 1, sizeof(*jobs->pending), 16)) {
-		jobs->pending[jobs->nr_pending++] = (struct jobs_pending){ .source = source->index,
-			                                                   .level = level,
-			                                                   .text = text };
+		jobs->pending[jobs->nr_pending] = (struct jobs_pending){ .source = source->index,
+			                                                 .level = level,
+			                                                 .text = text };
+		__atomic_store_n(&jobs->nr_pending, jobs->nr_pending + 1, __ATOMIC_RELAXED);
 		text = NULL;
 	}
 	pthread_mutex_unlock(&jobs->lock);
@@ -287,34 +305,42 @@ static uint64_t *entry_notes(const struct ps_jobs *jobs, struct jobs_entry *e)
 static bool push(struct jobs_worker *w, uint64_t seq, int n, enum ps_unwind_stop stop)
 {
 	struct ps_jobs *jobs = w->jobs;
+	struct jobs_entry *e;
 	bool ok;
 
+	if (!w->space) {
+		pthread_mutex_lock(&jobs->lock);
+		while (w->count == jobs->ring_size && !jobs->stop) {
+			w->worker_waits = true;
+			pthread_cond_wait(&w->cond, &jobs->lock);
+			w->worker_waits = false;
+		}
+		w->space = jobs->ring_size - w->count;
+		ok = !jobs->stop;
+		pthread_mutex_unlock(&jobs->lock);
+		if (!ok)
+			return false;
+	}
+	/* a free entry: the session reads none past head + count */
+	e = entry_at(w, w->tail);
+	e->seq = seq;
+	e->n = n;
+	e->stop = (uint32_t)stop;
+	if (n > 0)
+		memcpy(e->pcs, w->pcs, (size_t)n * sizeof(e->pcs[0]));
+	e->noted = w->noted && n > 0;
+	if (e->noted)
+		memcpy(entry_notes(jobs, e), w->notes, (size_t)n * sizeof(w->notes[0]));
+	e->nsteps = w->steps && w->nsteps <= jobs->max_steps ? (uint32_t)w->nsteps : UINT32_MAX;
+	if (e->nsteps != UINT32_MAX && e->nsteps)
+		memcpy(entry_steps(jobs, e), w->steps, w->nsteps * sizeof(*w->steps));
+	w->tail = (w->tail + 1) % jobs->ring_size;
+	w->space--;
 	pthread_mutex_lock(&jobs->lock);
-	while (w->count == jobs->ring_size && !jobs->stop) {
-		w->worker_waits = true;
-		pthread_cond_wait(&w->cond, &jobs->lock);
-		w->worker_waits = false;
-	}
 	ok = !jobs->stop;
-	if (ok) {
-		struct jobs_entry *e = entry_at(w, w->head + w->count);
-
-		e->seq = seq;
-		e->n = n;
-		e->stop = (uint32_t)stop;
-		if (n > 0)
-			memcpy(e->pcs, w->pcs, (size_t)n * sizeof(e->pcs[0]));
-		e->noted = w->noted && n > 0;
-		if (e->noted)
-			memcpy(entry_notes(jobs, e), w->notes, (size_t)n * sizeof(w->notes[0]));
-		e->nsteps =
-		        w->steps && w->nsteps <= jobs->max_steps ? (uint32_t)w->nsteps : UINT32_MAX;
-		if (e->nsteps != UINT32_MAX && e->nsteps)
-			memcpy(entry_steps(jobs, e), w->steps, w->nsteps * sizeof(*w->steps));
-		w->count++;
-		if (w->session_waits)
-			pthread_cond_signal(&w->cond);
-	}
+	w->count++;
+	if (w->session_waits)
+		pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&jobs->lock);
 	return ok;
 }
@@ -434,51 +460,82 @@ bool ps_jobs_running(const struct ps_jobs *jobs)
 	return jobs && jobs->running;
 }
 
+/* The entries the session consumed go back to the worker, under the
+ * lock. */
+static void give_back(struct ps_jobs *jobs, struct jobs_worker *w)
+{
+	w->head = (w->head + w->consumed) % jobs->ring_size;
+	w->count -= w->consumed;
+	w->consumed = 0;
+	if (w->worker_waits)
+		pthread_cond_signal(&w->cond);
+}
+
+/* Under the lock: whether the worker wrote entries the session has not
+ * read, waiting for them while it runs; they are avail then. */
+static bool refill(struct ps_jobs *jobs, struct jobs_worker *w)
+{
+	give_back(jobs, w);
+	while (!w->count && !w->done) {
+		w->session_waits = true;
+		pthread_cond_wait(&w->cond, &jobs->lock);
+		w->session_waits = false;
+	}
+	w->avail = w->count;
+	return w->avail > 0;
+}
+
 int ps_jobs_take(struct ps_jobs *jobs, uint64_t seq, uint64_t *pcs, uint64_t *notes, bool *noted,
                  int *n, enum ps_unwind_stop *stop, struct ps_unwind_step *steps, size_t *nsteps,
                  char *errmsg, size_t errmsg_size)
 {
 	struct jobs_worker *w = &jobs->workers[(seq / PS_SESSION_BLOCK) % jobs->nr_workers];
+	bool found = false;
 	int err = 0;
 
 	if (jobs->log)
 		drain(jobs);
-	pthread_mutex_lock(&jobs->lock);
 	for (;;) {
-		if (w->count) {
-			struct jobs_entry *e = entry_at(w, w->head);
+		struct jobs_entry *e;
+		bool more;
 
-			if (e->seq <= seq) {
-				bool found = e->seq == seq;
-
-				if (found) {
-					*n = e->n;
-					*stop = (enum ps_unwind_stop)e->stop;
-					if (e->n > 0)
-						memcpy(pcs, e->pcs, (size_t)e->n * sizeof(pcs[0]));
-					*noted = e->noted;
-					if (e->noted)
-						memcpy(notes, entry_notes(jobs, e),
-						       (size_t)e->n * sizeof(notes[0]));
-					*nsteps = e->nsteps == UINT32_MAX ? SIZE_MAX : e->nsteps;
-					if (e->nsteps != UINT32_MAX && e->nsteps)
-						memcpy(steps, entry_steps(jobs, e),
-						       e->nsteps * sizeof(*steps));
-				}
-				w->head = (w->head + 1) % jobs->ring_size;
-				w->count--;
-				if (w->worker_waits)
-					pthread_cond_signal(&w->cond);
-				if (found)
-					break;
-				continue;
-			}
-		} else if (!w->done) {
-			w->session_waits = true;
-			pthread_cond_wait(&w->cond, &jobs->lock);
-			w->session_waits = false;
-			continue;
+		if (!w->avail) {
+			pthread_mutex_lock(&jobs->lock);
+			more = refill(jobs, w);
+			pthread_mutex_unlock(&jobs->lock);
+			if (!more)
+				break;
 		}
+		/* written before it was counted, and the worker writes it no
+		 * more until it is given back */
+		e = entry_at(w, w->head + w->consumed);
+		if (e->seq > seq)
+			break;
+		found = e->seq == seq;
+		if (found) {
+			*n = e->n;
+			*stop = (enum ps_unwind_stop)e->stop;
+			if (e->n > 0)
+				memcpy(pcs, e->pcs, (size_t)e->n * sizeof(pcs[0]));
+			*noted = e->noted;
+			if (e->noted)
+				memcpy(notes, entry_notes(jobs, e), (size_t)e->n * sizeof(notes[0]));
+			*nsteps = e->nsteps == UINT32_MAX ? SIZE_MAX : e->nsteps;
+			if (e->nsteps != UINT32_MAX && e->nsteps)
+				memcpy(steps, entry_steps(jobs, e), e->nsteps * sizeof(*steps));
+		}
+		w->consumed++;
+		w->avail--;
+		if (found)
+			break;
+	}
+	/* entries go back an eighth of the ring at a time: a worker that
+	 * waits for room waits for that many */
+	if (found && w->consumed < jobs->ring_size / 8)
+		return 0;
+	pthread_mutex_lock(&jobs->lock);
+	give_back(jobs, w);
+	if (!found) {
 		/* the worker went past this sample, or ended before it: it
 		 * failed, or (a capture changed since it was opened) read other
 		 * records, and the session unwinds the sample itself */
@@ -489,7 +546,6 @@ int ps_jobs_take(struct ps_jobs *jobs, uint64_t seq, uint64_t *pcs, uint64_t *no
 		} else {
 			err = 1;
 		}
-		break;
 	}
 	pthread_mutex_unlock(&jobs->lock);
 	return err;
