@@ -519,7 +519,8 @@ int ps_jobs_take(struct ps_jobs *jobs, uint64_t seq, uint64_t *pcs, uint64_t *no
 				memcpy(pcs, e->pcs, (size_t)e->n * sizeof(pcs[0]));
 			*noted = e->noted;
 			if (e->noted)
-				memcpy(notes, entry_notes(jobs, e), (size_t)e->n * sizeof(notes[0]));
+				memcpy(notes, entry_notes(jobs, e),
+				       (size_t)e->n * sizeof(notes[0]));
 			*nsteps = e->nsteps == UINT32_MAX ? SIZE_MAX : e->nsteps;
 			if (e->nsteps != UINT32_MAX && e->nsteps)
 				memcpy(steps, entry_steps(jobs, e), e->nsteps * sizeof(*steps));
