@@ -10,8 +10,8 @@
  *
  * It is not the default, because it is not faster where it was measured:
  * on a 2-CPU VM, run after run, the CPU time was the same with and
- * without, and after 3 s idle it was 13-27% more with huge pages (c
- * capture 0.22 s against 0.16 s). That VM has a virtio balloon that
+ * without, and after 3 s idle it was 11-27% less without them (c
+ * capture 0.16 s against 0.22 s). That VM has a virtio balloon that
  * gives free memory back to its host, which hands a page back only when
  * it is touched again; a huge page is made of exactly such free 2 MB
  * blocks, and zeroing one touches 512 pages the host must fault in. The

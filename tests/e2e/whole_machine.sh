@@ -108,7 +108,7 @@ for n in $small $big; do
 	# the spawned processes' samples alone are named: other users' would
 	# load files of their own, different in each capture; every record
 	# of the machine still goes through the model
-	PYSTITCH_HUGEPAGES=0 e2e_run "$TIME" -f %M -o "$E2E_TMP/rss$n" "$PYSTITCH" script -vvv \
+	e2e_run "$TIME" -f %M -o "$E2E_TMP/rss$n" "$PYSTITCH" script -vvv \
 		-i "$E2E_TMP/spawn$n.data" --python=native --jobs 1 --comm true,spawner \
 		>/dev/null 2>"$E2E_TMP/memory$n.err" || {
 		e2e_show "$E2E_TMP/memory$n.err"
