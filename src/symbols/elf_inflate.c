@@ -24,23 +24,38 @@
  * a list in either format), as a section libelf cannot decompress is
  * dropped by libdw.
  *
- * ELF64 files in our byte order only, zlib streams only, each no larger
- * than zlib can make of its compressed size; anything else, any stream
- * that does not inflate to exactly its size, and whatever libelf would
- * read otherwise (a section beyond the file, one libelf would not
- * decompress, a name twice) is left to libelf (no copy: the caller opens
- * the DWARF on the file as before). */
+ * Sections compressed with zstd (ELFCOMPRESS_ZSTD, objcopy
+ * --compress-debug-sections=zstd) are inflated here too, as binutils reads
+ * them (ZSTD_decompress() of the whole section: one frame or several, to
+ * exactly its size): libelf before 0.189 cannot, and would leave libdw no
+ * DWARF where addr2line, perf script's, finds lines and inlined frames.
+ *
+ * ELF64 files in our byte order only, zlib or zstd, each section no
+ * larger than its format can make of its compressed size; anything else,
+ * any section that does not inflate to exactly its size, and whatever
+ * libelf would read otherwise (a section beyond the file, one libelf
+ * would not decompress, a name twice) is left to libelf (no copy: the
+ * caller opens the DWARF on the file as before). */
 #include "symbols/symbols_priv.h"
 
 #include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "base/cursor.h"
 
 /* deflate's best ratio is 1032:1 (RFC 1951 stored-length limits) */
 #define INFLATE_RATIO_MAX 1032
+/* zstd's: a block of up to 128 KB repeating one byte takes 4 bytes (a
+ * 3-byte block header and the byte) */
+#define ZSTD_RATIO_MAX 32768
 #define INFLATE_ALIGN 16
+
+/* the gABI's ch_type for zstd (glibc's elf.h has it from 2.37 on) */
+#ifndef ELFCOMPRESS_ZSTD
+#define ELFCOMPRESS_ZSTD 2
+#endif
 
 /* The sections dwarf_begin_elf() decompresses when they are (libdw
  * 0.188's dwarf_scnnames; a later libdw's new ones it decompresses
@@ -178,9 +193,11 @@ static bool plan(const uint8_t *image, size_t size, const Elf64_Shdr *shdrs, siz
 		    sh.sh_size < sizeof(chdr))
 			goto decline;
 		memcpy(&chdr, image + sh.sh_offset, sizeof(chdr));
-		if (chdr.ch_type != ELFCOMPRESS_ZLIB ||
+		if ((chdr.ch_type != ELFCOMPRESS_ZLIB && chdr.ch_type != ELFCOMPRESS_ZSTD) ||
 		    (chdr.ch_addralign & (chdr.ch_addralign - 1)) != 0 ||
-		    chdr.ch_size / INFLATE_RATIO_MAX > sh.sh_size - sizeof(chdr) ||
+		    chdr.ch_size / (chdr.ch_type == ELFCOMPRESS_ZLIB ? INFLATE_RATIO_MAX
+		                                                     : ZSTD_RATIO_MAX) >
+		            sh.sh_size - sizeof(chdr) ||
 		    chdr.ch_size > SIZE_MAX / 4 - end)
 			goto decline;
 		if (!list && !(list = calloc(nr, sizeof(*list))))
@@ -232,14 +249,26 @@ static void copy_live_bytes(uint8_t *copy, const uint8_t *image, size_t size,
 	}
 }
 
-/* Inflates one section into its place in the copy: the whole stream and
- * nothing after it, to exactly its size (a stream libelf reads otherwise
- * leaves the file to libelf). */
+/* A zstd section as binutils' bfd reads it: every frame of it, to
+ * exactly its size. */
+static bool inflate_zstd(const uint8_t *from, uint8_t *copy, const struct inflated *s)
+{
+	size_t got = ZSTD_decompress(copy + s->out_offset, s->chdr.ch_size, from + s->in_offset,
+	                             s->in_size);
+
+	return !ZSTD_isError(got) && got == s->chdr.ch_size;
+}
+
+/* Inflates one section into its place in the copy: the whole zlib stream
+ * and nothing after it, to exactly its size (a stream libelf reads
+ * otherwise leaves the file to libelf). */
 static bool inflate_one(struct libdeflate_decompressor *d, const uint8_t *from, uint8_t *copy,
                         const struct inflated *s)
 {
 	size_t used = 0, got = 0;
 
+	if (s->chdr.ch_type == ELFCOMPRESS_ZSTD)
+		return inflate_zstd(from, copy, s);
 	return libdeflate_zlib_decompress_ex(d, from + s->in_offset, s->in_size,
 	                                     copy + s->out_offset, s->chdr.ch_size, &used,
 	                                     &got) == LIBDEFLATE_SUCCESS &&
@@ -248,12 +277,15 @@ static bool inflate_one(struct libdeflate_decompressor *d, const uint8_t *from, 
 
 /* The same for a section inflated later, as libelf's
  * __libelf_decompress() reads it: whole zlib streams one after the other
- * up to the end of the input, filling exactly its size. */
+ * up to the end of the input, filling exactly its size (zstd: as up
+ * front). */
 static bool inflate_streams(struct libdeflate_decompressor *d, const uint8_t *from, uint8_t *copy,
                             const struct inflated *s)
 {
 	size_t in = 0, out = 0;
 
+	if (s->chdr.ch_type == ELFCOMPRESS_ZSTD)
+		return inflate_zstd(from, copy, s);
 	while (in < s->in_size) {
 		size_t used = 0, got = 0;
 

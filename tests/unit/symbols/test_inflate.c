@@ -1,7 +1,7 @@
 /* elf_inflate.c: the fixture with its debug sections compressed by
- * objcopy, inflated apart, holds the same DWARF bytes as the fixture and
- * names the same addresses; images it cannot inflate exactly are left to
- * libelf. */
+ * objcopy (zlib or zstd), inflated apart, holds the same DWARF bytes as
+ * the fixture and names the same addresses; images it cannot inflate
+ * exactly are left to libelf. */
 #include "helpers.h"
 
 #include <fcntl.h>
@@ -13,8 +13,10 @@
 
 #include "symbols/symbols_priv.h"
 
-/* The fixture with compressed debug sections, read into memory. */
-static uint8_t *compressed_fixture(char *path, size_t path_size, size_t *size)
+/* The fixture with its debug sections compressed by objcopy with
+ * method (zlib, zstd), read into memory. */
+static uint8_t *fixture_compressed_with(const char *method, char *path, size_t path_size,
+                                        size_t *size)
 {
 	char dir[512], command[2048];
 	struct stat st;
@@ -23,10 +25,10 @@ static uint8_t *compressed_fixture(char *path, size_t path_size, size_t *size)
 
 	ck_assert_msg(fixture.ok, "fixture: %s", fixture.why);
 	make_dir(dir, sizeof(dir), "inflate");
-	fmt(path, path_size, "%s/z.so", dir);
-	fmt(command, sizeof(command), "objcopy --compress-debug-sections=zlib '%s' '%s'",
+	fmt(path, path_size, "%s/%s.so", dir, method);
+	fmt(command, sizeof(command), "objcopy --compress-debug-sections=%s '%s' '%s'", method,
 	    fixture.so, path);
-	ck_assert_int_eq(system(command), 0);
+	ck_assert_msg(system(command) == 0, "%s failed", command);
 	fd = open(path, O_RDONLY);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(fstat(fd, &st), 0);
@@ -36,6 +38,11 @@ static uint8_t *compressed_fixture(char *path, size_t path_size, size_t *size)
 	close(fd);
 	*size = (size_t)st.st_size;
 	return image;
+}
+
+static uint8_t *compressed_fixture(char *path, size_t path_size, size_t *size)
+{
+	return fixture_compressed_with("zlib", path, path_size, size);
 }
 
 /* got holds the same bytes as want. */
@@ -67,13 +74,16 @@ static Elf_Data *section_data(Elf *elf, const char *name, bool *was_compressed)
 	return NULL;
 }
 
+/* zlib (_i 0) and zstd (_i 1), as objcopy writes them */
+static const char *const methods[] = { "zlib", "zstd" };
+
 START_TEST(test_same_dwarf_bytes)
 {
 	static const char *const sections[] = { ".debug_info", ".debug_abbrev", ".debug_line",
 		                                ".debug_str", ".debug_loclists" };
 	char path[600];
 	size_t size;
-	uint8_t *image = compressed_fixture(path, sizeof(path), &size);
+	uint8_t *image = fixture_compressed_with(methods[_i], path, sizeof(path), &size);
 	struct ps_elf *plain;
 	char err[512];
 	struct ps_elf_inflated *copy;
@@ -104,7 +114,7 @@ START_TEST(test_same_answers)
 {
 	char path[600];
 	size_t size;
-	uint8_t *image = compressed_fixture(path, sizeof(path), &size);
+	uint8_t *image = fixture_compressed_with(methods[_i], path, sizeof(path), &size);
 	struct ps_elf *plain, *z;
 	struct ps_addr2line *a, *b;
 	char err[512];
@@ -350,7 +360,11 @@ START_TEST(test_declined)
 	*chdr = saved;
 	chdr->ch_size++;
 	ck_assert(!ps_elf_inflate(image, size, &elf, &copy));
-	/* another compression than zlib */
+	/* a compression neither zlib nor zstd */
+	*chdr = saved;
+	chdr->ch_type = 3;
+	ck_assert(!ps_elf_inflate(image, size, &elf, &copy));
+	/* a zlib stream said to be zstd */
 	*chdr = saved;
 	chdr->ch_type = 2;
 	ck_assert(!ps_elf_inflate(image, size, &elf, &copy));
@@ -367,14 +381,47 @@ START_TEST(test_declined)
 }
 END_TEST
 
+/* zstd sections that do not inflate to exactly their size are left to
+ * libelf too; a size past zstd's best ratio is not allocated. */
+START_TEST(test_declined_zstd)
+{
+	char path[600];
+	size_t size;
+	uint8_t *image = fixture_compressed_with("zstd", path, sizeof(path), &size);
+	Elf64_Chdr *chdr = first_chdr(image), saved = *chdr;
+	Elf64_Shdr *first = compressed_shdr(image, 0);
+	struct ps_elf_inflated *copy;
+	Elf *elf;
+
+	ck_assert_uint_eq(chdr->ch_type, 2);
+	ck_assert(ps_elf_inflate(image, size, &elf, &copy));
+	elf_end(elf);
+	ps_elf_inflated_free(copy);
+	chdr->ch_size = (first->sh_size - sizeof(*chdr) + 1) * 32768;
+	ck_assert(!ps_elf_inflate(image, size, &elf, &copy));
+	*chdr = saved;
+	chdr->ch_size++;
+	ck_assert(!ps_elf_inflate(image, size, &elf, &copy));
+	*chdr = saved;
+	chdr->ch_size--;
+	ck_assert(!ps_elf_inflate(image, size, &elf, &copy));
+	/* the zstd magic number damaged */
+	*chdr = saved;
+	((uint8_t *)(chdr + 1))[0] ^= 0xff;
+	ck_assert(!ps_elf_inflate(image, size, &elf, &copy));
+	free(image);
+}
+END_TEST
+
 Suite *suite_inflate(void)
 {
 	Suite *s = suite_create("inflate");
 	TCase *tc = tcase_create("inflate");
 
-	tcase_add_test(tc, test_same_dwarf_bytes);
-	tcase_add_test(tc, test_same_answers);
+	tcase_add_loop_test(tc, test_same_dwarf_bytes, 0, 2);
+	tcase_add_loop_test(tc, test_same_answers, 0, 2);
 	tcase_add_test(tc, test_declined);
+	tcase_add_test(tc, test_declined_zstd);
 	tcase_add_test(tc, test_location_lists_later);
 	tcase_add_test(tc, test_location_lists_in_two_streams);
 	tcase_add_test(tc, test_declined_as_libelf);
