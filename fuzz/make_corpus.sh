@@ -109,8 +109,10 @@ done
 objcopy --strip-all "$programs/deep" "$elf/deep.stripped"
 objcopy --strip-debug "$programs/deep_nofp" "$elf/deep_nofp.nodebug"
 objcopy --only-keep-debug "$programs/shlib" "$elf/shlib.debug"
-# debug sections compressed (zlib), as distributions' debug files are
+# debug sections compressed (zlib), as distributions' debug files are,
+# and with zstd (binutils 2.40 and later)
 objcopy --compress-debug-sections=zlib "$programs/inlining" "$elf/inlining.zdebug"
+objcopy --compress-debug-sections=zstd "$programs/inlining" "$elf/inlining.zstd"
 # one page each: no padding between the segments
 small="-Wl,-z,noseparate-code -Wl,-z,norelro"
 # shellcheck disable=SC2086 # $small is two words
