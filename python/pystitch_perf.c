@@ -14,6 +14,11 @@
  */
 #include "pystitch_perf.h"
 
+#ifdef Py_GIL_DISABLED
+#include <pthread.h>
+#include <string.h>
+#endif
+
 #if PY_VERSION_HEX < 0x03070000
 #error "pystitch_perf needs CPython 3.7 or newer (os.register_at_fork)"
 #endif
@@ -705,7 +710,7 @@ static int register_exit(PyObject *module)
 	return registered ? 0 : -1;
 }
 
-static PyObject *module_exit_trampolines(PyObject *module, PyObject *unused)
+static PyObject *exit_trampolines_unlocked(PyObject *module, PyObject *unused)
 {
 	(void)module;
 	(void)unused;
@@ -716,7 +721,7 @@ static PyObject *module_exit_trampolines(PyObject *module, PyObject *unused)
 
 /* CPython 3.12+ has perf-map trampolines of its own (-X perf, sys.activate_stack_trampoline):
  * the module turns them on when they are not, and writes the side file beside them. */
-static PyObject *module_enable(PyObject *module, PyObject *args, PyObject *kwargs)
+static PyObject *enable_unlocked(PyObject *module, PyObject *args, PyObject *kwargs)
 {
 	int lines = lines_wanted(args, kwargs);
 	PyObject *sys, *active;
@@ -745,7 +750,7 @@ static PyObject *module_enable(PyObject *module, PyObject *args, PyObject *kwarg
 	Py_RETURN_NONE;
 }
 
-static PyObject *module_disable(PyObject *module, PyObject *unused)
+static PyObject *disable_unlocked(PyObject *module, PyObject *unused)
 {
 	(void)module;
 	(void)unused;
@@ -753,14 +758,14 @@ static PyObject *module_disable(PyObject *module, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
-static PyObject *module_is_enabled(PyObject *module, PyObject *unused)
+static PyObject *is_enabled_unlocked(PyObject *module, PyObject *unused)
 {
 	(void)module;
 	(void)unused;
 	return PyBool_FromLong(lines_watching());
 }
 
-static PyObject *module_after_fork_child(PyObject *module, PyObject *unused)
+static PyObject *after_fork_child_unlocked(PyObject *module, PyObject *unused)
 {
 	(void)module;
 	(void)unused;
@@ -768,12 +773,41 @@ static PyObject *module_after_fork_child(PyObject *module, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
-static PyObject *module_stats(PyObject *module, PyObject *unused)
+static PyObject *stats_unlocked(PyObject *module, PyObject *unused)
 {
 	(void)module;
 	(void)unused;
 	return stats_with_lines(PyDict_New());
 }
+
+/* Each function of the module under pystitch_lock(): free-threaded, code watchers run on
+ * other threads meanwhile. */
+static PyObject *module_enable(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+	PyObject *result;
+
+	pystitch_lock();
+	result = enable_unlocked(module, args, kwargs);
+	pystitch_unlock();
+	return result;
+}
+
+#define PYSTITCH_LOCKED(name)                                                                      \
+	static PyObject *module_##name(PyObject *module, PyObject *unused)                         \
+	{                                                                                          \
+		PyObject *result;                                                                  \
+                                                                                                   \
+		pystitch_lock();                                                                   \
+		result = name##_unlocked(module, unused);                                          \
+		pystitch_unlock();                                                                 \
+		return result;                                                                     \
+	}
+PYSTITCH_LOCKED(disable)
+PYSTITCH_LOCKED(is_enabled)
+PYSTITCH_LOCKED(after_fork_child)
+PYSTITCH_LOCKED(stats)
+PYSTITCH_LOCKED(exit_trampolines)
+#undef PYSTITCH_LOCKED
 
 #else /* neither: not x86-64 Linux */
 
@@ -852,7 +886,52 @@ static struct PyModuleDef module_definition = {
 	NULL,
 };
 
+#ifdef Py_GIL_DISABLED
+static PyMutex module_mutex;
+/* how many times this thread holds module_mutex */
+static _Thread_local unsigned lock_depth;
+
+void pystitch_lock(void)
+{
+	if (lock_depth++ == 0)
+		PyMutex_Lock(&module_mutex);
+}
+
+void pystitch_unlock(void)
+{
+	if (--lock_depth == 0)
+		PyMutex_Unlock(&module_mutex);
+}
+
+/* In a forked child the thread that held the mutex is gone: it starts unlocked (before
+ * anything in the child can run a watcher, which os.register_at_fork callbacks cannot
+ * promise). */
+static void unlock_in_child(void)
+{
+	memset(&module_mutex, 0, sizeof(module_mutex));
+	lock_depth = 0;
+}
+#endif
+
 PyMODINIT_FUNC PyInit__pystitch_perf(void)
 {
-	return PyModule_Create(&module_definition);
+	PyObject *module = PyModule_Create(&module_definition);
+
+#ifdef Py_GIL_DISABLED
+	static bool at_fork;
+
+	/* a module that does not say so turns the GIL on for the whole program */
+	if (module && PyUnstable_Module_SetGIL(module, Py_MOD_GIL_NOT_USED) != 0) {
+		Py_DECREF(module);
+		return NULL;
+	}
+	if (module && !at_fork) {
+		if (pthread_atfork(NULL, NULL, unlock_in_child) != 0) {
+			Py_DECREF(module);
+			return PyErr_NoMemory();
+		}
+		at_fork = true;
+	}
+#endif
+	return module;
 }

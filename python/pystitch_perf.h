@@ -30,6 +30,10 @@
  *                   record; 3.12+: when CPython's trampoline is known, at the code
  *                   object's freeing and for those alive at exit)
  *     3 free:       u64 code object
+ *     4 copy:       u64 code object, u64 first code unit of a copy of its bytecode (3.14+
+ *                   free-threaded: each thread but the first runs a copy of its own,
+ *                   CPython's thread-local bytecode; written when the code object is freed
+ *                   and for those alive at exit, for the copies there are then)
  *
  * Each record is written with one write(), so that a process killed at any moment leaves whole
  * records. A file that cannot be written is given up; the program runs on.
@@ -43,6 +47,7 @@ enum lines_record {
 	LINES_RECORD_CODE = 1,
 	LINES_RECORD_TRAMPOLINE = 2,
 	LINES_RECORD_FREE = 3,
+	LINES_RECORD_COPY = 4,
 };
 
 enum lines_table_format {
@@ -66,8 +71,9 @@ void lines_free(uintptr_t code);
 int lines_watch(void);
 void lines_unwatch(void);
 bool lines_watching(void);
-/* 3.12+: a trampoline record for every code object alive that CPython gave a trampoline (at
- * exit: those freed before wrote theirs then). 0, or -1 with an exception set. */
+/* 3.12+: a trampoline record for every code object alive that CPython gave a trampoline, and
+ * a copy record for every copy of their bytecode (at exit: those freed before wrote theirs
+ * then). 0, or -1 with an exception set. */
 int lines_trampolines(void);
 /* Counters for the tests: a dict. */
 PyObject *lines_stats(void);
@@ -75,5 +81,26 @@ PyObject *lines_stats(void);
 /* UTF-8 of a str, lone surrogates as backslash escapes; "?" for anything else. A new
  * reference to a bytes object, or NULL with an exception set. */
 PyObject *pystitch_utf8_bytes(PyObject *text);
+
+/*
+ * The module's process-wide state (the side file, the watcher, the registrations) is under
+ * the GIL. A free-threaded CPython (3.13+ built with --disable-gil) runs code watchers and
+ * module functions on several threads at once, and would turn the GIL on for the whole
+ * program at the import of a module that does not say it can do without: there the state is
+ * under a mutex of the module's own, which the thread holding it may take again (a watcher
+ * called while the module allocates, when a collection frees a code object). Elsewhere these
+ * do nothing.
+ */
+#ifdef Py_GIL_DISABLED
+void pystitch_lock(void);
+void pystitch_unlock(void);
+#else
+static inline void pystitch_lock(void)
+{
+}
+static inline void pystitch_unlock(void)
+{
+}
+#endif
 
 #endif /* PYSTITCH_PERF_H */

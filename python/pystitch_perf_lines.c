@@ -22,12 +22,13 @@
 #include <frameobject.h>
 #endif
 
-/* Process-wide, under the GIL like the rest of the module. */
+/* Process-wide, under the GIL like the rest of the module (free-threaded: under
+ * pystitch_lock()). */
 static struct {
 	int fd;
 	pid_t pid; /* the process fd was opened for */
 	uint64_t bytes;
-	uint64_t codes, frees, trampolines;
+	uint64_t codes, frees, trampolines, copies;
 	int error; /* why the file was given up, 0 if it was not */
 	bool own_trampolines;
 	int watcher; /* 3.12+: the code watcher's id, -1 when not watching */
@@ -349,14 +350,50 @@ static void trampoline_record(PyCodeObject *code)
 	side.trampolines++;
 }
 
+#if PY_VERSION_HEX >= 0x030E0000 && defined(Py_GIL_DISABLED)
+#define HAVE_COPIES 1
+
+/* The copies of the code object's bytecode that threads run (entry 0 is the code object's
+ * own, which its code record gives). */
+static void copies_record(PyCodeObject *code)
+{
+	_PyCodeArray *copies = _Py_atomic_load_ptr_acquire(&code->co_tlbc);
+	unsigned char record[32];
+
+	if (!copies || side.fd < 0)
+		return;
+	for (Py_ssize_t i = 1; i < copies->size; i++) {
+		const char *copy = _Py_atomic_load_ptr_relaxed(&copies->entries[i]);
+
+		if (!copy)
+			continue;
+		record_header(record, LINES_RECORD_COPY, sizeof(record));
+		put_u64(record + 16, (uint64_t)(uintptr_t)code);
+		put_u64(record + 24, (uint64_t)(uintptr_t)copy);
+		write_record(record, sizeof(record));
+		side.copies++;
+	}
+}
+#else
+#define HAVE_COPIES 0
+
+static void copies_record(PyCodeObject *code)
+{
+	(void)code;
+}
+#endif
+
 static int code_event(PyCodeEvent event, PyCodeObject *code)
 {
+	pystitch_lock();
 	if (event == PY_CODE_EVENT_CREATE) {
 		lines_code(code, 0);
 	} else if (event == PY_CODE_EVENT_DESTROY) {
 		trampoline_record(code);
+		copies_record(code);
 		lines_free((uintptr_t)code);
 	}
+	pystitch_unlock();
 	return 0;
 }
 
@@ -423,7 +460,8 @@ static void find_trampoline_index(void)
 }
 
 /* A code object that exists already, and those in its constants; seen holds the ids done.
- * trampolines: write the trampolines they have (at exit), not the code objects. */
+ * trampolines: write the trampolines and bytecode copies they have (at exit), not the code
+ * objects. */
 static int visit_code(PyObject *code, PyObject *seen, bool trampolines)
 {
 	PyObject *id;
@@ -441,9 +479,10 @@ static int visit_code(PyObject *code, PyObject *seen, bool trampolines)
 	Py_DECREF(id);
 	if (known != 0)
 		return known < 0 ? -1 : 0;
-	if (trampolines)
+	if (trampolines) {
 		trampoline_record((PyCodeObject *)code);
-	else
+		copies_record((PyCodeObject *)code);
+	} else
 		lines_code((PyCodeObject *)code, 0);
 	consts = ((PyCodeObject *)code)->co_consts;
 	for (Py_ssize_t i = 0; consts && PyTuple_Check(consts) && i < PyTuple_GET_SIZE(consts); i++)
@@ -555,7 +594,7 @@ void lines_unwatch(void)
 
 int lines_trampolines(void)
 {
-	if (side.fd < 0 || side.trampoline_index < 0)
+	if (side.fd < 0 || (side.trampoline_index < 0 && !HAVE_COPIES))
 		return 0;
 	return walk_existing(true);
 }
@@ -586,9 +625,10 @@ bool lines_watching(void)
 
 PyObject *lines_stats(void)
 {
-	return Py_BuildValue("{sisKsKsKsKsi}", "lines_open", side.fd >= 0, "lines_bytes",
+	return Py_BuildValue("{sisKsKsKsKsKsi}", "lines_open", side.fd >= 0, "lines_bytes",
 	                     (unsigned long long)side.bytes, "lines_codes",
 	                     (unsigned long long)side.codes, "lines_frees",
 	                     (unsigned long long)side.frees, "lines_trampolines",
-	                     (unsigned long long)side.trampolines, "lines_errno", side.error);
+	                     (unsigned long long)side.trampolines, "lines_copies",
+	                     (unsigned long long)side.copies, "lines_errno", side.error);
 }

@@ -2,7 +2,9 @@
  * format in python/pystitch_perf.h): every code object the profiled program
  * ran, with its bytecode's address range, its line table and first line,
  * its name, the trampoline that ran it when known, and when it was seen
- * and freed (CLOCK_MONOTONIC). Read whole (up to a cap), checked record by
+ * and freed (CLOCK_MONOTONIC); on a free-threaded CPython, the copies of
+ * its bytecode other threads ran, each read as a code object of its own
+ * with the copy's range. Read whole (up to a cap), checked record by
  * record through a cursor: a damaged record ends the reading there, with
  * what came before kept; then indexed by bytecode address, by trampoline
  * and by name.
@@ -33,6 +35,7 @@ enum record_type {
 	RECORD_CODE = 1,
 	RECORD_TRAMPOLINE = 2,
 	RECORD_FREE = 3,
+	RECORD_COPY = 4,
 };
 
 struct named {
@@ -54,6 +57,7 @@ struct ps_py_codes {
 	bool own_trampolines;
 	struct ps_py_code *codes;
 	size_t nr, cap;
+	size_t nr_copies; /* of the nr, bytecode copies */
 	/* indexes: by bytecode start (with the furthest end so far), by
 	 * trampoline, by name */
 	struct started *by_start;
@@ -64,6 +68,7 @@ struct ps_py_codes {
 	} * by_trampoline;
 	size_t nr_trampolines;
 	struct named *by_name;
+	size_t nr_named;
 	struct ps_py_codes_stats stats;
 	char errmsg[PS_MSG_MAX];
 };
@@ -199,10 +204,44 @@ static int add_code(struct ps_py_codes *codes, struct latest *latest, struct ps_
 		.file_size = file_size,
 		.created = time,
 		.freed = UINT64_MAX,
+		.next_copy = UINT32_MAX,
 	};
 	if (!latest_put(latest, object, (uint32_t)codes->nr))
 		return -ENOMEM;
 	codes->nr++;
+	return 0;
+}
+
+/* A copy of a live code object's bytecode: a code object of its own, with
+ * the copy's range, on the code object's list of copies. */
+static int add_copy(struct ps_py_codes *codes, const struct latest *latest, struct ps_cursor *c,
+                    size_t offset)
+{
+	uint64_t object = ps_cursor_u64(c), bytecode = ps_cursor_u64(c);
+	struct ps_py_code *code;
+	uint32_t index;
+
+	if (!ps_cursor_ok(c))
+		return note_damage(codes, offset, "copy record too short");
+	/* of a code object freed before: nothing runs it any more */
+	if (!latest_get(latest, object, &index) || codes->codes[index].freed != UINT64_MAX)
+		return 0;
+	if (!bytecode || bytecode > UINT64_MAX - codes->codes[index].bytecode_size)
+		return note_damage(codes, offset, "copy record with a bad bytecode address");
+	for (uint32_t i = index; i != UINT32_MAX; i = codes->codes[i].next_copy)
+		if (codes->codes[i].bytecode == bytecode)
+			return 0;
+	if (codes->nr >= UINT32_MAX - 1 ||
+	    !ps_array_reserve((void **)&codes->codes, &codes->cap, codes->nr + 1,
+	                      sizeof(*codes->codes), 256))
+		return -ENOMEM;
+	code = &codes->codes[codes->nr];
+	*code = codes->codes[index];
+	code->bytecode = bytecode;
+	code->copy = true;
+	codes->codes[index].next_copy = (uint32_t)codes->nr;
+	codes->nr++;
+	codes->nr_copies++;
 	return 0;
 }
 
@@ -240,7 +279,9 @@ static int read_records(struct ps_py_codes *codes, struct latest *latest)
 				note_damage(codes, offset, "trampoline record too short");
 			else if (latest_get(latest, object, &index) &&
 			         codes->codes[index].freed == UINT64_MAX)
-				codes->codes[index].trampoline = trampoline;
+				for (uint32_t i = index; i != UINT32_MAX;
+				     i = codes->codes[i].next_copy)
+					codes->codes[i].trampoline = trampoline;
 			break;
 		}
 		case RECORD_FREE: {
@@ -250,9 +291,14 @@ static int read_records(struct ps_py_codes *codes, struct latest *latest)
 				note_damage(codes, offset, "free record too short");
 			else if (latest_get(latest, object, &index) &&
 			         codes->codes[index].freed == UINT64_MAX)
-				codes->codes[index].freed = time;
+				for (uint32_t i = index; i != UINT32_MAX;
+				     i = codes->codes[i].next_copy)
+					codes->codes[i].freed = time;
 			break;
 		}
+		case RECORD_COPY:
+			err = add_copy(codes, latest, &record, offset);
+			break;
 		default:
 			codes->stats.unknown++;
 			break;
@@ -310,7 +356,11 @@ static int build_indexes(struct ps_py_codes *codes)
 		const struct ps_py_code *code = &codes->codes[i];
 
 		codes->by_start[i] = (struct started){ code->bytecode, code->created, (uint32_t)i };
-		codes->by_name[i] = (struct named){
+		/* a copy is found by its address alone, and through its code
+		 * object's list of copies */
+		if (code->copy)
+			continue;
+		codes->by_name[codes->nr_named++] = (struct named){
 			.hash = name_hash(code->name, code->name_size, code->file, code->file_size),
 			.code = (uint32_t)i,
 		};
@@ -327,7 +377,7 @@ static int build_indexes(struct ps_py_codes *codes)
 	}
 	qsort(codes->by_trampoline, codes->nr_trampolines, sizeof(*codes->by_trampoline),
 	      compare_trampoline);
-	qsort(codes->by_name, n, sizeof(*codes->by_name), compare_named);
+	qsort(codes->by_name, codes->nr_named, sizeof(*codes->by_name), compare_named);
 	return 0;
 }
 
@@ -485,6 +535,11 @@ size_t ps_py_codes_count(const struct ps_py_codes *codes)
 	return codes->nr;
 }
 
+size_t ps_py_codes_objects(const struct ps_py_codes *codes)
+{
+	return codes->nr - codes->nr_copies;
+}
+
 const struct ps_py_code *ps_py_codes_at(const struct ps_py_codes *codes, size_t index)
 {
 	return index < codes->nr ? &codes->codes[index] : NULL;
@@ -568,7 +623,7 @@ size_t ps_py_codes_by_name(const struct ps_py_codes *codes, const char *name, si
                            const struct ps_py_code **out, size_t max)
 {
 	uint64_t hash = name_hash(name, name_size, file, file_size);
-	size_t low = 0, high = codes->nr, n = 0;
+	size_t low = 0, high = codes->nr_named, n = 0;
 
 	while (low < high) {
 		size_t mid = low + (high - low) / 2;
@@ -578,7 +633,7 @@ size_t ps_py_codes_by_name(const struct ps_py_codes *codes, const char *name, si
 		else
 			high = mid;
 	}
-	for (size_t i = low; i < codes->nr && codes->by_name[i].hash == hash; i++) {
+	for (size_t i = low; i < codes->nr_named && codes->by_name[i].hash == hash; i++) {
 		const struct ps_py_code *code = &codes->codes[codes->by_name[i].code];
 
 		if (code->name_size != name_size || code->file_size != file_size ||

@@ -281,26 +281,36 @@ static int32_t line_from_dwarf(struct activation *a, const struct ps_function_va
 }
 
 /* The code objects the trampoline may run: the one the side file says it
- * runs, else those named as its perf-map entry is. */
+ * runs, else those named as its perf-map entry is; then the copies of
+ * their bytecode other threads run, as many as there is room for. */
 static size_t scan_candidates(struct activation *a, const struct ps_py_code **out)
 {
 	const struct ps_jit_symbol *t = a->trampoline;
 	const struct ps_py_code *code =
 	        ps_py_codes_by_trampoline(a->lines->codes, t->start, a->time, TIME_MARGIN);
 	const char *name = t->name + 4, *colon;
-	size_t n;
+	size_t n, objects;
 
 	if (code) {
 		out[0] = code;
-		return 1;
+		n = 1;
+	} else {
+		/* "py::NAME:FILE": NAME holds no ':' (qualified names use '.') */
+		colon = strchr(name, ':');
+		if (!colon)
+			return 0;
+		n = ps_py_codes_by_name(a->lines->codes, name, (size_t)(colon - name), colon + 1,
+		                        strlen(colon + 1), a->time, TIME_MARGIN, out,
+		                        SCAN_CANDIDATES);
+		if (n > SCAN_CANDIDATES)
+			return 0;
 	}
-	/* "py::NAME:FILE": NAME holds no ':' (qualified names use '.') */
-	colon = strchr(name, ':');
-	if (!colon)
-		return 0;
-	n = ps_py_codes_by_name(a->lines->codes, name, (size_t)(colon - name), colon + 1,
-	                        strlen(colon + 1), a->time, TIME_MARGIN, out, SCAN_CANDIDATES);
-	return n > SCAN_CANDIDATES ? 0 : n;
+	objects = n;
+	for (size_t i = 0; i < objects; i++)
+		for (uint32_t c = out[i]->next_copy; c != UINT32_MAX && n < SCAN_CANDIDATES;
+		     c = out[n - 1]->next_copy)
+			out[n++] = ps_py_codes_at(a->lines->codes, c);
+	return n;
 }
 
 /* From the callee-saved registers (the sample's own frame's too: they are

@@ -487,6 +487,13 @@ struct ps_py_code {
 	/* CLOCK_MONOTONIC ns: when the module saw it (made, or first run),
 	 * and freed (UINT64_MAX: never) */
 	uint64_t created, freed;
+	/* a copy of another code object's bytecode that a thread runs (3.14+
+	 * free-threaded), bytecode being the copy's: the rest is the code
+	 * object's, its life too */
+	bool copy;
+	/* the next copy of the same code object's bytecode (an index of
+	 * ps_py_codes_at()), UINT32_MAX: none */
+	uint32_t next_copy;
 };
 
 struct ps_py_codes_stats {
@@ -512,8 +519,11 @@ const char *ps_py_codes_errmsg(const struct ps_py_codes *codes);
 const char *ps_py_codes_path(const struct ps_py_codes *codes);
 uint32_t ps_py_codes_python(const struct ps_py_codes *codes); /* the writer's PY_VERSION_HEX */
 bool ps_py_codes_own_trampolines(const struct ps_py_codes *codes);
+/* The entries, bytecode copies included (ps_py_code.copy), for
+ * ps_py_codes_at(); and the code objects alone. */
 size_t ps_py_codes_count(const struct ps_py_codes *codes);
 const struct ps_py_code *ps_py_codes_at(const struct ps_py_codes *codes, size_t index);
+size_t ps_py_codes_objects(const struct ps_py_codes *codes);
 const struct ps_py_codes_stats *ps_py_codes_stats(const struct ps_py_codes *codes);
 /* Whether code was alive at time, give or take margin (ns). */
 bool ps_py_code_alive(const struct ps_py_code *code, uint64_t time, uint64_t margin);

@@ -269,7 +269,7 @@ static void describe_lines(struct ps_python *python, struct ps_process *p,
 	lines = ps_python_lines(python, state);
 	if (lines) {
 		out->lines_file = lines->path;
-		out->lines_codes = ps_py_codes_count(lines->codes);
+		out->lines_codes = ps_py_codes_objects(lines->codes);
 	} else if (state->lines && state->lines->error != -ENOENT) {
 		out->lines_file = state->lines->path;
 		out->lines_error = state->lines->message;

@@ -1,6 +1,6 @@
 """pylines: a CPython workload whose functions call each other at known lines.
 
-Usage: python3 pylines.py SECONDS
+Usage: python3 pylines.py SECONDS [THREADS]
 
 Runs CPU-bound pure-Python work for about SECONDS of CPU time: several
 calls in one function, calls in a loop, a call inside a list
@@ -92,5 +92,22 @@ def main():
         from_builtin(N)  # call: from_builtin
 
 
+def run():
+    """With THREADS, that many threads run main() at once (free-threaded
+    CPython: each thread but the first runs a copy of the bytecode of its
+    own) while this one waits."""
+    threads = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    if not threads:
+        main()  # call: main
+        return
+    import threading
+
+    workers = [threading.Thread(target=main) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+
+
 if __name__ == "__main__":
-    main()  # call: main
+    run()  # call: run

@@ -100,6 +100,13 @@ static void freed(struct side *s, uint64_t time, uint64_t object)
 	put64(s, object);
 }
 
+static void copied(struct side *s, uint64_t time, uint64_t object, uint64_t bytecode)
+{
+	record_header(s, 4, 32, time);
+	put64(s, object);
+	put64(s, bytecode);
+}
+
 static struct ps_py_codes *parse(const struct side *s, int expected)
 {
 	struct ps_py_codes *codes = NULL;
@@ -172,6 +179,76 @@ START_TEST(test_lookups)
 	ck_assert_ptr_eq(found[0], g);
 	ck_assert_uint_eq(ps_py_codes_by_name(codes, "f", 1, "/a.py", 5, 1000, 0, found, 4), 0);
 	ck_assert_uint_eq(ps_py_codes_by_name(codes, "f", 1, "/b.py", 5, 150, 0, found, 4), 0);
+	ps_py_codes_free(codes);
+}
+END_TEST
+
+/* Free-threaded CPython 3.14+: copies of a code object's bytecode that
+ * other threads run are found by their addresses, with the code object's
+ * lines, name, trampoline and life; not by name or trampoline (where the
+ * code object answers for them), and not counted as code objects. */
+START_TEST(test_copies)
+{
+	struct side s;
+	const struct ps_py_code *found[4], *f, *copy;
+	struct ps_py_codes *codes;
+
+	header(&s, 1);
+	code(&s, 100, 0xa000, 0x10000, 16, 10, "f", "/a.py");
+	code(&s, 110, 0xb000, 0x20000, 8, 20, "g", "/a.py");
+	/* written when f is freed: its trampoline, two copies, then the free */
+	trampoline(&s, 200, 0xa000, 0x7000);
+	copied(&s, 200, 0xa000, 0x50000);
+	copied(&s, 200, 0xa000, 0x60000);
+	copied(&s, 200, 0xa000, 0x60000); /* twice: once */
+	freed(&s, 200, 0xa000);
+	copied(&s, 210, 0xa000, 0x70000); /* after its free: not f's */
+	copied(&s, 210, 0xdead, 0x80000); /* of nothing seen */
+	/* written at exit for g, alive */
+	copied(&s, 300, 0xb000, 0x90000);
+	codes = parse(&s, 0);
+	ck_assert_ptr_null(ps_py_codes_errmsg(codes));
+	ck_assert_uint_eq(ps_py_codes_objects(codes), 2);
+	ck_assert_uint_eq(ps_py_codes_count(codes), 5);
+	f = ps_py_codes_at(codes, 0);
+	ck_assert(!f->copy);
+	/* in a copy, as in f: the same line at the same offset */
+	ck_assert_uint_eq(ps_py_codes_find(codes, 0x60006, 150, 0, found, 4), 1);
+	copy = found[0];
+	ck_assert(copy->copy);
+	ck_assert_uint_eq(copy->bytecode, 0x60000);
+	ck_assert_uint_eq(line_at(copy, 0x60006), line_at(f, 0x10006));
+	ck_assert_uint_eq(copy->created, 100);
+	ck_assert_uint_eq(copy->freed, 200);
+	ck_assert_uint_eq(copy->trampoline, 0x7000);
+	ck_assert(copy->name_size == 1 && memcmp(copy->name, "f", 1) == 0);
+	ck_assert_uint_eq(ps_py_codes_find(codes, 0x50000, 150, 0, found, 4), 1);
+	ck_assert_uint_eq(ps_py_codes_find(codes, 0x60006, 250, 0, found, 4), 0);
+	ck_assert_uint_eq(ps_py_codes_find(codes, 0x70000, 150, 0, found, 4), 0);
+	ck_assert_uint_eq(ps_py_codes_find(codes, 0x80000, 150, 0, found, 4), 0);
+	ck_assert_uint_eq(ps_py_codes_find(codes, 0x90004, 1000, 0, found, 4), 1);
+	ck_assert_uint_eq(found[0]->first_line, 20);
+	/* the list of f's copies */
+	ck_assert_uint_ne(f->next_copy, UINT32_MAX);
+	copy = ps_py_codes_at(codes, f->next_copy);
+	ck_assert(copy->copy);
+	ck_assert_uint_ne(copy->next_copy, UINT32_MAX);
+	ck_assert(ps_py_codes_at(codes, copy->next_copy)->copy);
+	ck_assert_uint_eq(ps_py_codes_at(codes, copy->next_copy)->next_copy, UINT32_MAX);
+	/* the code object answers by trampoline and by name */
+	ck_assert_ptr_eq(ps_py_codes_by_trampoline(codes, 0x7000, 150, 0), f);
+	ck_assert_uint_eq(ps_py_codes_by_name(codes, "f", 1, "/a.py", 5, 150, 0, found, 4), 1);
+	ck_assert_ptr_eq(found[0], f);
+	ps_py_codes_free(codes);
+
+	/* a copy record cut short is damage */
+	header(&s, 1);
+	code(&s, 100, 0xa000, 0x10000, 16, 10, "f", "/a.py");
+	record_header(&s, 4, 24, 200);
+	put64(&s, 0xa000);
+	codes = parse(&s, 0);
+	ck_assert_ptr_nonnull(ps_py_codes_errmsg(codes));
+	ck_assert_uint_eq(ps_py_codes_stats(codes)->damaged, 1);
 	ps_py_codes_free(codes);
 }
 END_TEST
@@ -278,6 +355,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, test_lookups);
+	tcase_add_test(tc, test_copies);
 	tcase_add_test(tc, test_damage);
 	tcase_add_test(tc, test_files);
 	suite_add_tcase(suite, tc);
