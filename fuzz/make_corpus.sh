@@ -99,6 +99,23 @@ for minor in 8 10 12; do
 	cp "$work/pylines-3.$minor-cut8192" "$corpus/fuzz_pylines/3.$minor-long"
 	rm -f "/tmp/perf-$pid.pylines" "/tmp/perf-$pid.map"
 done
+# a free-threaded 3.14's copies of bytecode (record type 4), made from the
+# 3.12 seed's header and first code record: copies of that code object,
+# one repeated, then its free
+if [ -s "$corpus/fuzz_pylines/3.12" ]; then
+	python3 - "$corpus/fuzz_pylines/3.12" "$corpus/fuzz_pylines/copies" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+size = struct.unpack_from("<I", data, 32 + 4)[0]
+first = data[: 32 + size]
+obj, bytecode = struct.unpack_from("<QQ", data, 32 + 16)
+out = bytearray(first)
+for copy in (bytecode + 0x100000, bytecode + 0x200000, bytecode + 0x100000):
+    out += struct.pack("<HHIQQQ", 4, 0, 32, 1, obj, copy)
+out += struct.pack("<HHIQQ", 3, 0, 24, 2, obj)
+open(sys.argv[2], "wb").write(bytes(out))
+PY
+fi
 
 # ---- fuzz_elf: the test programs, stripped and split, small stand-ins ----
 fresh fuzz_elf
