@@ -216,6 +216,25 @@ static void comm_of(pid_t pid, char *comm, size_t size)
 	}
 }
 
+/* Whether the process has ended (gone, or a zombie its parent has not
+ * reaped yet): nothing runs there any more. */
+static bool process_ended(pid_t pid)
+{
+	char path[64], line[512], *close;
+	FILE *f;
+	bool ended = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return errno == ENOENT;
+	/* "PID (COMM) STATE ...": COMM may hold spaces and parentheses */
+	if (fgets(line, sizeof(line), f) && (close = strrchr(line, ')')) != NULL)
+		ended = close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+	fclose(f);
+	return ended;
+}
+
 /* Turn a 3.14+ target's trampolines on, or say why not. */
 static void activate(struct ps_cli *cli, struct record_target *target, const char *comm)
 {
@@ -305,6 +324,12 @@ void record_detach(struct ps_cli *cli, struct record_target *targets, size_t nr)
 
 		if (!t->activated)
 			continue;
+		/* its trampolines went with it */
+		if (process_ended(t->pid)) {
+			say(cli, "pid %d: ended before the recording did; nothing to turn off",
+			    (int)t->pid);
+			continue;
+		}
 		comm_of(t->pid, comm, sizeof(comm));
 		state = remote_run(t->pid,
 		                   "    sys.deactivate_stack_trampoline()\n"

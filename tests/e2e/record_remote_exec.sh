@@ -6,6 +6,8 @@
 # called after that are named: at least 99% of the samples carry the
 # leaf end of the chain the interpreter reported (pychains_check.py
 # --suffix: the frames that were already running stay unnamed).
+# A target that ends before the recording does: record says so, not that
+# it could not turn the trampolines off.
 # A 3.14 comes only from PS_E2E_PYTHONS (README.md, "Building by hand"):
 # without one the test says SKIP, also under CI=true.
 # shellcheck source=lib.sh
@@ -36,7 +38,10 @@ finish() {
 }
 trap finish EXIT
 
-"$python" "$workload" 5 "$E2E_TMP/late.expected" &
+# 12 s of CPU time: the target outlives record's 2 s, started 1 s in, and
+# perf's end (which reads the whole capture), also on a free-threaded
+# CPython, where its two threads run at once (6 s)
+"$python" "$workload" 12 "$E2E_TMP/late.expected" &
 target=$!
 sleep 1
 [ -e "/tmp/perf-$target.map" ] && e2e_fail "the target wrote a perf map before record turned it on"
@@ -55,3 +60,19 @@ wait "$target"
 target=
 e2e_chains "record --pid, 3.14 activated remotely" "$E2E_TMP/late.expected" late.txt --suffix
 [ "$failed" = 0 ] || e2e_fail "chains below 99%:$summary"
+
+# a target that ends first (a zombie until the wait below)
+"$python" "$workload" 1.5 "$E2E_TMP/short.expected" &
+target=$!
+sleep 0.3
+e2e_run "$PYSTITCH" record --pid "$target" --duration 4 -o "$E2E_TMP/short.txt" \
+	2>"$E2E_TMP/short.log" || {
+	e2e_show "$E2E_TMP/short.log"
+	e2e_fail "record --pid of a target that ends first failed"
+}
+grep -q "pid $target: ended before the recording did; nothing to turn off" "$E2E_TMP/short.log" ||
+	e2e_fail "record did not say the target had ended: $(cat "$E2E_TMP/short.log")"
+wait "$target"
+rm -f "/tmp/perf-$target.map"
+target=
+exit 0
