@@ -32,13 +32,32 @@
 #endif
 
 /* Whether os.register_at_fork() has the module's after-fork callback (process-wide, under the
- * GIL). */
+ * GIL or pystitch_lock()). */
 static bool fork_callback_registered;
+
+/* A once-only registration's flag: read and set under pystitch_lock(), which is not held
+ * across the registration (it runs Python code). */
+static bool flag_get(const bool *flag)
+{
+	bool value;
+
+	pystitch_lock();
+	value = *flag;
+	pystitch_unlock();
+	return value;
+}
+
+static void flag_set(bool *flag)
+{
+	pystitch_lock();
+	*flag = true;
+	pystitch_unlock();
+}
 
 /* os.register_at_fork(after_in_child=module._after_fork_child), once. */
 static int register_fork_callback(PyObject *module)
 {
-	if (fork_callback_registered)
+	if (flag_get(&fork_callback_registered))
 		return 0;
 	int result = -1;
 	PyObject *os = PyImport_ImportModule("os");
@@ -49,7 +68,7 @@ static int register_fork_callback(PyObject *module)
 	PyObject *kwargs = args ? Py_BuildValue("{sO}", "after_in_child", callback) : NULL;
 	PyObject *none = kwargs ? PyObject_Call(register_at_fork, args, kwargs) : NULL;
 	if (none != NULL) {
-		fork_callback_registered = true;
+		flag_set(&fork_callback_registered);
 		result = 0;
 	}
 	Py_XDECREF(none);
@@ -698,19 +717,20 @@ static int register_exit(PyObject *module)
 	static bool registered;
 	PyObject *atexit, *callback, *none;
 
-	if (registered)
+	if (flag_get(&registered))
 		return 0;
 	atexit = PyImport_ImportModule("atexit");
 	callback = atexit ? PyObject_GetAttrString(module, "_exit_trampolines") : NULL;
 	none = callback ? PyObject_CallMethod(atexit, "register", "O", callback) : NULL;
-	registered = none != NULL;
+	if (none)
+		flag_set(&registered);
 	Py_XDECREF(none);
 	Py_XDECREF(callback);
 	Py_XDECREF(atexit);
-	return registered ? 0 : -1;
+	return none ? 0 : -1;
 }
 
-static PyObject *exit_trampolines_unlocked(PyObject *module, PyObject *unused)
+static PyObject *module_exit_trampolines(PyObject *module, PyObject *unused)
 {
 	(void)module;
 	(void)unused;
@@ -721,7 +741,7 @@ static PyObject *exit_trampolines_unlocked(PyObject *module, PyObject *unused)
 
 /* CPython 3.12+ has perf-map trampolines of its own (-X perf, sys.activate_stack_trampoline):
  * the module turns them on when they are not, and writes the side file beside them. */
-static PyObject *enable_unlocked(PyObject *module, PyObject *args, PyObject *kwargs)
+static PyObject *module_enable(PyObject *module, PyObject *args, PyObject *kwargs)
 {
 	int lines = lines_wanted(args, kwargs);
 	PyObject *sys, *active;
@@ -750,7 +770,7 @@ static PyObject *enable_unlocked(PyObject *module, PyObject *args, PyObject *kwa
 	Py_RETURN_NONE;
 }
 
-static PyObject *disable_unlocked(PyObject *module, PyObject *unused)
+static PyObject *module_disable(PyObject *module, PyObject *unused)
 {
 	(void)module;
 	(void)unused;
@@ -758,14 +778,14 @@ static PyObject *disable_unlocked(PyObject *module, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
-static PyObject *is_enabled_unlocked(PyObject *module, PyObject *unused)
+static PyObject *module_is_enabled(PyObject *module, PyObject *unused)
 {
 	(void)module;
 	(void)unused;
 	return PyBool_FromLong(lines_watching());
 }
 
-static PyObject *after_fork_child_unlocked(PyObject *module, PyObject *unused)
+static PyObject *module_after_fork_child(PyObject *module, PyObject *unused)
 {
 	(void)module;
 	(void)unused;
@@ -773,41 +793,12 @@ static PyObject *after_fork_child_unlocked(PyObject *module, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
-static PyObject *stats_unlocked(PyObject *module, PyObject *unused)
+static PyObject *module_stats(PyObject *module, PyObject *unused)
 {
 	(void)module;
 	(void)unused;
 	return stats_with_lines(PyDict_New());
 }
-
-/* Each function of the module under pystitch_lock(): free-threaded, code watchers run on
- * other threads meanwhile. */
-static PyObject *module_enable(PyObject *module, PyObject *args, PyObject *kwargs)
-{
-	PyObject *result;
-
-	pystitch_lock();
-	result = enable_unlocked(module, args, kwargs);
-	pystitch_unlock();
-	return result;
-}
-
-#define PYSTITCH_LOCKED(name)                                                                      \
-	static PyObject *module_##name(PyObject *module, PyObject *unused)                         \
-	{                                                                                          \
-		PyObject *result;                                                                  \
-                                                                                                   \
-		pystitch_lock();                                                                   \
-		result = name##_unlocked(module, unused);                                          \
-		pystitch_unlock();                                                                 \
-		return result;                                                                     \
-	}
-PYSTITCH_LOCKED(disable)
-PYSTITCH_LOCKED(is_enabled)
-PYSTITCH_LOCKED(after_fork_child)
-PYSTITCH_LOCKED(stats)
-PYSTITCH_LOCKED(exit_trampolines)
-#undef PYSTITCH_LOCKED
 
 #else /* neither: not x86-64 Linux */
 
@@ -908,8 +899,10 @@ void pystitch_unlock(void)
  * promise). */
 static void unlock_in_child(void)
 {
-	memset(&module_mutex, 0, sizeof(module_mutex));
-	lock_depth = 0;
+	/* (a fork with the lock held by the forking thread itself keeps it:
+	 * the module runs no Python code with it) */
+	if (lock_depth == 0)
+		memset(&module_mutex, 0, sizeof(module_mutex));
 }
 #endif
 

@@ -83,13 +83,14 @@ PyObject *lines_stats(void);
 PyObject *pystitch_utf8_bytes(PyObject *text);
 
 /*
- * The module's process-wide state (the side file, the watcher, the registrations) is under
- * the GIL. A free-threaded CPython (3.13+ built with --disable-gil) runs code watchers and
- * module functions on several threads at once, and would turn the GIL on for the whole
+ * The module's process-wide state (the side file, the watcher, the registrations' flags) is
+ * under the GIL. A free-threaded CPython (3.13+ built with --disable-gil) runs code watchers
+ * and module functions on several threads at once, and would turn the GIL on for the whole
  * program at the import of a module that does not say it can do without: there the state is
- * under a mutex of the module's own, which the thread holding it may take again (a watcher
- * called while the module allocates, when a collection frees a code object). Elsewhere these
- * do nothing.
+ * under a mutex of the module's own, held around the state and the writing of records only,
+ * never across Python code (which could wait on a thread that waits on the mutex). The
+ * thread holding it may take it again (the code watcher writes its records through the same
+ * functions). Elsewhere these do nothing.
  */
 #ifdef Py_GIL_DISABLED
 void pystitch_lock(void);

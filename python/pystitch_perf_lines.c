@@ -128,7 +128,7 @@ static int open_file(pid_t pid)
 	return fd;
 }
 
-int lines_open(bool own_trampolines)
+static int open_locked(bool own_trampolines)
 {
 	pid_t pid = getpid();
 
@@ -156,14 +156,29 @@ int lines_open(bool own_trampolines)
 	return 0;
 }
 
+int lines_open(bool own_trampolines)
+{
+	int rc;
+
+	pystitch_lock();
+	rc = open_locked(own_trampolines);
+	pystitch_unlock();
+	return rc;
+}
+
 bool lines_active(void)
 {
-	return side.fd >= 0;
+	bool active;
+
+	pystitch_lock();
+	active = side.fd >= 0;
+	pystitch_unlock();
+	return active;
 }
 
 /* A forked child's code objects are its parent's as they were at the fork: its file starts as
  * a copy of the parent's (with the child's pid in the header), and goes on with its own. */
-void lines_follow_fork(void)
+static void follow_fork_locked(void)
 {
 	pid_t pid = getpid();
 	int parent_fd = side.fd, fd, error = 0;
@@ -199,6 +214,13 @@ void lines_follow_fork(void)
 		give_up(error);
 }
 
+void lines_follow_fork(void)
+{
+	pystitch_lock();
+	follow_fork_locked();
+	pystitch_unlock();
+}
+
 static void write_record(const unsigned char *record, size_t size)
 {
 	if (side.fd >= 0 && side.pid != getpid())
@@ -228,7 +250,7 @@ static void sanitise(char *text, size_t length)
 			text[i] = '?';
 }
 
-void lines_code(PyCodeObject *code, uintptr_t trampoline)
+static void code_locked(PyCodeObject *code, uintptr_t trampoline)
 {
 	PyObject *type, *value, *traceback;
 	PyObject *name = NULL, *file = NULL;
@@ -309,16 +331,25 @@ out:
 	PyErr_Restore(type, value, traceback);
 }
 
+void lines_code(PyCodeObject *code, uintptr_t trampoline)
+{
+	pystitch_lock();
+	code_locked(code, trampoline);
+	pystitch_unlock();
+}
+
 void lines_free(uintptr_t code)
 {
 	unsigned char record[24];
 
-	if (side.fd < 0 || !code)
-		return;
-	record_header(record, LINES_RECORD_FREE, sizeof(record));
-	put_u64(record + 16, (uint64_t)code);
-	write_record(record, sizeof(record));
-	side.frees++;
+	pystitch_lock();
+	if (side.fd >= 0 && code) {
+		record_header(record, LINES_RECORD_FREE, sizeof(record));
+		put_u64(record + 16, (uint64_t)code);
+		write_record(record, sizeof(record));
+		side.frees++;
+	}
+	pystitch_unlock();
 }
 
 #if PY_VERSION_HEX >= 0x030C0000
@@ -338,16 +369,19 @@ static uintptr_t trampoline_of(PyCodeObject *code)
 
 static void trampoline_record(PyCodeObject *code)
 {
-	uintptr_t trampoline = trampoline_of(code);
+	uintptr_t trampoline;
 	unsigned char record[32];
 
-	if (!trampoline || side.fd < 0)
-		return;
-	record_header(record, LINES_RECORD_TRAMPOLINE, sizeof(record));
-	put_u64(record + 16, (uint64_t)(uintptr_t)code);
-	put_u64(record + 24, (uint64_t)trampoline);
-	write_record(record, sizeof(record));
-	side.trampolines++;
+	pystitch_lock();
+	trampoline = trampoline_of(code);
+	if (trampoline && side.fd >= 0) {
+		record_header(record, LINES_RECORD_TRAMPOLINE, sizeof(record));
+		put_u64(record + 16, (uint64_t)(uintptr_t)code);
+		put_u64(record + 24, (uint64_t)trampoline);
+		write_record(record, sizeof(record));
+		side.trampolines++;
+	}
+	pystitch_unlock();
 }
 
 #if PY_VERSION_HEX >= 0x030E0000 && defined(Py_GIL_DISABLED)
@@ -360,9 +394,8 @@ static void copies_record(PyCodeObject *code)
 	_PyCodeArray *copies = _Py_atomic_load_ptr_acquire(&code->co_tlbc);
 	unsigned char record[32];
 
-	if (!copies || side.fd < 0)
-		return;
-	for (Py_ssize_t i = 1; i < copies->size; i++) {
+	pystitch_lock();
+	for (Py_ssize_t i = 1; copies && side.fd >= 0 && i < copies->size; i++) {
 		const char *copy = _Py_atomic_load_ptr_relaxed(&copies->entries[i]);
 
 		if (!copy)
@@ -373,6 +406,7 @@ static void copies_record(PyCodeObject *code)
 		write_record(record, sizeof(record));
 		side.copies++;
 	}
+	pystitch_unlock();
 }
 #else
 #define HAVE_COPIES 0
@@ -439,10 +473,10 @@ static void find_trampoline_index(void)
 	if (probe && PyFunction_Check(probe)) {
 		PyObject *one = PyObject_CallNoArgs(probe);
 		PyCodeObject *code = (PyCodeObject *)PyFunction_GET_CODE(probe);
+		Py_ssize_t found = -1;
 
 		Py_XDECREF(one);
-		for (Py_ssize_t index = 0; one && index < 16 && side.trampoline_index < 0;
-		     index++) {
+		for (Py_ssize_t index = 0; one && index < 16 && found < 0; index++) {
 			void *extra = NULL;
 
 			if (PyUnstable_Code_GetExtra((PyObject *)code, index, &extra) != 0) {
@@ -451,8 +485,14 @@ static void find_trampoline_index(void)
 			}
 			if (extra && executable((uintptr_t)extra, size) &&
 			    memcmp(extra, start, size) == 0)
-				side.trampoline_index = index;
+				found = index;
 		}
+		/* the probe ran Python code: the lock is taken for the result
+		 * alone */
+		pystitch_lock();
+		if (found >= 0)
+			side.trampoline_index = found;
+		pystitch_unlock();
 	}
 	Py_XDECREF(result);
 	Py_XDECREF(globals);
@@ -565,14 +605,27 @@ static int walk_existing(bool trampolines)
 	return rc;
 }
 
+/* The walks run Python code (the probe, the garbage collector's list, the
+ * frames, whatever a reference they drop frees): the lock is taken around
+ * the state and the records only, never across them. */
 int lines_watch(void)
 {
-	if (side.watcher >= 0)
+	int watcher;
+	bool find_index;
+
+	pystitch_lock();
+	watcher = side.watcher;
+	pystitch_unlock();
+	if (watcher >= 0)
 		return 0;
-	side.watcher = PyCode_AddWatcher(code_event);
-	if (side.watcher < 0)
+	watcher = PyCode_AddWatcher(code_event);
+	if (watcher < 0)
 		return -1;
-	if (side.trampoline_index < 0)
+	pystitch_lock();
+	side.watcher = watcher;
+	find_index = side.trampoline_index < 0;
+	pystitch_unlock();
+	if (find_index)
 		find_trampoline_index();
 	/* after the watcher is on: a code object made meanwhile is then written twice, which
 	 * the reader takes as one, rather than not at all */
@@ -585,18 +638,24 @@ int lines_watch(void)
 
 void lines_unwatch(void)
 {
-	if (side.watcher < 0)
-		return;
-	if (PyCode_ClearWatcher(side.watcher) < 0)
-		PyErr_Clear();
+	int watcher;
+
+	pystitch_lock();
+	watcher = side.watcher;
 	side.watcher = -1;
+	pystitch_unlock();
+	if (watcher >= 0 && PyCode_ClearWatcher(watcher) < 0)
+		PyErr_Clear();
 }
 
 int lines_trampolines(void)
 {
-	if (side.fd < 0 || (side.trampoline_index < 0 && !HAVE_COPIES))
-		return 0;
-	return walk_existing(true);
+	bool walk;
+
+	pystitch_lock();
+	walk = side.fd >= 0 && (side.trampoline_index >= 0 || HAVE_COPIES);
+	pystitch_unlock();
+	return walk ? walk_existing(true) : 0;
 }
 
 #else /* before 3.12: the frame hook reports code objects */
@@ -620,15 +679,25 @@ void lines_unwatch(void)
 
 bool lines_watching(void)
 {
-	return side.watcher >= 0;
+	bool watching;
+
+	pystitch_lock();
+	watching = side.watcher >= 0;
+	pystitch_unlock();
+	return watching;
 }
 
 PyObject *lines_stats(void)
 {
-	return Py_BuildValue("{sisKsKsKsKsKsi}", "lines_open", side.fd >= 0, "lines_bytes",
-	                     (unsigned long long)side.bytes, "lines_codes",
-	                     (unsigned long long)side.codes, "lines_frees",
-	                     (unsigned long long)side.frees, "lines_trampolines",
-	                     (unsigned long long)side.trampolines, "lines_copies",
-	                     (unsigned long long)side.copies, "lines_errno", side.error);
+	PyObject *stats;
+
+	pystitch_lock();
+	stats = Py_BuildValue("{sisKsKsKsKsKsi}", "lines_open", side.fd >= 0, "lines_bytes",
+	                      (unsigned long long)side.bytes, "lines_codes",
+	                      (unsigned long long)side.codes, "lines_frees",
+	                      (unsigned long long)side.frees, "lines_trampolines",
+	                      (unsigned long long)side.trampolines, "lines_copies",
+	                      (unsigned long long)side.copies, "lines_errno", side.error);
+	pystitch_unlock();
+	return stats;
 }

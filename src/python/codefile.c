@@ -213,13 +213,15 @@ static int add_code(struct ps_py_codes *codes, struct latest *latest, struct ps_
 }
 
 /* A copy of a live code object's bytecode: a code object of its own, with
- * the copy's range, on the code object's list of copies. */
-static int add_copy(struct ps_py_codes *codes, const struct latest *latest, struct ps_cursor *c,
-                    size_t offset)
+ * the copy's range, on the code object's list of copies (its trampoline
+ * and free time are the code object's, given once all is read). A copy
+ * seen before (seen: copy address to entry) is not added again. */
+static int add_copy(struct ps_py_codes *codes, const struct latest *latest, struct latest *seen,
+                    struct ps_cursor *c, size_t offset)
 {
 	uint64_t object = ps_cursor_u64(c), bytecode = ps_cursor_u64(c);
 	struct ps_py_code *code;
-	uint32_t index;
+	uint32_t index, before;
 
 	if (!ps_cursor_ok(c))
 		return note_damage(codes, offset, "copy record too short");
@@ -228,24 +230,25 @@ static int add_copy(struct ps_py_codes *codes, const struct latest *latest, stru
 		return 0;
 	if (!bytecode || bytecode > UINT64_MAX - codes->codes[index].bytecode_size)
 		return note_damage(codes, offset, "copy record with a bad bytecode address");
-	for (uint32_t i = index; i != UINT32_MAX; i = codes->codes[i].next_copy)
-		if (codes->codes[i].bytecode == bytecode)
-			return 0;
+	if (latest_get(seen, bytecode, &before) && codes->codes[before].original == index)
+		return 0;
 	if (codes->nr >= UINT32_MAX - 1 ||
 	    !ps_array_reserve((void **)&codes->codes, &codes->cap, codes->nr + 1,
-	                      sizeof(*codes->codes), 256))
+	                      sizeof(*codes->codes), 256) ||
+	    !latest_put(seen, bytecode, (uint32_t)codes->nr))
 		return -ENOMEM;
 	code = &codes->codes[codes->nr];
 	*code = codes->codes[index];
 	code->bytecode = bytecode;
 	code->copy = true;
+	code->original = index;
 	codes->codes[index].next_copy = (uint32_t)codes->nr;
 	codes->nr++;
 	codes->nr_copies++;
 	return 0;
 }
 
-static int read_records(struct ps_py_codes *codes, struct latest *latest)
+static int read_records(struct ps_py_codes *codes, struct latest *latest, struct latest *seen)
 {
 	struct ps_cursor file = ps_cursor_make(codes->data, codes->size, false);
 
@@ -279,9 +282,7 @@ static int read_records(struct ps_py_codes *codes, struct latest *latest)
 				note_damage(codes, offset, "trampoline record too short");
 			else if (latest_get(latest, object, &index) &&
 			         codes->codes[index].freed == UINT64_MAX)
-				for (uint32_t i = index; i != UINT32_MAX;
-				     i = codes->codes[i].next_copy)
-					codes->codes[i].trampoline = trampoline;
+				codes->codes[index].trampoline = trampoline;
 			break;
 		}
 		case RECORD_FREE: {
@@ -291,13 +292,11 @@ static int read_records(struct ps_py_codes *codes, struct latest *latest)
 				note_damage(codes, offset, "free record too short");
 			else if (latest_get(latest, object, &index) &&
 			         codes->codes[index].freed == UINT64_MAX)
-				for (uint32_t i = index; i != UINT32_MAX;
-				     i = codes->codes[i].next_copy)
-					codes->codes[i].freed = time;
+				codes->codes[index].freed = time;
 			break;
 		}
 		case RECORD_COPY:
-			err = add_copy(codes, latest, &record, offset);
+			err = add_copy(codes, latest, seen, &record, offset);
 			break;
 		default:
 			codes->stats.unknown++;
@@ -398,7 +397,7 @@ static int parse(struct ps_py_codes *codes)
 	struct ps_cursor c = ps_cursor_make(codes->data, codes->size, false);
 	const uint8_t *magic = ps_cursor_take(&c, 8);
 	uint32_t version = ps_cursor_u32(&c), header_size = ps_cursor_u32(&c);
-	struct latest latest = { 0 };
+	struct latest latest = { 0 }, copies = { 0 };
 	int err;
 
 	codes->python_hex = ps_cursor_u32(&c);
@@ -413,9 +412,21 @@ static int parse(struct ps_py_codes *codes)
 	if (header_size != HEADER_SIZE)
 		return fail(codes, -EINVAL, "%s: offset 0xc: header size %" PRIu32 " (not 32)",
 		            codes->path, header_size);
-	err = read_records(codes, &latest);
+	err = read_records(codes, &latest, &copies);
 	free(latest.keys);
 	free(latest.values);
+	free(copies.keys);
+	free(copies.values);
+	/* a copy lives and runs as its code object (freed by a record, or
+	 * when another code object took its address) */
+	for (size_t i = 0; i < codes->nr; i++) {
+		struct ps_py_code *code = &codes->codes[i];
+
+		if (code->copy) {
+			code->freed = codes->codes[code->original].freed;
+			code->trampoline = codes->codes[code->original].trampoline;
+		}
+	}
 	if (!err)
 		err = build_indexes(codes);
 	if (err == -ENOMEM)

@@ -30,8 +30,10 @@
  * differ by about half a millisecond here; a code object alive within
  * this much of a sample's time counts as alive then. */
 #define TIME_MARGIN 20000000ull
-/* code objects of one name looked at by the scan */
+/* code objects of one name looked at by the scan, and of the copies of
+ * their bytecode other threads run (free-threaded 3.14+) */
 #define SCAN_CANDIDATES 8
+#define SCAN_COPIES 56
 /* the most of a frame's stack the scan reads */
 #define SCAN_BYTES 4096
 /* the callee-saved registers (DWARF numbers): rbx, rbp, r12-r15 */
@@ -307,7 +309,8 @@ static size_t scan_candidates(struct activation *a, const struct ps_py_code **ou
 	}
 	objects = n;
 	for (size_t i = 0; i < objects; i++)
-		for (uint32_t c = out[i]->next_copy; c != UINT32_MAX && n < SCAN_CANDIDATES;
+		for (uint32_t c = out[i]->next_copy;
+		     c != UINT32_MAX && n < SCAN_CANDIDATES + SCAN_COPIES;
 		     c = out[n - 1]->next_copy)
 			out[n++] = ps_py_codes_at(a->lines->codes, c);
 	return n;
@@ -347,7 +350,7 @@ static int scan_word(const struct ps_py_code *const *candidates, size_t n, uint6
  * the pointers inside a candidate's bytecode must all give the same line. */
 static int32_t line_from_scan(struct activation *a)
 {
-	const struct ps_py_code *candidates[SCAN_CANDIDATES];
+	const struct ps_py_code *candidates[SCAN_CANDIDATES + SCAN_COPIES];
 	const struct ps_frame_state *f = &a->frame;
 	size_t n = scan_candidates(a, candidates);
 	int32_t found = 0;

@@ -492,8 +492,8 @@ struct ps_py_code {
 	 * object's, its life too */
 	bool copy;
 	/* the next copy of the same code object's bytecode (an index of
-	 * ps_py_codes_at()), UINT32_MAX: none */
-	uint32_t next_copy;
+	 * ps_py_codes_at()), UINT32_MAX: none; a copy's code object */
+	uint32_t next_copy, original;
 };
 
 struct ps_py_codes_stats {

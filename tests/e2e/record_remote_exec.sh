@@ -62,10 +62,12 @@ e2e_chains "record --pid, 3.14 activated remotely" "$E2E_TMP/late.expected" late
 [ "$failed" = 0 ] || e2e_fail "chains below 99%:$summary"
 
 # a target that ends first (a zombie until the wait below)
-"$python" "$workload" 1.5 "$E2E_TMP/short.expected" &
+# 3 s of CPU time: 1.5 s on a free-threaded CPython, time enough for
+# record to turn the trampolines on; record's 6 s outlast it either way
+"$python" "$workload" 3 "$E2E_TMP/short.expected" &
 target=$!
 sleep 0.3
-e2e_run "$PYSTITCH" record --pid "$target" --duration 4 -o "$E2E_TMP/short.txt" \
+e2e_run "$PYSTITCH" record --pid "$target" --duration 6 -o "$E2E_TMP/short.txt" \
 	2>"$E2E_TMP/short.log" || {
 	e2e_show "$E2E_TMP/short.log"
 	e2e_fail "record --pid of a target that ends first failed"

@@ -241,6 +241,22 @@ START_TEST(test_copies)
 	ck_assert_ptr_eq(found[0], f);
 	ps_py_codes_free(codes);
 
+	/* a code object whose free went unseen (another took its address):
+	 * its copies end with it */
+	header(&s, 1);
+	code(&s, 100, 0xa000, 0x10000, 16, 10, "f", "/a.py");
+	copied(&s, 150, 0xa000, 0x50000);
+	code(&s, 300, 0xa000, 0x30000, 16, 30, "g", "/a.py");
+	copied(&s, 400, 0xa000, 0x50000); /* the same address, g's copy now */
+	codes = parse(&s, 0);
+	ck_assert_uint_eq(ps_py_codes_find(codes, 0x50004, 200, 0, found, 4), 1);
+	ck_assert_uint_eq(found[0]->first_line, 10);
+	ck_assert_uint_eq(found[0]->freed, 300);
+	ck_assert_uint_eq(ps_py_codes_find(codes, 0x50004, 500, 0, found, 4), 1);
+	ck_assert_uint_eq(found[0]->first_line, 30);
+	ck_assert_uint_eq(found[0]->freed, UINT64_MAX);
+	ps_py_codes_free(codes);
+
 	/* a copy record cut short is damage */
 	header(&s, 1);
 	code(&s, 100, 0xa000, 0x10000, 16, 10, "f", "/a.py");
