@@ -11,7 +11,9 @@
  * eval_num_arg() does for the shapes kernels write (numbers, fields,
  * dynamic arrays' lengths, arithmetic); the record is padded with zeros
  * that far, and not printed at all past what a record can hold or when a
- * count is of a shape not evaluated here.
+ * count is of a shape not evaluated here. An event whose print format did
+ * not parse is printed field by field, where a 2-byte dynamic array's
+ * length is unchecked (walk_fields()).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -42,7 +44,9 @@ static bool read_number(struct reach *r, size_t offset, int size, unsigned long 
 }
 
 /* A dynamic array's offset and length as libtraceevent's dynamic_offset()
- * gives them (both 0 when they leave the record). */
+ * gives them: both 0 when they leave the record, by its check in unsigned
+ * int, which a 2-byte field (whose length is the rest of the record)
+ * passes with an offset past the record, its length wrapped around. */
 static void dynamic_array(struct reach *r, const struct tep_format_field *field, unsigned *offset,
                           unsigned *len)
 {
@@ -53,13 +57,28 @@ static void dynamic_array(struct reach *r, const struct tep_format_field *field,
 	if (field->offset < 0 || !read_number(r, (size_t)field->offset, field->size, &val))
 		return;
 	o = (unsigned)(val & 0xffff);
-	l = field->size == 2 ? (unsigned)(r->size - o) : (unsigned)((val >> 16) & 0xffff);
-	if (o > r->size)
+	l = field->size == 2 ? (unsigned)r->size - o : (unsigned)((val >> 16) & 0xffff);
+	if (o + l > (unsigned)r->size)
 		return;
 	*offset = o;
-	*len = o + l > r->size ? 0 : l;
+	*len = l;
 	if (field->flags & TEP_FIELD_IS_RELATIVE)
 		*offset += (unsigned)(field->offset + field->size);
+}
+
+/* The bytes of a dynamic array libtraceevent prints whole (a string, a
+ * bitmask): past the record (a wrapped length), the record is not printed. */
+static void add_array(struct reach *r, const struct tep_format_field *field)
+{
+	unsigned offset, len;
+
+	if (!field)
+		return;
+	dynamic_array(r, field, &offset, &len);
+	if ((size_t)offset > r->size || (size_t)len > r->size - offset)
+		r->unknown = true;
+	else if ((size_t)offset + len > r->end)
+		r->end = (size_t)offset + len;
 }
 
 static const struct tep_format_field *field_of(struct reach *r, struct tep_print_arg *arg)
@@ -207,8 +226,55 @@ static void walk(struct reach *r, struct tep_print_arg *arg, unsigned depth)
 		case TEP_PRINT_FUNC:
 			walk(r, arg->func.args, depth + 1);
 			break;
+		case TEP_PRINT_STRING:
+			add_array(r, arg->string.field
+			                     ? arg->string.field
+			                     : tep_find_any_field(r->event, arg->string.string));
+			break;
+		case TEP_PRINT_BITMASK:
+			add_array(r, arg->bitmask.field
+			                     ? arg->bitmask.field
+			                     : tep_find_any_field(r->event, arg->bitmask.bitmask));
+			break;
+		case TEP_PRINT_DYNAMIC_ARRAY:
+			add_array(r, arg->dynarray.field);
+			break;
 		default:
 			break;
+		}
+	}
+}
+
+/* An event whose print format did not parse is printed field by field
+ * (tep_print_fields()), a dynamic array's bytes from where its field says.
+ * libtraceevent checks those against the record, except that a 2-byte
+ * field's length is the rest of the record from its offset: an offset past
+ * the record wraps that length around (4 GB read, fuzz_tracing: a stack
+ * overflow); and a relative one (__rel_loc) moves after the check. Such a
+ * record, damaged, is not printed. */
+static void walk_fields(struct reach *r)
+{
+	for (const struct tep_format_field *f = r->event->format.fields; f; f = f->next) {
+		unsigned long long val;
+		size_t offset, len;
+
+		if (!(f->flags & TEP_FIELD_IS_DYNAMIC))
+			continue;
+		if (f->offset < 0 || !read_number(r, (size_t)f->offset, f->size, &val)) {
+			r->unknown = true;
+			return;
+		}
+		offset = (size_t)(val & 0xffff);
+		if (f->size == 2 && offset > r->size) {
+			r->unknown = true;
+			return;
+		}
+		len = f->size == 2 ? r->size - offset : (size_t)((val >> 16) & 0xffff);
+		if (f->flags & TEP_FIELD_IS_RELATIVE)
+			offset += (size_t)f->offset + (size_t)f->size;
+		if (offset > r->size || len > r->size - offset) {
+			r->unknown = true;
+			return;
 		}
 	}
 }
@@ -217,9 +283,11 @@ size_t ps_script_trace_reach(struct tep_event *event, const void *data, size_t s
 {
 	struct reach r = { .event = event, .data = data, .size = size };
 
-	/* a bprint event's arguments come from its record, not these */
-	if (event->flags & TEP_EVENT_FL_FAILED)
-		return 0;
+	/* the print arguments of a failed format are not used */
+	if (event->flags & TEP_EVENT_FL_FAILED) {
+		walk_fields(&r);
+		return r.unknown ? SIZE_MAX : 0;
+	}
 	walk(&r, event->print_fmt.args, 0);
 	return r.unknown ? SIZE_MAX : r.end;
 }

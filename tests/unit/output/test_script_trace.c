@@ -210,6 +210,88 @@ START_TEST(counts_from_the_record)
 }
 END_TEST
 
+/* A print format libtraceevent cannot parse: the fields are printed one
+ * by one. A 2-byte __data_loc field's array is the rest of the record from
+ * its offset; past the record, libtraceevent would read 4 GB (fuzz_tracing:
+ * a stack overflow), so the record is not printed. */
+static const char failed_format[] =
+        "name: probe\n"
+        "ID: 7\n"
+        "format:\n"
+        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+        "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+        "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+        "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+        "\n"
+        "\tfield:__data_loc unsigned int[] lengths;\toffset:8;\tsize:2;\tsigned:0;\n"
+        "\n"
+        "print fmt: \"%s\", NO_SUCH_MACRO(lengths)\n";
+
+START_TEST(failed_format_dynamic_array)
+{
+	struct tep_handle *tep = tep_alloc();
+	uint8_t p[16] = { 7, 0 };
+	uint16_t loc = 12;
+	char *text;
+
+	ck_assert_ptr_nonnull(tep);
+	tep_set_file_bigendian(tep, tep_is_bigendian() ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_long_size(tep, 8);
+	(void)tep_parse_event(tep, failed_format, strlen(failed_format), "test");
+	if (tep_is_bigendian())
+		p[0] = 0, p[1] = 7;
+	p[12] = 0xab;
+	memcpy(p + 8, &loc, 2);
+	text = print(tep, p, sizeof(p));
+	ck_assert_msg(strstr(text, "lengths=ARRAY[ab, 00, 00, 00]") != NULL, "printed: %s", text);
+	free(text);
+	loc = 0x4000;
+	memcpy(p + 8, &loc, 2);
+	text = print(tep, p, sizeof(p));
+	ck_assert_str_eq(text, "\n");
+	free(text);
+	tep_free(tep);
+}
+END_TEST
+
+/* The same 2-byte field in a print format that parses: its string and
+ * its array's count (the rest of the record) wrap around the same way. */
+static const char two_byte_format[] =
+        "name: probe\n"
+        "ID: 7\n"
+        "format:\n"
+        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+        "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+        "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+        "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+        "\n"
+        "\tfield:__data_loc char[] name;\toffset:8;\tsize:2;\tsigned:0;\n"
+        "\n"
+        "print fmt: \"name=%s bytes=%s\", __get_str(name), "
+        "__print_array(__get_dynamic_array(name), __get_dynamic_array_len(name), 1)\n";
+
+START_TEST(two_byte_dynamic_array)
+{
+	struct tep_handle *tep = parse(two_byte_format);
+	uint8_t p[16] = { 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 'h', 'i', 0, 0 };
+	uint16_t loc = 12;
+	char *text;
+
+	if (tep_is_bigendian())
+		p[0] = 0, p[1] = 7;
+	memcpy(p + 8, &loc, 2);
+	text = print(tep, p, sizeof(p));
+	ck_assert_str_eq(text, "name=hi bytes=104 105 0 0\n");
+	free(text);
+	loc = 0x4000;
+	memcpy(p + 8, &loc, 2);
+	text = print(tep, p, sizeof(p));
+	ck_assert_str_eq(text, "\n");
+	free(text);
+	tep_free(tep);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("script_trace");
@@ -222,6 +304,8 @@ int main(void)
 	tcase_add_test(tc, unterminated_string);
 	tcase_add_test(tc, fields_out_of_reach);
 	tcase_add_test(tc, counts_from_the_record);
+	tcase_add_test(tc, failed_format_dynamic_array);
+	tcase_add_test(tc, two_byte_dynamic_array);
 	suite_add_tcase(suite, tc);
 	runner = srunner_create(suite);
 	srunner_run_all(runner, CK_ENV);
