@@ -45,9 +45,10 @@ static bool read_number(struct reach *r, size_t offset, int size, unsigned long 
 
 /* A dynamic array's offset and length as libtraceevent's dynamic_offset()
  * gives them: both 0 when they leave the record, by its check in unsigned
- * int, which a 2-byte field (whose length is the rest of the record)
- * passes with an offset past the record, its length wrapped around. */
-static void dynamic_array(struct reach *r, const struct tep_format_field *field, unsigned *offset,
+ * int (false then), which a 2-byte field (whose length is the rest of the
+ * record) passes with an offset past the record, its length wrapped
+ * around. */
+static bool dynamic_array(struct reach *r, const struct tep_format_field *field, unsigned *offset,
                           unsigned *len)
 {
 	unsigned long long val;
@@ -55,27 +56,31 @@ static void dynamic_array(struct reach *r, const struct tep_format_field *field,
 
 	*offset = *len = 0;
 	if (field->offset < 0 || !read_number(r, (size_t)field->offset, field->size, &val))
-		return;
+		return false;
 	o = (unsigned)(val & 0xffff);
 	l = field->size == 2 ? (unsigned)r->size - o : (unsigned)((val >> 16) & 0xffff);
 	if (o + l > (unsigned)r->size)
-		return;
+		return false;
 	*offset = o;
 	*len = l;
 	if (field->flags & TEP_FIELD_IS_RELATIVE)
 		*offset += (unsigned)(field->offset + field->size);
+	return true;
 }
 
-/* The bytes of a dynamic array libtraceevent prints whole (a string, a
- * bitmask): past the record (a wrapped length), the record is not printed. */
-static void add_array(struct reach *r, const struct tep_format_field *field)
+/* The bytes of a dynamic array libtraceevent reads whole (a string, a
+ * bitmask, a failed format's field): past the record (a wrapped length, a
+ * relative offset), and with strict when libtraceevent's own check fails,
+ * the record is not printed. */
+static void add_array(struct reach *r, const struct tep_format_field *field, bool strict)
 {
 	unsigned offset, len;
 
 	if (!field)
 		return;
-	dynamic_array(r, field, &offset, &len);
-	if ((size_t)offset > r->size || (size_t)len > r->size - offset)
+	if (!dynamic_array(r, field, &offset, &len) && strict)
+		r->unknown = true;
+	else if ((size_t)offset > r->size || (size_t)len > r->size - offset)
 		r->unknown = true;
 	else if ((size_t)offset + len > r->end)
 		r->end = (size_t)offset + len;
@@ -227,17 +232,21 @@ static void walk(struct reach *r, struct tep_print_arg *arg, unsigned depth)
 			walk(r, arg->func.args, depth + 1);
 			break;
 		case TEP_PRINT_STRING:
-			add_array(r, arg->string.field
-			                     ? arg->string.field
-			                     : tep_find_any_field(r->event, arg->string.string));
+			add_array(r,
+			          arg->string.field
+			                  ? arg->string.field
+			                  : tep_find_any_field(r->event, arg->string.string),
+			          false);
 			break;
 		case TEP_PRINT_BITMASK:
-			add_array(r, arg->bitmask.field
-			                     ? arg->bitmask.field
-			                     : tep_find_any_field(r->event, arg->bitmask.bitmask));
+			add_array(r,
+			          arg->bitmask.field
+			                  ? arg->bitmask.field
+			                  : tep_find_any_field(r->event, arg->bitmask.bitmask),
+			          false);
 			break;
 		case TEP_PRINT_DYNAMIC_ARRAY:
-			add_array(r, arg->dynarray.field);
+			add_array(r, arg->dynarray.field, false);
 			break;
 		default:
 			break;
@@ -254,29 +263,10 @@ static void walk(struct reach *r, struct tep_print_arg *arg, unsigned depth)
  * record, damaged, is not printed. */
 static void walk_fields(struct reach *r)
 {
-	for (const struct tep_format_field *f = r->event->format.fields; f; f = f->next) {
-		unsigned long long val;
-		size_t offset, len;
-
-		if (!(f->flags & TEP_FIELD_IS_DYNAMIC))
-			continue;
-		if (f->offset < 0 || !read_number(r, (size_t)f->offset, f->size, &val)) {
-			r->unknown = true;
-			return;
-		}
-		offset = (size_t)(val & 0xffff);
-		if (f->size == 2 && offset > r->size) {
-			r->unknown = true;
-			return;
-		}
-		len = f->size == 2 ? r->size - offset : (size_t)((val >> 16) & 0xffff);
-		if (f->flags & TEP_FIELD_IS_RELATIVE)
-			offset += (size_t)f->offset + (size_t)f->size;
-		if (offset > r->size || len > r->size - offset) {
-			r->unknown = true;
-			return;
-		}
-	}
+	for (const struct tep_format_field *f = r->event->format.fields; f && !r->unknown;
+	     f = f->next)
+		if (f->flags & TEP_FIELD_IS_DYNAMIC)
+			add_array(r, f, true);
 }
 
 size_t ps_script_trace_reach(struct tep_event *event, const void *data, size_t size)
