@@ -16,15 +16,18 @@
 
 #include "output/output.h"
 
-static const char format[] =
-        "name: probe\n"
-        "ID: 7\n"
-        "format:\n"
-        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-        "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-        "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-        "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-        "\n"
+/* event 7's header and common fields, as kernels write them */
+#define PROBE_HEADER                                                                               \
+	"name: probe\n"                                                                            \
+	"ID: 7\n"                                                                                  \
+	"format:\n"                                                                                \
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"                     \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"                     \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"             \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"                                 \
+	"\n"
+
+static const char format[] = PROBE_HEADER
         "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
         "\tfield:int value;\toffset:24;\tsize:4;\tsigned:1;\n"
         "\tfield:__data_loc char[] name;\toffset:28;\tsize:4;\tsigned:0;\n"
@@ -98,13 +101,21 @@ static char *print(struct tep_handle *tep, const uint8_t *bytes, size_t size)
 	return text;
 }
 
-static struct tep_handle *parse(const char *text)
+/* A handle for records of this machine's order and long size. */
+static struct tep_handle *tep_new(void)
 {
 	struct tep_handle *tep = tep_alloc();
 
 	ck_assert_ptr_nonnull(tep);
 	tep_set_file_bigendian(tep, tep_is_bigendian() ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
 	tep_set_long_size(tep, 8);
+	return tep;
+}
+
+static struct tep_handle *parse(const char *text)
+{
+	struct tep_handle *tep = tep_new();
+
 	ck_assert_int_eq(tep_parse_event(tep, text, strlen(text), "test"), 0);
 	return tep;
 }
@@ -215,39 +226,33 @@ END_TEST
  * its offset; past the record, libtraceevent would read 4 GB (fuzz_tracing:
  * a stack overflow), so the record is not printed. */
 static const char failed_format[] =
-        "name: probe\n"
-        "ID: 7\n"
-        "format:\n"
-        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-        "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-        "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-        "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-        "\n"
-        "\tfield:__data_loc unsigned int[] lengths;\toffset:8;\tsize:2;\tsigned:0;\n"
-        "\n"
-        "print fmt: \"%s\", NO_SUCH_MACRO(lengths)\n";
+        PROBE_HEADER "\tfield:__data_loc unsigned int[] lengths;\toffset:8;\tsize:2;\tsigned:0;\n"
+                     "\n"
+                     "print fmt: \"%s\", NO_SUCH_MACRO(lengths)\n";
+
+/* What script prints for a 16-byte record of event 7 whose 2-byte
+ * location at offset 8 is loc (the rest of p as given). */
+static char *print_at(struct tep_handle *tep, uint8_t p[16], uint16_t loc)
+{
+	uint16_t type = 7;
+
+	memcpy(p, &type, 2);
+	memcpy(p + 8, &loc, 2);
+	return print(tep, p, 16);
+}
 
 START_TEST(failed_format_dynamic_array)
 {
-	struct tep_handle *tep = tep_alloc();
-	uint8_t p[16] = { 7, 0 };
-	uint16_t loc = 12;
+	struct tep_handle *tep = tep_new();
+	uint8_t p[16] = { 0 };
 	char *text;
 
-	ck_assert_ptr_nonnull(tep);
-	tep_set_file_bigendian(tep, tep_is_bigendian() ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-	tep_set_long_size(tep, 8);
 	(void)tep_parse_event(tep, failed_format, strlen(failed_format), "test");
-	if (tep_is_bigendian())
-		p[0] = 0, p[1] = 7;
 	p[12] = 0xab;
-	memcpy(p + 8, &loc, 2);
-	text = print(tep, p, sizeof(p));
+	text = print_at(tep, p, 12);
 	ck_assert_msg(strstr(text, "lengths=ARRAY[ab, 00, 00, 00]") != NULL, "printed: %s", text);
 	free(text);
-	loc = 0x4000;
-	memcpy(p + 8, &loc, 2);
-	text = print(tep, p, sizeof(p));
+	text = print_at(tep, p, 0x4000);
 	ck_assert_str_eq(text, "\n");
 	free(text);
 	tep_free(tep);
@@ -257,35 +262,21 @@ END_TEST
 /* The same 2-byte field in a print format that parses: its string and
  * its array's count (the rest of the record) wrap around the same way. */
 static const char two_byte_format[] =
-        "name: probe\n"
-        "ID: 7\n"
-        "format:\n"
-        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-        "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-        "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-        "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-        "\n"
-        "\tfield:__data_loc char[] name;\toffset:8;\tsize:2;\tsigned:0;\n"
-        "\n"
-        "print fmt: \"name=%s bytes=%s\", __get_str(name), "
-        "__print_array(__get_dynamic_array(name), __get_dynamic_array_len(name), 1)\n";
+        PROBE_HEADER "\tfield:__data_loc char[] name;\toffset:8;\tsize:2;\tsigned:0;\n"
+                     "\n"
+                     "print fmt: \"name=%s bytes=%s\", __get_str(name), "
+                     "__print_array(__get_dynamic_array(name), __get_dynamic_array_len(name), 1)\n";
 
 START_TEST(two_byte_dynamic_array)
 {
 	struct tep_handle *tep = parse(two_byte_format);
-	uint8_t p[16] = { 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 'h', 'i', 0, 0 };
-	uint16_t loc = 12;
+	uint8_t p[16] = { [12] = 'h', [13] = 'i' };
 	char *text;
 
-	if (tep_is_bigendian())
-		p[0] = 0, p[1] = 7;
-	memcpy(p + 8, &loc, 2);
-	text = print(tep, p, sizeof(p));
+	text = print_at(tep, p, 12);
 	ck_assert_str_eq(text, "name=hi bytes=104 105 0 0\n");
 	free(text);
-	loc = 0x4000;
-	memcpy(p + 8, &loc, 2);
-	text = print(tep, p, sizeof(p));
+	text = print_at(tep, p, 0x4000);
 	ck_assert_str_eq(text, "\n");
 	free(text);
 	tep_free(tep);
