@@ -26,7 +26,9 @@ static const char dump_usage[] =
         "                        perf's timestamp order (perf report -D\n"
         "                        --disable-order)\n"
         "      --kallsyms FILE   kernel symbols from this kallsyms file (default:\n"
-        "                        /proc/kallsyms when the capture was made here):\n"
+        "                        /proc/kallsyms when the capture's kernel is the\n"
+        "                        running one, else perf record's copy of it in\n"
+        "                        the build-id cache):\n"
         "                        they tell how far the kernel's map reaches\n"
         "      --symfs DIR       look for the recorded files under DIR\n"
         "      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n" PS_CLI_COMMON_HELP;

@@ -136,6 +136,17 @@ static const struct ps_build_id *feature_build_id(const struct ps_machine *machi
 	return found;
 }
 
+/* The name the BUILD_ID feature gives an object: perf's kernel DSO is
+ * "[kernel.kallsyms]", whose map perf record names "[kernel.kallsyms]_text"
+ * (maps of a vmlinux's other sections, "[kernel.kallsyms].init.text", are
+ * not in the table). */
+static const char *feature_name(const char *name)
+{
+	if (strncmp(name, "[kernel.kallsyms]", 17) == 0 && name[17] != '.')
+		return "[kernel.kallsyms]";
+	return name;
+}
+
 static void learn_build_id(struct ps_mapped_object *o, const uint8_t *id, uint8_t size)
 {
 	o->has_build_id = true;
@@ -189,7 +200,7 @@ struct ps_mapped_object *ps_machine_object(struct ps_machine *machine, const cha
 	o->kernel = kernel_name(name);
 	if (key->build_id)
 		learn_build_id(o, key->build_id, key->build_id_size);
-	else if ((bid = feature_build_id(machine, name)) != NULL)
+	else if ((bid = feature_build_id(machine, feature_name(name))) != NULL)
 		/* the BUILD_ID feature names the objects samples hit */
 		learn_build_id(o, bid->id, (uint8_t)bid->size);
 	if (key->has_file_id)

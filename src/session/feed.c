@@ -47,25 +47,6 @@ static bool made_here(const struct ps_reader *reader)
 	       (!f->osrelease || strcmp(u.release, f->osrelease) == 0);
 }
 
-const char *ps_feed_kernel_symbols(const struct ps_reader *reader, const char *kallsyms,
-                                   const char *vmlinux, const char *symfs)
-{
-	static const char proc_kallsyms[] = "/proc/kallsyms";
-	const struct ps_features *f = ps_reader_features(reader);
-	struct utsname u;
-
-	if (kallsyms || vmlinux)
-		return kallsyms;
-	/* perf reads no local kallsyms under a symfs */
-	if (symfs && symfs[0])
-		return NULL;
-	if (uname(&u) != 0 || !f->hostname || !f->osrelease)
-		return NULL;
-	if (strcmp(u.nodename, f->hostname) != 0 || strcmp(u.release, f->osrelease) != 0)
-		return NULL;
-	return proc_kallsyms;
-}
-
 /* An archive's capture is analysed with the options and only the files
  * it was made with (session_priv.h). */
 void ps_feed_archive_opts(struct ps_archive *archive, struct ps_session_opts *o,
@@ -185,9 +166,9 @@ int ps_feed_open(struct ps_feed *feed, const char *path, const struct ps_session
 			.symfs_dirs = o->symfs_dirs,
 			.nr_symfs_dirs = o->nr_symfs_dirs,
 			.buildid_dir = o->buildid_dir,
-			.kallsyms = archive ? o->kallsyms
-			                    : ps_feed_kernel_symbols(feed->reader, o->kallsyms,
-			                                             o->vmlinux, o->symfs),
+			/* none given: which file, as perf decides (the
+			 * capture's kernel build-id against the running one's) */
+			.kallsyms = o->kallsyms,
 			.vmlinux = o->vmlinux,
 			.no_inline = o->no_inline,
 			.srcline = o->srcline,

@@ -60,8 +60,7 @@ int ps_model_open(const struct ps_reader *reader, const struct ps_model_opts *op
 			.sz = sizeof(popts.symbols),
 			.symfs = so.symfs,
 			.buildid_dir = so.buildid_dir,
-			.kallsyms = archive ? so.kallsyms
-			                    : ps_feed_kernel_symbols(reader, so.kallsyms, NULL, so.symfs),
+			.kallsyms = so.kallsyms,
 			.vmlinux = so.vmlinux,
 			.log = model->opts.log,
 			.log_ctx = model->opts.log_ctx,

@@ -83,12 +83,6 @@ int ps_feed_next(struct ps_feed *feed, struct ps_feed_sample *out);
 int ps_feed_read_to_end(struct ps_feed *feed);
 /* Whether an event of the capture records user stacks to unwind. */
 bool ps_feed_has_user_stacks(const struct ps_feed *feed);
-/* Kernel symbols: an explicit file (kallsyms; NULL with vmlinux), or
- * this machine's /proc/kallsyms when the capture was made here (same host
- * name and kernel release) and no symfs is given; NULL: the symbols
- * module's own choice. */
-const char *ps_feed_kernel_symbols(const struct ps_reader *reader, const char *kallsyms,
-                                   const char *vmlinux, const char *symfs);
 /* A capture that came in an archive is analysed as it was where the
  * archive was made: o takes the options it was made with, files reads
  * only the files it holds (a path it does not hold does not exist), and

@@ -1,5 +1,6 @@
-/* The session's DSO registry, kernel symbols, and the per-address cache
- * behind ps_dso_resolve(); finding each DSO's files is dso_locate.c's. */
+/* The session's DSO registry and the per-address cache behind
+ * ps_dso_resolve(); finding each DSO's files is dso_locate.c's, the
+ * kernel's and modules' symbols dso_kernel.c's. */
 #include "symbols/dso_priv.h"
 
 #include "base/hash.h"
@@ -145,6 +146,7 @@ void ps_symbols_free(struct ps_symbols *symbols)
 		}
 	}
 	ps_kernel_symbols_free(symbols->kernel);
+	ps_kernel_symbols_free(symbols->kernel_core);
 	if (symbols->own_vdso) {
 		unlink(symbols->own_vdso);
 		free(symbols->own_vdso);
@@ -338,72 +340,6 @@ const char *ps_dso_errmsg(struct ps_dso *dso)
 }
 
 /* ------------------------------------------------------------------ */
-/* kernel symbols */
-
-/* perf's dso__load_kernel_sym, without vmlinux_path and kcore. */
-static void load_kernel(struct ps_symbols *symbols)
-{
-	const struct ps_dso *kdso = symbols->kernel_dso;
-	struct ps_kernel_source source = {
-		.kallsyms = symbols->kallsyms,
-		.vmlinux = symbols->vmlinux,
-		.build_id = kdso ? kdso->build_id : NULL,
-		.build_id_size = kdso ? kdso->build_id_size : 0,
-		.buildid_dir = symbols->buildid_dir,
-		.symfs = symbols->symfs,
-		.files = &symbols->files,
-	};
-	struct ps_kernel_load_result result = { 0 };
-	int rc;
-
-	symbols->kernel_tried = true;
-	if (!ps_ahead_take_kernel(symbols->ahead, &source, &symbols->kernel, &result, &rc))
-		rc = ps_kernel_symbols_load(&source, &symbols->kernel, &result);
-	if (rc < 0) {
-		ps_symbols_log(symbols, PS_LOG_WARN, "symbols: kernel: %s", result.err);
-		return;
-	}
-	if (result.bad_lines)
-		ps_symbols_log(symbols, PS_LOG_WARN, "symbols: kernel: %s", result.err);
-	if (symbols->have_reloc)
-		ps_kernel_symbols_reloc(symbols->kernel, symbols->reloc_name, symbols->reloc_addr);
-}
-
-int ps_symbols_kernel_reloc(struct ps_symbols *symbols, const char *ref_name, uint64_t ref_addr)
-{
-	char *name = strdup(ref_name);
-
-	if (!name)
-		return -ENOMEM;
-	free(symbols->reloc_name);
-	symbols->reloc_name = name;
-	symbols->reloc_addr = ref_addr;
-	symbols->have_reloc = true;
-	if (symbols->kernel)
-		return ps_kernel_symbols_reloc(symbols->kernel, ref_name, ref_addr);
-	return 0;
-}
-
-bool ps_symbols_kernel_section(const struct ps_symbols *symbols, uint64_t addr, const char **name,
-                               uint64_t *start, uint64_t *end, uint64_t *offset)
-{
-	return symbols->kernel_map_loaded &&
-	       ps_kernel_symbols_section(symbols->kernel, addr, name, start, end, offset);
-}
-
-const char *ps_symbols_kernel_vmlinux(const struct ps_symbols *symbols, uint64_t *text_offset)
-{
-	if (!symbols->kernel_map_loaded || !ps_kernel_symbols_vmlinux(symbols->kernel, text_offset))
-		return NULL;
-	return symbols->vmlinux;
-}
-
-bool ps_symbols_kernel_extent(const struct ps_symbols *symbols, uint64_t *start, uint64_t *end)
-{
-	return symbols->kernel_map_loaded && ps_kernel_symbols_extent(symbols->kernel, start, end);
-}
-
-/* ------------------------------------------------------------------ */
 /* resolving, with a cache per DSO and address */
 
 static size_t cache_hash(uint64_t addr, bool chain)
@@ -451,7 +387,7 @@ static void cache_insert(struct ps_dso *dso, uint64_t addr, bool chain, struct c
 	dso->used_slots++;
 }
 
-static const char *addr_srcline(struct ps_dso *dso, uint64_t addr)
+const char *ps_dso_addr_srcline(struct ps_dso *dso, uint64_t addr)
 {
 	char buf[512];
 
@@ -575,50 +511,9 @@ static size_t resolve_user(struct ps_dso *dso, uint64_t addr, bool chain,
 			frames[0].srcline = ps_inline_plain_srcline(
 			        records, nr_records, symbols->full_source_path, &dso->arena);
 		else
-			frames[0].srcline = addr_srcline(dso, addr + dso->text_offset);
+			frames[0].srcline = ps_dso_addr_srcline(dso, addr + dso->text_offset);
 	}
 	return 1;
-}
-
-/* perf loads the kernel's map; from kallsyms, maps__split_kallsyms()
- * gives the modules loaded from their .ko before then kallsyms's symbols
- * too (ps_kmodule_add_kallsyms()), which changes answers already given
- * for them. */
-static void kernel_map_loads(struct ps_symbols *symbols)
-{
-	if (symbols->kernel_map_loaded)
-		return;
-	symbols->kernel_map_loaded = true;
-	for (size_t i = 0; symbols->kernel && symbols->buckets && i < symbols->nr_buckets; i++)
-		for (struct ps_dso *dso = symbols->buckets[i]; dso; dso = dso->next) {
-			if (dso->kind != DSO_MODULE || !ps_kmodule_from_file(dso))
-				continue;
-			ps_kmodule_add_kallsyms(dso);
-			free(dso->slots);
-			dso->slots = NULL;
-			dso->nr_slots = dso->used_slots = 0;
-		}
-}
-
-int ps_dso_load(struct ps_dso *dso)
-{
-	struct ps_symbols *symbols = dso->owner;
-	bool first = !dso->loaded;
-
-	dso->loaded = true;
-	if (dso->kind == DSO_KERNEL || dso->kind == DSO_MODULE) {
-		if (!symbols->kernel_tried)
-			load_kernel(symbols);
-		if (dso->kind == DSO_MODULE) {
-			ps_kmodule_load(dso);
-			/* dso__load() found no file to read */
-			if (first && !ps_kmodule_from_file(dso))
-				return -1;
-		} else {
-			kernel_map_loads(symbols);
-		}
-	}
-	return 0;
 }
 
 bool ps_dso_adjusts_symbols(struct ps_dso *dso)
@@ -654,52 +549,6 @@ bool ps_dso_source(struct ps_dso *dso, uint64_t addr, char *path, size_t size, u
 	got = ps_addr2line_query(dso->a2l, addr + dso->text_offset, symbols->records,
 	                         PS_INLINE_MAX);
 	return got > 0 && ps_inline_source(&symbols->records[0], path, size, line);
-}
-
-static size_t resolve_kernel(struct ps_dso *dso, uint64_t addr, struct ps_frame_name *frames)
-{
-	struct ps_symbols *symbols = dso->owner;
-	const struct ps_sym *sym = NULL;
-	uint64_t symbol_addr = addr;
-
-	if (!symbols->kernel_tried)
-		load_kernel(symbols);
-	if (dso->kind == DSO_MODULE) {
-		ps_kmodule_load(dso);
-		if (ps_kmodule_from_file(dso)) {
-			/* perf's map of the module starts at .text's offset (0
-			 * without symbols); kallsyms's may join the .ko's
-			 * (kernel_map_loads()) */
-			symbol_addr = addr - dso->module_start + dso->module_text_offset;
-			sym = ps_symtab_find(&dso->symtab, symbol_addr);
-		} else if (dso->module_source == MODULE_FROM_KALLSYMS && symbols->kernel) {
-			sym = ps_kernel_symbols_find(symbols->kernel, dso->module, addr,
-			                             &symbol_addr);
-		} else if (dso->module_source == MODULE_BEFORE_KERNEL &&
-		           !symbols->kernel_map_loaded) {
-			/* none yet: kallsyms's come when perf loads it */
-			symbols->answer_incomplete = true;
-		} else if (dso->module_source == MODULE_BEFORE_KERNEL && symbols->kernel) {
-			/* maps__split_kallsyms() met the module loaded: it left
-			 * out the symbol that starts each run of the module's
-			 * and moved the rest in */
-			sym = ps_kernel_symbols_find(symbols->kernel, dso->module, addr,
-			                             &symbol_addr);
-			if (sym && sym->run_start)
-				sym = NULL;
-		}
-	} else {
-		if (dso->kind == DSO_KERNEL)
-			kernel_map_loads(symbols);
-		if (symbols->kernel)
-			sym = ps_kernel_symbols_find(symbols->kernel, NULL, addr, &symbol_addr);
-	}
-	frames[0].sym = sym ? sym->name : NULL;
-	frames[0].offset = sym ? symbol_addr - sym->start : 0;
-	frames[0].size = sym ? sym->end - sym->start : 0;
-	frames[0].inlined = false;
-	frames[0].srcline = symbols->srcline ? addr_srcline(dso, addr) : NULL;
-	return 1;
 }
 
 /* Every so many new addresses, the pages of the files read to answer
@@ -742,12 +591,12 @@ size_t ps_dso_resolve(struct ps_dso *dso, uint64_t addr, bool inline_frames,
 			break;
 		case DSO_KERNEL:
 		case DSO_MODULE:
-			n = resolve_kernel(dso, addr, frames);
+			n = ps_dso_resolve_kernel(dso, addr, frames);
 			break;
 		default:
 			frames[0] = (struct ps_frame_name){ 0 };
 			if (dso->owner->srcline)
-				frames[0].srcline = addr_srcline(dso, addr);
+				frames[0].srcline = ps_dso_addr_srcline(dso, addr);
 			n = 1;
 			break;
 		}

@@ -130,6 +130,11 @@ struct ps_symbols {
 	struct ps_dso **buckets;
 	size_t nr_buckets, nr_dsos;
 	struct ps_kernel_symbols *kernel;
+	/* the running kernel's kallsyms: NULL, /proc/kallsyms (tests name
+	 * another file) */
+	const char *live_kallsyms;
+	/* the kernel's own symbols that kernel replaced (kernel_whole()) */
+	struct ps_kernel_symbols *kernel_core;
 	bool kernel_tried;
 	/* the kernel DSO has resolved an address: perf has loaded the
 	 * kernel map, which then covers every kernel symbol */
@@ -188,6 +193,12 @@ void ps_dso_locate(struct ps_dso *dso);
 struct ps_elf *ps_dso_module_file(struct ps_dso *dso);
 /* dso.c: whether s ends in suffix. */
 bool ps_dso_has_suffix(const char *s, const char *suffix);
+/* dso.c: perf's srcline of an address without a line: "DSO[ADDR]", in the
+ * DSO's arena. */
+const char *ps_dso_addr_srcline(struct ps_dso *dso, uint64_t addr);
+/* dso_kernel.c: the name of a kernel or module address into frames[0]
+ * (ps_dso_resolve()'s miss); 1. */
+size_t ps_dso_resolve_kernel(struct ps_dso *dso, uint64_t addr, struct ps_frame_name *frames);
 /* dso_locate.c: size bytes of buf written to fd, through short writes and
  * interruptions; 0 or -errno (-EIO when nothing more is written). */
 int ps_symbols_write_all(int fd, const void *buf, size_t size);

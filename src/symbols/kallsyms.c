@@ -32,6 +32,8 @@ struct ps_kernel_symbols {
 	 * its .text, and .text's file offset */
 	bool has_extent;
 	uint64_t extent_start, extent_end, text_offset;
+	/* the kernel's own lines only (ps_kernel_symbols_read_core()) */
+	bool core_only;
 };
 
 void ps_kernel_symbols_free(struct ps_kernel_symbols *ks)
@@ -344,9 +346,10 @@ int ps_kernel_symbols_from_kallsyms(const char *path, struct ps_kernel_symbols *
 	return ps_kernel_symbols_read_kallsyms(path, NULL, out, result);
 }
 
-int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks *files,
-                                    struct ps_kernel_symbols **out,
-                                    struct ps_kernel_load_result *result)
+/* Reads path (through files) as kallsyms; core_only: up to the first
+ * module's line, and a damaged line fails the read. */
+static int read_kallsyms(const char *path, const struct ps_file_hooks *files, bool core_only,
+                         struct ps_kernel_symbols **out, struct ps_kernel_load_result *result)
 {
 	const char *file = ps_file_local(files, path);
 	struct ps_kernel_symbols *ks;
@@ -395,8 +398,13 @@ int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks
 			continue;
 		if (!parse_line(line, len, &addr, &type, &name, &name_len)) {
 			result->bad_lines++;
+			if (core_only)
+				break;
 			continue;
 		}
+		/* the modules' lines (and BPF's, ftrace's) follow the kernel's */
+		if (core_only && memchr(name, '\t', name_len))
+			break;
 		if (!keep_type(type) || (name_len && name[0] == '$'))
 			continue;
 		if (all->nr >= KALLSYMS_SYMBOLS_MAX) {
@@ -414,7 +422,10 @@ int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks
 	}
 	free(lr.buf);
 	close(lr.fd);
-	if (rc == 0 && all->nr == 0) {
+	if (rc == 0 && core_only && result->bad_lines) {
+		snprintf(result->err, sizeof(result->err), "%s: damaged line", path);
+		rc = -EILSEQ;
+	} else if (rc == 0 && all->nr == 0) {
 		snprintf(result->err, sizeof(result->err), "%s: no kernel symbols", path);
 		rc = -ENOENT;
 	} else if (rc == 0 && !any_address) {
@@ -438,11 +449,30 @@ int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks
 		return rc;
 	}
 	set_extent(ks, last);
+	ks->core_only = core_only;
 	if (result->bad_lines)
 		snprintf(result->err, sizeof(result->err), "%s: skipped %zu damaged line%s", path,
 		         result->bad_lines, result->bad_lines == 1 ? "" : "s");
 	*out = ks;
 	return 0;
+}
+
+int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks *files,
+                                    struct ps_kernel_symbols **out,
+                                    struct ps_kernel_load_result *result)
+{
+	return read_kallsyms(path, files, false, out, result);
+}
+
+int ps_kernel_symbols_read_core(const char *path, struct ps_kernel_symbols **out,
+                                struct ps_kernel_load_result *result)
+{
+	return read_kallsyms(path, NULL, true, out, result);
+}
+
+bool ps_kernel_symbols_core_only(const struct ps_kernel_symbols *ks)
+{
+	return ks && ks->core_only;
 }
 
 /* dso__load_sym for the kernel: the .symtab of a vmlinux, symbols kept in
@@ -660,125 +690,4 @@ int ps_kernel_symbols_reloc(struct ps_kernel_symbols *ks, const char *ref_name, 
 		}
 	}
 	return -ENOENT;
-}
-
-static bool host_kernel_build_id(uint8_t *id, size_t *size)
-{
-	uint8_t notes[4096];
-	struct ps_cursor c;
-	FILE *f = fopen("/sys/kernel/notes", "rb");
-	size_t n;
-
-	if (!f)
-		return false;
-	n = fread(notes, 1, sizeof(notes), f);
-	fclose(f);
-	c = ps_cursor_make(notes, n, false);
-	while (ps_cursor_left(&c) >= 12) {
-		uint32_t namesz = ps_cursor_u32(&c), descsz = ps_cursor_u32(&c);
-		uint32_t type = ps_cursor_u32(&c);
-		const uint8_t *name = ps_cursor_take(&c, ((size_t)namesz + 3) & ~(size_t)3);
-		const uint8_t *desc = ps_cursor_take(&c, ((size_t)descsz + 3) & ~(size_t)3);
-
-		if (!name || !desc)
-			return false;
-		if (type == 3 && namesz == 4 && memcmp(name, "GNU", 4) == 0) {
-			*size = descsz < PS_BUILD_ID_MAX ? descsz : PS_BUILD_ID_MAX;
-			memcpy(id, desc, *size);
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Which file perf 6.1 reads kernel symbols from (dso__load_kernel_sym
- * without the vmlinux_path search and kcore): --kallsyms, else -k, else
- * none under a --symfs, else /proc/kallsyms when the capture's kernel is
- * the running one (or its build-id is unknown), else the build-id cache's
- * copy of kallsyms. Into path (*vmlinux: an ELF file, else kallsyms text);
- * -errno with the reason in result->err when there is none. */
-static int kernel_file(const struct ps_kernel_source *source, char *path, size_t size,
-                       bool *vmlinux, struct ps_kernel_load_result *result)
-{
-	uint8_t host[PS_BUILD_ID_MAX];
-	size_t host_size = 0;
-	char hex[2 * PS_BUILD_ID_MAX + 1];
-	const char *file;
-	int n;
-
-	*vmlinux = false;
-	if (source->kallsyms) {
-		file = source->kallsyms;
-	} else if (source->vmlinux) {
-		*vmlinux = true;
-		file = source->vmlinux;
-		/* dso__load_vmlinux(): a relative path is under --symfs */
-		if (file[0] != '/' && source->symfs && source->symfs[0]) {
-			n = snprintf(path, size, "%s/%s", source->symfs, file);
-			if (n < 0 || (size_t)n >= size) {
-				snprintf(result->err, sizeof(result->err), "vmlinux path too long");
-				return -ENAMETOOLONG;
-			}
-			return 0;
-		}
-	} else if (source->symfs && source->symfs[0]) {
-		/* perf does not use local files when a symfs was given (nor the
-		 * build-id cache's kallsyms, which it looks for after them) */
-		snprintf(result->err, sizeof(result->err),
-		         "no kernel symbols (--symfs given, no --kallsyms)");
-		return -ENOENT;
-	} else if (!source->build_id_size ||
-	           (host_kernel_build_id(host, &host_size) &&
-	            ps_build_id_equal(source->build_id, source->build_id_size, host, host_size))) {
-		file = "/proc/kallsyms";
-	} else {
-		ps_build_id_hex(source->build_id, source->build_id_size, hex);
-		n = snprintf(path, size, "%s/[kernel.kallsyms]/%s/kallsyms", source->buildid_dir,
-		             hex);
-		if (n < 0 || (size_t)n >= size) {
-			snprintf(result->err, sizeof(result->err), "build-id cache path too long");
-			return -ENAMETOOLONG;
-		}
-		return 0;
-	}
-	if (strlen(file) >= size) {
-		snprintf(result->err, sizeof(result->err), "kernel symbols: path too long");
-		return -ENAMETOOLONG;
-	}
-	memcpy(path, file, strlen(file) + 1);
-	return 0;
-}
-
-int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kernel_symbols **out,
-                           struct ps_kernel_load_result *result)
-{
-	char path[4096];
-	bool vmlinux;
-	int rc;
-
-	*out = NULL;
-	memset(result, 0, sizeof(*result));
-	rc = kernel_file(source, path, sizeof(path), &vmlinux, result);
-	if (rc < 0)
-		return rc;
-	if (vmlinux)
-		return ps_kernel_symbols_read_vmlinux(path, source->files, source->build_id,
-		                                      source->build_id_size, out, result);
-	return ps_kernel_symbols_read_kallsyms(path, source->files, out, result);
-}
-
-bool ps_kernel_symbols_same_load(const struct ps_kernel_source *a, const struct ps_kernel_source *b)
-{
-	struct ps_kernel_load_result result;
-	char path_a[4096], path_b[4096];
-	bool vmlinux_a, vmlinux_b;
-
-	if (kernel_file(a, path_a, sizeof(path_a), &vmlinux_a, &result) < 0 ||
-	    kernel_file(b, path_b, sizeof(path_b), &vmlinux_b, &result) < 0)
-		return false;
-	/* a vmlinux's symbols are checked against the build-id */
-	return vmlinux_a == vmlinux_b && strcmp(path_a, path_b) == 0 &&
-	       (!vmlinux_a ||
-	        (a->build_id_size == b->build_id_size &&
-	         (!a->build_id_size || memcmp(a->build_id, b->build_id, a->build_id_size) == 0)));
 }

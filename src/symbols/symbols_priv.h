@@ -450,6 +450,10 @@ struct ps_kernel_source {
 	size_t build_id_size;
 	const char *buildid_dir, *symfs;
 	const struct ps_file_hooks *files; /* may be NULL */
+	/* all of /proc/kallsyms, never the kernel's part alone from perf
+	 * record's copy (modules' symbols are asked for) */
+	bool whole;
+	const char *live; /* the running kernel's kallsyms (NULL: /proc/kallsyms) */
 };
 
 int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kernel_symbols **out,
@@ -467,6 +471,21 @@ int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id, si
 int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks *files,
                                     struct ps_kernel_symbols **out,
                                     struct ps_kernel_load_result *result);
+/* The kernel's own lines of a kallsyms file, up to the first module's:
+ * a table without modules (ps_kernel_symbols_core_only()), whose kernel
+ * part is what the whole file gives when every module, BPF and ftrace
+ * address lies above the kernel's (x86-64's layout). A damaged line
+ * fails it (-EILSEQ). */
+int ps_kernel_symbols_read_core(const char *path, struct ps_kernel_symbols **out,
+                                struct ps_kernel_load_result *result);
+bool ps_kernel_symbols_core_only(const struct ps_kernel_symbols *ks);
+/* kernel_source.c: the running kernel's part of live (/proc/kallsyms)
+ * read from copy (perf record's copy of it in the build-id cache) when
+ * the copy is of this boot: its first lines, through kernel addresses,
+ * are live's. -errno when it cannot stand in for live (-ENOTSUP off
+ * x86-64, -ESTALE another boot's or another layout's). */
+int ps_kernel_symbols_from_copy(const char *live, const char *copy, struct ps_kernel_symbols **out,
+                                struct ps_kernel_load_result *result);
 int ps_kernel_symbols_read_vmlinux(const char *path, const struct ps_file_hooks *files,
                                    const uint8_t *build_id, size_t build_id_size,
                                    struct ps_kernel_symbols **out,

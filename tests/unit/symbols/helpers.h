@@ -64,6 +64,7 @@ Suite *suite_inflate(void);
 Suite *suite_names(void);
 Suite *suite_damage(void);
 Suite *suite_kallsyms(void);
+Suite *suite_kernel_source(void);
 Suite *suite_source(void);
 Suite *suite_variables(void);
 

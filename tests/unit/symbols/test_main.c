@@ -18,6 +18,7 @@ int main(void)
 	srunner_add_suite(runner, suite_inline());
 	srunner_add_suite(runner, suite_damage());
 	srunner_add_suite(runner, suite_kallsyms());
+	srunner_add_suite(runner, suite_kernel_source());
 	srunner_add_suite(runner, suite_names());
 	srunner_add_suite(runner, suite_addr2line());
 	srunner_add_suite(runner, suite_die_walk());

@@ -1,0 +1,189 @@
+/* The running kernel's symbols from perf record's copy of kallsyms
+ * (kernel_source.c): used only when its first 64 KB are the live file's,
+ * its kernel lines only, and all of the live file once a module is asked
+ * about. The live and copied files here differ past their first 64 KB,
+ * so that each answer shows which file gave it. */
+#include "helpers.h"
+#include "symbols/dso_priv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FILLERS 2500 /* about 87 KB of kernel lines before the named ones */
+
+static char live[1024], copy[1024], cache_dir[1024];
+static const uint8_t kernel_id[20] = { 0xab, 0xcd, 1, 2, 3 };
+
+/* A kallsyms text: the fillers, then two functions and a module's, all
+ * named with prefix; head replaces the first line when not NULL. */
+static void write_kallsyms(const char *path, const char *prefix, const char *head,
+                           const char *damage)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%s\n", head ? head : "ffffffff81000000 T _text");
+	for (int i = 1; i < FILLERS; i++)
+		fprintf(f, "ffffffff81%06x t filler_%05d\n", i * 16, i);
+	if (damage)
+		fprintf(f, "%s\n", damage);
+	fprintf(f, "ffffffff82000000 T %s_func\n", prefix);
+	fprintf(f, "ffffffff82000100 T %s_other\n", prefix);
+	fprintf(f, "ffffffffc0001000 t %s_mod\t[mymod]\n", prefix);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static void setup(void)
+{
+	char hex[41], name[128], dir[1024];
+
+	ck_assert_msg(fixture.ok, "fixture: %s", fixture.why);
+	for (size_t i = 0; i < sizeof(kernel_id); i++)
+		snprintf(hex + 2 * i, 3, "%02x", kernel_id[i]);
+	make_dir(cache_dir, sizeof(cache_dir), "kallsyms-copy");
+	fmt(live, sizeof(live), "%s/live", cache_dir);
+	fmt(name, sizeof(name), "kallsyms-copy/[kernel.kallsyms]/%s", hex);
+	make_dir(dir, sizeof(dir), name);
+	fmt(copy, sizeof(copy), "%s/kallsyms", dir);
+	write_kallsyms(live, "live", NULL, NULL);
+	write_kallsyms(copy, "copy", NULL, NULL);
+}
+
+static const char *kernel_name(const struct ps_kernel_symbols *ks, uint64_t addr)
+{
+	uint64_t at;
+	const struct ps_sym *sym = ps_kernel_symbols_find(ks, NULL, addr, &at);
+
+	return sym ? sym->name : "[unknown]";
+}
+
+#if defined(__x86_64__)
+START_TEST(test_copy_of_this_boot)
+{
+	struct ps_kernel_symbols *ks, *whole;
+	struct ps_kernel_load_result result;
+	uint64_t start, end, whole_start, whole_end;
+
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(live, copy, &ks, &result), 0);
+	ck_assert(ps_kernel_symbols_core_only(ks));
+	ck_assert_str_eq(kernel_name(ks, 0xffffffff82000010), "copy_func");
+	ck_assert_str_eq(kernel_name(ks, 0xffffffff82000110), "copy_other");
+	ck_assert_ptr_null(ps_kernel_symbols_module(ks, "[mymod]"));
+	/* the kernel's map ends where the whole file ends it (a page past
+	 * its last symbol, the modules following) */
+	ck_assert_int_eq(ps_kernel_symbols_read_kallsyms(copy, NULL, &whole, &result), 0);
+	ck_assert(!ps_kernel_symbols_core_only(whole));
+	ck_assert_ptr_nonnull(ps_kernel_symbols_module(whole, "[mymod]"));
+	ck_assert(ps_kernel_symbols_extent(ks, &start, &end));
+	ck_assert(ps_kernel_symbols_extent(whole, &whole_start, &whole_end));
+	ck_assert_uint_eq(start, whole_start);
+	ck_assert_uint_eq(end, whole_end);
+	ck_assert_uint_eq(end, 0xffffffff82002000);
+	ps_kernel_symbols_free(whole);
+	ps_kernel_symbols_free(ks);
+}
+END_TEST
+
+START_TEST(test_copy_of_another_boot)
+{
+	struct ps_kernel_symbols *ks;
+	struct ps_kernel_load_result result;
+	char small_live[1024];
+
+	/* another KASLR offset */
+	write_kallsyms(copy, "copy", "ffffffff91000000 T _text", NULL);
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(live, copy, &ks, &result), -ESTALE);
+	ck_assert_ptr_null(ks);
+	/* addresses restricted (kernel.kptr_restrict) where perf recorded */
+	write_kallsyms(copy, "copy", "0000000000000000 T _text", NULL);
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(live, copy, &ks, &result), -ESTALE);
+	/* a live file shorter than the bytes compared: the copy must end
+	 * where it ends */
+	fmt(small_live, sizeof(small_live), "%s/small", cache_dir);
+	write_file(small_live, "ffffffff81000000 T _text\n");
+	write_file(copy, "ffffffff81000000 T _text\nffffffff81000010 T more\n");
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(small_live, copy, &ks, &result), -ESTALE);
+	write_file(copy, "ffffffff81000000 T _text\n");
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(small_live, copy, &ks, &result), 0);
+	ps_kernel_symbols_free(ks);
+	/* nothing but absolute addresses compared: no kernel address seen */
+	write_file(small_live, "0000000000001000 A percpu_thing\n");
+	write_file(copy, "0000000000001000 A percpu_thing\n");
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(small_live, copy, &ks, &result), -ESTALE);
+	/* no copy */
+	fmt(small_live, sizeof(small_live), "%s/none", cache_dir);
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(live, small_live, &ks, &result), -ESTALE);
+}
+END_TEST
+
+START_TEST(test_copy_damaged)
+{
+	struct ps_kernel_symbols *ks;
+	struct ps_kernel_load_result result;
+
+	/* past the bytes compared: read whole, the damaged line counted,
+	 * and not used as the copy */
+	write_kallsyms(copy, "copy", NULL, "ffffffff8100zz00 T bad_hex");
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(live, copy, &ks, &result), -EILSEQ);
+	ck_assert_ptr_null(ks);
+}
+END_TEST
+
+/* Through the symbols module: the kernel's answers from the copy, a
+ * module's from the live file, which then answers the kernel's new
+ * addresses too; answers given stay. */
+START_TEST(test_modules_from_live)
+{
+	struct log_capture log = { 0 };
+	struct ps_symbols_opts opts = { .sz = sizeof(opts),
+		                        .kallsyms = live,
+		                        .buildid_dir = cache_dir,
+		                        .log = capture_log,
+		                        .log_ctx = &log };
+	struct ps_symbols *symbols;
+	struct ps_dso *kernel, *module;
+
+	ck_assert_int_eq(ps_symbols_new(&opts, &symbols), 0);
+	symbols->live_kallsyms = live;
+	kernel = ps_symbols_dso(symbols, "[kernel.kallsyms]", kernel_id, sizeof(kernel_id));
+	module = ps_symbols_dso(symbols, "[mymod]", NULL, 0);
+	ck_assert_str_eq(resolve_plain(kernel, 0xffffffff82000010).sym, "copy_func");
+	ck_assert_msg(strstr(log.all, "perf record's copy"), "log: %s", log.all);
+	ck_assert_str_eq(resolve_plain(module, 0xffffffffc0001010).sym, "live_mod");
+	ck_assert_str_eq(resolve_plain(kernel, 0xffffffff82000010).sym, "copy_func");
+	ck_assert_str_eq(resolve_plain(kernel, 0xffffffff82000110).sym, "live_other");
+	ps_symbols_free(symbols);
+}
+END_TEST
+#else
+START_TEST(test_copy_not_used)
+{
+	struct ps_kernel_symbols *ks;
+	struct ps_kernel_load_result result;
+
+	/* modules may lie below the kernel: its table would differ */
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(live, copy, &ks, &result), -ENOTSUP);
+	ck_assert_ptr_null(ks);
+}
+END_TEST
+#endif
+
+Suite *suite_kernel_source(void)
+{
+	Suite *s = suite_create("kernel_source");
+	TCase *tc = tcase_create("kernel_source");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+#if defined(__x86_64__)
+	tcase_add_test(tc, test_copy_of_this_boot);
+	tcase_add_test(tc, test_copy_of_another_boot);
+	tcase_add_test(tc, test_copy_damaged);
+	tcase_add_test(tc, test_modules_from_live);
+#else
+	tcase_add_test(tc, test_copy_not_used);
+#endif
+	suite_add_tcase(s, tc);
+	return s;
+}
