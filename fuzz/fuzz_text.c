@@ -5,7 +5,8 @@
  *    file (src/symbols/names.c), every address looked up again;
  *  - kernel symbols as kallsyms text (--kallsyms FILE, or an archive's),
  *    resolved through the symbols module at the addresses of the input's
- *    first lines and around them.
+ *    first lines and around them; and as perf record's copy of the
+ *    kernel's own lines, whose index must answer as the table does.
  * Build: ./configure CC=clang --enable-fuzzing && make fuzz/fuzz_text
  * Run:   fuzz/run.sh 60 fuzz_text
  */
@@ -94,6 +95,37 @@ static void kallsyms(const char *path, const uint8_t *data, size_t size)
 	ps_symbols_free(symbols);
 }
 
+/* The kernel's own lines as perf record's copy gives them
+ * (kallsyms_index.c): every answer of the index must be the table's. */
+static void kallsyms_core(const char *path, const uint8_t *data, size_t size)
+{
+	struct ps_kernel_load_result result;
+	struct ps_kernel_symbols *lazy = NULL, *table = NULL;
+	uint64_t addrs[MAX_ADDRS];
+	size_t nr = line_addresses(data, size, addrs);
+
+	if (ps_kernel_symbols_read_core(path, &lazy, &result) == 0 && !memchr(data, '\t', size) &&
+	    ps_kernel_symbols_read_kallsyms(path, NULL, &table, &result) == 0) {
+		for (size_t i = 0; i < nr; i++)
+			for (uint64_t delta = 0; delta < 0x20; delta += 4) {
+				uint64_t at_a, at_b;
+				const struct ps_sym *a = ps_kernel_symbols_find(
+				        table, NULL, addrs[i] + delta, &at_a);
+				const struct ps_sym *b =
+				        ps_kernel_symbols_find(lazy, NULL, addrs[i] + delta, &at_b);
+
+				if (!a != !b || (a && (strcmp(a->name, b->name) != 0 ||
+				                       a->start != b->start || a->end != b->end)))
+					abort();
+			}
+		if (nr && ps_kernel_symbols_reloc(table, "_text", addrs[0]) !=
+		                  ps_kernel_symbols_reloc(lazy, "_text", addrs[0]))
+			abort();
+	}
+	ps_kernel_symbols_free(lazy);
+	ps_kernel_symbols_free(table);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64];
@@ -104,6 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	manifest(data, size);
 	names(path);
 	kallsyms(path, data, size);
+	kallsyms_core(path, data, size);
 	close(fd);
 	return 0;
 }

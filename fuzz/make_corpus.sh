@@ -281,6 +281,25 @@ ffffffffc0001000 t xfs_fs_fill_super	[xfs]
 ffffffffc0002000 T xfs_iread	[xfs]
 ffffffffc0100000 t ext4_fill_super	[ext4]
 EOF
+# the kernel's own lines alone, as kallsyms_index.c reads perf record's
+# copy: aliases, the entry trampoline, skipped types and names
+cat >"$corpus/fuzz_text/kallsyms-kernel-lines" <<'EOF'
+0000000000001000 A percpu_first
+ffffffff81000000 T srso_alias_untrain_ret
+ffffffff81000000 T _stext
+ffffffff81000000 T _text
+ffffffff81000040 t $x
+ffffffff81000080 T func_a
+ffffffff81000080 t local_alias
+ffffffff810000c0 W weak_one
+ffffffff810000c0 T strong_one
+ffffffff81000140 T __entry_SYSCALL_64_trampoline
+ffffffff81000180 r rodata_sym
+ffffffff810001c0 T __entry_SYSCALL_64_trampoline
+ffffffff810001c0 T tramp_alias
+ffffffff81000200 D data_obj
+ffffffff81000280 T last_one
+EOF
 [ -s "$session/kallsyms" ] && cp "$session/kallsyms" "$corpus/fuzz_text/kallsyms-session"
 
 du -sh "$corpus"/* | sed "s|$corpus/||"

@@ -12,10 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define KSYM_NAME_LEN 512 /* perf's symbol_name[KSYM_NAME_LEN + 1] */
 #define KALLSYMS_LINE_MAX 4096
 #define KALLSYMS_SYMBOLS_MAX (16u << 20) /* a bound on damaged input */
-#define ENTRY_TRAMPOLINE_NAME "__entry_SYSCALL_64_trampoline"
 
 struct kernel_group {
 	char *module; /* NULL: the kernel proper */
@@ -32,8 +30,11 @@ struct ps_kernel_symbols {
 	 * its .text, and .text's file offset */
 	bool has_extent;
 	uint64_t extent_start, extent_end, text_offset;
-	/* the kernel's own lines only (ps_kernel_symbols_read_core()) */
+	/* the kernel's own lines only (ps_kernel_symbols_read_core()), made
+	 * into symbols where asked (kallsyms_index.c) or, when the index
+	 * declined the file, into groups[0] */
 	bool core_only;
+	struct ps_kallsyms_index *index;
 };
 
 void ps_kernel_symbols_free(struct ps_kernel_symbols *ks)
@@ -46,6 +47,7 @@ void ps_kernel_symbols_free(struct ps_kernel_symbols *ks)
 	}
 	free(ks->groups);
 	ps_elf_close(ks->vmlinux);
+	ps_kallsyms_index_free(ks->index);
 	free(ks);
 }
 
@@ -121,10 +123,8 @@ static size_t parse_address(const char *line, size_t len, uint64_t *addr)
 	return digits;
 }
 
-/* One line of kallsyms, len bytes without NULs or its newline:
- * "ADDR TYPE NAME[\t[module]]". False when damaged. */
-static bool parse_line(const char *line, size_t len, uint64_t *addr, char *type, const char **name,
-                       size_t *name_len)
+bool ps_kallsyms_parse_line(const char *line, size_t len, uint64_t *addr, char *type,
+                            const char **name, size_t *name_len)
 {
 	size_t digits = parse_address(line, len, addr);
 
@@ -143,21 +143,20 @@ static char ascii_upper(char c)
 	return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
 }
 
-/* symbol_type__filter: text, weak, data, bss */
-static bool keep_type(char type)
+bool ps_kallsyms_keep_type(char type)
 {
 	type = ascii_upper(type);
 	return type == 'T' || type == 'W' || type == 'D' || type == 'B';
 }
 
-static uint8_t kallsyms_binding(char type)
+uint8_t ps_kallsyms_binding(char type)
 {
 	if (type == 'W')
 		return STB_WEAK;
 	return type >= 'A' && type <= 'Z' ? STB_GLOBAL : STB_LOCAL;
 }
 
-static uint8_t kallsyms_type(char type)
+uint8_t ps_kallsyms_type(char type)
 {
 	type = ascii_upper(type);
 	return type == 'T' || type == 'W' ? STT_FUNC : STT_OBJECT;
@@ -185,7 +184,7 @@ static int split_groups(struct ps_kernel_symbols *ks, uint32_t *last)
 
 		if (tab) {
 			struct kernel_group *group = group_for(ks, tab + 1);
-			char name[KSYM_NAME_LEN + 1];
+			char name[PS_KSYM_NAME_LEN + 1];
 			int rc;
 
 			if (!group)
@@ -203,7 +202,8 @@ static int split_groups(struct ps_kernel_symbols *ks, uint32_t *last)
 			run = group->module;
 			ps_symtab_erase(kernel, index);
 			in_module = true;
-		} else if (sym->name[0] == '_' && strcmp(sym->name, ENTRY_TRAMPOLINE_NAME) == 0) {
+		} else if (sym->name[0] == '_' &&
+		           strcmp(sym->name, PS_ENTRY_TRAMPOLINE_NAME) == 0) {
 			ps_symtab_erase(kernel, index);
 		} else if (in_module && count > 0) {
 			ps_symtab_erase(kernel, index);
@@ -396,7 +396,7 @@ static int read_kallsyms(const char *path, const struct ps_file_hooks *files, bo
 		}
 		if (len == 0)
 			continue;
-		if (!parse_line(line, len, &addr, &type, &name, &name_len)) {
+		if (!ps_kallsyms_parse_line(line, len, &addr, &type, &name, &name_len)) {
 			result->bad_lines++;
 			if (core_only)
 				break;
@@ -405,18 +405,18 @@ static int read_kallsyms(const char *path, const struct ps_file_hooks *files, bo
 		/* the modules' lines (and BPF's, ftrace's) follow the kernel's */
 		if (core_only && memchr(name, '\t', name_len))
 			break;
-		if (!keep_type(type) || (name_len && name[0] == '$'))
+		if (!ps_kallsyms_keep_type(type) || (name_len && name[0] == '$'))
 			continue;
 		if (all->nr >= KALLSYMS_SYMBOLS_MAX) {
 			result->bad_lines++;
 			break;
 		}
 		/* perf keeps KSYM_NAME_LEN characters of a name */
-		if (name_len > KSYM_NAME_LEN)
-			name_len = KSYM_NAME_LEN;
+		if (name_len > PS_KSYM_NAME_LEN)
+			name_len = PS_KSYM_NAME_LEN;
 		any_address |= addr != 0;
-		rc = ps_symtab_add_n(all, name, name_len, addr, 0, kallsyms_binding(type),
-		                     kallsyms_type(type));
+		rc = ps_symtab_add_n(all, name, name_len, addr, 0, ps_kallsyms_binding(type),
+		                     ps_kallsyms_type(type));
 		if (rc < 0)
 			break;
 	}
@@ -467,7 +467,23 @@ int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks
 int ps_kernel_symbols_read_core(const char *path, struct ps_kernel_symbols **out,
                                 struct ps_kernel_load_result *result)
 {
-	return read_kallsyms(path, NULL, true, out, result);
+	struct ps_kallsyms_index *index;
+	struct ps_kernel_symbols *ks;
+
+	*out = NULL;
+	memset(result, 0, sizeof(*result));
+	if (ps_kallsyms_index_build(path, &index) < 0)
+		return read_kallsyms(path, NULL, true, out, result);
+	ks = kernel_symbols_new();
+	if (!ks) {
+		ps_kallsyms_index_free(index);
+		return -ENOMEM;
+	}
+	ks->core_only = true;
+	ks->index = index;
+	ks->has_extent = ps_kallsyms_index_extent(index, &ks->extent_start, &ks->extent_end);
+	*out = ks;
+	return 0;
 }
 
 bool ps_kernel_symbols_core_only(const struct ps_kernel_symbols *ks)
@@ -620,6 +636,8 @@ const struct ps_sym *ps_kernel_symbols_find(const struct ps_kernel_symbols *ks, 
 		}
 		return NULL;
 	}
+	if (ks->index)
+		return ps_kallsyms_index_find(ks->index, *symbol_addr);
 	return ps_symtab_find(&ks->groups[0].tab, *symbol_addr);
 }
 
@@ -682,6 +700,14 @@ int ps_kernel_symbols_reloc(struct ps_kernel_symbols *ks, const char *ref_name, 
 
 	if (!ks)
 		return -ENOENT;
+	if (ks->index) {
+		uint64_t start;
+
+		if (!ps_kallsyms_index_start(ks->index, ref_name, &start))
+			return -ENOENT;
+		ks->reloc = ref_addr - start;
+		return 0;
+	}
 	tab = &ks->groups[0].tab;
 	for (size_t i = 0; i < tab->nr; i++) {
 		if (!tab->syms[i].erased && strcmp(tab->syms[i].name, ref_name) == 0) {

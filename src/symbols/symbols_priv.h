@@ -471,6 +471,33 @@ int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id, si
 int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks *files,
                                     struct ps_kernel_symbols **out,
                                     struct ps_kernel_load_result *result);
+/* kallsyms.c: one line of kallsyms, len bytes without NULs or its
+ * newline: "ADDR TYPE NAME[\t[module]]"; false when damaged. */
+#define PS_KSYM_NAME_LEN 512 /* perf's symbol_name[KSYM_NAME_LEN + 1] */
+#define PS_ENTRY_TRAMPOLINE_NAME "__entry_SYSCALL_64_trampoline"
+bool ps_kallsyms_parse_line(const char *line, size_t len, uint64_t *addr, char *type,
+                            const char **name, size_t *name_len);
+/* symbol_type__filter: text, weak, data, bss */
+bool ps_kallsyms_keep_type(char type);
+/* a kallsyms type letter as ELF binding and type */
+uint8_t ps_kallsyms_binding(char type);
+uint8_t ps_kallsyms_type(char type);
+
+/* kallsyms_index.c: the kernel's table of a kallsyms file that has only
+ * the kernel's own lines (up to the first module's), kept as the lines'
+ * addresses and file offsets and made into symbols only where asked; its
+ * answers are those of the table kallsyms.c builds from the same lines. */
+struct ps_kallsyms_index;
+/* 0, or -errno (-EILSEQ: lines it cannot answer for as the table would:
+ * damaged, out of order, cut by a NUL; kallsyms.c builds the table). */
+int ps_kallsyms_index_build(const char *path, struct ps_kallsyms_index **out);
+void ps_kallsyms_index_free(struct ps_kallsyms_index *index);
+const struct ps_sym *ps_kallsyms_index_find(struct ps_kallsyms_index *index, uint64_t addr);
+/* The start of the first symbol named name that the table keeps. */
+bool ps_kallsyms_index_start(struct ps_kallsyms_index *index, const char *name, uint64_t *start);
+bool ps_kallsyms_index_extent(const struct ps_kallsyms_index *index, uint64_t *start,
+                              uint64_t *end);
+
 /* The kernel's own lines of a kallsyms file, up to the first module's:
  * a table without modules (ps_kernel_symbols_core_only()), whose kernel
  * part is what the whole file gives when every module, BPF and ftrace

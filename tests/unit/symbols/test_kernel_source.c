@@ -1,8 +1,8 @@
 /* The running kernel's symbols from perf record's copy of kallsyms
  * (kernel_source.c): used only when its first 64 KB are the live file's,
- * its kernel lines only, and all of the live file once a module is asked
- * about. The live and copied files here differ past their first 64 KB,
- * so that each answer shows which file gave it. */
+ * its kernel lines only (made into symbols where asked, kallsyms_index.c),
+ * and all of the live file once a module is asked about. The live and copied files here differ past
+ * their first 64 KB, so that each answer shows which file gave it. */
 #include "helpers.h"
 #include "symbols/dso_priv.h"
 
@@ -58,6 +58,113 @@ static const char *kernel_name(const struct ps_kernel_symbols *ks, uint64_t addr
 
 	return sym ? sym->name : "[unknown]";
 }
+
+/* The index's answers are the table's: every address of a file with
+ * runs of aliases (kept by perf's duplicate rules), the entry trampoline
+ * alone and among aliases, '$' names and types the table skips, and the
+ * last symbol's end. */
+static const char index_text[] = "0000000000001000 A percpu_first\n"
+                                 "ffffffff81000000 T srso_alias_untrain_ret\n"
+                                 "ffffffff81000000 T _stext\n"
+                                 "ffffffff81000000 T _text\n"
+                                 "ffffffff81000040 t $x\n"
+                                 "ffffffff81000080 T func_a\n"
+                                 "ffffffff81000080 t local_alias\n"
+                                 "ffffffff810000c0 W weak_one\n"
+                                 "ffffffff810000c0 T strong_one\n"
+                                 "ffffffff81000100 T SyS_foo\n"
+                                 "ffffffff81000100 T sys_foo\n"
+                                 "ffffffff81000140 T __entry_SYSCALL_64_trampoline\n"
+                                 "ffffffff81000180 r rodata_sym\n"
+                                 "ffffffff810001c0 T __entry_SYSCALL_64_trampoline\n"
+                                 "ffffffff810001c0 T tramp_alias\n"
+                                 "ffffffff81000200 D data_obj\n"
+                                 "ffffffff81000240 b bss_obj\n"
+                                 "\n"
+                                 "ffffffff81000280 T last_one\n";
+
+START_TEST(test_index_answers_as_table)
+{
+	struct ps_kernel_symbols *table, *lazy;
+	struct ps_kernel_load_result result;
+	struct ps_kallsyms_index *index;
+	uint64_t start, end, lazy_start, lazy_end;
+	char file[1024];
+
+	fmt(file, sizeof(file), "%s/index", cache_dir);
+	write_file(file, index_text);
+	ck_assert_int_eq(ps_kallsyms_index_build(file, &index), 0);
+	ps_kallsyms_index_free(index);
+	ck_assert_int_eq(ps_kernel_symbols_read_kallsyms(file, NULL, &table, &result), 0);
+	ck_assert_int_eq(ps_kernel_symbols_read_core(file, &lazy, &result), 0);
+	for (uint64_t addr = 0xffffffff80fffff0; addr < 0xffffffff81002100; addr++) {
+		uint64_t at_table, at_lazy;
+		const struct ps_sym *a = ps_kernel_symbols_find(table, NULL, addr, &at_table);
+		const struct ps_sym *b = ps_kernel_symbols_find(lazy, NULL, addr, &at_lazy);
+
+		ck_assert_msg(!a == !b, "%llx: table %s, index %s", (unsigned long long)addr,
+		              a ? a->name : "none", b ? b->name : "none");
+		if (!a)
+			continue;
+		ck_assert_msg(strcmp(a->name, b->name) == 0 && a->start == b->start &&
+		                      a->end == b->end && a->binding == b->binding,
+		              "%llx: table %s [%llx, %llx), index %s [%llx, %llx)",
+		              (unsigned long long)addr, a->name, (unsigned long long)a->start,
+		              (unsigned long long)a->end, b->name, (unsigned long long)b->start,
+		              (unsigned long long)b->end);
+	}
+	ck_assert(ps_kernel_symbols_extent(table, &start, &end));
+	ck_assert(ps_kernel_symbols_extent(lazy, &lazy_start, &lazy_end));
+	ck_assert_uint_eq(start, lazy_start);
+	ck_assert_uint_eq(end, lazy_end);
+	/* the relocation's symbol: the first kept one of that name */
+	const char *names[] = {
+		"_text",      "_stext",      "srso_alias_untrain_ret",        "local_alias",
+		"func_a",     "tramp_alias", "__entry_SYSCALL_64_trampoline", "last_one",
+		"rodata_sym", "no_such"
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int want = ps_kernel_symbols_reloc(table, names[i], 0xffffffff91000000);
+
+		ck_assert_int_eq(ps_kernel_symbols_reloc(lazy, names[i], 0xffffffff91000000), want);
+		ck_assert(ps_kernel_symbols_extent(table, &start, &end));
+		ck_assert(ps_kernel_symbols_extent(lazy, &lazy_start, &lazy_end));
+		ck_assert_msg(start == lazy_start, "after relocating by %s", names[i]);
+	}
+	ps_kernel_symbols_free(table);
+	ps_kernel_symbols_free(lazy);
+}
+END_TEST
+
+/* What the index leaves to the table: it must answer as the table would,
+ * so a file it cannot read so is declined. */
+START_TEST(test_index_declines)
+{
+	static const char *const texts[] = {
+		"ffffffff81000100 T b\nffffffff81000000 T a\n", /* out of order */
+		"ffffffff81000000 T a\nffffffff81000100 T no_newline", /* cut */
+		"ffffffff81000000 T a[1]\n", /* the table's end rule looks at '[' */
+		"ffffffff81000000 T a\nffffffff8100zz00 T bad_hex\n", /* damaged */
+		"0000000000000000 T a\n", /* no address: kallsyms.c says why */
+		"",
+	};
+	struct ps_kallsyms_index *index;
+	char file[1024];
+
+	fmt(file, sizeof(file), "%s/declined", cache_dir);
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		write_file(file, texts[i]);
+		ck_assert_msg(ps_kallsyms_index_build(file, &index) == -EILSEQ, "text %zu", i);
+		ck_assert_ptr_null(index);
+	}
+	/* a NUL in a line */
+	FILE *f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite("ffffffff81000000 T a\0b\n", 1, 24, f), 24);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(ps_kallsyms_index_build(file, &index), -EILSEQ);
+}
+END_TEST
 
 #if defined(__x86_64__)
 START_TEST(test_copy_of_this_boot)
@@ -176,6 +283,8 @@ Suite *suite_kernel_source(void)
 	TCase *tc = tcase_create("kernel_source");
 
 	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, test_index_answers_as_table);
+	tcase_add_test(tc, test_index_declines);
 #if defined(__x86_64__)
 	tcase_add_test(tc, test_copy_of_this_boot);
 	tcase_add_test(tc, test_copy_of_another_boot);
