@@ -18,6 +18,7 @@
 #include "symbols/symbols_priv.h"
 #include "base/arena.h"
 #include "base/array.h"
+#include "base/fdio.h"
 #include "base/hash.h"
 
 #include <errno.h>
@@ -121,17 +122,14 @@ static int scan(struct ps_kallsyms_index *index)
 	while (rc == 0) {
 		size_t at = 0;
 
-		while (!eof && have < BLOCK) {
-			ssize_t n = read(index->fd, buf + have, BLOCK - have);
+		if (!eof) {
+			ssize_t n = ps_read_full(index->fd, buf + have, BLOCK - have);
 
-			if (n < 0 && errno == EINTR)
-				continue;
 			if (n < 0) {
-				rc = -errno;
+				rc = (int)n;
 				break;
 			}
-			if (n == 0)
-				eof = true;
+			eof = have + (size_t)n < BLOCK;
 			have += (size_t)n;
 		}
 		while (rc == 0 && at < have) {

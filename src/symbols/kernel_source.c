@@ -22,6 +22,7 @@
  * from the whole file; elsewhere (arm64's modules may lie below the
  * kernel) the copy is not used. */
 #include "symbols/symbols_priv.h"
+#include "base/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,25 +41,13 @@
 static ssize_t read_head(const char *path, char *buf, size_t size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t have = 0;
+	ssize_t have;
 
 	if (fd < 0)
 		return -1;
-	while (have < size) {
-		ssize_t n = read(fd, buf + have, size - have);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			close(fd);
-			return -1;
-		}
-		if (n == 0)
-			break;
-		have += (size_t)n;
-	}
+	have = ps_read_full(fd, buf, size);
 	close(fd);
-	return (ssize_t)have;
+	return have < 0 ? -1 : have;
 }
 
 /* Whether buf's whole lines hold a kernel address ("ffff..."): the lines
