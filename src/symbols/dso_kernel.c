@@ -21,7 +21,7 @@ static struct ps_kernel_source kernel_source(const struct ps_symbols *symbols, b
 		.symfs = symbols->symfs,
 		.files = &symbols->files,
 		.whole = whole,
-		.live = symbols->live_kallsyms,
+		.live = symbols->live_kernel,
 	};
 }
 
@@ -67,8 +67,9 @@ static void kernel_whole(struct ps_symbols *symbols)
 	struct ps_kernel_load_result result = { 0 };
 	int rc;
 
-	if (!ps_kernel_symbols_core_only(core) || symbols->kernel_core)
+	if (!ps_kernel_symbols_core_only(core) || symbols->kernel_whole_tried)
 		return;
+	symbols->kernel_whole_tried = true;
 	source = kernel_source(symbols, true);
 	rc = ps_kernel_symbols_load(&source, &symbols->kernel, &result);
 	if (rc < 0) {

@@ -130,9 +130,11 @@ struct ps_symbols {
 	struct ps_dso **buckets;
 	size_t nr_buckets, nr_dsos;
 	struct ps_kernel_symbols *kernel;
-	/* the running kernel's kallsyms: NULL, /proc/kallsyms (tests name
-	 * another file) */
-	const char *live_kallsyms;
+	/* the running kernel's files: NULL, the real ones (tests name
+	 * others) */
+	const struct ps_kernel_live *live_kernel;
+	/* kernel_whole() was tried */
+	bool kernel_whole_tried;
 	/* the kernel's own symbols that kernel replaced (kernel_whole()) */
 	struct ps_kernel_symbols *kernel_core;
 	bool kernel_tried;

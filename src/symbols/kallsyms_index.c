@@ -34,7 +34,19 @@
 
 struct made {
 	uint32_t first; /* the run's first line, UINT32_MAX: free slot */
+	uint32_t kept; /* the line the run keeps */
 	const struct ps_sym *sym; /* NULL: the run keeps no symbol */
+};
+
+/* ps_kallsyms_index_start()'s last answers: a capture gives its kernel's
+ * reference symbol with every kernel MMAP */
+#define STARTS_KEPT 4
+#define START_NAME_MAX 64
+
+struct start_answer {
+	char name[START_NAME_MAX]; /* "": free */
+	bool found;
+	uint64_t start;
 };
 
 struct ps_kallsyms_index {
@@ -48,6 +60,8 @@ struct ps_kallsyms_index {
 	struct ps_arena arena;
 	bool has_extent;
 	uint64_t extent_start, extent_end;
+	struct start_answer starts_asked[STARTS_KEPT];
+	unsigned next_start_slot;
 };
 
 static uint32_t name_hash(const char *name, size_t len)
@@ -264,24 +278,32 @@ static bool made_grow(struct ps_kallsyms_index *index)
 	return true;
 }
 
-/* The run's symbol, made once (the same pointer every time). */
-static const struct ps_sym *run_symbol(struct ps_kallsyms_index *index, size_t i)
+/* The symbol of line i's run, made once (the same pointer every time),
+ * and the line it is (*kept; SIZE_MAX when none is kept). */
+static const struct ps_sym *run_symbol(struct ps_kallsyms_index *index, size_t i, size_t *kept)
 {
-	size_t first, last, kept;
+	size_t first, last;
 	const struct ps_sym *sym;
 	struct made *slot;
 
 	run_of(index, i, &first, &last);
 	if (index->made_cap) {
 		slot = made_slot(index, (uint32_t)first);
-		if (slot->first == first)
+		if (slot->first == first) {
+			*kept = slot->sym ? slot->kept : SIZE_MAX;
 			return slot->sym;
+		}
 	}
-	sym = resolve_run(index, first, last, &kept);
+	*kept = SIZE_MAX;
+	sym = resolve_run(index, first, last, kept);
+	if (!sym)
+		*kept = SIZE_MAX;
+	/* made without a slot (no memory): made again when asked again */
 	if ((index->made_nr + 1) * 2 > index->made_cap && !made_grow(index))
 		return sym;
 	slot = made_slot(index, (uint32_t)first);
 	slot->first = (uint32_t)first;
+	slot->kept = (uint32_t)(*kept == SIZE_MAX ? 0 : *kept);
 	slot->sym = sym;
 	index->made_nr++;
 	return sym;
@@ -291,11 +313,12 @@ static const struct ps_sym *run_symbol(struct ps_kallsyms_index *index, size_t i
 static void find_extent(struct ps_kallsyms_index *index)
 {
 	const struct ps_sym *first = NULL, *last = NULL;
+	size_t kept;
 
 	for (size_t i = 0; i < index->nr && !first; i++)
-		first = run_symbol(index, i);
+		first = run_symbol(index, i, &kept);
 	for (size_t i = index->nr; i > 0 && !last; i--)
-		last = run_symbol(index, i - 1);
+		last = run_symbol(index, i - 1, &kept);
 	if (first && last) {
 		index->has_extent = true;
 		index->extent_start = first->start;
@@ -342,7 +365,7 @@ void ps_kallsyms_index_free(struct ps_kallsyms_index *index)
 
 const struct ps_sym *ps_kallsyms_index_find(struct ps_kallsyms_index *index, uint64_t addr)
 {
-	size_t lo = 0, hi = index->nr;
+	size_t lo = 0, hi = index->nr, kept;
 	const struct ps_sym *sym;
 
 	/* the last line at or below addr */
@@ -356,31 +379,50 @@ const struct ps_sym *ps_kallsyms_index_find(struct ps_kallsyms_index *index, uin
 	}
 	if (lo == 0)
 		return NULL;
-	sym = run_symbol(index, lo - 1);
+	sym = run_symbol(index, lo - 1, &kept);
 	/* symbols__find()'s test: [start, end), or the start of an empty one */
 	if (!sym || (addr >= sym->end && !(addr == sym->start && sym->start == sym->end)))
 		return NULL;
 	return sym;
 }
 
-bool ps_kallsyms_index_start(struct ps_kallsyms_index *index, const char *name, uint64_t *start)
+static bool find_start(struct ps_kallsyms_index *index, const char *name, uint64_t *start)
 {
 	uint32_t hash = name_hash(name, strlen(name));
 
 	for (size_t i = 0; i < index->nr; i++) {
-		size_t first, last, kept = SIZE_MAX;
 		const struct ps_sym *sym;
+		size_t kept;
 
 		if (index->hashes[i] != hash)
 			continue;
-		run_of(index, i, &first, &last);
-		sym = resolve_run(index, first, last, &kept);
+		sym = run_symbol(index, i, &kept);
 		if (sym && kept == i && strcmp(sym->name, name) == 0) {
 			*start = sym->start;
 			return true;
 		}
 	}
 	return false;
+}
+
+bool ps_kallsyms_index_start(struct ps_kallsyms_index *index, const char *name, uint64_t *start)
+{
+	struct start_answer *answer;
+
+	for (size_t i = 0; i < STARTS_KEPT; i++) {
+		answer = &index->starts_asked[i];
+		if (answer->name[0] && strcmp(answer->name, name) == 0) {
+			*start = answer->start;
+			return answer->found;
+		}
+	}
+	if (strlen(name) >= START_NAME_MAX)
+		return find_start(index, name, start);
+	answer = &index->starts_asked[index->next_start_slot++ % STARTS_KEPT];
+	answer->found = find_start(index, name, &answer->start);
+	strcpy(answer->name, name);
+	*start = answer->start;
+	return answer->found;
 }
 
 bool ps_kallsyms_index_extent(const struct ps_kallsyms_index *index, uint64_t *start, uint64_t *end)

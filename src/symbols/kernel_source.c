@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define PROC_KALLSYMS "/proc/kallsyms"
@@ -100,27 +101,104 @@ static bool same_boot(const char *live, const char *copy)
 	return same;
 }
 
-int ps_kernel_symbols_from_copy(const char *live, const char *copy, struct ps_kernel_symbols **out,
+/* Whether no module's lines can fall among the kernel's own. With
+ * CONFIG_KALLSYMS_ALL a module's per-CPU variables are listed at its
+ * per-CPU address: x86-64 kernels before 6.15 put that below the kernel
+ * (their per-CPU area starts at 0), later ones inside the kernel image's
+ * range, where perf's table ends the kernel's map at them
+ * (split_groups() in kallsyms.c). A module's per-CPU section is in
+ * /sys/module/NAME/sections/.data..percpu (its address readable by root
+ * only). Every other line of a module, and BPF's, ftrace's and kprobes',
+ * lies in the module area, above the kernel image. */
+static bool modules_outside_kernel(const struct ps_kernel_live *live)
+{
+	FILE *modules = fopen(live->modules, "r");
+	char line[1024];
+	bool outside = true;
+
+	if (!modules)
+		return errno == ENOENT; /* a kernel without modules */
+	while (outside && fgets(line, sizeof(line), modules)) {
+		size_t name_len = strcspn(line, " \n");
+		char dir[4096], path[4096 + 32], value[64];
+		unsigned long long addr;
+		struct stat st;
+		char *end;
+		FILE *section;
+		int n;
+
+		n = snprintf(dir, sizeof(dir), "%s/%.*s/sections", live->sys_module, (int)name_len,
+		             line);
+		/* unknown: a name cut by fgets(), no sysfs, no sections */
+		if (name_len == 0 || name_len > 255 || n < 0 || (size_t)n >= sizeof(dir) ||
+		    stat(dir, &st) != 0) {
+			outside = false;
+			break;
+		}
+		snprintf(path, sizeof(path), "%s/.data..percpu", dir);
+		section = fopen(path, "r");
+		if (!section) {
+			outside = errno == ENOENT; /* no per-CPU variables */
+			continue;
+		}
+		addr = 0;
+		if (fgets(value, sizeof(value), section)) {
+			addr = strtoull(value, &end, 16);
+			if (end == value)
+				addr = 0;
+		}
+		fclose(section);
+		/* 0: hidden (kernel.kptr_restrict), so unknown */
+		outside = addr != 0 && addr < UINT64_C(0xffff800000000000);
+	}
+	fclose(modules);
+	return outside;
+}
+
+/* The live files, the real ones where live names none. */
+static struct ps_kernel_live live_files(const struct ps_kernel_live *live)
+{
+	struct ps_kernel_live files = { PROC_KALLSYMS, "/sys/kernel/notes", "/proc/modules",
+		                        "/sys/module" };
+
+	if (live && live->kallsyms)
+		files.kallsyms = live->kallsyms;
+	if (live && live->notes)
+		files.notes = live->notes;
+	if (live && live->modules)
+		files.modules = live->modules;
+	if (live && live->sys_module)
+		files.sys_module = live->sys_module;
+	return files;
+}
+
+int ps_kernel_symbols_from_copy(const struct ps_kernel_live *live, const char *copy,
+                                struct ps_kernel_symbols **out,
                                 struct ps_kernel_load_result *result)
 {
+	struct ps_kernel_live files = live_files(live);
+
 	*out = NULL;
 	memset(result, 0, sizeof(*result));
 #if defined(__x86_64__)
-	if (!same_boot(live, copy))
+	if (!same_boot(files.kallsyms, copy))
 		return -ESTALE;
+	if (!modules_outside_kernel(&files))
+		return -EXDEV;
 	return ps_kernel_symbols_read_core(copy, out, result);
 #else
-	(void)live;
+	(void)files;
 	(void)copy;
 	return -ENOTSUP;
 #endif
 }
 
-static bool host_kernel_build_id(uint8_t *id, size_t *size)
+/* The build-id of the kernel whose notes are at path. */
+static bool host_kernel_build_id(const char *path, uint8_t *id, size_t *size)
 {
 	uint8_t notes[4096];
 	struct ps_cursor c;
-	FILE *f = fopen("/sys/kernel/notes", "rb");
+	FILE *f = fopen(path, "rb");
 	size_t n;
 
 	if (!f)
@@ -145,6 +223,17 @@ static bool host_kernel_build_id(uint8_t *id, size_t *size)
 	return false;
 }
 
+/* Whether the capture's kernel is the running one (perf's is_host). */
+static bool running_kernel(const struct ps_kernel_source *source)
+{
+	struct ps_kernel_live files = live_files(source->live);
+	uint8_t host[PS_BUILD_ID_MAX];
+	size_t host_size = 0;
+
+	return source->build_id_size && host_kernel_build_id(files.notes, host, &host_size) &&
+	       ps_build_id_equal(source->build_id, source->build_id_size, host, host_size);
+}
+
 /* perf record's copy of kallsyms in the build-id cache */
 static bool cache_copy_path(const struct ps_kernel_source *source, char *path, size_t size)
 {
@@ -165,8 +254,6 @@ static bool cache_copy_path(const struct ps_kernel_source *source, char *path, s
 static int kernel_file(const struct ps_kernel_source *source, char *path, size_t size,
                        bool *vmlinux, struct ps_kernel_load_result *result)
 {
-	uint8_t host[PS_BUILD_ID_MAX];
-	size_t host_size = 0;
 	const char *file;
 	int n;
 
@@ -191,10 +278,8 @@ static int kernel_file(const struct ps_kernel_source *source, char *path, size_t
 		snprintf(result->err, sizeof(result->err),
 		         "no kernel symbols (--symfs given, no --kallsyms)");
 		return -ENOENT;
-	} else if (!source->build_id_size ||
-	           (host_kernel_build_id(host, &host_size) &&
-	            ps_build_id_equal(source->build_id, source->build_id_size, host, host_size))) {
-		file = PROC_KALLSYMS;
+	} else if (!source->build_id_size || running_kernel(source)) {
+		file = live_files(source->live).kallsyms;
 	} else {
 		if (!cache_copy_path(source, path, size)) {
 			snprintf(result->err, sizeof(result->err), "build-id cache path too long");
@@ -226,15 +311,16 @@ int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kern
 		return ps_kernel_symbols_read_vmlinux(path, source->files, source->build_id,
 		                                      source->build_id_size, out, result);
 	/* the running kernel's: its own part from perf record's copy when
-	 * that is of this boot (above); not when the files read
-	 * are looked up elsewhere or kept (an archive) */
-	if (!source->whole && strcmp(path, source->live ? source->live : PROC_KALLSYMS) == 0 &&
-	    source->build_id_size && source->buildid_dir &&
+	 * that is of this boot (above), the capture's kernel is the running
+	 * one (as told, --kallsyms /proc/kallsyms may name another), and the
+	 * files read are not looked up elsewhere or kept (an archive) */
+	if (!source->whole && strcmp(path, live_files(source->live).kallsyms) == 0 &&
+	    source->buildid_dir && running_kernel(source) &&
 	    (!source->files || (!source->files->resolve && !source->files->used))) {
 		char copy[4096];
 
 		if (cache_copy_path(source, copy, sizeof(copy)) &&
-		    ps_kernel_symbols_from_copy(path, copy, out, result) == 0)
+		    ps_kernel_symbols_from_copy(source->live, copy, out, result) == 0)
 			return 0;
 		memset(result, 0, sizeof(*result));
 	}

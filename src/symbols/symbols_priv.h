@@ -443,6 +443,15 @@ struct ps_kernel_load_result {
 	char err[PS_MSG_MAX];
 };
 
+/* The running kernel's files (tests name others; NULL fields: the
+ * real ones). */
+struct ps_kernel_live {
+	const char *kallsyms; /* /proc/kallsyms */
+	const char *notes; /* /sys/kernel/notes: its build-id */
+	const char *modules; /* /proc/modules */
+	const char *sys_module; /* /sys/module: each module's sections */
+};
+
 /* Where kernel symbols may come from. */
 struct ps_kernel_source {
 	const char *kallsyms, *vmlinux; /* the user's choice, or NULL */
@@ -453,7 +462,7 @@ struct ps_kernel_source {
 	/* all of /proc/kallsyms, never the kernel's part alone from perf
 	 * record's copy (modules' symbols are asked for) */
 	bool whole;
-	const char *live; /* the running kernel's kallsyms (NULL: /proc/kallsyms) */
+	const struct ps_kernel_live *live; /* NULL: the running kernel's files */
 };
 
 int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kernel_symbols **out,
@@ -506,12 +515,15 @@ bool ps_kallsyms_index_extent(const struct ps_kallsyms_index *index, uint64_t *s
 int ps_kernel_symbols_read_core(const char *path, struct ps_kernel_symbols **out,
                                 struct ps_kernel_load_result *result);
 bool ps_kernel_symbols_core_only(const struct ps_kernel_symbols *ks);
-/* kernel_source.c: the running kernel's part of live (/proc/kallsyms)
- * read from copy (perf record's copy of it in the build-id cache) when
- * the copy is of this boot: its first lines, through kernel addresses,
- * are live's. -errno when it cannot stand in for live (-ENOTSUP off
- * x86-64, -ESTALE another boot's or another layout's). */
-int ps_kernel_symbols_from_copy(const char *live, const char *copy, struct ps_kernel_symbols **out,
+/* kernel_source.c: the running kernel's part of its kallsyms read from
+ * copy (perf record's copy of it in the build-id cache) when the copy is
+ * of this boot (its first lines, through kernel addresses, are the live
+ * file's) and no module's lines can fall among the kernel's. -errno when
+ * it cannot stand in for the live file (-ENOTSUP off x86-64, -ESTALE
+ * another boot's or another layout's, -EXDEV a module in the kernel's
+ * range). */
+int ps_kernel_symbols_from_copy(const struct ps_kernel_live *live, const char *copy,
+                                struct ps_kernel_symbols **out,
                                 struct ps_kernel_load_result *result);
 int ps_kernel_symbols_read_vmlinux(const char *path, const struct ps_file_hooks *files,
                                    const uint8_t *build_id, size_t build_id_size,
@@ -520,7 +532,8 @@ int ps_kernel_symbols_read_vmlinux(const char *path, const struct ps_file_hooks 
 void ps_kernel_symbols_free(struct ps_kernel_symbols *ks);
 /* module NULL: the kernel proper; else a module name like "[xfs]".
  * *symbol_addr gets addr in the symbols' space (the offset is taken
- * from it). */
+ * from it). One thread at a time: on perf record's copy (core only,
+ * indexed) it reads the file and keeps the symbols it makes. */
 const struct ps_sym *ps_kernel_symbols_find(const struct ps_kernel_symbols *ks, const char *module,
                                             uint64_t addr, uint64_t *symbol_addr);
 /* A module's symbols from kallsyms (a module name like "[xfs]"), or NULL:

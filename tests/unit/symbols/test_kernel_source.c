@@ -13,8 +13,23 @@
 
 #define FILLERS 2500 /* about 87 KB of kernel lines before the named ones */
 
-static char live[1024], copy[1024], cache_dir[1024];
+static char live[1024], copy[1024], cache_dir[1024], notes[1024], modules[1024], sys_module[1024];
 static const uint8_t kernel_id[20] = { 0xab, 0xcd, 1, 2, 3 };
+/* the running kernel: kallsyms live, build-id kernel_id, no modules */
+static struct ps_kernel_live running = { live, notes, modules, sys_module };
+
+/* /sys/kernel/notes of a kernel with build-id id: one GNU build-id note */
+static void write_notes(const char *path, const uint8_t id[20])
+{
+	const uint32_t head[3] = { 4, 20, 3 };
+	FILE *f = fopen(path, "wb");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(head, sizeof(head), 1, f), 1);
+	ck_assert_uint_eq(fwrite("GNU", 4, 1, f), 1);
+	ck_assert_uint_eq(fwrite(id, 20, 1, f), 1);
+	ck_assert_int_eq(fclose(f), 0);
+}
 
 /* A kallsyms text: the fillers, then two functions and a module's, all
  * named with prefix; head replaces the first line when not NULL. */
@@ -49,6 +64,11 @@ static void setup(void)
 	fmt(copy, sizeof(copy), "%s/kallsyms", dir);
 	write_kallsyms(live, "live", NULL, NULL);
 	write_kallsyms(copy, "copy", NULL, NULL);
+	fmt(notes, sizeof(notes), "%s/notes", cache_dir);
+	write_notes(notes, kernel_id);
+	fmt(modules, sizeof(modules), "%s/modules", cache_dir);
+	write_file(modules, "");
+	make_dir(sys_module, sizeof(sys_module), "kallsyms-copy/sys-module");
 }
 
 static const char *kernel_name(const struct ps_kernel_symbols *ks, uint64_t addr)
@@ -173,7 +193,7 @@ START_TEST(test_copy_of_this_boot)
 	struct ps_kernel_load_result result;
 	uint64_t start, end, whole_start, whole_end;
 
-	ck_assert_int_eq(ps_kernel_symbols_from_copy(live, copy, &ks, &result), 0);
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(&running, copy, &ks, &result), 0);
 	ck_assert(ps_kernel_symbols_core_only(ks));
 	ck_assert_str_eq(kernel_name(ks, 0xffffffff82000010), "copy_func");
 	ck_assert_str_eq(kernel_name(ks, 0xffffffff82000110), "copy_other");
@@ -201,27 +221,29 @@ START_TEST(test_copy_of_another_boot)
 
 	/* another KASLR offset */
 	write_kallsyms(copy, "copy", "ffffffff91000000 T _text", NULL);
-	ck_assert_int_eq(ps_kernel_symbols_from_copy(live, copy, &ks, &result), -ESTALE);
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(&running, copy, &ks, &result), -ESTALE);
 	ck_assert_ptr_null(ks);
 	/* addresses restricted (kernel.kptr_restrict) where perf recorded */
 	write_kallsyms(copy, "copy", "0000000000000000 T _text", NULL);
-	ck_assert_int_eq(ps_kernel_symbols_from_copy(live, copy, &ks, &result), -ESTALE);
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(&running, copy, &ks, &result), -ESTALE);
 	/* a live file shorter than the bytes compared: the copy must end
 	 * where it ends */
 	fmt(small_live, sizeof(small_live), "%s/small", cache_dir);
 	write_file(small_live, "ffffffff81000000 T _text\n");
 	write_file(copy, "ffffffff81000000 T _text\nffffffff81000010 T more\n");
-	ck_assert_int_eq(ps_kernel_symbols_from_copy(small_live, copy, &ks, &result), -ESTALE);
+	running.kallsyms = small_live;
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(&running, copy, &ks, &result), -ESTALE);
 	write_file(copy, "ffffffff81000000 T _text\n");
-	ck_assert_int_eq(ps_kernel_symbols_from_copy(small_live, copy, &ks, &result), 0);
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(&running, copy, &ks, &result), 0);
 	ps_kernel_symbols_free(ks);
 	/* nothing but absolute addresses compared: no kernel address seen */
 	write_file(small_live, "0000000000001000 A percpu_thing\n");
 	write_file(copy, "0000000000001000 A percpu_thing\n");
-	ck_assert_int_eq(ps_kernel_symbols_from_copy(small_live, copy, &ks, &result), -ESTALE);
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(&running, copy, &ks, &result), -ESTALE);
+	running.kallsyms = live;
 	/* no copy */
 	fmt(small_live, sizeof(small_live), "%s/none", cache_dir);
-	ck_assert_int_eq(ps_kernel_symbols_from_copy(live, small_live, &ks, &result), -ESTALE);
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(&running, small_live, &ks, &result), -ESTALE);
 }
 END_TEST
 
@@ -233,8 +255,65 @@ START_TEST(test_copy_damaged)
 	/* past the bytes compared: read whole, the damaged line counted,
 	 * and not used as the copy */
 	write_kallsyms(copy, "copy", NULL, "ffffffff8100zz00 T bad_hex");
-	ck_assert_int_eq(ps_kernel_symbols_from_copy(live, copy, &ks, &result), -EILSEQ);
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(&running, copy, &ks, &result), -EILSEQ);
 	ck_assert_ptr_null(ks);
+}
+END_TEST
+
+/* A module's per-CPU variables: below the kernel (zero-based per-CPU
+ * area) they cannot fall among its lines; inside the kernel image's range
+ * (x86-64 from 6.15), hidden, or not known, the copy is not used. */
+START_TEST(test_module_per_cpu)
+{
+	struct ps_kernel_symbols *ks;
+	struct ps_kernel_load_result result;
+	char dir[1024], section[1200];
+
+	write_file(modules, "kvm 1388544 1 kvm_intel, Live 0x0000000000000000\n");
+	/* no sections to look at (no sysfs): not known */
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(&running, copy, &ks, &result), -EXDEV);
+	ck_assert_ptr_null(ks);
+	make_dir(dir, sizeof(dir), "kallsyms-copy/sys-module/kvm/sections");
+	/* no per-CPU variables */
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(&running, copy, &ks, &result), 0);
+	ps_kernel_symbols_free(ks);
+	fmt(section, sizeof(section), "%s/.data..percpu", dir);
+	write_file(section, "0x000000000002c000\n");
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(&running, copy, &ks, &result), 0);
+	ps_kernel_symbols_free(ks);
+	write_file(section, "0xffffffff83a10000\n");
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(&running, copy, &ks, &result), -EXDEV);
+	write_file(section, "0x0000000000000000\n");
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(&running, copy, &ks, &result), -EXDEV);
+	/* no module support at all */
+	running.modules = "/nonexistent/pystitch/modules";
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(&running, copy, &ks, &result), 0);
+	ps_kernel_symbols_free(ks);
+	running.modules = modules;
+}
+END_TEST
+
+/* Another kernel given as --kallsyms /proc/kallsyms: not the running
+ * one, so its copy is not used (perf reads the file as told). */
+START_TEST(test_other_kernel_told)
+{
+	static const uint8_t other[20] = { 0x12, 0x34 };
+	struct log_capture log = { 0 };
+	struct ps_symbols_opts opts = { .sz = sizeof(opts),
+		                        .kallsyms = live,
+		                        .buildid_dir = cache_dir,
+		                        .log = capture_log,
+		                        .log_ctx = &log };
+	struct ps_symbols *symbols;
+	struct ps_dso *kernel;
+
+	write_notes(notes, other);
+	ck_assert_int_eq(ps_symbols_new(&opts, &symbols), 0);
+	symbols->live_kernel = &running;
+	kernel = ps_symbols_dso(symbols, "[kernel.kallsyms]", kernel_id, sizeof(kernel_id));
+	ck_assert_str_eq(resolve_plain(kernel, 0xffffffff82000010).sym, "live_func");
+	ck_assert_msg(!strstr(log.all, "perf record's copy"), "log: %s", log.all);
+	ps_symbols_free(symbols);
 }
 END_TEST
 
@@ -253,7 +332,7 @@ START_TEST(test_modules_from_live)
 	struct ps_dso *kernel, *module;
 
 	ck_assert_int_eq(ps_symbols_new(&opts, &symbols), 0);
-	symbols->live_kallsyms = live;
+	symbols->live_kernel = &running;
 	kernel = ps_symbols_dso(symbols, "[kernel.kallsyms]", kernel_id, sizeof(kernel_id));
 	module = ps_symbols_dso(symbols, "[mymod]", NULL, 0);
 	ck_assert_str_eq(resolve_plain(kernel, 0xffffffff82000010).sym, "copy_func");
@@ -271,7 +350,7 @@ START_TEST(test_copy_not_used)
 	struct ps_kernel_load_result result;
 
 	/* modules may lie below the kernel: its table would differ */
-	ck_assert_int_eq(ps_kernel_symbols_from_copy(live, copy, &ks, &result), -ENOTSUP);
+	ck_assert_int_eq(ps_kernel_symbols_from_copy(&running, copy, &ks, &result), -ENOTSUP);
 	ck_assert_ptr_null(ks);
 }
 END_TEST
@@ -290,6 +369,8 @@ Suite *suite_kernel_source(void)
 	tcase_add_test(tc, test_copy_of_another_boot);
 	tcase_add_test(tc, test_copy_damaged);
 	tcase_add_test(tc, test_modules_from_live);
+	tcase_add_test(tc, test_module_per_cpu);
+	tcase_add_test(tc, test_other_kernel_told);
 #else
 	tcase_add_test(tc, test_copy_not_used);
 #endif
