@@ -16,11 +16,13 @@
  * kernel's, its kernel lines are the running kernel's too. Module, BPF,
  * ftrace and kprobe lines follow them and change as the machine runs:
  * they still come from /proc/kallsyms, read whole the first time a module
- * is asked about (dso_kernel.c). On x86-64 all of those lie above the
- * kernel image (the module area starts where the kernel image's area
- * ends), so the kernel's table made from its own lines is the one made
- * from the whole file; elsewhere (arm64's modules may lie below the
- * kernel) the copy is not used. */
+ * is asked about (dso_kernel.c). On x86-64 module text and data, BPF,
+ * ftrace and kprobes lie above the kernel image (the module area starts
+ * where the kernel image's area ends), so the kernel's table made from
+ * its own lines is the one made from the whole file, unless a module's
+ * per-CPU variables lie among the kernel's (modules_outside_kernel()
+ * looks); elsewhere (arm64's modules may lie below the kernel) the copy
+ * is not used. */
 #include "symbols/symbols_priv.h"
 #include "base/fdio.h"
 
