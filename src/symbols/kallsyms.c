@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define KALLSYMS_LINE_MAX 4096
 #define KALLSYMS_SYMBOLS_MAX (16u << 20) /* a bound on damaged input */
 
 struct kernel_group {
@@ -233,113 +232,6 @@ static void set_extent(struct ps_kernel_symbols *ks, uint32_t last)
 	ks->extent_end = tab->syms[last].end;
 }
 
-/* /proc/kallsyms is read in large blocks: stdio reads it a kilobyte at a
- * time (the st_blksize of procfs), and each read makes the kernel find
- * its place in the symbol list again. The lines come out as fgets() with
- * a KALLSYMS_LINE_MAX buffer cuts them, so damaged input (over-long
- * lines, NUL bytes) is handled as it always was. */
-#define KALLSYMS_READ_BLOCK (1u << 20)
-
-struct line_reader {
-	int fd;
-	char *buf;
-	size_t head, tail;
-	bool eof;
-};
-
-/* Bytes buffered from head on: at least want unless the input ends. */
-static size_t reader_fill(struct line_reader *lr, size_t want)
-{
-	if (lr->tail - lr->head >= want || lr->eof)
-		return lr->tail - lr->head;
-	memmove(lr->buf, lr->buf + lr->head, lr->tail - lr->head);
-	lr->tail -= lr->head;
-	lr->head = 0;
-	while (!lr->eof && lr->tail < want) {
-		ssize_t n = read(lr->fd, lr->buf + lr->tail, KALLSYMS_READ_BLOCK - lr->tail);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		/* a read error ends the input, as it ends fgets() */
-		if (n <= 0)
-			lr->eof = true;
-		else
-			lr->tail += (size_t)n;
-	}
-	return lr->tail - lr->head;
-}
-
-/* What fgets(line, KALLSYMS_LINE_MAX, f) stores: up to
- * KALLSYMS_LINE_MAX - 1 bytes, through the first newline. False at the
- * end of the input. */
-static bool reader_chunk(struct line_reader *lr, char line[KALLSYMS_LINE_MAX])
-{
-	size_t have = reader_fill(lr, KALLSYMS_LINE_MAX - 1), take;
-	const char *newline;
-
-	if (have == 0)
-		return false;
-	take = have < KALLSYMS_LINE_MAX - 1 ? have : KALLSYMS_LINE_MAX - 1;
-	newline = memchr(lr->buf + lr->head, '\n', take);
-	if (newline)
-		take = (size_t)(newline - (lr->buf + lr->head)) + 1;
-	memcpy(line, lr->buf + lr->head, take);
-	line[take] = 0;
-	lr->head += take;
-	return true;
-}
-
-/* The rest of an over-long line, through its newline. */
-static void reader_skip_line(struct line_reader *lr)
-{
-	for (;;) {
-		size_t have = reader_fill(lr, 1);
-		const char *newline;
-
-		if (have == 0)
-			return;
-		newline = memchr(lr->buf + lr->head, '\n', have);
-		if (newline) {
-			lr->head = (size_t)(newline - lr->buf) + 1;
-			return;
-		}
-		lr->head = lr->tail;
-	}
-}
-
-enum line_kind { LINE_END, LINE_OK, LINE_OVER_LONG };
-
-/* The next line as fgets(copy, KALLSYMS_LINE_MAX, f), strlen() and the
- * trimming of its newline leave it: *line, *len. A whole line without
- * NULs is left where it is in the reader's buffer (valid until the next
- * call); any other is cut as fgets() cuts it, in copy. */
-static enum line_kind next_line(struct line_reader *lr, char copy[KALLSYMS_LINE_MAX],
-                                const char **line, size_t *len)
-{
-	size_t have = reader_fill(lr, KALLSYMS_LINE_MAX - 1);
-	size_t take = have < KALLSYMS_LINE_MAX - 1 ? have : KALLSYMS_LINE_MAX - 1;
-	const char *start = lr->buf + lr->head;
-	const char *newline = take ? memchr(start, '\n', take) : NULL;
-
-	if (newline && !memchr(start, 0, (size_t)(newline - start))) {
-		*line = start;
-		*len = (size_t)(newline - start);
-		lr->head += *len + 1;
-		return LINE_OK;
-	}
-	if (!reader_chunk(lr, copy))
-		return LINE_END;
-	*len = strlen(copy);
-	if (*len == KALLSYMS_LINE_MAX - 1 && copy[*len - 1] != '\n') {
-		reader_skip_line(lr);
-		return LINE_OVER_LONG;
-	}
-	if (*len && copy[*len - 1] == '\n')
-		copy[--*len] = 0;
-	*line = copy;
-	return LINE_OK;
-}
-
 int ps_kernel_symbols_from_kallsyms(const char *path, struct ps_kernel_symbols **out,
                                     struct ps_kernel_load_result *result)
 {
@@ -354,18 +246,19 @@ static int read_kallsyms(const char *path, const struct ps_file_hooks *files, bo
 	const char *file = ps_file_local(files, path);
 	struct ps_kernel_symbols *ks;
 	struct ps_symtab *all;
-	char copy[KALLSYMS_LINE_MAX];
+	char copy[PS_KALLSYMS_LINE_MAX];
 	const char *line;
 	size_t len;
 	uint32_t last = PS_SYMTAB_NONE;
 	bool any_address = false;
-	struct line_reader lr = { .fd = -1 };
+	struct ps_kallsyms_reader lr;
+	int fd;
 	int rc = 0;
 
 	*out = NULL;
 	memset(result, 0, sizeof(*result));
-	lr.fd = file ? open(file, O_RDONLY | O_CLOEXEC) : -1;
-	if (lr.fd < 0) {
+	fd = file ? open(file, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0) {
 		int err = file ? errno : ENOENT;
 
 		snprintf(result->err, sizeof(result->err), "%s: %s", path, strerror(err));
@@ -373,24 +266,22 @@ static int read_kallsyms(const char *path, const struct ps_file_hooks *files, bo
 	}
 	ps_file_note_used(files, path, file, PS_FILE_KALLSYMS);
 	ks = kernel_symbols_new();
-	lr.buf = malloc(KALLSYMS_READ_BLOCK);
-	if (!ks || !lr.buf) {
+	if (!ks || ps_kallsyms_reader_open(&lr, fd) < 0) {
 		ps_kernel_symbols_free(ks);
-		free(lr.buf);
-		close(lr.fd);
+		close(fd);
 		return -ENOMEM;
 	}
 	all = &ks->groups[0].tab;
 	for (;;) {
-		enum line_kind kind = next_line(&lr, copy, &line, &len);
+		enum ps_kallsyms_line kind = ps_kallsyms_next_line(&lr, copy, &line, &len);
 		const char *name;
 		size_t name_len;
 		uint64_t addr;
 		char type;
 
-		if (kind == LINE_END)
+		if (kind == PS_KALLSYMS_END)
 			break;
-		if (kind == LINE_OVER_LONG) {
+		if (kind == PS_KALLSYMS_OVER_LONG) {
 			result->bad_lines++;
 			continue;
 		}
@@ -420,8 +311,7 @@ static int read_kallsyms(const char *path, const struct ps_file_hooks *files, bo
 		if (rc < 0)
 			break;
 	}
-	free(lr.buf);
-	close(lr.fd);
+	ps_kallsyms_reader_close(&lr);
 	if (rc == 0 && core_only && result->bad_lines) {
 		snprintf(result->err, sizeof(result->err), "%s: damaged line", path);
 		rc = -EILSEQ;

@@ -18,7 +18,6 @@
 #include "symbols/symbols_priv.h"
 #include "base/arena.h"
 #include "base/array.h"
-#include "base/fdio.h"
 #include "base/hash.h"
 
 #include <errno.h>
@@ -27,8 +26,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define LINE_MAX_BYTES 4096 /* kallsyms.c's fgets() buffer */
-#define BLOCK (1u << 20)
 #define MAX_LINES (16u << 20)
 #define HASH_SEED 0x6b616c6c73796d73ull
 
@@ -98,8 +95,8 @@ static bool keep_line(struct ps_kallsyms_index *index, uint64_t start, uint64_t 
 	return true;
 }
 
-/* One whole line at offset; -EILSEQ when the table would read it
- * otherwise, 1 at the first module's line, 0 when taken. */
+/* One line at offset; -EILSEQ when the table would read it otherwise,
+ * 1 at the first module's line, 0 when taken. */
 static int scan_line(struct ps_kallsyms_index *index, const char *line, size_t len, uint64_t offset,
                      bool *any_address)
 {
@@ -110,8 +107,7 @@ static int scan_line(struct ps_kallsyms_index *index, const char *line, size_t l
 
 	if (len == 0)
 		return 0;
-	if (len >= LINE_MAX_BYTES - 1 || memchr(line, 0, len) ||
-	    !ps_kallsyms_parse_line(line, len, &addr, &type, &name, &name_len))
+	if (!ps_kallsyms_parse_line(line, len, &addr, &type, &name, &name_len))
 		return -EILSEQ;
 	if (memchr(name, '\t', name_len))
 		return 1;
@@ -123,52 +119,34 @@ static int scan_line(struct ps_kallsyms_index *index, const char *line, size_t l
 	return keep_line(index, addr, offset, name_hash(name, name_len)) ? 0 : -ENOMEM;
 }
 
-static int scan(struct ps_kallsyms_index *index)
+/* The file's lines as kallsyms.c reads them, up to the first module's.
+ * Lines fgets() would cut (over-long, with a NUL, the last without its
+ * newline) come in its copy buffer: the index leaves those files to the
+ * table. */
+static int scan(struct ps_kallsyms_index *index, int fd)
 {
-	char *buf = malloc(BLOCK);
-	size_t have = 0;
-	uint64_t base = 0; /* file offset of buf[0] */
-	bool eof = false, any_address = false;
+	struct ps_kallsyms_reader reader;
+	char copy[PS_KALLSYMS_LINE_MAX];
+	bool any_address = false;
 	int rc = 0;
 
-	if (!buf)
+	if (ps_kallsyms_reader_open(&reader, fd) < 0) {
+		close(fd);
 		return -ENOMEM;
-	while (rc == 0) {
-		size_t at = 0;
-
-		if (!eof) {
-			ssize_t n = ps_read_full(index->fd, buf + have, BLOCK - have);
-
-			if (n < 0) {
-				rc = (int)n;
-				break;
-			}
-			eof = have + (size_t)n < BLOCK;
-			have += (size_t)n;
-		}
-		while (rc == 0 && at < have) {
-			const char *newline = memchr(buf + at, '\n', have - at);
-
-			if (!newline) {
-				if (eof)
-					rc = -EILSEQ; /* a last line without its newline */
-				break;
-			}
-			rc = scan_line(index, buf + at, (size_t)(newline - (buf + at)), base + at,
-			               &any_address);
-			at = (size_t)(newline - buf) + 1;
-		}
-		if (rc != 0 || (eof && at >= have))
-			break;
-		if (at == 0) {
-			rc = -EILSEQ; /* a line longer than a block */
-			break;
-		}
-		memmove(buf, buf + at, have - at);
-		have -= at;
-		base += at;
 	}
-	free(buf);
+	while (rc == 0) {
+		uint64_t offset = ps_kallsyms_reader_offset(&reader);
+		const char *line;
+		size_t len;
+		enum ps_kallsyms_line kind = ps_kallsyms_next_line(&reader, copy, &line, &len);
+
+		if (kind == PS_KALLSYMS_END)
+			break;
+		rc = kind == PS_KALLSYMS_OVER_LONG || line == copy
+		             ? -EILSEQ
+		             : scan_line(index, line, len, offset, &any_address);
+	}
+	ps_kallsyms_reader_close(&reader);
 	if (rc == 1)
 		rc = 0;
 	if (rc == 0 && (!index->nr || !any_address))
@@ -180,7 +158,7 @@ static int scan(struct ps_kallsyms_index *index)
  * longer holds what the scan saw there. */
 static struct ps_sym *make_sym(struct ps_kallsyms_index *index, size_t i)
 {
-	char line[LINE_MAX_BYTES];
+	char line[PS_KALLSYMS_LINE_MAX];
 	ssize_t n = pread(index->fd, line, sizeof(line), (off_t)index->offsets[i]);
 	const char *newline, *name;
 	struct ps_sym *sym;
@@ -329,18 +307,23 @@ static void find_extent(struct ps_kallsyms_index *index)
 int ps_kallsyms_index_build(const char *path, struct ps_kallsyms_index **out)
 {
 	struct ps_kallsyms_index *index = calloc(1, sizeof(*index));
-	int rc;
+	int scan_fd, rc;
 
 	*out = NULL;
 	if (!index)
 		return -ENOMEM;
+	/* the reader moves the file offset and closes its descriptor; the
+	 * lookups pread() the lines */
 	index->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (index->fd < 0) {
+	scan_fd = index->fd < 0 ? -1 : fcntl(index->fd, F_DUPFD_CLOEXEC, 0);
+	if (scan_fd < 0) {
 		rc = -errno;
+		if (index->fd >= 0)
+			close(index->fd);
 		free(index);
 		return rc;
 	}
-	rc = scan(index);
+	rc = scan(index, scan_fd);
 	if (rc < 0) {
 		ps_kallsyms_index_free(index);
 		return rc;

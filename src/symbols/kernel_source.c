@@ -251,9 +251,10 @@ static bool cache_copy_path(const struct ps_kernel_source *source, char *path, s
  * without the vmlinux_path search and kcore): --kallsyms, else -k, else
  * none under a --symfs, else /proc/kallsyms when the capture's kernel is
  * the running one (or its build-id is unknown), else the build-id cache's
- * copy of kallsyms. Into path (*vmlinux: an ELF file, else kallsyms text);
- * -errno with the reason in result->err when there is none. */
-static int kernel_file(const struct ps_kernel_source *source, char *path, size_t size,
+ * copy of kallsyms (running: running_kernel()'s answer). Into path
+ * (*vmlinux: an ELF file, else kallsyms text); -errno with the reason in
+ * result->err when there is none. */
+static int kernel_file(const struct ps_kernel_source *source, bool running, char *path, size_t size,
                        bool *vmlinux, struct ps_kernel_load_result *result)
 {
 	const char *file;
@@ -280,7 +281,7 @@ static int kernel_file(const struct ps_kernel_source *source, char *path, size_t
 		snprintf(result->err, sizeof(result->err),
 		         "no kernel symbols (--symfs given, no --kallsyms)");
 		return -ENOENT;
-	} else if (!source->build_id_size || running_kernel(source)) {
+	} else if (!source->build_id_size || running) {
 		file = live_files(source->live).kallsyms;
 	} else {
 		if (!cache_copy_path(source, path, size)) {
@@ -300,13 +301,13 @@ static int kernel_file(const struct ps_kernel_source *source, char *path, size_t
 int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kernel_symbols **out,
                            struct ps_kernel_load_result *result)
 {
+	bool running = running_kernel(source), vmlinux;
 	char path[4096];
-	bool vmlinux;
 	int rc;
 
 	*out = NULL;
 	memset(result, 0, sizeof(*result));
-	rc = kernel_file(source, path, sizeof(path), &vmlinux, result);
+	rc = kernel_file(source, running, path, sizeof(path), &vmlinux, result);
 	if (rc < 0)
 		return rc;
 	if (vmlinux)
@@ -317,7 +318,7 @@ int ps_kernel_symbols_load(const struct ps_kernel_source *source, struct ps_kern
 	 * one (as told, --kallsyms /proc/kallsyms may name another), and the
 	 * files read are not looked up elsewhere or kept (an archive) */
 	if (!source->whole && strcmp(path, live_files(source->live).kallsyms) == 0 &&
-	    source->buildid_dir && running_kernel(source) &&
+	    source->buildid_dir && running &&
 	    (!source->files || (!source->files->resolve && !source->files->used))) {
 		char copy[4096];
 
@@ -335,8 +336,8 @@ bool ps_kernel_symbols_same_load(const struct ps_kernel_source *a, const struct 
 	char path_a[4096], path_b[4096];
 	bool vmlinux_a, vmlinux_b;
 
-	if (kernel_file(a, path_a, sizeof(path_a), &vmlinux_a, &result) < 0 ||
-	    kernel_file(b, path_b, sizeof(path_b), &vmlinux_b, &result) < 0)
+	if (kernel_file(a, running_kernel(a), path_a, sizeof(path_a), &vmlinux_a, &result) < 0 ||
+	    kernel_file(b, running_kernel(b), path_b, sizeof(path_b), &vmlinux_b, &result) < 0)
 		return false;
 	/* a vmlinux's symbols are checked against the build-id */
 	return vmlinux_a == vmlinux_b && a->whole == b->whole && strcmp(path_a, path_b) == 0 &&

@@ -480,6 +480,32 @@ int ps_kernel_symbols_from_vmlinux(const char *path, const uint8_t *build_id, si
 int ps_kernel_symbols_read_kallsyms(const char *path, const struct ps_file_hooks *files,
                                     struct ps_kernel_symbols **out,
                                     struct ps_kernel_load_result *result);
+/* kallsyms_lines.c: kallsyms text line by line, as fgets() with a
+ * PS_KALLSYMS_LINE_MAX buffer gives it to perf. */
+#define PS_KALLSYMS_LINE_MAX 4096
+struct ps_kallsyms_reader {
+	int fd;
+	char *buf;
+	size_t head, tail;
+	uint64_t base; /* the file offset of buf[0] */
+	bool eof;
+};
+enum ps_kallsyms_line { PS_KALLSYMS_END, PS_KALLSYMS_LINE, PS_KALLSYMS_OVER_LONG };
+/* Takes fd (closed by ps_kallsyms_reader_close()) unless it fails:
+ * 0 or -ENOMEM. */
+int ps_kallsyms_reader_open(struct ps_kallsyms_reader *reader, int fd);
+void ps_kallsyms_reader_close(struct ps_kallsyms_reader *reader);
+/* The file offset of the line the next call returns. */
+uint64_t ps_kallsyms_reader_offset(const struct ps_kallsyms_reader *reader);
+/* The next line as fgets(copy, PS_KALLSYMS_LINE_MAX, f), strlen() and the
+ * trimming of its newline leave it: *line, *len. A whole line without
+ * NULs is left where it is in the reader's buffer (valid until the next
+ * call); any other is cut as fgets() cuts it, in copy. A read error ends
+ * the input, as it ends fgets(). */
+enum ps_kallsyms_line ps_kallsyms_next_line(struct ps_kallsyms_reader *reader,
+                                            char copy[PS_KALLSYMS_LINE_MAX], const char **line,
+                                            size_t *len);
+
 /* kallsyms.c: one line of kallsyms, len bytes without NULs or its
  * newline: "ADDR TYPE NAME[\t[module]]"; false when damaged. */
 #define PS_KSYM_NAME_LEN 512 /* perf's symbol_name[KSYM_NAME_LEN + 1] */

@@ -260,6 +260,22 @@ START_TEST(test_copy_damaged)
 }
 END_TEST
 
+/* The symbols module told --kallsyms LIVE, with the build-id cache and
+ * the running kernel of this file, logging into log. */
+static struct ps_symbols *running_symbols(struct log_capture *log)
+{
+	struct ps_symbols_opts opts = { .sz = sizeof(opts),
+		                        .kallsyms = live,
+		                        .buildid_dir = cache_dir,
+		                        .log = capture_log,
+		                        .log_ctx = log };
+	struct ps_symbols *symbols;
+
+	ck_assert_int_eq(ps_symbols_new(&opts, &symbols), 0);
+	symbols->live_kernel = &running;
+	return symbols;
+}
+
 /* A module's per-CPU variables: below the kernel (zero-based per-CPU
  * area) they cannot fall among its lines; inside the kernel image's range
  * (x86-64 from 6.15), hidden, or not known, the copy is not used. */
@@ -299,17 +315,11 @@ START_TEST(test_other_kernel_told)
 {
 	static const uint8_t other[20] = { 0x12, 0x34 };
 	struct log_capture log = { 0 };
-	struct ps_symbols_opts opts = { .sz = sizeof(opts),
-		                        .kallsyms = live,
-		                        .buildid_dir = cache_dir,
-		                        .log = capture_log,
-		                        .log_ctx = &log };
 	struct ps_symbols *symbols;
 	struct ps_dso *kernel;
 
 	write_notes(notes, other);
-	ck_assert_int_eq(ps_symbols_new(&opts, &symbols), 0);
-	symbols->live_kernel = &running;
+	symbols = running_symbols(&log);
 	kernel = ps_symbols_dso(symbols, "[kernel.kallsyms]", kernel_id, sizeof(kernel_id));
 	ck_assert_str_eq(resolve_plain(kernel, 0xffffffff82000010).sym, "live_func");
 	ck_assert_msg(!strstr(log.all, "perf record's copy"), "log: %s", log.all);
@@ -323,16 +333,9 @@ END_TEST
 START_TEST(test_modules_from_live)
 {
 	struct log_capture log = { 0 };
-	struct ps_symbols_opts opts = { .sz = sizeof(opts),
-		                        .kallsyms = live,
-		                        .buildid_dir = cache_dir,
-		                        .log = capture_log,
-		                        .log_ctx = &log };
-	struct ps_symbols *symbols;
+	struct ps_symbols *symbols = running_symbols(&log);
 	struct ps_dso *kernel, *module;
 
-	ck_assert_int_eq(ps_symbols_new(&opts, &symbols), 0);
-	symbols->live_kernel = &running;
 	kernel = ps_symbols_dso(symbols, "[kernel.kallsyms]", kernel_id, sizeof(kernel_id));
 	module = ps_symbols_dso(symbols, "[mymod]", NULL, 0);
 	ck_assert_str_eq(resolve_plain(kernel, 0xffffffff82000010).sym, "copy_func");
